@@ -1,0 +1,53 @@
+# citeqa: `make run` starts the chat UI, `make test` runs the whole suite.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip
+HOST   ?= 127.0.0.1
+PORT   ?= 7860
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: run test install install-test browser index eval bench clean
+
+run: $(VENV)/.installed
+	$(BIN)/citeqa index
+	$(BIN)/citeqa serve --host $(HOST) --port $(PORT)
+
+test: $(VENV)/.installed-test browser
+	$(BIN)/python -m pytest
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+index: $(VENV)/.installed
+	$(BIN)/citeqa index
+
+eval: $(VENV)/.installed
+	$(BIN)/citeqa index
+	$(BIN)/citeqa eval eval/qa.jsonl --report out/eval
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# torch first, pinned to the CPU build that lies on this machine's disk: an unpinned
+# torch would pull a multi-GB CUDA build.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
+	$(PIP) install --quiet -e '.[test]'
+	touch $@
+
+# Debian's Chromium for the browser tests (Playwright drives it; never `playwright install`).
+browser:
+	@test -x /usr/bin/chromium || { \
+	  echo "installing Debian's chromium for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+clean:
+	rm -rf $(VENV) index/g-* index/CURRENT index/.lock out

@@ -1,0 +1,99 @@
+"""Lexical analysis shared by BM25 and answer extraction: tokens, stopwords, stems.
+
+Words are case-folded, stemmed with the Snowball stemmer of their language (PyStemmer)
+and then stripped of accents, so "Información", "informaciones" and "informacion" meet.
+Numbers keep their decimal part ("0,979" and "0.979" both become "0.979").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+
+STEMMER_NAMES = {"es": "spanish", "pt": "portuguese", "en": "english", "fr": "french",
+                 "de": "german", "it": "italian"}
+
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’][^\W\d_]+)?|\d+", re.UNICODE)
+
+
+def fold_accents(text: str) -> str:
+    """Remove combining marks: "Cómo" -> "Como", "ação" -> "acao"."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def normalize(text: str) -> str:
+    """NFKC, case-folded, accents removed: the form used to compare surface text."""
+    return fold_accents(unicodedata.normalize("NFKC", text).casefold())
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word and number tokens of a text (accents kept, for the stemmer)."""
+    return [m.group(0) for m in _TOKEN.finditer(unicodedata.normalize("NFKC", text).casefold())]
+
+
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the tokens of :func:`words`, in the original text."""
+    return [m.span() for m in _TOKEN.finditer(text)]
+
+
+def is_number(token: str) -> bool:
+    """True for tokens such as "2026", "0,979" or "744"."""
+    return token[:1].isdigit()
+
+
+@lru_cache(maxsize=None)
+def stopwords(lang: str) -> frozenset[str]:
+    """Stopwords of es, pt and en together (folded), plus the language's own list.
+
+    Questions and passages mix languages in names and quotes, so the shared list of the
+    three corpus languages is always removed; its words carry no content in any of them.
+    """
+    from bm25s import stopwords as sw
+
+    lists = [sw.STOPWORDS_EN, sw.STOPWORDS_SPANISH, sw.STOPWORDS_PORTUGUESE]
+    extra = {"fr": sw.STOPWORDS_FRENCH, "de": sw.STOPWORDS_GERMAN,
+             "it": getattr(sw, "STOPWORDS_ITALIAN", ())}.get(lang, ())
+    return frozenset(normalize(w) for lst in [*lists, extra] for w in lst)
+
+
+@lru_cache(maxsize=None)
+def _stemmer(lang: str):  # noqa: ANN202 - PyStemmer has no type stubs
+    import Stemmer
+
+    return Stemmer.Stemmer(STEMMER_NAMES.get(lang, "english"))
+
+
+def stem(tokens: Iterable[str], lang: str) -> list[str]:
+    """Snowball stems of tokens in ``lang``, accent-folded; numbers pass unchanged."""
+    tokens = list(tokens)
+    stemmer = _stemmer(lang)
+    out = []
+    for tok in tokens:
+        if is_number(tok):
+            out.append(tok.replace(",", "."))
+        else:
+            out.append(fold_accents(stemmer.stemWord(tok)))
+    return out
+
+
+def terms(text: str, lang: str) -> list[str]:
+    """Content terms of a text: tokens minus stopwords, stemmed for ``lang``."""
+    stop = stopwords(lang)
+    kept = [t for t in words(text) if is_number(t) or (len(t) > 1 and fold_accents(t) not in stop)]
+    return stem(kept, lang)
+
+
+def query_terms(text: str, langs: Iterable[str]) -> list[str]:
+    """Terms of a question stemmed for each language in ``langs``, without repeats.
+
+    Stemming the question once per corpus language lets a Portuguese question meet a
+    Spanish passage on shared stems, while identical stems count only once.
+    """
+    seen: dict[str, None] = {}
+    for lang in langs:
+        for term in terms(text, lang):
+            seen.setdefault(term, None)
+    return list(seen)

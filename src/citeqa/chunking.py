@@ -1,0 +1,73 @@
+"""Split documents into passages with exact character offsets.
+
+langchain-text-splitters' recursive splitter cuts at paragraphs first, then lines,
+then sentences, then words. Each piece is located in the document text, so that
+``document.text[chunk.start:chunk.end] == chunk.text`` always holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import ConfigError
+from .language import detect
+from .models import Chunk, Document
+
+#: Paragraph, line, sentence, clause, word: the splitter tries them in this order.
+SEPARATORS = ("\n\n", "\n", ". ", "? ", "! ", "; ", ": ", ", ", " ", "")
+
+#: A chunk shorter than this keeps its document's language: too little text to judge.
+MIN_CHARS_FOR_DETECTION = 80
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkerSettings:
+    """Passage size and overlap in characters (see README for how they were chosen)."""
+
+    size: int = 800
+    overlap: int = 100
+
+    def __post_init__(self) -> None:
+        if self.size < 50:
+            raise ConfigError(f"chunk size must be at least 50 characters, got {self.size}")
+        if not 0 <= self.overlap < self.size:
+            raise ConfigError(f"chunk overlap must be in [0, size), got {self.overlap}")
+
+
+def split_spans(text: str, settings: ChunkerSettings) -> list[tuple[int, int]]:
+    """``(start, end)`` of each passage of ``text``; passages are stripped of blanks."""
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    splitter = RecursiveCharacterTextSplitter(
+        chunk_size=settings.size,
+        chunk_overlap=settings.overlap,
+        separators=list(SEPARATORS),
+        keep_separator="end",
+        strip_whitespace=True,
+    )
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+    for piece in splitter.split_text(text):
+        start = text.find(piece, cursor)  # each piece starts after the previous one
+        if start < 0:
+            raise AssertionError(f"splitter produced text not in the document: {piece[:40]!r}")
+        spans.append((start, start + len(piece)))
+        cursor = start + 1
+    return spans
+
+
+def chunk_document(document: Document, settings: ChunkerSettings) -> list[Chunk]:
+    """The passages of one document, each tagged with its own detected language."""
+    chunks = []
+    for start, end in split_spans(document.text, settings):
+        text = document.text[start:end]
+        chunks.append(Chunk.make(document.doc_id, start, end, text, chunk_language(text, document.lang)))
+    return chunks
+
+
+def chunk_language(text: str, doc_lang: str) -> str:
+    """The language of a passage: detected when long enough and clear, else the document's."""
+    if len(text) < MIN_CHARS_FOR_DETECTION:
+        return doc_lang
+    found = detect(text)
+    return found.lang if found.lang is not None and found.confidence >= 0.6 else doc_lang

@@ -1,0 +1,141 @@
+"""The ``citeqa`` command: index, ask, eval, serve. A thin shell over :mod:`citeqa.engine`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .errors import CiteqaError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="citeqa", description="Extractive, cited answers from your documents.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser, corpus: bool = False) -> None:
+        p.add_argument("--index", type=Path, default=Path("index"), help="index folder (default: index/)")
+        p.add_argument("--model", default=None, help="sentence-transformers model name or path")
+        if corpus:
+            p.add_argument("--corpus", type=Path, default=Path("corpus"), help="documents folder (default: corpus/)")
+
+    p = sub.add_parser("index", help="build or refresh the index for a corpus")
+    common(p, corpus=True)
+    p.add_argument("--rebuild", action="store_true", help="start over instead of updating")
+    p.add_argument("--chunk-size", type=int, default=None, help="passage size in characters")
+    p.add_argument("--chunk-overlap", type=int, default=None, help="passage overlap in characters")
+
+    p = sub.add_parser("ask", help="answer one question")
+    common(p)
+    p.add_argument("question")
+    p.add_argument("-k", type=int, default=5, help="number of cited passages (default 5)")
+    p.add_argument("--history", action="append", default=[], help="an earlier question (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the answer record as JSON")
+
+    p = sub.add_parser("eval", help="evaluate on a QA file (JSONL or CSV)")
+    common(p)
+    p.add_argument("qa_file", type=Path)
+    p.add_argument("-k", type=int, default=10, help="passages cited per question (default 10, for MRR@10)")
+    p.add_argument("--predictions", type=Path, default=None, help="write one JSON line per question")
+    p.add_argument("--report", type=Path, default=None, help="write report.json, questions.csv and metrics.png here")
+    p.add_argument("--fail-under", default=None, help="e.g. hit1=0.9,answer=0.85: exit 1 when a metric is lower")
+
+    p = sub.add_parser("serve", help="start the chat UI")
+    common(p, corpus=True)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=7860)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: run a command and turn citeqa errors into one-line messages."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    args = _parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args)
+    except CiteqaError as exc:
+        print(f"citeqa: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("citeqa: interrupted", file=sys.stderr)
+        return 130
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    from .chunking import ChunkerSettings
+    from .embedding import DEFAULT_MODEL, SentenceTransformerEmbedder
+    from .index.builder import update_index
+
+    chunker = None
+    if args.chunk_size is not None or args.chunk_overlap is not None:
+        base = ChunkerSettings()
+        chunker = ChunkerSettings(args.chunk_size if args.chunk_size is not None else base.size,
+                                  args.chunk_overlap if args.chunk_overlap is not None else base.overlap)
+    embedder = SentenceTransformerEmbedder(args.model if args.model is not None else DEFAULT_MODEL)
+    report = update_index(args.corpus, args.index, embedder, chunker, rebuild=args.rebuild,
+                          progress=sys.stderr.isatty())
+    if report.up_to_date:
+        print(f"index up to date: {len(report.unchanged)} documents, {report.chunks} passages")
+    else:
+        print(f"indexed {len(report.documents)} documents, {report.chunks} passages "
+              f"(added {len(report.added)}, changed {len(report.changed)}, removed {len(report.removed)}; "
+              f"embedded {report.embedded}, reused {report.reused}) in {report.seconds:.1f} s")
+    for item in report.skipped:
+        print(f"skipped {item.doc_id}: {item.reason}")
+    return 0
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from .engine import Engine
+
+    engine = Engine.open(args.index, model=args.model)
+    answer = engine.ask(args.question, history=tuple(args.history), k=args.k)
+    if args.json:
+        print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+        return 0
+    from .render import print_answer
+
+    print_answer(answer)
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from .engine import Engine
+    from . import evaluation as ev
+
+    thresholds = ev.parse_thresholds(args.fail_under) if args.fail_under else {}
+    items = ev.load_qa(args.qa_file)
+    engine = Engine.open(args.index, model=args.model)
+    doc_texts = {d: doc.text for d, doc in engine.data.documents.items()}
+    doc_langs = {d: doc.lang for d, doc in engine.data.documents.items()}
+    results = ev.evaluate(lambda q, h: engine.ask(q, history=h, k=args.k), items, doc_texts,
+                          set(engine.corpus_langs), progress=True, doc_langs=doc_langs)
+    metrics = ev.summarize(results)
+    ev.print_table(metrics)
+    if args.predictions is not None:
+        ev.write_predictions(results, args.predictions)
+    if args.report is not None:
+        for path in ev.write_report(results, metrics, args.report):
+            print(f"wrote {path}")
+    failures = ev.check_thresholds(metrics, thresholds)
+    for line in failures:
+        print(f"below threshold: {line}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .ui import serve
+
+    serve(index_dir=args.index, corpus_dir=args.corpus, model=args.model, host=args.host, port=args.port)
+    return 0
+
+
+_COMMANDS = {"index": _cmd_index, "ask": _cmd_ask, "eval": _cmd_eval, "serve": _cmd_serve}
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,197 @@
+"""Load a corpus folder into :class:`~citeqa.models.Document` objects.
+
+Readers turn .txt, .md, .html/.htm and .pdf files into plain text. A file that cannot
+be read is skipped with a one-line reason and never stops the rest of the corpus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import CorpusError, DocumentError
+from .language import detect_lang
+from .models import Document, PageSpan
+
+TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+HTML_SUFFIXES = (".html", ".htm")
+PDF_SUFFIXES = (".pdf",)
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES + HTML_SUFFIXES + PDF_SUFFIXES
+MAX_FILE_BYTES = 50 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file left out of the index, with the reason in a few words."""
+
+    doc_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusScan:
+    """What a corpus folder holds: readable documents and the files skipped."""
+
+    documents: tuple[Document, ...]
+    skipped: tuple[Skipped, ...]
+
+
+def iter_files(corpus: Path) -> Iterator[Path]:
+    """Files under ``corpus`` in a stable order, skipping hidden entries.
+
+    Symlinked folders are not followed, so a link loop cannot trap the walk.
+    """
+    for root, dirs, files in os.walk(corpus, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if not name.startswith("."):
+                yield Path(root) / name
+
+
+def scan_corpus(corpus: Path, default_lang: str = "en") -> CorpusScan:
+    """Read every supported file under ``corpus``; unreadable ones go to ``skipped``."""
+    if not corpus.is_dir():
+        raise CorpusError(f"corpus folder not found: {corpus} (create it and add .txt, .md, .html or .pdf files)")
+    docs: list[Document] = []
+    skipped: list[Skipped] = []
+    for path in iter_files(corpus):
+        doc_id = path.relative_to(corpus).as_posix()
+        if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+            skipped.append(Skipped(doc_id, f"unsupported type {path.suffix or '(none)'}"))
+            continue
+        try:
+            docs.append(load_document(path, doc_id, default_lang))
+        except DocumentError as exc:
+            skipped.append(Skipped(doc_id, str(exc)))
+    return CorpusScan(tuple(docs), tuple(skipped))
+
+
+def load_document(path: Path, doc_id: str, default_lang: str = "en") -> Document:
+    """Read one file into a Document; raises :class:`DocumentError` with the reason."""
+    raw = _read_bytes(path)
+    suffix = path.suffix.lower()
+    reader = _READERS.get(suffix)
+    if reader is None:
+        raise DocumentError(f"unsupported type {suffix or '(none)'}")
+    text, pages, title = reader(raw)
+    if not text.strip():
+        raise DocumentError("no text found")
+    return Document(
+        doc_id=doc_id,
+        title=title or first_line(text) or path.name,
+        text=text,
+        lang=detect_lang(text[:4000], default_lang),
+        sha256=hashlib.sha256(raw).hexdigest(),
+        kind=suffix.lstrip("."),
+        pages=pages,
+    )
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, with size, emptiness and access problems as DocumentError."""
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            raise DocumentError("empty file")
+        if size > MAX_FILE_BYTES:
+            raise DocumentError(f"file too large ({size // 1_048_576} MB > {MAX_FILE_BYTES // 1_048_576} MB)")
+        return path.read_bytes()
+    except FileNotFoundError as exc:
+        raise DocumentError("file disappeared while reading") from exc
+    except PermissionError as exc:
+        raise DocumentError("permission denied") from exc
+    except OSError as exc:
+        raise DocumentError(f"cannot read file ({exc.strerror or exc})") from exc
+
+
+def first_line(text: str, limit: int = 200) -> str:
+    """The first non-empty line, without Markdown heading marks, cut to ``limit``."""
+    for line in text.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line[:limit]
+    return ""
+
+
+def decode_text(raw: bytes) -> str:
+    """Decode bytes as UTF-8, else with the encoding charset-normalizer finds.
+
+    Binary data (NUL bytes, or mostly control characters) is refused.
+    """
+    if b"\x00" in raw[:65536]:
+        raise DocumentError("binary file (contains NUL bytes)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        from charset_normalizer import from_bytes
+
+        best = from_bytes(raw).best()
+        if best is None:
+            raise DocumentError("unknown text encoding (binary file?)") from None
+        text = str(best)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    controls = sum(1 for c in text[:65536] if ord(c) < 32 and c not in "\n\t\f")
+    if controls > 0.01 * min(len(text), 65536):
+        raise DocumentError("binary file (control characters)")
+    return text
+
+
+def _read_text(raw: bytes) -> tuple[str, tuple[PageSpan, ...], str]:
+    return decode_text(raw), (), ""
+
+
+_BLANKS = re.compile(r"[ \t\xa0]+")
+_MANY_NEWLINES = re.compile(r"\n{3,}")
+
+
+def _read_html(raw: bytes) -> tuple[str, tuple[PageSpan, ...], str]:
+    """Visible text of an HTML page: no scripts, styles or templates; blocks on lines."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(decode_text(raw), "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    for tag in soup(["script", "style", "noscript", "template", "head", "svg", "iframe"]):
+        tag.decompose()
+    text = soup.get_text("\n")
+    lines = (_BLANKS.sub(" ", line).strip() for line in text.split("\n"))
+    body = _MANY_NEWLINES.sub("\n\n", "\n".join(lines)).strip()
+    return body, (), title[:200]
+
+
+def _read_pdf(raw: bytes) -> tuple[str, tuple[PageSpan, ...], str]:
+    """Text of each PDF page joined by blank lines, remembering where each page lies."""
+    import io
+    import logging
+
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        reader = PdfReader(io.BytesIO(raw))
+        texts = [(page.extract_text() or "").strip() for page in reader.pages]
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise DocumentError(f"unreadable PDF ({type(exc).__name__})") from exc
+    parts, spans, offset = [], [], 0
+    for number, page_text in enumerate(texts, start=1):
+        if parts:
+            parts.append("\n\n")
+            offset += 2
+        parts.append(page_text)
+        spans.append(PageSpan(offset, offset + len(page_text), number))
+        offset += len(page_text)
+    meta_title = ""
+    if reader.metadata is not None and reader.metadata.title:
+        meta_title = str(reader.metadata.title).strip()[:200]
+    return "".join(parts), tuple(spans), meta_title
+
+
+_READERS: dict[str, Callable[[bytes], tuple[str, tuple[PageSpan, ...], str]]] = {
+    **{s: _read_text for s in TEXT_SUFFIXES},
+    **{s: _read_html for s in HTML_SUFFIXES},
+    **{s: _read_pdf for s in PDF_SUFFIXES},
+}

@@ -1,0 +1,55 @@
+"""The exceptions citeqa raises on purpose.
+
+Everything derives from :class:`CiteqaError`, so callers (the CLI, the UI) can turn any
+of them into a one-line message. Each message says what went wrong and what to do.
+"""
+
+from __future__ import annotations
+
+
+class CiteqaError(Exception):
+    """Base class for every error citeqa reports to a user."""
+
+
+class ConfigError(CiteqaError):
+    """A setting or argument has a value citeqa cannot use."""
+
+
+class CorpusError(CiteqaError):
+    """The corpus folder is missing or holds no readable document."""
+
+
+class DocumentError(CiteqaError):
+    """One file cannot be turned into a document (it is skipped, not fatal)."""
+
+
+class ModelError(CiteqaError):
+    """The embedding model cannot be loaded."""
+
+
+class IndexStoreError(CiteqaError):
+    """Base class for problems with the index folder."""
+
+
+class IndexMissingError(IndexStoreError):
+    """There is no index where one was expected."""
+
+
+class IndexMismatchError(IndexStoreError):
+    """The index was built with another model, dimension or format version."""
+
+
+class IndexCorruptError(IndexStoreError):
+    """An index file is missing, truncated or does not match the manifest."""
+
+
+class QuestionError(CiteqaError):
+    """A question cannot be answered as given (empty, too long, not text)."""
+
+
+class QAFileError(CiteqaError):
+    """An evaluation file is malformed; the message names the line."""
+
+
+class UploadError(CiteqaError):
+    """An uploaded file was refused (type, size or content)."""

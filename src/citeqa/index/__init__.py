@@ -1,0 +1,1 @@
+"""The index folder: manifest, storage and incremental building."""

@@ -1,0 +1,60 @@
+"""Build the two search structures: FAISS for vectors, bm25s for words."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..analysis import terms
+from ..models import Chunk
+
+#: Above this many vectors an HNSW graph replaces exact search (see docs/benchmarks.md).
+HNSW_THRESHOLD = 50_000
+HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 80
+HNSW_EF_SEARCH = 128
+
+
+def ann_kind(count: int) -> str:
+    """"flat" (exact) for small collections, "hnsw" above :data:`HNSW_THRESHOLD`."""
+    return "hnsw" if count > HNSW_THRESHOLD else "flat"
+
+
+def build_dense(vectors: np.ndarray, kind: str) -> object:
+    """An inner-product FAISS index over L2-normalised ``vectors``."""
+    import faiss
+
+    dim = vectors.shape[1]
+    if kind == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        index.hnsw.efSearch = HNSW_EF_SEARCH
+    else:
+        index = faiss.IndexFlatIP(dim)
+    if len(vectors):
+        index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+    return index
+
+
+def all_vectors(index: object) -> np.ndarray:
+    """Every stored vector, in insertion order (used to reuse embeddings)."""
+    n = index.ntotal  # type: ignore[attr-defined]
+    if n == 0:
+        return np.zeros((0, index.d), dtype=np.float32)  # type: ignore[attr-defined]
+    return index.reconstruct_n(0, n)  # type: ignore[attr-defined]
+
+
+def chunk_terms(chunk: Chunk) -> list[str]:
+    """The BM25 terms of a passage, stemmed in the passage's own language."""
+    found = terms(chunk.text, chunk.lang)
+    return found if found else ["\x00empty"]
+
+
+def build_lexical(chunks: Sequence[Chunk]) -> object:
+    """A bm25s index over the passages' terms, in chunk order."""
+    import bm25s
+
+    retriever = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
+    retriever.index([chunk_terms(c) for c in chunks], show_progress=False)
+    return retriever

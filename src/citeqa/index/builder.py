@@ -1,0 +1,143 @@
+"""Incremental indexing: embed only what changed, then swap the new index in.
+
+Documents are compared by the sha256 of their file. Passages whose text was embedded
+before keep their vectors, so editing one file re-embeds only that file's new passages
+and a corpus with no change does no work at all.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..chunking import ChunkerSettings, chunk_document
+from ..documents import Skipped, scan_corpus
+from ..embedding import Embedder
+from ..errors import CorpusError, IndexMismatchError, IndexStoreError
+from ..models import Chunk, Document, sha256_text
+from .backends import all_vectors, ann_kind, build_dense, build_lexical
+from .manifest import REBUILD_HINT, DocEntry, Manifest, library_versions, now_iso
+from .store import IndexData, current_generation, load_index, write_generation, write_lock
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """What one run of ``citeqa index`` did."""
+
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    embedded: int = 0
+    reused: int = 0
+    chunks: int = 0
+    seconds: float = 0.0
+    up_to_date: bool = False
+    documents: tuple[str, ...] = field(default=())
+
+
+def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
+                 chunker: ChunkerSettings | None = None, *, rebuild: bool = False,
+                 progress: bool = False) -> IndexReport:
+    """Bring the index in ``index_dir`` up to date with ``corpus``."""
+    started = time.perf_counter()
+    with write_lock(index_dir):
+        previous = None if rebuild else _previous(index_dir, embedder.model_id, chunker)
+        settings = chunker if chunker is not None else (
+            previous.manifest.chunker if previous else ChunkerSettings())
+        scan = scan_corpus(corpus)
+        if not scan.documents:
+            raise CorpusError(f"no readable document in {corpus} ({len(scan.skipped)} skipped); "
+                              "add .txt, .md, .html or .pdf files")
+        plan = _plan(scan.documents, previous)
+        if previous is not None and not (plan.added or plan.changed or plan.removed):
+            return IndexReport(unchanged=plan.unchanged, skipped=scan.skipped, up_to_date=True,
+                               chunks=len(previous.chunks), documents=plan.unchanged,
+                               seconds=time.perf_counter() - started)
+        chunks, vectors, embedded = _assemble(scan.documents, previous, settings, embedder, progress)
+        manifest = _manifest(scan.documents, chunks, settings, embedder, vectors.shape[1], previous)
+        write_generation(index_dir, manifest, list(scan.documents), chunks, vectors,
+                         build_dense(vectors, manifest.ann), build_lexical(chunks))
+    return IndexReport(plan.added, plan.changed, plan.removed, plan.unchanged, scan.skipped,
+                       embedded=embedded, reused=len(chunks) - embedded, chunks=len(chunks),
+                       seconds=time.perf_counter() - started,
+                       documents=tuple(d.doc_id for d in scan.documents))
+
+
+def _previous(index_dir: Path, model_id: str, chunker: ChunkerSettings | None) -> IndexData | None:
+    """The live index, if any, after checking it was built the same way."""
+    if current_generation(index_dir) is None:
+        return None
+    data = load_index(index_dir)
+    if data.manifest.model != model_id:
+        raise IndexMismatchError(f"index was built with model {data.manifest.model!r}, not {model_id!r}; "
+                                 f"{REBUILD_HINT}")
+    if chunker is not None and chunker != data.manifest.chunker:
+        raise IndexMismatchError(f"index was built with chunk settings {data.manifest.chunker}, "
+                                 f"not {chunker}; {REBUILD_HINT}")
+    return data
+
+
+@dataclass(frozen=True)
+class _Plan:
+    added: tuple[str, ...]
+    changed: tuple[str, ...]
+    removed: tuple[str, ...]
+    unchanged: tuple[str, ...]
+
+
+def _plan(documents: tuple[Document, ...], previous: IndexData | None) -> _Plan:
+    old = {d.doc_id: d.sha256 for d in previous.manifest.documents} if previous else {}
+    new = {d.doc_id: d.sha256 for d in documents}
+    return _Plan(
+        added=tuple(i for i in new if i not in old),
+        changed=tuple(i for i in new if i in old and old[i] != new[i]),
+        removed=tuple(i for i in old if i not in new),
+        unchanged=tuple(i for i in new if old.get(i) == new[i]),
+    )
+
+
+def _assemble(documents: tuple[Document, ...], previous: IndexData | None, settings: ChunkerSettings,
+              embedder: Embedder, progress: bool) -> tuple[list[Chunk], np.ndarray, int]:
+    """All passages in document order, with vectors reused where the text is known."""
+    known: dict[str, np.ndarray] = {}
+    old_chunks: dict[str, list[Chunk]] = {}
+    if previous is not None:
+        vectors = all_vectors(previous.dense)
+        for i, chunk in enumerate(previous.chunks):
+            known.setdefault(sha256_text(chunk.text), vectors[i])
+            old_chunks.setdefault(chunk.doc_id, []).append(chunk)
+        old_sha = {d.doc_id: d.sha256 for d in previous.manifest.documents}
+    chunks: list[Chunk] = []
+    for doc in documents:
+        if previous is not None and old_sha.get(doc.doc_id) == doc.sha256:
+            chunks.extend(old_chunks.get(doc.doc_id, []))
+        else:
+            chunks.extend(chunk_document(doc, settings))
+    if not chunks:
+        raise IndexStoreError("the documents produced no passages")
+    keys = [sha256_text(c.text) for c in chunks]
+    todo = sorted({k: c.text for k, c in zip(keys, chunks) if k not in known}.items())
+    if todo:
+        fresh = embedder.encode([text for _, text in todo], progress=progress)
+        known.update({k: fresh[i] for i, (k, _) in enumerate(todo)})
+    return chunks, np.stack([known[k] for k in keys]).astype(np.float32), len(todo)
+
+
+def _manifest(documents: tuple[Document, ...], chunks: list[Chunk], settings: ChunkerSettings,
+              embedder: Embedder, dimension: int, previous: IndexData | None) -> Manifest:
+    by_doc: dict[str, list[str]] = {}
+    for chunk in chunks:
+        by_doc.setdefault(chunk.doc_id, []).append(chunk.chunk_id)
+    old = {d.doc_id: d for d in previous.manifest.documents} if previous else {}
+    stamp = now_iso()
+    entries = tuple(
+        DocEntry(d.doc_id, d.sha256, d.title, d.lang, d.kind, tuple(by_doc.get(d.doc_id, [])),
+                 old[d.doc_id].indexed_at if d.doc_id in old and old[d.doc_id].sha256 == d.sha256 else stamp)
+        for d in documents)
+    return Manifest(model=embedder.model_id, dimension=dimension, chunker=settings, documents=entries,
+                    ann=ann_kind(len(chunks)), versions=library_versions(), created_at=stamp)

@@ -1,0 +1,231 @@
+"""The index folder on disk: atomic generations, checksums, and loading.
+
+Layout::
+
+    index/
+      CURRENT              name of the live generation (replaced atomically)
+      g-<time>-<pid>/      one complete generation
+        manifest.json      see manifest.py
+        documents.jsonl    every document's text, title, language and pages
+        chunks.jsonl       passages in vector order
+        dense.faiss        FAISS inner-product index over normalised vectors
+        bm25/              bm25s arrays (numpy, no pickle) and vocabulary (JSON)
+
+A new generation is written completely beside the live one, then ``CURRENT`` is
+replaced with ``os.replace``: a crash at any moment leaves the previous index usable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import IndexCorruptError, IndexMissingError, IndexStoreError
+from ..models import Chunk, Document, from_dict, to_dict
+from .manifest import REBUILD_HINT, Manifest, read_manifest, write_manifest
+
+CURRENT = "CURRENT"
+LOCK = ".lock"
+DOCUMENTS = "documents.jsonl"
+CHUNKS = "chunks.jsonl"
+DENSE = "dense.faiss"
+BM25_DIR = "bm25"
+
+
+@dataclass(frozen=True)
+class IndexData:
+    """Everything one generation holds, in memory."""
+
+    manifest: Manifest
+    documents: dict[str, Document]
+    chunks: tuple[Chunk, ...]
+    dense: object  # faiss.Index
+    lexical: object  # bm25s.BM25
+
+
+def current_generation(index_dir: Path) -> Path | None:
+    """The folder of the live generation, or None when there is no index."""
+    pointer = index_dir / CURRENT
+    try:
+        name = pointer.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise IndexCorruptError(f"cannot read {pointer} ({exc.strerror}); {REBUILD_HINT}") from exc
+    if not name or "/" in name or name.startswith("."):
+        raise IndexCorruptError(f"{pointer} is damaged; {REBUILD_HINT}")
+    return index_dir / name
+
+
+def load_index(index_dir: Path) -> IndexData:
+    """Open the live generation, verifying every file against the manifest."""
+    import bm25s
+    import faiss
+
+    folder = current_generation(index_dir)
+    if folder is None:
+        raise IndexMissingError(f"no index in {index_dir}; run `citeqa index` first")
+    if not folder.is_dir():
+        raise IndexCorruptError(f"index generation {folder.name} is missing; {REBUILD_HINT}")
+    manifest = read_manifest(folder)
+    verify_files(folder, manifest)
+    documents = {d.doc_id: d for d in (from_dict(Document, r) for r in _read_jsonl(folder / DOCUMENTS))}
+    chunks = tuple(from_dict(Chunk, r) for r in _read_jsonl(folder / CHUNKS))
+    try:
+        dense = faiss.read_index(str(folder / DENSE))
+        lexical = bm25s.BM25.load(str(folder / BM25_DIR), load_corpus=False, allow_pickle=False)
+    except Exception as exc:  # faiss raises RuntimeError, bm25s many kinds
+        raise IndexCorruptError(f"index files cannot be read ({type(exc).__name__}); {REBUILD_HINT}") from exc
+    _check_consistency(manifest, documents, chunks, dense)
+    return IndexData(manifest, documents, chunks, dense, lexical)
+
+
+def _check_consistency(manifest: Manifest, documents: dict[str, Document],
+                       chunks: tuple[Chunk, ...], dense: object) -> None:
+    """The parts of a generation must agree with each other and with the manifest."""
+    expected = [cid for d in manifest.documents for cid in d.chunk_ids]
+    problems = []
+    if [c.chunk_id for c in chunks] != expected:
+        problems.append("chunk list differs from the manifest")
+    if dense.ntotal != len(chunks) or dense.d != manifest.dimension:  # type: ignore[attr-defined]
+        problems.append("vector count or dimension differs from the manifest")
+    if set(documents) != {d.doc_id for d in manifest.documents}:
+        problems.append("document list differs from the manifest")
+    if problems:
+        raise IndexCorruptError(f"index is inconsistent ({'; '.join(problems)}); {REBUILD_HINT}")
+
+
+def file_digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file in a generation except the manifest, by relative path."""
+    digests = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.name != "manifest.json":
+            digests[path.relative_to(folder).as_posix()] = _sha256_file(path)
+    return digests
+
+
+def verify_files(folder: Path, manifest: Manifest) -> None:
+    """Raise IndexCorruptError when a file is missing, extra or altered."""
+    found = file_digests(folder)
+    if not manifest.files:
+        raise IndexCorruptError(f"manifest lists no files; {REBUILD_HINT}")
+    for name, digest in manifest.files.items():
+        if name not in found:
+            raise IndexCorruptError(f"index file {name} is missing; {REBUILD_HINT}")
+        if found[name] != digest:
+            raise IndexCorruptError(f"index file {name} is damaged (checksum mismatch); {REBUILD_HINT}")
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IndexCorruptError(f"{path.name} is unreadable ({type(exc).__name__}); {REBUILD_HINT}") from exc
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def write_generation(index_dir: Path, manifest: Manifest, documents: list[Document],
+                     chunks: list[Chunk], vectors: np.ndarray, dense: object, lexical: object) -> Path:
+    """Write a complete new generation, then make it live atomically."""
+    import faiss
+
+    index_dir.mkdir(parents=True, exist_ok=True)
+    name = f"g-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**6}"
+    tmp = index_dir / f".tmp-{name}"
+    tmp.mkdir()
+    try:
+        _write_jsonl(tmp / DOCUMENTS, [to_dict(d) for d in documents])
+        _write_jsonl(tmp / CHUNKS, [to_dict(c) for c in chunks])
+        faiss.write_index(dense, str(tmp / DENSE))
+        lexical.save(str(tmp / BM25_DIR), allow_pickle=False, show_progress=False)  # type: ignore[attr-defined]
+        final = Manifest(**{**_fields(manifest), "files": file_digests(tmp)})
+        write_manifest(tmp, final)
+        _fsync_tree(tmp)
+        os.replace(tmp, index_dir / name)
+        _point_current(index_dir, name)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    remove_stale(index_dir, keep=name)
+    return index_dir / name
+
+
+def _fields(manifest: Manifest) -> dict:
+    return {f: getattr(manifest, f) for f in manifest.__dataclass_fields__}
+
+
+def _point_current(index_dir: Path, name: str) -> None:
+    tmp = index_dir / f".{CURRENT}.tmp-{os.getpid()}"
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(name + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, index_dir / CURRENT)
+    _fsync_dir(index_dir)
+
+
+def _fsync_tree(folder: Path) -> None:
+    for path in folder.rglob("*"):
+        if path.is_file():
+            with path.open("rb") as fh:
+                os.fsync(fh.fileno())
+    _fsync_dir(folder)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_stale(index_dir: Path, keep: str) -> None:
+    """Delete old generations and leftovers of interrupted builds."""
+    for path in index_dir.iterdir():
+        if path.name == keep or path.name in (CURRENT, LOCK, ".gitkeep"):
+            continue
+        if path.name.startswith(("g-", ".tmp-g-", f".{CURRENT}.tmp-")):
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def write_lock(index_dir: Path, wait: bool = True) -> Iterator[None]:
+    """Hold the index's write lock, so two builds never interleave."""
+    index_dir.mkdir(parents=True, exist_ok=True)
+    with (index_dir / LOCK).open("a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError as exc:
+            raise IndexStoreError(f"another `citeqa index` is updating {index_dir}; try again when it ends") from exc
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

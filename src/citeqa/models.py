@@ -1,0 +1,166 @@
+"""The data citeqa passes between stages: frozen dataclasses with derived serialisation.
+
+Ids are content hashes, so the same text at the same place always gets the same id,
+across runs and machines. ``to_dict``/``from_dict`` are derived from the dataclass
+fields, so adding a field never needs a hand-written serialiser.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, Union
+
+T = TypeVar("T")
+
+
+def sha256_text(text: str) -> str:
+    """Hex sha256 of a text's UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def content_id(*parts: object) -> str:
+    """A short stable id: the first 16 hex digits of the sha256 of the joined parts."""
+    joined = "\x1f".join(str(p) for p in parts)
+    return sha256_text(joined)[:16]
+
+
+def to_dict(obj: Any) -> Any:
+    """Turn a dataclass (or nested tuples/lists/dicts of them) into JSON-ready data."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: to_dict(v) for k, v in obj.items()}
+    return obj
+
+
+def from_dict(cls: type[T], data: dict[str, Any]) -> T:
+    """Rebuild a dataclass from :func:`to_dict` output; unknown keys are ignored."""
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.name in data:
+            kwargs[f.name] = _coerce(hints[f.name], data[f.name])
+    return cls(**kwargs)
+
+
+def _coerce(tp: Any, value: Any) -> Any:
+    """Convert JSON data to the annotated type (dataclasses, tuples, optionals)."""
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(inner[0], value) if len(inner) == 1 else value
+    if dataclasses.is_dataclass(tp):
+        return from_dict(tp, value)
+    if origin is tuple:
+        item = args[0] if args else Any
+        return tuple(_coerce(item, v) for v in value)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class PageSpan:
+    """Characters ``[start, end)`` of a document come from page ``page`` (1-based)."""
+
+    start: int
+    end: int
+    page: int
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One source file as plain text. ``doc_id`` is its path relative to the corpus."""
+
+    doc_id: str
+    title: str
+    text: str
+    lang: str
+    sha256: str
+    kind: str = "txt"
+    pages: tuple[PageSpan, ...] = ()
+
+    def page_at(self, offset: int) -> int | None:
+        """The page holding character ``offset``, or None for formats without pages."""
+        for span in self.pages:
+            if span.start <= offset < span.end:
+                return span.page
+        return self.pages[-1].page if self.pages and offset >= self.pages[-1].end else None
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A passage: ``document.text[start:end] == text`` holds exactly."""
+
+    chunk_id: str
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    lang: str
+
+    @staticmethod
+    def make(doc_id: str, start: int, end: int, text: str, lang: str) -> "Chunk":
+        """Build a chunk whose id hashes its document, place and text."""
+        return Chunk(content_id(doc_id, start, end, text), doc_id, start, end, text, lang)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A retrieved chunk with its fused score and the signals behind it."""
+
+    chunk: Chunk
+    score: float
+    dense: float = 0.0
+    lexical: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A cited passage: ``text == document.text[start:end]``."""
+
+    doc_id: str
+    title: str
+    lang: str
+    start: int
+    end: int
+    text: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Highlight:
+    """The key phrase inside an answer, as offsets into the answer string."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The answer record every front end shares (CLI ``--json``, UI, API, evaluator)."""
+
+    question: str
+    language: str
+    answer: str | None
+    abstained: bool
+    confidence: float
+    citations: tuple[Citation, ...] = field(default_factory=tuple)
+    latency_ms: float = 0.0
+    highlight: Highlight | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON record (see README, "Answer record")."""
+        return to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Answer":
+        """Inverse of :meth:`to_dict`."""
+        return from_dict(cls, data)

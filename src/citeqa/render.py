@@ -1,0 +1,32 @@
+"""Terminal rendering of an answer record. Document text is shown as plain text, never markup."""
+
+from __future__ import annotations
+
+from .engine import NOT_FOUND
+from .models import Answer
+
+
+def print_answer(answer: Answer, console=None) -> None:  # noqa: ANN001 - rich Console
+    """Print the answer, then numbered citations with title, language and range."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = console if console is not None else Console(highlight=False)
+    if answer.abstained:
+        console.print(Text(NOT_FOUND.get(answer.language, NOT_FOUND["en"]), style="bold yellow"))
+        if answer.citations:
+            console.print(Text("Closest passages:", style="dim"))
+    else:
+        text = Text(answer.answer or "")
+        if answer.highlight is not None:
+            text.stylize("bold underline", answer.highlight.start, answer.highlight.end)
+        console.print(text)
+    console.print(Text(f"confidence {answer.confidence:.2f} · language {answer.language} · "
+                       f"{answer.latency_ms:.0f} ms", style="dim"))
+    for number, c in enumerate(answer.citations, start=1):
+        console.print()
+        head = Text(f"[{number}] ", style="bold")
+        head.append(c.title, style="bold")
+        head.append(f"  ({c.doc_id}, {c.lang}, chars {c.start}-{c.end}, score {c.score:.3f})", style="dim")
+        console.print(head)
+        console.print(Text(c.text))

@@ -1,0 +1,79 @@
+"""Hybrid retrieval: dense (FAISS) and lexical (BM25) candidates, fused, language first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .analysis import query_terms
+from .fusion import FusionMode, fuse
+from .index.store import IndexData
+from .models import Hit
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalSettings:
+    """Knobs of the hybrid retriever (defaults chosen on the dev set, see README)."""
+
+    candidates: int = 50
+    fusion: FusionMode = FusionMode.WEIGHTED
+    dense_weight: float = 0.5
+    lexical_weight: float = 0.5
+    rrf_k: float = 60.0
+    #: A passage in the question's language goes first if it scores at least this share of the best.
+    same_language_ratio: float = 0.6
+
+
+class Retriever:
+    """Finds the passages of one loaded index that best match a question."""
+
+    def __init__(self, data: IndexData, settings: RetrievalSettings | None = None) -> None:
+        self.data = data
+        self.settings = settings if settings is not None else RetrievalSettings()
+        self.langs = tuple(sorted({c.lang for c in data.chunks}))
+
+    def dense_scores(self, query_vector: np.ndarray, n: int) -> dict[int, float]:
+        """Cosine similarity of the top ``n`` passages to the question vector."""
+        if n <= 0 or self.data.dense.ntotal == 0:  # type: ignore[attr-defined]
+            return {}
+        scores, ids = self.data.dense.search(query_vector.reshape(1, -1), n)  # type: ignore[attr-defined]
+        return {int(i): float(s) for s, i in zip(scores[0], ids[0]) if i >= 0}
+
+    def lexical_scores(self, question: str, n: int) -> dict[int, float]:
+        """BM25 scores of the top ``n`` passages (question stemmed for every corpus language)."""
+        bm25 = self.data.lexical
+        vocab = bm25.vocab_dict  # type: ignore[attr-defined]
+        limit = len(bm25.scores["indptr"]) - 1  # type: ignore[attr-defined]
+        ids = [vocab[t] for t in query_terms(question, self.langs) if vocab.get(t, limit) < limit]
+        if not ids:
+            return {}
+        scores = bm25.get_scores_from_ids(ids)  # type: ignore[attr-defined]
+        top = np.argsort(-scores, kind="stable")[:n]
+        return {int(i): float(scores[i]) for i in top if scores[i] > 0}
+
+    def search(self, question: str, query_vector: np.ndarray, k: int, lang: str | None) -> list[Hit]:
+        """The ``k`` best passages, those in ``lang`` first when they are competitive."""
+        s = self.settings
+        n = min(s.candidates, len(self.data.chunks))
+        dense = self.dense_scores(query_vector, n)
+        lexical = self.lexical_scores(question, n)
+        fused = fuse([dense, lexical], [s.dense_weight, s.lexical_weight], s.fusion, s.rrf_k)
+        hits = [Hit(self.data.chunks[i], score, dense.get(i, 0.0), lexical.get(i, 0.0)) for i, score in fused]
+        return prefer_language(hits, lang, s.same_language_ratio)[:k]
+
+
+def prefer_language(hits: Sequence[Hit], lang: str | None, ratio: float) -> list[Hit]:
+    """Move passages in ``lang`` ahead when the best of them scores ``ratio`` of the best.
+
+    When no passage in the question's language is competitive (the fact lives only in
+    another language), the order is left as it is.
+    """
+    if not hits or lang is None:
+        return list(hits)
+    same = [h for h in hits if h.chunk.lang == lang]
+    if not same or same[0].score < ratio * hits[0].score:
+        return list(hits)
+    same_ids = {id(h) for h in same}
+    return same + [h for h in hits if id(h) not in same_ids]

@@ -1,0 +1,77 @@
+from pathlib import Path
+
+import pytest
+
+from citeqa.documents import first_line, load_document, scan_corpus
+from citeqa.errors import CorpusError, DocumentError
+
+
+def test_scan_reads_txt_md_html_recursively(fixture_corpus: Path):
+    scan = scan_corpus(fixture_corpus)
+    ids = sorted(d.doc_id for d in scan.documents)
+    assert ids == ["faro.txt", "mill.html", "nested/farol.md"]
+    by_id = {d.doc_id: d for d in scan.documents}
+    assert by_id["faro.txt"].lang == "es" and by_id["nested/farol.md"].lang == "pt"
+    assert by_id["mill.html"].lang == "en"
+    assert by_id["nested/farol.md"].title == "O farol da Ilha Clara"
+    assert scan.skipped == ()
+
+
+def test_html_keeps_visible_text_only(fixture_corpus: Path):
+    doc = load_document(fixture_corpus / "mill.html", "mill.html")
+    assert "Thomas Hale" in doc.text
+    assert "do not index this" not in doc.text and "color:red" not in doc.text
+    assert doc.title == "The Windmill of Greyhill"
+
+
+def test_unreadable_files_are_skipped_with_reasons(tmp_path: Path):
+    (tmp_path / "ok.txt").write_text("Un texto corto pero válido.", encoding="utf-8")
+    (tmp_path / "empty.txt").write_bytes(b"")
+    (tmp_path / "blank.md").write_text("   \n\n  ", encoding="utf-8")
+    (tmp_path / "binary.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR")
+    (tmp_path / "image.png").write_bytes(b"\x89PNG")
+    scan = scan_corpus(tmp_path)
+    assert [d.doc_id for d in scan.documents] == ["ok.txt"]
+    reasons = {s.doc_id: s.reason for s in scan.skipped}
+    assert reasons["empty.txt"] == "empty file"
+    assert reasons["blank.md"] == "no text found"
+    assert "binary" in reasons["binary.txt"]
+    assert "unsupported" in reasons["image.png"]
+
+
+def test_legacy_encoding_is_detected(tmp_path: Path):
+    text = "Información sobre la construcción del faro y la navegación en el año 1887. " * 3
+    (tmp_path / "latin.txt").write_bytes(text.encode("latin-1"))
+    doc = load_document(tmp_path / "latin.txt", "latin.txt")
+    assert "construcción" in doc.text
+
+
+def test_pdf_text_and_pages(tmp_path: Path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    path = tmp_path / "two.pdf"
+    with PdfPages(path) as pdf:
+        for line in ["The first page talks about lighthouses.", "The second page mentions the year 1887."]:
+            fig = plt.figure()
+            fig.text(0.1, 0.5, line)
+            pdf.savefig(fig)
+            plt.close(fig)
+    doc = load_document(path, "two.pdf")
+    at = doc.text.index("1887")
+    assert doc.page_at(at) == 2 and doc.page_at(0) == 1
+    assert doc.kind == "pdf"
+
+
+def test_missing_corpus_is_a_clear_error(tmp_path: Path):
+    with pytest.raises(CorpusError, match="not found"):
+        scan_corpus(tmp_path / "nope")
+
+
+def test_first_line_and_title_fallback(tmp_path: Path):
+    assert first_line("\n\n  ## Heading  \nbody") == "Heading"
+    with pytest.raises(DocumentError):
+        load_document(tmp_path / "gone.txt", "gone.txt")

@@ -1,0 +1,40 @@
+"""End to end with the real model over the real corpus: index, then ask in each language."""
+
+from pathlib import Path
+
+import pytest
+
+from citeqa.embedding import SentenceTransformerEmbedder
+from citeqa.engine import Engine
+from citeqa.index.builder import update_index
+
+REPO = Path(__file__).parent.parent
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def real_engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    index_dir = tmp_path_factory.mktemp("real") / "index"
+    embedder = SentenceTransformerEmbedder()
+    update_index(REPO / "corpus", index_dir, embedder)
+    return Engine.open(index_dir, embedder=embedder)
+
+
+@pytest.mark.parametrize("question,lang,doc,fact", [
+    ("¿Cuántos parámetros tiene el modelo openPangu 2.0?", "es", "000_5ef921f8f2204520.txt", "505 mil millones"),
+    ("Em que mês de 2025 o CANN foi aberto?", "pt", "001_87af5d9abf78f73b.txt", "agosto de 2025"),
+    ("How much memory is the 960DT estimated to have?", "en", "004_2c6e8a6cf80e6993.txt", "288 GB"),
+])
+def test_first_citation_is_in_the_question_language(real_engine: Engine, question, lang, doc, fact):
+    answer = real_engine.ask(question)
+    first = answer.citations[0]
+    assert answer.language == lang
+    assert first.doc_id == doc and first.lang == lang
+    assert fact in first.text
+    assert real_engine.doc_text(first.doc_id)[first.start:first.end] == first.text
+    assert not answer.abstained and answer.answer in first.text and fact in answer.answer
+
+
+def test_unanswerable_question_abstains_with_closest_passages(real_engine: Engine):
+    answer = real_engine.ask("What is the recipe for a chocolate cake?")
+    assert answer.abstained and answer.answer is None and answer.citations

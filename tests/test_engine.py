@@ -1,0 +1,71 @@
+from pathlib import Path
+
+import pytest
+
+from citeqa.engine import Engine, clean_question, is_follow_up
+from citeqa.errors import QuestionError
+
+from conftest import KeywordEmbedder
+
+
+@pytest.fixture
+def engine(built_index: Path) -> Engine:
+    return Engine.open(built_index, embedder=KeywordEmbedder())
+
+
+def assert_exact(engine: Engine, answer) -> None:
+    for c in answer.citations:
+        assert engine.doc_text(c.doc_id)[c.start:c.end] == c.text
+    if not answer.abstained:
+        assert answer.answer in answer.citations[0].text
+        assert len(answer.answer) < len(answer.citations[0].text)
+
+
+@pytest.mark.parametrize("question,lang,doc,fact", [
+    ("¿En qué año se construyó el faro de Punta Brava?", "es", "faro.txt", "1887"),
+    ("Quando foi inaugurado o farol da Ilha Clara?", "pt", "nested/farol.md", "1912"),
+    ("When was the windmill of Greyhill restored?", "en", "mill.html", "2004"),
+])
+def test_answers_in_each_language_with_exact_citations(engine: Engine, question, lang, doc, fact):
+    answer = engine.ask(question)
+    assert answer.language == lang
+    assert answer.citations[0].doc_id == doc and answer.citations[0].lang == lang
+    assert_exact(engine, answer)
+    assert not answer.abstained and fact in answer.answer
+    assert 0.0 <= answer.confidence <= 1.0 and answer.latency_ms > 0
+
+
+def test_record_has_the_documented_fields(engine: Engine):
+    record = engine.ask("How many people climb the windmill every year?", k=2).to_dict()
+    assert set(record) == {"question", "language", "answer", "abstained", "confidence", "citations",
+                           "latency_ms", "highlight"}
+    assert len(record["citations"]) == 2
+
+
+def test_follow_up_uses_history_only_when_needed(engine: Engine):
+    assert engine.retrieval_query("¿Y cuánto cuesta la entrada?", ["¿Qué es hoy el faro?"]).startswith("¿Qué es")
+    assert engine.retrieval_query("When was the windmill built?", ["Who was João Pereira?"]) == "When was the windmill built?"
+    assert engine.retrieval_query("When was the windmill built?", []) == "When was the windmill built?"
+
+
+def test_follow_up_detection():
+    assert is_follow_up("¿Y cuántos chips usó?", 3)
+    assert is_follow_up("E quanto custa?", 2)
+    assert is_follow_up("And its height?", 1)
+    assert not is_follow_up("How tall is the lighthouse of Punta Brava?", 4)
+
+
+@pytest.mark.parametrize("bad", ["", "   \n\t ", "\x00\x01", None, 42, "x" * 5000])
+def test_bad_questions_raise_question_error(engine: Engine, bad):
+    with pytest.raises(QuestionError):
+        engine.ask(bad)
+
+
+def test_clean_question_strips_controls_and_surrogates():
+    assert clean_question("  hola\x00 mundo\ud800 ") == "hola mundo"
+
+
+def test_k_limits_citations(engine: Engine):
+    assert len(engine.ask("faro", k=1).citations) == 1
+    with pytest.raises(QuestionError):
+        engine.ask("faro", k=0)

@@ -1,0 +1,62 @@
+import pytest
+
+from citeqa.extract import AnswerType, clause_spans, expected_type, find_entity, sentence_spans
+
+
+def sentences(text: str) -> list[str]:
+    return [text[a:b] for a, b in sentence_spans(text)]
+
+
+def test_decimals_and_abbreviations_do_not_split():
+    text = ("Lideró el benchmark CVTG-2K (precisión de 0,9116) y el LongText-Bench (0.952 en inglés). "
+            "Las restricciones de EE. UU. se endurecieron. ¿Qué pasó después? Nadie lo sabe.")
+    assert sentences(text) == [
+        "Lideró el benchmark CVTG-2K (precisión de 0,9116) y el LongText-Bench (0.952 en inglés).",
+        "Las restricciones de EE. UU. se endurecieron.",
+        "¿Qué pasó después?",
+        "Nadie lo sabe.",
+    ]
+
+
+def test_quotes_and_newlines_end_sentences():
+    text = 'Dijo: «La competencia ha llegado». Luego se fue.\nTítulo\nOtra línea'
+    assert sentences(text) == ["Dijo: «La competencia ha llegado».", "Luego se fue.", "Título", "Otra línea"]
+
+
+def test_spans_are_exact_offsets():
+    text = "  Uno dos tres.  Cuatro cinco.  "
+    for a, b in sentence_spans(text):
+        assert text[a:b].strip() == text[a:b] and text[a:b]
+
+
+def test_clauses_split_long_sentences_at_semicolons():
+    text = ("El stack tiene tres pisos: los NPUs Ascend en el hardware; CANN, la capa que traduce "
+            "instrucciones; y MindSpore como framework de entrenamiento.")
+    parts = [text[a:b] for a, b in clause_spans(text, 0, len(text))]
+    assert len(parts) >= 2 and all(p in text for p in parts)
+
+
+@pytest.mark.parametrize("question,kind", [
+    ("¿Cuántos chips usó?", AnswerType.QUANTITY),
+    ("Quantos parâmetros tem o modelo?", AnswerType.QUANTITY),
+    ("How many NPUs?", AnswerType.QUANTITY),
+    ("¿Cuándo se abrió CANN?", AnswerType.DATE),
+    ("Em que ano chega o Ascend 970?", AnswerType.DATE),
+    ("When was it released?", AnswerType.DATE),
+    ("¿Cuánto cuesta la API?", AnswerType.PRICE),
+    ("Quanto custa a API por imagem?", AnswerType.PRICE),
+    ("How much does the API cost?", AnswerType.PRICE),
+    ("Which chip is Baidu testing?", AnswerType.NAME),
+    ("¿Qué framework usaron?", AnswerType.NAME),
+    ("Por que isso importa?", AnswerType.OTHER),
+])
+def test_expected_answer_types(question: str, kind: AnswerType):
+    assert expected_type(question) is kind
+
+
+def test_find_entity_skips_what_the_question_said():
+    text = "GLM-5 usó unos 100 mil chips en 2026."
+    a, b = find_entity(text, AnswerType.QUANTITY, frozenset({"5"}))
+    assert text[a:b].startswith("100 mil")
+    a, b = find_entity("API a 0,1 yuan — unos US$ 0,014 — por imagen", AnswerType.PRICE)
+    assert "0,1 yuan" in "API a 0,1 yuan — unos US$ 0,014 — por imagen"[a:b]

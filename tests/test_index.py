@@ -1,0 +1,102 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from citeqa.errors import IndexCorruptError, IndexMismatchError, IndexMissingError
+from citeqa.index.builder import update_index
+from citeqa.index.manifest import FORMAT_VERSION, MANIFEST_NAME
+from citeqa.index.store import current_generation, load_index
+
+from conftest import KeywordEmbedder
+
+
+def test_build_writes_a_self_describing_folder(built_index: Path):
+    folder = current_generation(built_index)
+    assert folder is not None
+    names = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    assert {"manifest.json", "documents.jsonl", "chunks.jsonl", "dense.faiss"} <= names
+    assert any(n.startswith("bm25/") for n in names)
+    assert not any(n.endswith((".pkl", ".pickle")) for n in names)
+    manifest = json.loads((folder / MANIFEST_NAME).read_text())
+    assert manifest["format_version"] == FORMAT_VERSION
+    assert manifest["model"] == "fake-keyword" and manifest["dimension"] == 256
+    assert manifest["chunker"] == {"size": 800, "overlap": 100}
+    assert {d["doc_id"] for d in manifest["documents"]} == {"faro.txt", "mill.html", "nested/farol.md"}
+    assert all(len(d["sha256"]) == 64 and d["chunk_ids"] for d in manifest["documents"])
+    assert "faiss-cpu" in manifest["versions"] and set(manifest["files"]) == names - {"manifest.json"}
+
+
+def test_unchanged_corpus_does_no_work(fixture_corpus: Path, built_index: Path):
+    again = KeywordEmbedder()
+    report = update_index(fixture_corpus, built_index, again)
+    assert report.up_to_date and again.encoded == []
+
+
+def test_changed_file_re_embeds_only_its_chunks(fixture_corpus: Path, built_index: Path):
+    before = load_index(built_index)
+    path = fixture_corpus / "faro.txt"
+    path.write_text(path.read_text(encoding="utf-8") + "\nUn párrafo nuevo sobre la tienda del museo.\n",
+                    encoding="utf-8")
+    again = KeywordEmbedder()
+    report = update_index(fixture_corpus, built_index, again)
+    assert report.changed == ("faro.txt",) and not report.added and not report.removed
+    assert again.encoded and all("faro" in t.lower() or "museo" in t for t in again.encoded)
+    after = load_index(built_index)
+    faro_texts = {c.text for c in after.chunks if c.doc_id == "faro.txt"}
+    assert set(again.encoded) <= faro_texts
+    others = [c for c in before.chunks if c.doc_id != "faro.txt"]
+    assert all(c in after.chunks for c in others)
+
+
+def test_deleted_file_drops_its_chunks(fixture_corpus: Path, built_index: Path):
+    (fixture_corpus / "mill.html").unlink()
+    again = KeywordEmbedder()
+    report = update_index(fixture_corpus, built_index, again)
+    assert report.removed == ("mill.html",) and again.encoded == []
+    data = load_index(built_index)
+    assert all(c.doc_id != "mill.html" for c in data.chunks)
+    assert data.dense.ntotal == len(data.chunks)
+
+
+def test_rebuild_re_embeds_everything(fixture_corpus: Path, built_index: Path):
+    again = KeywordEmbedder()
+    report = update_index(fixture_corpus, built_index, again, rebuild=True)
+    assert not report.up_to_date and report.embedded == report.chunks
+
+
+def test_missing_index_is_a_clear_error(tmp_path: Path):
+    with pytest.raises(IndexMissingError, match="citeqa index"):
+        load_index(tmp_path / "none")
+
+
+def test_other_model_or_format_names_rebuild(fixture_corpus: Path, built_index: Path):
+    with pytest.raises(IndexMismatchError, match="--rebuild"):
+        update_index(fixture_corpus, built_index, KeywordEmbedder(model_id="other-model"))
+    folder = current_generation(built_index)
+    manifest = json.loads((folder / MANIFEST_NAME).read_text())
+    manifest["format_version"] = FORMAT_VERSION + 1
+    (folder / MANIFEST_NAME).write_text(json.dumps(manifest))
+    with pytest.raises(IndexMismatchError, match="--rebuild"):
+        load_index(built_index)
+
+
+def test_altered_file_is_detected(built_index: Path):
+    folder = current_generation(built_index)
+    with (folder / "chunks.jsonl").open("a") as fh:
+        fh.write("\n")
+    with pytest.raises(IndexCorruptError, match="--rebuild"):
+        load_index(built_index)
+
+
+def test_failed_build_leaves_previous_index(fixture_corpus: Path, built_index: Path):
+    class Broken(KeywordEmbedder):
+        def encode(self, texts, *, progress=False):
+            raise RuntimeError("crash in the middle of a build")
+
+    before = load_index(built_index).chunks
+    (fixture_corpus / "new.txt").write_text("A brand new document about ships and harbours.", encoding="utf-8")
+    with pytest.raises(RuntimeError):
+        update_index(fixture_corpus, built_index, Broken())
+    assert load_index(built_index).chunks == before
+    assert [p.name for p in built_index.iterdir() if p.name.startswith(".tmp")] == []

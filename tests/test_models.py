@@ -1,0 +1,36 @@
+from citeqa.models import Answer, Chunk, Citation, Document, Highlight, PageSpan, content_id, from_dict, to_dict
+
+
+def test_answer_round_trip_keeps_every_field():
+    cit = Citation("a.txt", "Title", "es", 3, 9, "passage", 0.5)
+    answer = Answer("q?", "es", "pass", False, 0.75, (cit,), 12.5, Highlight(0, 4))
+    data = answer.to_dict()
+    assert list(data) == ["question", "language", "answer", "abstained", "confidence", "citations",
+                          "latency_ms", "highlight"]
+    assert list(data["citations"][0]) == ["doc_id", "title", "lang", "start", "end", "text", "score"]
+    assert Answer.from_dict(data) == answer
+
+
+def test_abstained_answer_round_trip_with_null_fields():
+    answer = Answer("q?", "pt", None, True, 0.1, ())
+    assert Answer.from_dict(answer.to_dict()) == answer
+
+
+def test_document_with_pages_round_trip():
+    doc = Document("x.pdf", "T", "one\n\ntwo", "en", "abc", "pdf", (PageSpan(0, 3, 1), PageSpan(5, 8, 2)))
+    back = from_dict(Document, to_dict(doc))
+    assert back == doc
+    assert back.page_at(6) == 2 and back.page_at(0) == 1
+
+
+def test_chunk_ids_are_stable_content_hashes():
+    a = Chunk.make("d.txt", 0, 5, "hello", "en")
+    b = Chunk.make("d.txt", 0, 5, "hello", "en")
+    c = Chunk.make("d.txt", 1, 6, "hello", "en")
+    assert a.chunk_id == b.chunk_id != c.chunk_id
+    assert content_id("x") == content_id("x") and len(content_id("x")) == 16
+
+
+def test_from_dict_ignores_unknown_keys():
+    data = Answer("q", "en", None, True, 0.0).to_dict() | {"extra": 1}
+    assert Answer.from_dict(data).question == "q"
