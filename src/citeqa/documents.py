@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,11 +44,13 @@ class CorpusScan:
 def iter_files(corpus: Path) -> Iterator[Path]:
     """Files under ``corpus`` in a stable order, skipping hidden entries.
 
-    Symlinked folders are not followed, so a link loop cannot trap the walk.
+    Symlinked folders are not followed, so a link loop cannot trap the walk; they are
+    yielded like files so that :func:`scan_corpus` can report them as skipped.
     """
     for root, dirs, files in os.walk(corpus, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
+        linked = [d for d in dirs if os.path.islink(os.path.join(root, d))]
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in linked)
+        for name in sorted(files + linked):
             if not name.startswith("."):
                 yield Path(root) / name
 
@@ -60,6 +63,13 @@ def scan_corpus(corpus: Path, default_lang: str = "en") -> CorpusScan:
     skipped: list[Skipped] = []
     for path in iter_files(corpus):
         doc_id = path.relative_to(corpus).as_posix()
+        if not _encodable(doc_id):  # the index stores ids as UTF-8 text
+            skipped.append(Skipped(os.fsencode(doc_id).decode("utf-8", "backslashreplace"),
+                                   "file name is not valid UTF-8 (rename the file)"))
+            continue
+        if path.is_symlink() and path.is_dir():
+            skipped.append(Skipped(doc_id, "symbolic link to a folder (not followed)"))
+            continue
         if path.suffix.lower() not in SUPPORTED_SUFFIXES:
             skipped.append(Skipped(doc_id, f"unsupported type {path.suffix or '(none)'}"))
             continue
@@ -68,6 +78,14 @@ def scan_corpus(corpus: Path, default_lang: str = "en") -> CorpusScan:
         except DocumentError as exc:
             skipped.append(Skipped(doc_id, str(exc)))
     return CorpusScan(tuple(docs), tuple(skipped))
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def load_document(path: Path, doc_id: str, default_lang: str = "en") -> Document:
@@ -94,7 +112,12 @@ def load_document(path: Path, doc_id: str, default_lang: str = "en") -> Document
 def _read_bytes(path: Path) -> bytes:
     """The file's bytes, with size, emptiness and access problems as DocumentError."""
     try:
-        size = path.stat().st_size
+        if path.is_symlink() and not path.exists():
+            raise DocumentError("broken symbolic link")
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise DocumentError("not a regular file")
+        size = info.st_size
         if size == 0:
             raise DocumentError("empty file")
         if size > MAX_FILE_BYTES:
@@ -117,6 +140,9 @@ def first_line(text: str, limit: int = 200) -> str:
     return ""
 
 
+_WESTERN = ("cp1252", "latin_1", "iso8859_15")
+
+
 def decode_text(raw: bytes) -> str:
     """Decode bytes as UTF-8, else with the encoding charset-normalizer finds.
 
@@ -129,9 +155,14 @@ def decode_text(raw: bytes) -> str:
     except UnicodeDecodeError:
         from charset_normalizer import from_bytes
 
-        best = from_bytes(raw).best()
+        matches = from_bytes(raw)
+        best = matches.best()
         if best is None:
             raise DocumentError("unknown text encoding (binary file?)") from None
+        for match in matches:  # on a tie (short text) prefer the Western encodings es/pt/en use
+            if match.encoding in _WESTERN and match.chaos <= best.chaos and match.coherence >= best.coherence:
+                best = match
+                break
         text = str(best)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     controls = sum(1 for c in text[:65536] if ord(c) < 32 and c not in "\n\t\f")
@@ -174,7 +205,10 @@ def _read_pdf(raw: bytes) -> tuple[str, tuple[PageSpan, ...], str]:
     try:
         reader = PdfReader(io.BytesIO(raw))
         texts = [(page.extract_text() or "").strip() for page in reader.pages]
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
+        metadata = reader.metadata
+        meta_title = str(metadata.title).strip()[:200] if metadata is not None and metadata.title else ""
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError, IndexError,
+            RecursionError, ZeroDivisionError, NotImplementedError) as exc:  # malformed PDFs raise any of these
         raise DocumentError(f"unreadable PDF ({type(exc).__name__})") from exc
     parts, spans, offset = [], [], 0
     for number, page_text in enumerate(texts, start=1):
@@ -184,9 +218,6 @@ def _read_pdf(raw: bytes) -> tuple[str, tuple[PageSpan, ...], str]:
         parts.append(page_text)
         spans.append(PageSpan(offset, offset + len(page_text), number))
         offset += len(page_text)
-    meta_title = ""
-    if reader.metadata is not None and reader.metadata.title:
-        meta_title = str(reader.metadata.title).strip()[:200]
     return "".join(parts), tuple(spans), meta_title
 
 
