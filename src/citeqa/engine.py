@@ -16,13 +16,13 @@ import numpy as np
 from .analysis import fold_accents, query_terms, words
 from .embedding import DEFAULT_MODEL, Embedder, SentenceTransformerEmbedder
 from .errors import QuestionError
-from .extract import (Candidate, ExtractionSettings, Features, candidates_from, expected_type,
-                      highlight_in, rank_candidates)
+from .extract import Candidate, candidates_from, expected_type, highlight_in
 from .index.manifest import check_model
 from .index.store import IndexData, load_index
 from .language import SUPPORTED, detect
 from .models import Answer, Citation, Highlight, Hit
-from .retrieval import RetrievalSettings, Retriever
+from .retrieval import RetrievalSettings, Retriever, prefer_language
+from .scoring import Passage, ScoringModel, candidate_features
 
 MAX_QUESTION_CHARS = 2000
 NOT_FOUND = {
@@ -37,9 +37,11 @@ class EngineSettings:
     """Everything that shapes an answer, with defaults chosen on the dev set."""
 
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
-    extraction: ExtractionSettings = field(default_factory=ExtractionSettings)
-    answer_passages: int = 3
-    abstain_below: float = 0.35
+    scoring: ScoringModel = field(default_factory=ScoringModel)
+    answer_passages: int = 3  #: passages searched for the answer, overall and in the question's language
+    pool: int = 10  #: passages retrieved before choosing the answer and the citations
+    language_margin: float = 0.05  #: a same-language answer wins unless this much less likely
+    abstain_below: float = 0.3
 
 
 class Engine:
@@ -88,14 +90,14 @@ class Engine:
         """
         started = time.perf_counter()
         question = clean_question(question)
+        history = clean_history(history)
         if k < 1:
             raise QuestionError("k must be at least 1")
         lang = self.question_language(question, history)
         prefer = None if language == "any" else (language if language else lang)
         query = self.retrieval_query(question, history)
-        qvec = self._encode([query])[0]
-        hits = self.retriever.search(query, qvec, max(k, self.settings.answer_passages), prefer)
-        answer = self._answer(question, query, qvec, lang, hits[:max(k, self.settings.answer_passages)], k)
+        hits = self.retrieve(query, max(k, self.settings.pool))
+        answer = self._answer(question, query, lang, prefer, hits, k)
         return _replace_latency(answer, (time.perf_counter() - started) * 1000)
 
     def question_language(self, question: str, history: Sequence[str] = ()) -> str:
@@ -117,35 +119,52 @@ class Engine:
             return f"{history[-1]} {question}"
         return question
 
+    def retrieve(self, query: str, n: int) -> list[Hit]:
+        """The ``n`` best passages for a query, by fused dense and lexical score."""
+        return self.retriever.search(query, self._encode([query])[0], n, None)
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         with self._lock:  # one model, many UI threads: encode one batch at a time
             return self.embedder.encode(texts)
 
-    def _answer(self, question: str, query: str, qvec: np.ndarray, lang: str,
+    def _answer(self, question: str, query: str, lang: str, prefer: str | None,
                 hits: list[Hit], k: int) -> Answer:
+        """Pick the best span among the top passages, language first when it answers."""
         if not hits:
             return Answer(question, lang, None, True, 0.0, ())
-        best, features, confidence = self._extract(question, query, qvec, hits)
-        order = [best.hit_index] + [i for i in range(len(hits)) if i != best.hit_index]
-        citations = tuple(self._citation(hits[i]) for i in order[:k])
+        cands, feats = self.candidates(question, query, lang, prefer, hits)
+        if not cands:
+            return Answer(question, lang, None, True, 0.0, tuple(self._citation(h) for h in hits[:k]))
+        probs = self.settings.scoring.probabilities(feats)
+        best = int(np.argmax(probs))
+        same = [i for i, c in enumerate(cands) if c.lang == prefer]
+        if same:
+            best_same = max(same, key=lambda i: probs[i])
+            if probs[best_same] >= probs[best] - self.settings.language_margin:
+                best = best_same
+        chosen, confidence = cands[best], round(float(probs[best]), 4)
+        rest = prefer_language([h for i, h in enumerate(hits) if i != chosen.hit_index], chosen.lang, 0.0)
+        citations = tuple(self._citation(h) for h in [hits[chosen.hit_index], *rest][:k])
         if confidence < self.settings.abstain_below:
             return Answer(question, lang, None, True, confidence, citations)
-        kind = expected_type(question)
-        qwords = frozenset(fold_accents(w) for w in words(query))
-        span = highlight_in(best.text, kind, qwords)
+        span = highlight_in(chosen.text, expected_type(question), frozenset(fold_accents(w) for w in words(query)))
         highlight = Highlight(*span) if span is not None else None
-        return Answer(question, lang, best.text, False, confidence, citations, highlight=highlight)
+        return Answer(question, lang, chosen.text, False, confidence, citations, highlight=highlight)
 
-    def _extract(self, question: str, query: str, qvec: np.ndarray,
-                 hits: list[Hit]) -> tuple[Candidate, Features, float]:
-        """The best answer span among the top passages, its features and confidence."""
-        top = hits[:self.settings.answer_passages]
-        cands = candidates_from([(i, h.chunk.start, h.chunk.text, h.chunk.lang) for i, h in enumerate(top)])
-        dense = (self._encode([c.text for c in cands]) @ qvec).tolist()
-        ranked = rank_candidates(question, query, cands, dense, [h.score for h in top],
-                                 self._idf, self._idf_default, self.settings.extraction)
-        best = ranked[0]
-        return best.candidate, best.features, _confidence(best.features)
+    def candidates(self, question: str, query: str, lang: str, prefer: str | None,
+                   hits: list[Hit]) -> tuple[list[Candidate], np.ndarray]:
+        """Answer candidates from the top passages and their feature rows."""
+        pool = self._answer_pool(hits, prefer)
+        cands = candidates_from([(i, hits[i].chunk.start, hits[i].chunk.text, hits[i].chunk.lang) for i in pool])
+        passages = [Passage(h.chunk.text, h.chunk.lang, h.dense, h.score) for h in hits]
+        return cands, candidate_features(question, query, lang, cands, passages, self._idf, self._idf_default)
+
+    def _answer_pool(self, hits: list[Hit], prefer: str | None) -> list[int]:
+        """Indexes of the passages to extract from: the best overall and in ``prefer``."""
+        n = self.settings.answer_passages
+        same = [i for i, h in enumerate(hits) if h.chunk.lang == prefer][:n]
+        lexical = sorted(range(len(hits)), key=lambda i: -hits[i].lexical)[:n]
+        return sorted(set(range(min(n, len(hits)))) | set(same) | set(lexical))
 
     @property
     def _idf_default(self) -> float:
@@ -155,12 +174,6 @@ class Engine:
         c = hit.chunk
         doc = self.data.documents[c.doc_id]
         return Citation(c.doc_id, doc.title, c.lang, c.start, c.end, c.text, round(hit.score, 6))
-
-
-def _confidence(f: Features) -> float:
-    """A first confidence: logistic of word overlap and dense similarity."""
-    z = 6.0 * (0.6 * f.overlap + 0.4 * f.dense) - 2.4
-    return round(1.0 / (1.0 + math.exp(-z)), 4)
 
 
 def _idf_table(data: IndexData) -> dict[str, float]:
@@ -202,6 +215,17 @@ def clean_question(question: object) -> str:
     if len(cleaned) > MAX_QUESTION_CHARS:
         raise QuestionError(f"the question is too long ({len(cleaned)} characters; the limit is {MAX_QUESTION_CHARS})")
     return " ".join(cleaned.split())
+
+
+def clean_history(history: Sequence[object]) -> tuple[str, ...]:
+    """Earlier questions, cleaned like a question; empty or invalid turns are dropped."""
+    cleaned = []
+    for turn in history:
+        try:
+            cleaned.append(clean_question(turn))
+        except QuestionError:
+            continue
+    return tuple(cleaned)
 
 
 def _replace_latency(answer: Answer, latency_ms: float) -> Answer:

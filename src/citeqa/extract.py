@@ -189,25 +189,6 @@ class Candidate:
     context: str = ""  #: the same paragraph's text before the span (who or what it is about)
 
 
-@dataclass(frozen=True, slots=True)
-class Features:
-    """The signals behind a candidate's score (also used for confidence)."""
-
-    overlap: float
-    dense: float
-    has_type: float
-    passage: float
-
-
-def overlap(question_terms: dict[str, float], text: str, lang: str) -> float:
-    """IDF-weighted share of the question's terms that occur in ``text`` (0..1)."""
-    total = sum(question_terms.values())
-    if total <= 0:
-        return 0.0
-    present = set(terms(text, lang))
-    return sum(w for t, w in question_terms.items() if t in present) / total
-
-
 def candidates_from(passages: list[tuple[int, int, str, str]], context_chars: int = 300) -> list[Candidate]:
     """Sentences and clauses of passages given as ``(hit index, start, text, lang)``."""
     out = []
@@ -221,29 +202,6 @@ def candidates_from(passages: list[tuple[int, int, str, str]], context_chars: in
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class ExtractionSettings:
-    """Weights of the candidate score (chosen on the dev set, see README)."""
-
-    overlap_weight: float = 1.0
-    dense_weight: float = 1.0
-    type_weight: float = 0.35
-    passage_weight: float = 0.5
-    context_weight: float = 0.5
-    short_penalty_chars: int = 25
-    length_penalty: float = 0.0006
-
-
-def score_candidate(features: Features, length: int, settings: ExtractionSettings) -> float:
-    """One number per candidate: weighted signals, minus a small cost for length."""
-    s = settings
-    score = (s.overlap_weight * features.overlap + s.dense_weight * features.dense
-             + s.type_weight * features.has_type + s.passage_weight * features.passage)
-    if length < s.short_penalty_chars:
-        score -= 0.5
-    return score - s.length_penalty * length
-
-
 def highlight_in(answer: str, kind: AnswerType, question_words: frozenset[str]) -> tuple[int, int] | None:
     """The key phrase to highlight inside an answer: its fact of the expected kind."""
     kinds = [kind] if kind is not AnswerType.OTHER else []
@@ -253,57 +211,3 @@ def highlight_in(answer: str, kind: AnswerType, question_words: frozenset[str]) 
         if span is not None:
             return span
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class Scored:
-    """A candidate with its features and final score."""
-
-    candidate: Candidate
-    features: Features
-    score: float
-
-
-def local_weights(question_terms: list[str], candidate_terms: list[set[str]],
-                  idf: dict[str, float], default_idf: float) -> dict[str, float]:
-    """Weight each question term by global IDF times its rarity among the candidates.
-
-    A term that appears in most candidate sentences (the passage's topic, e.g. the
-    name of the model every sentence talks about) says little about which sentence
-    answers; a term found in one sentence says a lot.
-    """
-    import math
-
-    n = max(1, len(candidate_terms))
-    weights = {}
-    for term in question_terms:
-        df = sum(1 for terms_ in candidate_terms if term in terms_)
-        weights[term] = idf.get(term, default_idf) * math.log(1 + n / (1 + df))
-    return weights
-
-
-def rank_candidates(question: str, query: str, cands: list[Candidate], dense: list[float],
-                    passage_scores: list[float], idf: dict[str, float], default_idf: float,
-                    settings: ExtractionSettings) -> list[Scored]:
-    """Score every candidate span, best first."""
-    from .analysis import query_terms
-
-    kind = expected_type(question)
-    qwords = frozenset(fold_accents(w) for w in words(query))
-    cand_terms = [set(terms(c.text, c.lang)) for c in cands]
-    top_passage = max(passage_scores) if passage_scores and max(passage_scores) > 0 else 1.0
-    weights_by_lang: dict[str, dict[str, float]] = {}
-    scored = []
-    for cand, present, sim in zip(cands, cand_terms, dense):
-        if cand.lang not in weights_by_lang:
-            weights_by_lang[cand.lang] = local_weights(query_terms(query, (cand.lang,)), cand_terms, idf, default_idf)
-        weights = weights_by_lang[cand.lang]
-        total = sum(weights.values())
-        around = set(terms(cand.context, cand.lang)) - present
-        found = sum(w for t, w in weights.items() if t in present)
-        inherited = sum(w for t, w in weights.items() if t in around)
-        lex = (found + settings.context_weight * inherited) / total if total > 0 else 0.0
-        has_type = type_match(cand.text, cand.lang, kind, qwords, set(weights))
-        feats = Features(lex, float(sim), has_type, passage_scores[cand.hit_index] / top_passage)
-        scored.append(Scored(cand, feats, score_candidate(feats, len(cand.text), settings)))
-    return sorted(scored, key=lambda s: -s.score)
