@@ -62,7 +62,9 @@ def current_generation(index_dir: Path) -> Path | None:
         return None
     except OSError as exc:
         raise IndexCorruptError(f"cannot read {pointer} ({exc.strerror}); {REBUILD_HINT}") from exc
-    if not name or "/" in name or name.startswith("."):
+    except UnicodeDecodeError as exc:
+        raise IndexCorruptError(f"{pointer} is damaged (not text); {REBUILD_HINT}") from exc
+    if not name or "/" in name or name.startswith(".") or not name.isprintable():
         raise IndexCorruptError(f"{pointer} is damaged; {REBUILD_HINT}")
     return index_dir / name
 
@@ -79,8 +81,11 @@ def load_index(index_dir: Path) -> IndexData:
         raise IndexCorruptError(f"index generation {folder.name} is missing; {REBUILD_HINT}")
     manifest = read_manifest(folder)
     verify_files(folder, manifest)
-    documents = {d.doc_id: d for d in (from_dict(Document, r) for r in _read_jsonl(folder / DOCUMENTS))}
-    chunks = tuple(from_dict(Chunk, r) for r in _read_jsonl(folder / CHUNKS))
+    try:
+        documents = {d.doc_id: d for d in (from_dict(Document, r) for r in _read_jsonl(folder / DOCUMENTS))}
+        chunks = tuple(from_dict(Chunk, r) for r in _read_jsonl(folder / CHUNKS))
+    except (TypeError, KeyError, ValueError, AttributeError) as exc:
+        raise IndexCorruptError(f"index records are malformed ({type(exc).__name__}); {REBUILD_HINT}") from exc
     try:
         dense = faiss.read_index(str(folder / DENSE))
         lexical = bm25s.BM25.load(str(folder / BM25_DIR), load_corpus=False, allow_pickle=False)
@@ -117,8 +122,11 @@ def file_digests(folder: Path) -> dict[str, str]:
 def verify_files(folder: Path, manifest: Manifest) -> None:
     """Raise IndexCorruptError when a file is missing, extra or altered."""
     found = file_digests(folder)
-    if not manifest.files:
+    if not manifest.files or not isinstance(manifest.files, dict):
         raise IndexCorruptError(f"manifest lists no files; {REBUILD_HINT}")
+    extra = sorted(set(found) - set(manifest.files))
+    if extra:
+        raise IndexCorruptError(f"index file {extra[0]} is not in the manifest; {REBUILD_HINT}")
     for name, digest in manifest.files.items():
         if name not in found:
             raise IndexCorruptError(f"index file {name} is missing; {REBUILD_HINT}")
