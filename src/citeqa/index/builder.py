@@ -20,7 +20,7 @@ from ..errors import CorpusError, IndexMismatchError, IndexStoreError
 from ..models import Chunk, Document, sha256_text
 from .backends import all_vectors, ann_kind, build_dense, build_lexical
 from .manifest import REBUILD_HINT, DocEntry, Manifest, library_versions, now_iso
-from .store import IndexData, current_generation, load_index, write_generation, write_lock
+from .store import IndexData, current_generation, load_index, remove_stale, write_generation, write_lock
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,9 @@ def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
                               "add .txt, .md, .html or .pdf files")
         plan = _plan(scan.documents, previous)
         if previous is not None and not (plan.added or plan.changed or plan.removed):
+            live = current_generation(index_dir)
+            if live is not None:  # leftovers of a build that was killed before it finished
+                remove_stale(index_dir, keep=live.name)
             return IndexReport(unchanged=plan.unchanged, skipped=scan.skipped, up_to_date=True,
                                chunks=len(previous.chunks), documents=plan.unchanged,
                                seconds=time.perf_counter() - started)
