@@ -1,0 +1,94 @@
+"""Load: 8 concurrent API clients against the real Gradio server get the serial answers, no errors."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from citeqa.engine import Engine
+
+from conftest import KeywordEmbedder
+
+CLIENTS = 8
+SECONDS = 10.0
+QUESTIONS = [
+    "¿En qué año se construyó el faro de Punta Brava?",
+    "Quando foi inaugurado o farol da Ilha Clara?",
+    "When was the windmill of Greyhill restored?",
+    "How many people climb the windmill every year?",
+    "¿Cuánto cuesta la entrada al museo del faro?",
+    "Wann wurde die Windmühle gebaut?",
+    "¿Cuándo was the windmill construído?",
+    "<script>alert(1)</script>",
+    "",  # an error record, the same every time
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def comparable(record: dict) -> dict:
+    record = json.loads(json.dumps(record, ensure_ascii=False))
+    record.pop("latency_ms", None)
+    return record
+
+
+@pytest.fixture
+def served(built_index: Path):
+    from citeqa.ui import EngineHolder, build_app, ask_record
+
+    engine = Engine.open(built_index, embedder=KeywordEmbedder())
+    holder = EngineHolder(engine)
+    serial = {q: comparable(ask_record(holder, q, [], 5)) for q in QUESTIONS}
+    app = build_app(holder)
+    app.queue(default_concurrency_limit=CLIENTS)
+    app.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        yield app, serial
+    finally:
+        app.close()
+
+
+def test_concurrent_clients_get_serial_answers(served):
+    from gradio_client import Client
+
+    app, serial = served
+    assert app.server_name == "127.0.0.1"
+    url = app.local_url
+    assert serial[""].keys() == {"error"} and all("error" not in serial[q] for q in QUESTIONS[:-1])
+    errors: list[str] = []
+    mismatches: list[tuple[str, dict]] = []
+    counts = [0] * CLIENTS
+    stop = time.monotonic() + SECONDS
+
+    def worker(n: int) -> None:
+        try:
+            client = Client(url, verbose=False)
+            i = n  # each client starts at a different question
+            while time.monotonic() < stop:
+                q = QUESTIONS[i % len(QUESTIONS)]
+                record = client.predict(q, [], 5, "auto", api_name="/ask")
+                if comparable(record) != serial[q]:
+                    mismatches.append((q, record))
+                counts[n] += 1
+                i += 1
+        except Exception as exc:  # noqa: BLE001 - any failure of any client is a test failure
+            errors.append(f"client {n}: {type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(CLIENTS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=SECONDS + 60)
+    assert not any(t.is_alive() for t in threads), "a client hung"
+    assert errors == []
+    assert mismatches == []
+    assert all(c >= 2 for c in counts), counts  # every client really ran, more than once
