@@ -38,3 +38,24 @@ def test_first_citation_is_in_the_question_language(real_engine: Engine, questio
 def test_unanswerable_question_abstains_with_closest_passages(real_engine: Engine):
     answer = real_engine.ask("What is the recipe for a chocolate cake?")
     assert answer.abstained and answer.answer is None and answer.citations
+
+
+#: Overall numbers of `citeqa eval eval/qa.jsonl` quoted in the README; the test allows
+#: a small margin for floating-point and library-version noise, not for regressions.
+REPORTED = {"hit1": 0.770, "hit5": 0.894, "accuracy": 0.575, "lang_first": 0.989}
+MARGIN = 0.03
+
+
+def test_dev_set_numbers_do_not_drop(real_engine: Engine):
+    from citeqa import evaluation as ev
+
+    items = ev.load_qa(REPO / "eval" / "qa.jsonl")
+    docs = real_engine.data.documents
+    results = ev.evaluate(lambda q, h: real_engine.ask(q, history=h, k=10), items,
+                          {d: doc.text for d, doc in docs.items()}, set(real_engine.corpus_langs),
+                          progress=False, doc_langs={d: doc.lang for d, doc in docs.items()})
+    overall = ev.summarize(results).overall
+    for name, value in REPORTED.items():
+        assert getattr(overall, name) >= value - MARGIN, name
+    assert overall.citation_exact == 1.0
+    assert overall.answer_len < 200
