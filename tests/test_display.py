@@ -1,26 +1,89 @@
-from citeqa.display import answer_html, safe, sources_html
-from citeqa.models import Answer, Citation, Highlight
+from citeqa.display import (answer_html, context_html, corpus_rows, engine_language, labels, safe, skipped_html,
+                            sources_html, supporting)
+from citeqa.index.manifest import DocEntry
+from citeqa.models import Answer, Citation, Document, Highlight, PageSpan
 
 XSS = '<script>alert(1)</script> <img src=x onerror="alert(2)"> ![pic](http://evil/x.png) [link](javascript:alert(3))'
+BAD = ("<script", "<img", "![", "](", "onerror=\"", "javascript:")
+
+
+def _doc(doc_id: str, text: str, pages: tuple[PageSpan, ...] = ()) -> Document:
+    return Document(doc_id, doc_id, text, "en", "0" * 64, "pdf" if pages else "txt", pages)
 
 
 def test_safe_neutralises_html_and_markdown():
     out = safe(XSS)
-    for bad in ("<script", "<img", "![", "](", "onerror=\"", "javascript:"):
+    for bad in BAD:
         assert bad not in out
 
 
 def test_answer_and_sources_escape_document_text():
     cit = Citation("x.html", XSS, "en", 0, len(XSS), XSS, 0.9)
     answer = Answer("q", "en", XSS, False, 0.9, (cit,), 1.0, Highlight(0, 8))
-    for html in (answer_html(answer), sources_html(answer)):
-        assert "<script" not in html and "<img" not in html and "![" not in html
+    docs = {"x.html": _doc("x.html", "intro " + XSS + " outro " + XSS)}
+    for html in (answer_html(answer), sources_html(answer), sources_html(answer, docs)):
+        for bad in BAD:
+            assert bad not in html
         assert "<mark>" in html
 
 
 def test_abstention_is_labelled_in_the_question_language():
     cit = Citation("a.txt", "T", "es", 0, 1, "x", 0.1)
     answer = Answer("q", "pt", None, True, 0.1, (cit,))
-    assert "Não encontrei isso nos documentos." in answer_html(answer)
+    reply = answer_html(answer)
+    assert "Não encontrei isso nos documentos." in reply and "passagens mais próximas" in reply
     html = sources_html(answer)
-    assert "Passagens mais próximas" in html and "outro idioma" in html
+    assert "Passagens mais próximas" in html and "outro idioma" in html and "<mark>" not in html
+
+
+def test_answer_marks_key_phrase_and_numbers_supporting_sources():
+    text = "It was built in 1760 by Thomas Hale."
+    c1 = Citation("a.txt", "A", "en", 10, 10 + len(text) + 6, "Mill. " + text, 0.9)
+    c2 = Citation("b.txt", "B", "en", 0, 20, "Built in 1760 too.", 0.5)
+    c3 = Citation("c.txt", "C", "es", 0, 20, "Otra cosa.", 0.2)
+    answer = Answer("When?", "en", text, False, 0.8, (c1, c2, c3), 1.0, Highlight(16, 20))
+    assert supporting(answer) == [1, 2]
+    reply = answer_html(answer)
+    assert "<mark>1760</mark>" in reply and "[1]" in reply and "[2]" in reply and "[3]" not in reply
+    assert "confidence 0.80" in reply and "confidence" not in answer_html(answer, show_confidence=False)
+    html = sources_html(answer)
+    assert "<mark>It was built in <strong>1760</strong> by Thomas Hale.</mark>" in html
+    assert html.count("<mark>") == 1 and "other language: es" in html and "score 0.900" in html
+    assert "characters 10–52" in html
+
+
+def test_sources_show_page_and_context_from_the_document():
+    text = "A" * 900 + " The answer sits here. " + "B " * 500
+    start = text.index("The answer")
+    end = start + len("The answer sits here.")
+    doc = _doc("r.pdf", text, (PageSpan(0, 500, 1), PageSpan(500, len(text), 2)))
+    cit = Citation("r.pdf", "Report <b>", "en", start, end, text[start:end], 0.7)
+    html = sources_html(Answer("q", "en", None, True, 0.1, (cit,)), {"r.pdf": doc})
+    assert "page 2" in html and "<details" in html and "Show in context" in html
+    assert "Report &#60;b&#62;" in html
+
+
+def test_context_is_about_600_characters_cut_at_spaces():
+    text = " ".join(f"w{i:03d}" for i in range(400))
+    start = text.index("w200")
+    out = context_html(text, start, start + 4)
+    assert out.startswith("…") and out.endswith("…")
+    assert '<span class="citeqa-cited">w200</span>' in out
+    inner = out.replace('<span class="citeqa-cited">', "").replace("</span>", "").strip("…")
+    assert 500 <= len(inner) <= 610 and not inner.startswith(" ")
+    assert context_html("short text", 0, 5) == '<span class="citeqa-cited">short</span> text'
+
+
+def test_labels_and_language_choices():
+    assert labels("es")["ask"] == "Preguntar" and labels("pt")["ask"] == "Perguntar" and labels("xx")["ask"] == "Ask"
+    assert set(labels("es")) == set(labels("pt")) == set(labels("en"))
+    assert engine_language("auto") is None and engine_language(None) is None
+    assert engine_language("any") == "any" and engine_language("pt") == "pt"
+
+
+def test_corpus_rows_and_skipped_list_are_plain_text():
+    entry = DocEntry("x.md", "0" * 64, "<img src=x>\ntitle", "en", "md", ("a", "b"), "2026-01-01T00:00:00+00:00")
+    assert corpus_rows([entry]) == [["<img src=x> title", "en", 2, "2026-01-01T00:00:00+00:00", "x.md"]]
+    html = skipped_html([("<i>.exe", "unsupported type .exe")])
+    assert "<i>" not in html and "unsupported type .exe" in html
+    assert skipped_html([]) == ""

@@ -1,4 +1,4 @@
-"""HTML for answers and sources. Every piece of document or user text is escaped here.
+"""HTML for answers, sources and the corpus table. Every piece of document or user text is escaped here.
 
 Escaping covers HTML (``<script>``, ``<img onerror>``) and Markdown/LaTeX syntax (an
 image ``![x](url)`` or a link), because the chat renders Markdown: untrusted text is
@@ -7,22 +7,37 @@ turned into character references, which no renderer treats as markup.
 
 from __future__ import annotations
 
-import html
+import re
+from collections.abc import Iterable, Mapping, Sequence
 
-from .models import Answer, Citation
+from .models import Answer, Citation, Document
 
 LABELS = {
     "es": {"sources": "Fuentes", "closest": "Pasajes más cercanos (no contienen la respuesta)",
            "confidence": "confianza", "chars": "caracteres", "other_lang": "otro idioma",
-           "not_found": "No encontré esto en los documentos.", "page": "página", "score": "puntuación"},
+           "not_found": "No encontré esto en los documentos.", "page": "página", "score": "puntuación",
+           "see_closest": "Abajo están los pasajes más cercanos.", "context": "Ver en su contexto",
+           "ask": "Preguntar", "placeholder": "Escribe una pregunta…", "clear": "Borrar chat",
+           "passages": "Pasajes", "language": "Idioma de los pasajes", "show_confidence": "Mostrar confianza",
+           "error": "Error"},
     "pt": {"sources": "Fontes", "closest": "Passagens mais próximas (não contêm a resposta)",
            "confidence": "confiança", "chars": "caracteres", "other_lang": "outro idioma",
-           "not_found": "Não encontrei isso nos documentos.", "page": "página", "score": "pontuação"},
+           "not_found": "Não encontrei isso nos documentos.", "page": "página", "score": "pontuação",
+           "see_closest": "Abaixo estão as passagens mais próximas.", "context": "Ver no contexto",
+           "ask": "Perguntar", "placeholder": "Digite uma pergunta…", "clear": "Limpar conversa",
+           "passages": "Passagens", "language": "Idioma das passagens", "show_confidence": "Mostrar confiança",
+           "error": "Erro"},
     "en": {"sources": "Sources", "closest": "Closest passages (they do not contain the answer)",
            "confidence": "confidence", "chars": "characters", "other_lang": "other language",
-           "not_found": "I couldn't find this in the documents.", "page": "page", "score": "score"},
+           "not_found": "I couldn't find this in the documents.", "page": "page", "score": "score",
+           "see_closest": "The closest passages are listed below.", "context": "Show in context",
+           "ask": "Ask", "placeholder": "Ask a question…", "clear": "Clear chat",
+           "passages": "Passages", "language": "Passage language", "show_confidence": "Show confidence",
+           "error": "Error"},
 }
 
+LANGUAGE_CHOICES = ("auto", "any", "es", "pt", "en")
+CONTEXT_CHARS = 300
 _MARKUP_CHARS = {c: f"&#{ord(c)};" for c in "\\`*_[]()!#|~$&<>\"'{}:="}
 
 
@@ -36,18 +51,37 @@ def labels(lang: str) -> dict[str, str]:
     return LABELS.get(lang, LABELS["en"])
 
 
+def engine_language(choice: str | None) -> str | None:
+    """The ``language`` argument of ``Engine.ask`` for a UI choice (auto → None)."""
+    return None if choice in (None, "", "auto") else choice
+
+
+def _marked(text: str, start: int, end: int, tag: str = "mark") -> str:
+    """``text`` escaped, with ``[start, end)`` wrapped in ``<tag>``."""
+    return f"{safe(text[:start])}<{tag}>{safe(text[start:end])}</{tag}>{safe(text[end:])}"
+
+
+def supporting(answer: Answer) -> list[int]:
+    """Numbers (1-based) of the citations that hold the answer's key phrase; [1] always."""
+    if answer.abstained or not answer.answer or not answer.citations:
+        return []
+    hl = answer.highlight
+    key = answer.answer[hl.start:hl.end] if hl is not None else answer.answer
+    found = [1] + [i for i, c in enumerate(answer.citations[1:], start=2) if key.casefold() in c.text.casefold()]
+    return found
+
+
 def answer_html(answer: Answer, show_confidence: bool = True) -> str:
-    """The chat reply: answer with its key phrase marked and [1] pointing at the source."""
+    """The chat reply: answer with its key phrase marked and [n] pointing at the sources."""
     lab = labels(answer.language)
     if answer.abstained or answer.answer is None:
         body = f"<em>{safe(lab['not_found'])}</em>"
+        if answer.citations:
+            body += f" {safe(lab['see_closest'])}"
     else:
         text, hl = answer.answer, answer.highlight
-        if hl is not None:
-            body = (safe(text[:hl.start]) + f"<mark>{safe(text[hl.start:hl.end])}</mark>" + safe(text[hl.end:]))
-        else:
-            body = safe(text)
-        body += " <sup>[1]</sup>"
+        body = _marked(text, hl.start, hl.end) if hl is not None else safe(text)
+        body += " " + " ".join(f'<sup class="citeqa-ref">[{n}]</sup>' for n in supporting(answer))
         if answer.citations and answer.citations[0].lang != answer.language:
             body += f" <small>({safe(lab['other_lang'])}: {safe(answer.citations[0].lang)})</small>"
     if show_confidence:
@@ -55,32 +89,100 @@ def answer_html(answer: Answer, show_confidence: bool = True) -> str:
     return body
 
 
-def citation_html(number: int, citation: Citation, answer: Answer, page: int | None = None) -> str:
-    """One source: title, language, range, score, and the passage with the answer marked."""
-    lab = labels(answer.language)
+def passage_html(citation: Citation, answer: Answer, number: int) -> str:
+    """The passage escaped, with the answer span marked in the cited passage [1]."""
     passage = citation.text
-    marked = safe(passage)
-    if number == 1 and answer.answer and not answer.abstained:
-        at = passage.find(answer.answer)
-        if at >= 0:
-            end = at + len(answer.answer)
-            marked = safe(passage[:at]) + f"<mark>{safe(passage[at:end])}</mark>" + safe(passage[end:])
+    if number != 1 or answer.abstained or not answer.answer:
+        return safe(passage)
+    at = passage.find(answer.answer)
+    if at < 0:
+        return safe(passage)
+    end = at + len(answer.answer)
+    return safe(passage[:at]) + f"<mark>{_key_marked(answer)}</mark>" + safe(passage[end:])
+
+
+def _key_marked(answer: Answer) -> str:
+    """The answer escaped, its key phrase in bold."""
+    text, hl = answer.answer or "", answer.highlight
+    return _marked(text, hl.start, hl.end, "strong") if hl is not None else safe(text)
+
+
+def context_html(doc_text: str, start: int, end: int, window: int = CONTEXT_CHARS) -> str:
+    """About ``window`` characters each side of ``[start, end)``, cut at spaces, the passage marked."""
+    left = max(0, start - window)
+    right = min(len(doc_text), end + window)
+    if left > 0:
+        space = doc_text.find(" ", left, start)
+        left = space + 1 if space >= 0 else left
+    if right < len(doc_text):
+        space = doc_text.rfind(" ", end, right)
+        right = space if space >= 0 else right
+    before, cited, after = doc_text[left:start], doc_text[start:end], doc_text[end:right]
+    return (("…" if left > 0 else "") + safe(before) + f'<span class="citeqa-cited">{safe(cited)}</span>'
+            + safe(after) + ("…" if right < len(doc_text) else ""))
+
+
+def citation_html(number: int, citation: Citation, answer: Answer, document: Document | None = None) -> str:
+    """One source: title, language, range, page, score, the passage, and its context."""
+    lab = labels(answer.language)
     badge = ""
     if citation.lang != answer.language:
         badge = f' <span class="citeqa-badge">{safe(lab["other_lang"])}: {safe(citation.lang)}</span>'
     where = f"{safe(lab['chars'])} {citation.start}–{citation.end}"
+    page = document.page_at(citation.start) if document is not None else None
     if page is not None:
         where += f", {safe(lab['page'])} {page}"
-    return (f'<div class="citeqa-source"><div class="citeqa-head"><b>[{number}] {safe(citation.title)}</b>{badge}'
+    context = ""
+    if document is not None and (citation.start > 0 or document.text[citation.end:].strip()):
+        context = (f'<details class="citeqa-context"><summary>{safe(lab["context"])}</summary>'
+                   f'<div>{context_html(document.text, citation.start, citation.end)}</div></details>')
+    return (f'<div class="citeqa-source" id="citeqa-src-{number}"><div class="citeqa-head">'
+            f'<b>[{number}] {safe(citation.title)}</b>{badge}'
             f'<br><small>{safe(citation.doc_id)} · {safe(citation.lang)} · {where} · '
             f'{safe(lab["score"])} {citation.score:.3f}</small></div>'
-            f'<div class="citeqa-passage">{marked}</div></div>')
+            f'<div class="citeqa-passage">{passage_html(citation, answer, number)}</div>{context}</div>')
 
 
-def sources_html(answer: Answer, pages: list[int | None] | None = None) -> str:
+def sources_html(answer: Answer, documents: Mapping[str, Document] | None = None) -> str:
     """All sources of an answer, headed "Sources" or, after an abstention, "Closest passages"."""
     lab = labels(answer.language)
     heading = lab["closest"] if answer.abstained else lab["sources"]
-    pages = pages if pages is not None else [None] * len(answer.citations)
-    items = "".join(citation_html(i, c, answer, p) for i, (c, p) in enumerate(zip(answer.citations, pages), start=1))
-    return f'<div class="citeqa-sources"><h3>{safe(heading)}</h3>{items}</div>'
+    docs = documents if documents is not None else {}
+    items = "".join(citation_html(i, c, answer, docs.get(c.doc_id)) for i, c in enumerate(answer.citations, start=1))
+    cls = "citeqa-sources citeqa-closest" if answer.abstained else "citeqa-sources"
+    return f'<div class="{cls}"><h3>{safe(heading)}</h3>{items}</div>'
+
+
+def user_html(question: str) -> str:
+    """A user's chat message, inert."""
+    return safe(question)
+
+
+def error_html(message: str, lang: str = "en") -> str:
+    """An error line for the chat, inert."""
+    return f"<em>{safe(labels(lang)['error'])}: {safe(message)}</em>"
+
+
+CORPUS_HEADERS = ["title", "language", "chunks", "indexed at", "file"]
+
+
+def corpus_rows(entries: Iterable[object]) -> list[list[object]]:
+    """Rows of the corpus table from manifest ``DocEntry`` items, as plain text."""
+    return [[_plain(e.title), e.lang, len(e.chunk_ids), e.indexed_at, _plain(e.doc_id)]  # type: ignore[attr-defined]
+            for e in entries]
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _plain(text: str) -> str:
+    """Text for a table cell: no control characters."""
+    return _CONTROL.sub(" ", text)
+
+
+def skipped_html(skipped: Sequence[tuple[str, str]]) -> str:
+    """The files left out of the index, each with its reason, inert."""
+    if not skipped:
+        return ""
+    items = "".join(f"<li><code>{safe(name)}</code>: {safe(reason)}</li>" for name, reason in skipped)
+    return f'<div class="citeqa-skipped"><b>Skipped files</b><ul>{items}</ul></div>'
