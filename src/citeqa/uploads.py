@@ -1,0 +1,187 @@
+"""Adding uploaded files to the corpus: safe names, checks, and an incremental re-index.
+
+A file is checked (type, size, readable by :func:`citeqa.documents.load_document`)
+before anything is written to the corpus, so a refused file never touches the corpus
+or the index. If indexing fails the copied files are removed again; the index itself
+is written as an atomic generation, so the live index stays as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .documents import load_document
+from .errors import CiteqaError, DocumentError, UploadError
+
+ALLOWED_SUFFIXES = (".txt", ".md", ".html", ".htm", ".pdf")
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+MAX_NAME_CHARS = 120
+_UNSAFE = re.compile(r"[^\w.\- ]+")
+
+Progress = Callable[[float, str], None]
+
+
+def safe_name(name: str) -> str:
+    """A plain file name for ``name``: last path part only, no hidden or odd characters.
+
+    ``../../etc/passwd`` becomes ``passwd`` and ``C:\\x\\a.txt`` becomes ``a.txt``;
+    a name with nothing usable left raises :class:`UploadError`.
+    """
+    base = unicodedata.normalize("NFC", str(name)).replace("\\", "/").split("/")[-1]
+    base = _UNSAFE.sub("_", "".join(c for c in base if c.isprintable())).strip(" ._")
+    stem, dot, suffix = base.rpartition(".")
+    if not dot:
+        stem, suffix = base, ""
+    stem = stem.strip(" ._")[:MAX_NAME_CHARS]
+    if not stem:
+        raise UploadError(f"unusable file name {name!r}")
+    return f"{stem}.{suffix.lower()}" if suffix else stem
+
+
+def check_type(name: str) -> str:
+    """The lower-case suffix of ``name`` if it is an accepted type, else UploadError."""
+    suffix = Path(name).suffix.lower()
+    if suffix not in ALLOWED_SUFFIXES:
+        raise UploadError(f"{name}: unsupported type {suffix or '(none)'}; "
+                          f"accepted: {', '.join(ALLOWED_SUFFIXES)}")
+    return suffix
+
+
+def check_size(name: str, size: int, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    """UploadError when ``size`` is zero or above ``max_bytes``."""
+    if size <= 0:
+        raise UploadError(f"{name}: the file is empty")
+    if size > max_bytes:
+        raise UploadError(f"{name}: too large ({size / 1_048_576:.1f} MB; the limit is "
+                          f"{max_bytes / 1_048_576:.0f} MB)")
+
+
+def target_path(corpus: Path, name: str) -> Path:
+    """Where ``name`` goes in ``corpus``: always directly inside it, never outside."""
+    root = corpus.resolve()
+    path = (root / safe_name(name)).resolve()
+    if path.parent != root:
+        raise UploadError(f"unusable file name {name!r}")
+    return path
+
+
+def free_path(path: Path) -> Path:
+    """``path``, or ``stem-2.ext``, ``stem-3.ext``… when it is taken."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def validate(source: Path, name: str, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    """Check an uploaded file under its intended ``name``; UploadError says why not."""
+    check_type(name)
+    try:
+        size = source.stat().st_size
+    except OSError as exc:
+        raise UploadError(f"{name}: cannot read the upload ({exc.strerror or exc})") from exc
+    check_size(name, size, max_bytes)
+    with tempfile.TemporaryDirectory(prefix="citeqa-upload-") as tmp:
+        staged = Path(tmp) / name  # the reader is chosen by suffix, so read it under its real name
+        shutil.copyfile(source, staged)
+        try:
+            load_document(staged, name)
+        except DocumentError as exc:
+            raise UploadError(f"{name}: {exc}") from exc
+
+
+def save_upload(source: Path, name: str, corpus: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Path | None:
+    """Validate and copy one upload into ``corpus``; None when the same file is already there."""
+    clean = safe_name(name)
+    validate(source, clean, max_bytes)
+    wanted = target_path(corpus, clean)
+    if wanted.exists() and wanted.is_file() and _sha256(wanted) == _sha256(source):
+        return None
+    final = free_path(wanted)
+    partial = final.with_name(f".{final.name}.part")  # hidden: a concurrent scan skips it
+    shutil.copyfile(source, partial)
+    os.replace(partial, final)
+    return final
+
+
+@dataclass
+class UploadResult:
+    """What one upload did: files added, refused (name, reason), skipped by the index."""
+
+    added: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    error: str | None = None
+    indexed: bool = False
+
+
+def add_files(files: Sequence[tuple[Path, str]], corpus: Path, index_dir: Path, embedder,  # noqa: ANN001
+              max_bytes: int = DEFAULT_MAX_BYTES, progress: Progress | None = None) -> UploadResult:
+    """Save each ``(temp path, original name)`` into ``corpus`` and update the index."""
+    from .index.builder import update_index
+
+    step = progress or (lambda fraction, text: None)
+    result, saved = UploadResult(), []
+    corpus.mkdir(parents=True, exist_ok=True)
+    for i, (source, name) in enumerate(files):
+        step(0.3 * i / max(1, len(files)), f"checking {safe_label(name)}")
+        try:
+            path = save_upload(Path(source), name, corpus, max_bytes)
+        except UploadError as exc:
+            result.refused.append((safe_label(name), str(exc)))
+            continue
+        if path is None:
+            result.unchanged.append(safe_name(name))
+        else:
+            saved.append(path)
+            result.added.append(path.relative_to(corpus.resolve()).as_posix())
+    if files and not saved:
+        return result
+    step(0.35, "indexing")
+    try:
+        report = update_index(corpus, index_dir, embedder, progress=True)
+    except BaseException as exc:
+        for path in saved:  # leave the corpus as it was; the index was never switched
+            path.unlink(missing_ok=True)
+        if not isinstance(exc, (CiteqaError, OSError)):
+            raise
+        result.error, result.added = f"indexing failed, nothing was added: {exc}", []
+        return result
+    result.skipped = [(s.doc_id, s.reason) for s in report.skipped]
+    result.indexed = True
+    step(1.0, "done")
+    return result
+
+
+def safe_label(name: str) -> str:
+    """A file name for messages: its last path part, printable, cut short."""
+    base = str(name).replace("\\", "/").split("/")[-1]
+    return "".join(c for c in base if c.isprintable())[:MAX_NAME_CHARS] or "(no name)"
+
+
+def summary(result: UploadResult) -> list[str]:
+    """One plain-text line per outcome, for the upload status box."""
+    lines = [f"added {n}" for n in result.added]
+    lines += [f"already in the corpus: {n}" for n in result.unchanged]
+    lines += [f"refused {reason}" for _, reason in result.refused]
+    if result.error:
+        lines.append(result.error)
+    return lines or ["no file given"]
