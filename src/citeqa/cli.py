@@ -47,7 +47,18 @@ def _parser() -> argparse.ArgumentParser:
     common(p, corpus=True)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=7860)
+    p.add_argument("--auth", type=_auth_pair, default=os.environ.get("CITEQA_AUTH") or None, metavar="USER:PASSWORD",
+                   help="require this login (default: $CITEQA_AUTH; none when unset)")
+    p.add_argument("--max-upload-mb", type=float, default=20.0, help="largest accepted upload (default 20 MB)")
     return parser
+
+
+def _auth_pair(value: str) -> tuple[str, str]:
+    """``user:password`` as a pair; the password may itself hold colons."""
+    user, sep, password = value.partition(":")
+    if not sep or not user or not password:
+        raise argparse.ArgumentTypeError("expected USER:PASSWORD")
+    return user, password
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -117,6 +128,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                           set(engine.corpus_langs), progress=True, doc_langs=doc_langs)
     metrics = ev.summarize(results)
     ev.print_table(metrics)
+    for b in ev.reliability(results):
+        right = "n/a" if b.right is None else f"{b.right:.2f}"
+        print(f"confidence {b.low:.1f}-{b.high:.1f}: {b.n} questions, right {right}")
     if args.predictions is not None:
         ev.write_predictions(results, args.predictions)
     if args.report is not None:
@@ -131,7 +145,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from .ui import serve
 
-    serve(index_dir=args.index, corpus_dir=args.corpus, model=args.model, host=args.host, port=args.port)
+    serve(index_dir=args.index, corpus_dir=args.corpus, model=args.model, host=args.host, port=args.port,
+          auth=args.auth, max_upload_bytes=int(args.max_upload_mb * 1_048_576))
     return 0
 
 

@@ -1,26 +1,42 @@
-"""The Gradio chat page. Thin: it calls the engine and renders with :mod:`citeqa.display`."""
+"""The Gradio app: a chat with cited answers, a corpus tab with uploads, and the ``/ask`` API.
+
+Thin on purpose: answers come from :class:`~citeqa.engine.Engine`, HTML from
+:mod:`citeqa.display`, and uploads are checked and indexed by :mod:`citeqa.uploads`.
+"""
 
 from __future__ import annotations
 
+import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .display import answer_html, safe, sources_html
+from . import display
+from .display import answer_html, engine_language, error_html, labels, sources_html, user_html
 from .engine import Engine
 from .errors import CiteqaError
+from .uploads import DEFAULT_MAX_BYTES, add_files, summary
 
 CSS = """
 .citeqa-source {border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; margin: 8px 0;}
 .citeqa-passage {margin-top: 6px; line-height: 1.45;}
 .citeqa-badge {background: #fde68a; color: #713f12; border-radius: 6px; padding: 0 6px; font-size: 0.8em;}
+.citeqa-closest h3 {color: var(--body-text-color-subdued); font-style: italic;}
+.citeqa-context summary {cursor: pointer; color: var(--link-text-color); font-size: 0.9em; margin-top: 4px;}
+.citeqa-context div {background: var(--background-fill-secondary); padding: 6px 8px; border-radius: 6px; line-height: 1.45;}
+.citeqa-cited {background: var(--color-accent-soft); border-radius: 3px;}
+.citeqa-ref {color: var(--link-text-color); font-weight: 600;}
 mark {background: #fef08a; color: inherit; padding: 0 2px; border-radius: 3px;}
 """
 
 EXAMPLES = [
     "¿Cuántos parámetros tiene GLM-5?",
+    "¿Qué chip está probando Baidu?",
     "Qual chip a Baidu está testando?",
+    "Quanto custa a API do GLM-Image por imagem?",
     "How much does the GLM-Image API charge per image?",
+    "When did Huawei open-source openPangu 2.0?",
 ]
 
 
@@ -30,6 +46,7 @@ class EngineHolder:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._lock = threading.Lock()
+        self.index_lock = threading.Lock()  # one upload or refresh at a time
 
     @property
     def engine(self) -> Engine:
@@ -41,70 +58,180 @@ class EngineHolder:
             self._engine = engine
 
 
-def ask_record(holder: EngineHolder, question: str, history: list[str] | None = None, k: int = 5) -> dict[str, Any]:
+@dataclass(frozen=True)
+class UploadSettings:
+    """Where uploads go and how large they may be; ``corpus=None`` disables uploads."""
+
+    corpus: Path | None = None
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+
+def ask_record(holder: EngineHolder, question: str, history: Any = None, k: Any = 5,
+               language: str | None = "auto") -> dict[str, Any]:
     """The ``/ask`` API: the answer record as JSON, or ``{"error": message}``."""
     try:
-        return holder.engine.ask(question, history=tuple(history or ()), k=int(k)).to_dict()
+        earlier = [history] if isinstance(history, str) else [str(h) for h in (history or [])]
+        return holder.engine.ask(question, history=tuple(earlier), k=int(k),
+                                 language=engine_language(language)).to_dict()
     except CiteqaError as exc:
         return {"error": str(exc)}
+    except (TypeError, ValueError) as exc:
+        return {"error": f"bad request: {exc}"}
 
 
-def chat_turn(holder: EngineHolder, question: str, messages: list[dict], asked: list[str], k: int):
-    """One chat turn: the reply goes into the chat, the sources into the panel below."""
-    messages = list(messages or [])
-    asked = list(asked or [])
-    try:
-        answer = holder.engine.ask(question, history=tuple(asked), k=int(k))
-    except CiteqaError as exc:
-        messages += [{"role": "user", "content": safe(question or "")},
-                     {"role": "assistant", "content": f"<em>{safe(str(exc))}</em>"}]
-        return messages, asked, "", ""
-    messages += [{"role": "user", "content": safe(question)},
-                 {"role": "assistant", "content": answer_html(answer)}]
+def chat_turn(holder: EngineHolder, question: str, messages: list[dict], asked: list[str], k: Any,
+              language: str | None = "auto", show_confidence: bool = True) -> tuple[list[dict], list[str], str, str, str]:
+    """One chat turn: the reply goes into the chat, the sources into the panel below.
+
+    Returns the messages, the questions asked so far, the sources HTML, the cleared
+    question box, and the language of the turn (for the labels).
+    """
+    messages, asked = list(messages or []), list(asked or [])
     engine = holder.engine
-    pages = [engine.data.documents[c.doc_id].page_at(c.start) if c.doc_id in engine.data.documents else None
-             for c in answer.citations]
-    return messages, asked + [question], sources_html(answer, pages), ""
+    try:
+        answer = engine.ask(question, history=tuple(asked), k=int(k), language=engine_language(language))
+    except CiteqaError as exc:
+        lang = asked and engine.question_language(asked[-1]) or "en"
+        messages += [{"role": "user", "content": user_html(question or "")},
+                     {"role": "assistant", "content": error_html(str(exc), lang)}]
+        return messages, asked, "", "", lang
+    messages += [{"role": "user", "content": user_html(answer.question)},
+                 {"role": "assistant", "content": answer_html(answer, show_confidence)}]
+    return messages, asked + [answer.question], sources_html(answer, engine.data.documents), "", answer.language
 
 
-def build_app(holder: EngineHolder):  # noqa: ANN201 - gr.Blocks
-    """The Blocks app: chat, sources, passage count, clear button, and the /ask API."""
+def corpus_view(holder: EngineHolder) -> list[list[object]]:
+    """Rows of the corpus table for the live index."""
+    return display.corpus_rows(holder.engine.data.manifest.documents)
+
+
+def upload(holder: EngineHolder, settings: UploadSettings, files: list[Any] | None, progress=None):  # noqa: ANN001, ANN201
+    """Add uploaded files (or, with none, re-scan the corpus) and swap in the new index."""
+    if settings.corpus is None:
+        return "Uploads are disabled for this server.", corpus_view(holder), ""
+    pairs = [(Path(_path(f)), _orig_name(f)) for f in (files or [])]
+    step = (lambda fraction, text: progress(fraction, desc=text)) if progress is not None else None
+    with holder.index_lock:
+        engine = holder.engine
+        if engine.index_dir is None:
+            return "This index cannot be updated.", corpus_view(holder), ""
+        result = add_files(pairs, settings.corpus, engine.index_dir, engine.embedder, settings.max_bytes, step)
+        if result.indexed:
+            holder.swap(engine.reload())
+    status = "\n".join(summary(result)) if files else (result.error or "index refreshed")
+    return status, corpus_view(holder), display.skipped_html(result.skipped)
+
+
+def _path(item: Any) -> str:
+    """The temp path of an uploaded file (a str, a FileData-like object or a dict)."""
+    if isinstance(item, (str, Path)):
+        return str(item)
+    return str(item["path"] if isinstance(item, dict) else getattr(item, "path", None) or item.name)
+
+
+def _orig_name(item: Any) -> str:
+    """The name the user's file had (Gradio keeps it as the temp file's name)."""
+    name = item.get("orig_name") if isinstance(item, dict) else getattr(item, "orig_name", None)
+    return name or Path(_path(item)).name
+
+
+def build_app(holder: EngineHolder, uploads: UploadSettings | None = None):  # noqa: ANN201 - gr.Blocks
+    """The Blocks app: chat with sources and controls, the corpus tab, and the /ask API."""
     import gradio as gr
 
+    uploads = uploads if uploads is not None else UploadSettings()
+    en = labels("en")
     with gr.Blocks(title="citeqa") as app:
-        gr.Markdown("# citeqa\nAsk in Spanish, Portuguese or English. Every answer is copied from a document, with its source.")
-        chat = gr.Chatbot(label="citeqa", height=380, sanitize_html=True, latex_delimiters=[])
-        asked = gr.State([])
-        with gr.Row():
-            question = gr.Textbox(placeholder="Ask a question…", show_label=False, scale=8, elem_id="question")
-            send = gr.Button("Ask", variant="primary", scale=1, elem_id="ask")
-        with gr.Row():
-            k = gr.Slider(1, 10, value=5, step=1, label="Passages")
-            clear = gr.Button("Clear chat")
-        sources = gr.HTML(elem_id="sources")
-        gr.Examples(EXAMPLES, inputs=question)
+        gr.Markdown("# citeqa\nAsk in Spanish, Portuguese or English. Every answer is copied from a "
+                    "document, with its sources below.")
+        with gr.Tab("Chat", id="chat"):
+            chat = gr.Chatbot(label="citeqa", height=380, sanitize_html=True, latex_delimiters=[],
+                              elem_id="chat", feedback_options=None, buttons=["copy"])
+            asked = gr.State([])
+            with gr.Row():
+                question = gr.Textbox(placeholder=en["placeholder"], show_label=False, scale=8,
+                                      elem_id="question", max_lines=4)
+                send = gr.Button(en["ask"], variant="primary", scale=1, elem_id="ask")
+            with gr.Row():
+                k = gr.Slider(1, 10, value=5, step=1, label=en["passages"], elem_id="k")
+                language = gr.Dropdown(list(display.LANGUAGE_CHOICES), value="auto", label=en["language"],
+                                       elem_id="language")
+                confidence = gr.Checkbox(value=True, label=en["show_confidence"], elem_id="confidence")
+                clear = gr.Button(en["clear"], elem_id="clear")
+            sources = gr.HTML(elem_id="sources", js_on_load=None)
+            gr.Examples(EXAMPLES, inputs=question, label="Examples · Ejemplos · Exemplos")
+        with gr.Tab("Corpus", id="corpus"):
+            table = _corpus_tab(gr, holder, uploads)
+        app.load(lambda: corpus_view(holder), None, table, api_visibility="private")  # fresh on every visit
 
-        def turn(q, m, a, kk):
-            return chat_turn(holder, q, m, a, kk)
+        def relabel(lang: str) -> list[Any]:
+            lab = labels(lang)
+            return [gr.update(value=lab["ask"]), gr.update(value=lab["clear"]), gr.update(label=lab["passages"]),
+                    gr.update(label=lab["language"]), gr.update(label=lab["show_confidence"])]
 
-        outputs = [chat, asked, sources, question]
-        send.click(turn, [question, chat, asked, k], outputs, api_visibility="private")
-        question.submit(turn, [question, chat, asked, k], outputs, api_visibility="private")
-        clear.click(lambda: ([], [], "", ""), None, outputs, api_visibility="private")
+        def turn(q, m, a, kk, lang, conf):  # noqa: ANN001, ANN202
+            messages, earlier, html, _, turn_lang = chat_turn(holder, q, m, a, kk, lang, conf)
+            box = gr.update(value="", placeholder=labels(turn_lang)["placeholder"])
+            return [messages, earlier, html, box, *relabel(turn_lang)]
 
-        api_q = gr.Textbox(visible=False)
-        api_h = gr.JSON(visible=False)
-        api_k = gr.Number(value=5, visible=False)
-        api_out = gr.JSON(visible=False)
-        api_btn = gr.Button(visible=False)
-        api_btn.click(lambda q, h, kk: ask_record(holder, q, h, kk), [api_q, api_h, api_k], api_out, api_name="ask")
+        outputs = [chat, asked, sources, question, send, clear, k, language, confidence]
+        inputs = [question, chat, asked, k, language, confidence]
+        send.click(turn, inputs, outputs, api_visibility="private")
+        question.submit(turn, inputs, outputs, api_visibility="private")
+        clear.click(lambda: ([], [], "", ""), None, [chat, asked, sources, question], api_visibility="private")
+        _api(gr, holder)
     return app
 
 
-def serve(index_dir: Path, corpus_dir: Path, model: str | None, host: str, port: int) -> None:
+def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):  # noqa: ANN001, ANN202
+    """The indexed documents, and the upload box that adds to them; returns the table."""
+    table = gr.Dataframe(headers=display.CORPUS_HEADERS, interactive=False,
+                         wrap=True, elem_id="corpus-table", datatype="str")
+    skipped = gr.HTML(elem_id="skipped", js_on_load=None)
+    if uploads.corpus is None:
+        gr.Markdown("Uploads are disabled for this server.")
+        return table
+    limit = uploads.max_bytes / 1_048_576
+    files = gr.File(file_count="multiple", file_types=[".txt", ".md", ".html", ".htm", ".pdf"],
+                    label=f"Add documents (.txt .md .html .htm .pdf, up to {limit:.0f} MB each)",
+                    elem_id="upload")
+    with gr.Row():
+        add = gr.Button("Add to the index", variant="primary", elem_id="add")
+        refresh = gr.Button("Re-scan corpus folder", elem_id="refresh")
+    status = gr.Textbox(label="Upload status", interactive=False, lines=3, elem_id="upload-status")
+
+    def on_add(chosen, progress=gr.Progress(track_tqdm=True)):  # noqa: ANN001, ANN202
+        return upload(holder, uploads, chosen, progress)
+
+    def on_refresh(progress=gr.Progress(track_tqdm=True)):  # noqa: ANN202
+        return upload(holder, uploads, [], progress)
+
+    add.click(on_add, files, [status, table, skipped], api_visibility="private")
+    refresh.click(on_refresh, None, [status, table, skipped], api_visibility="private")
+    return table
+
+
+def _api(gr, holder: EngineHolder) -> None:  # noqa: ANN001
+    """The named ``/ask`` endpoint: (question, history, k, language) -> answer record."""
+    api_q = gr.Textbox(visible=False)
+    api_h = gr.JSON(value=[], visible=False)
+    api_k = gr.Number(value=5, visible=False, precision=0)
+    api_lang = gr.Textbox(value="auto", visible=False)
+    api_out = gr.JSON(visible=False)
+    api_btn = gr.Button(visible=False)
+    api_btn.click(lambda q, h, kk, lang: ask_record(holder, q, h, kk, lang), [api_q, api_h, api_k, api_lang],
+                  api_out, api_name="ask")
+
+
+def serve(index_dir: Path, corpus_dir: Path | None, model: str | None, host: str, port: int,
+          auth: tuple[str, str] | None = None, max_upload_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Open the index, warm the model, and serve the app until interrupted."""
     engine = Engine.open(index_dir, model=model)
     engine.ask("warm up")
-    app = build_app(EngineHolder(engine))
-    app.queue(default_concurrency_limit=4).launch(server_name=host, server_port=port, css=CSS,
-                                                  show_error=False, footer_links=["api"])
+    if auth is None and host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"citeqa: warning: serving on {host} without --auth; anyone who can reach it can "
+              "read and add documents", file=sys.stderr)
+    app = build_app(EngineHolder(engine), UploadSettings(corpus_dir, max_upload_bytes))
+    app.queue(default_concurrency_limit=4).launch(server_name=host, server_port=port, css=CSS, auth=auth,
+                                                  show_error=False, footer_links=["api"],
+                                                  max_file_size=max_upload_bytes)

@@ -1,0 +1,76 @@
+"""A real browser against the app: answer, citation, highlight, and inert document markup."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from test_ui import start_app
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture
+def page(tmp_path: Path):  # noqa: ANN201
+    """A Chromium page; dialogs (an alert() from injected script) are recorded on ``page.dialogs``."""
+    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
+        pytest.skip("Debian chromium is not installed (make browser)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1100})
+        page.dialogs = []  # type: ignore[attr-defined]
+        page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))  # type: ignore[attr-defined]
+        yield page
+        browser.close()
+
+
+def ask(page, question: str, expect: str) -> None:  # noqa: ANN001
+    """Type a question, send it, and wait until the reply holds ``expect``."""
+    page.locator("#question textarea").fill(question)
+    page.locator("#ask").click()
+    page.locator("#chat").get_by_text(expect).last.wait_for(timeout=20_000)
+
+
+def test_chat_answers_with_citation_highlight_and_inert_markup(page, tmp_path: Path):  # noqa: ANN001
+    app, url, _, _ = start_app(tmp_path / "app")
+    try:
+        page.goto(url)
+        ask(page, "When was the beacon of Cabo Frio lit?", "harbour master")
+        chat = page.locator("#chat").inner_text()
+        assert "<img src=x onerror=alert('img')>" in chat and "![pixel](http://127.0.0.1:9/pixel.png)" in chat
+        assert page.locator("#chat mark").last.inner_text() == "1899"
+        sources = page.locator("#sources")
+        sources.get_by_text("beacon.md").first.wait_for()
+        assert "[1] The beacon of Cabo Frio <script>alert('title')</script>" in sources.inner_text()
+        assert "1899" in sources.locator("mark").first.inner_text()
+        sources.locator("summary").first.click()
+        assert sources.locator(".citeqa-cited").first.is_visible()
+
+        ask(page, "¿En qué año se construyó el faro de Punta Brava?", "cantera cercana")
+        assert page.locator("#chat mark").last.inner_text() == "1887"
+        page.locator("#sources").get_by_text("faro.txt").first.wait_for()
+        assert page.locator("#ask").inner_text().strip() == "Preguntar"
+        page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
+
+        page.get_by_role("tab", name="Corpus").click()
+        page.locator("#corpus-table").get_by_text("beacon.md").first.wait_for()
+        assert "<script>alert('title')</script>" in page.locator("#corpus-table").inner_text()
+        page.screenshot(path=str(tmp_path / "corpus.png"), full_page=True)
+
+        injected = page.evaluate("""() => ({
+            imgs: [...document.images].filter(i => /pixel|^x$/.test(i.getAttribute('src') || '')).length,
+            scripts: [...document.scripts].filter(s => s.textContent.trim().startsWith("alert(")).length,
+            links: [...document.links].filter(a => a.href.startsWith('javascript:')).length})""")
+        assert injected == {"imgs": 0, "scripts": 0, "links": 0}
+        assert page.dialogs == []
+        assert (tmp_path / "chat.png").stat().st_size > 10_000
+    finally:
+        app.close()

@@ -1,0 +1,157 @@
+"""The Gradio app: chat turns, uploads, and the /ask API through gradio_client."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from citeqa import cli
+from citeqa.engine import Engine
+from citeqa.index.builder import update_index
+from citeqa.ui import CSS, EngineHolder, UploadSettings, ask_record, build_app, chat_turn, corpus_view, upload
+
+from conftest import DATA, KeywordEmbedder
+
+QUESTIONS = [  # one per language: question, language, first cited document, fact in the answer
+    ("¿En qué año se construyó el faro de Punta Brava?", "es", "faro.txt", "1887"),
+    ("Quando foi inaugurado o farol da Ilha Clara?", "pt", "nested/farol.md", "1912"),
+    ("When was the windmill of Greyhill restored?", "en", "mill.html", "2004"),
+]
+
+
+def make_holder(folder: Path) -> tuple[EngineHolder, Path]:
+    """An engine (keyword embedder) over the fixture corpus plus the XSS document."""
+    corpus = folder / "corpus"
+    shutil.copytree(DATA / "corpus", corpus)
+    shutil.copy(DATA / "ui" / "beacon.md", corpus / "beacon.md")
+    update_index(corpus, folder / "index", KeywordEmbedder())
+    return EngineHolder(Engine.open(folder / "index", embedder=KeywordEmbedder())), corpus
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_app(folder: Path, auth: tuple[str, str] | None = None):  # noqa: ANN201
+    """Launch the app in this process on a free port; returns (app, url, holder, corpus)."""
+    holder, corpus = make_holder(folder)
+    app = build_app(holder, UploadSettings(corpus))
+    app.queue().launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True,
+                       css=CSS, auth=auth, footer_links=["api"])
+    return app, app.local_url, holder, corpus
+
+
+@pytest.fixture
+def holder(tmp_path: Path) -> EngineHolder:
+    return make_holder(tmp_path)[0]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Iterator[str]:  # noqa: ANN001
+    app, url, _, _ = start_app(tmp_path_factory.mktemp("served"))
+    yield url
+    app.close()
+
+
+def test_chat_turn_answers_with_sources_and_follow_up(holder: EngineHolder):
+    messages, asked, sources, box, lang = chat_turn(holder, QUESTIONS[0][0], [], [], 3)
+    assert lang == "es" and box == "" and asked == [QUESTIONS[0][0]]
+    reply = messages[-1]["content"]
+    assert messages[-1]["role"] == "assistant" and "<mark>1887</mark>" in reply and "[1]" in reply
+    assert "Fuentes" in sources and "faro.txt" in sources and "<mark>" in sources
+    messages, asked, sources, _, _ = chat_turn(holder, "¿Y cuánto cuesta la entrada?", messages, asked, 3)
+    assert len(messages) == 4 and "6 euros" in messages[-1]["content"] and len(asked) == 2
+
+
+def test_chat_turn_abstains_with_closest_passages(holder: EngineHolder):
+    messages, _, sources, _, lang = chat_turn(holder, "¿Cuál es la capital de Mongolia?", [], [], 2)
+    assert lang == "es" and "No encontré esto en los documentos." in messages[-1]["content"]
+    assert "Pasajes más cercanos" in sources and sources.count('class="citeqa-source"') == 2
+
+
+def test_chat_turn_controls_language_and_confidence(holder: EngineHolder):
+    messages, _, sources, _, _ = chat_turn(holder, QUESTIONS[2][0], [], [], 3, "es", False)
+    assert "confidence" not in messages[-1]["content"] and "Sources" in sources
+    assert ask_record(holder, QUESTIONS[2][0], [], 3, "es")["language"] == "en"
+
+
+def test_chat_turn_escapes_questions_and_documents(holder: EngineHolder):
+    messages, _, sources, _, _ = chat_turn(holder, "<img src=x onerror=alert(1)> When was the beacon of Cabo Frio lit?",
+                                           [], [], 3)
+    html = messages[0]["content"] + messages[1]["content"] + sources
+    assert "1899" in messages[1]["content"]
+    for bad in ("<img", "<script", "![", "]("):
+        assert bad not in html
+
+
+def test_chat_turn_reports_errors_in_the_chat(holder: EngineHolder):
+    messages, asked, sources, _, _ = chat_turn(holder, "   ", [], [], 3)
+    assert "empty" in messages[-1]["content"] and asked == [] and sources == ""
+    assert ask_record(holder, "", [], 3) == {"error": "the question is empty; type a question"}
+    assert "error" in ask_record(holder, "hi", [], "many")
+
+
+def test_upload_handler_swaps_in_the_new_index(tmp_path: Path):
+    holder, corpus = make_holder(tmp_path)
+    old = holder.engine
+    doc = tmp_path / "up" / "bridge.md"
+    doc.parent.mkdir()
+    doc.write_text("# The bridge of Alvor\n\nThe bridge of Alvor opened in 1931.", encoding="utf-8")
+    (corpus / "notes.xyz").write_text("skip me")
+    status, rows, skipped = upload(holder, UploadSettings(corpus), [str(doc), str(tmp_path / "up" / "missing.txt")])
+    assert "added bridge.md" in status and "refused missing.txt" in status
+    assert holder.engine is not old and "bridge.md" in [r[-1] for r in rows] and rows == corpus_view(holder)
+    assert "notes.xyz" in skipped and "unsupported type" in skipped
+    assert "1931" in holder.engine.ask("When did the bridge of Alvor open?").answer
+    status, _, _ = upload(holder, UploadSettings(None), [str(doc)])
+    assert "disabled" in status
+
+
+def test_serve_auth_flag_and_env(monkeypatch):
+    args = cli._parser().parse_args(["serve", "--auth", "ana:s3:cret", "--max-upload-mb", "5"])
+    assert args.auth == ("ana", "s3:cret") and args.max_upload_mb == 5 and args.host == "127.0.0.1"
+    monkeypatch.setenv("CITEQA_AUTH", "bob:pw")
+    assert cli._parser().parse_args(["serve"]).auth == ("bob", "pw")
+    monkeypatch.delenv("CITEQA_AUTH")
+    assert cli._parser().parse_args(["serve"]).auth is None
+    with pytest.raises(SystemExit):
+        cli._parser().parse_args(["serve", "--auth", "nopassword"])
+
+
+@pytest.mark.parametrize("question,lang,doc,fact", QUESTIONS)
+def test_ask_api_through_gradio_client(served: str, question, lang, doc, fact):
+    from gradio_client import Client
+
+    record = Client(served, verbose=False).predict(question, [], 3, "auto", api_name="/ask")
+    assert record["language"] == lang and fact in record["answer"] and not record["abstained"]
+    assert record["citations"][0]["doc_id"] == doc and len(record["citations"]) == 3
+
+
+def test_ask_api_errors_and_history(served: str):
+    from gradio_client import Client
+
+    client = Client(served, verbose=False)
+    assert client.predict("", [], 3, "auto", api_name="/ask") == {"error": "the question is empty; type a question"}
+    record = client.predict("¿Y cuánto cuesta la entrada?", ["¿Qué es hoy el faro de Punta Brava?"], 2, "auto",
+                            api_name="/ask")
+    assert "6 euros" in record["answer"]
+    assert list(client.view_api(print_info=False, return_format="dict")["named_endpoints"]) == ["/ask"]
+
+
+def test_auth_is_required_when_set(tmp_path: Path):
+    from gradio_client import Client
+
+    app, url, _, _ = start_app(tmp_path, auth=("ana", "secret"))
+    try:
+        with pytest.raises(Exception):
+            Client(url, verbose=False)
+        client = Client(url, auth=("ana", "secret"), verbose=False)
+        assert client.predict(QUESTIONS[2][0], [], 1, "auto", api_name="/ask")["citations"][0]["doc_id"] == "mill.html"
+    finally:
+        app.close()
