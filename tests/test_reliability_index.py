@@ -22,6 +22,7 @@ from citeqa.index.store import CURRENT, current_generation, file_digests, load_i
 
 from conftest import REPO, KeywordEmbedder
 
+NEW_DOC = "The harbour of Greyhill has a stone pier built in 1821 for fishing boats."
 QUESTIONS = [
     "¿En qué año se construyó el faro de Punta Brava?",
     "Quando foi inaugurado o farol da Ilha Clara?",
@@ -187,6 +188,27 @@ def test_concurrent_build_is_refused_not_interleaved(fixture_corpus: Path, built
                 pass
 
 
+def test_opening_while_a_build_replaces_the_generation_reads_the_new_one(fixture_corpus: Path, built_index: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    """A reader that picked the old generation just before a build deleted it is not told to rebuild."""
+    import citeqa.index.store as store
+
+    real = store.read_manifest
+    raced: list[Path] = []
+
+    def read_manifest(folder: Path):
+        if not raced:  # the first read: a whole build runs right now and removes ``folder``
+            raced.append(folder)
+            (fixture_corpus / "new.txt").write_text(NEW_DOC, encoding="utf-8")
+            update_index(fixture_corpus, built_index, KeywordEmbedder())
+            assert not folder.exists()
+        return real(folder)
+
+    monkeypatch.setattr(store, "read_manifest", read_manifest)
+    data = load_index(built_index)
+    assert raced and "new.txt" in data.documents
+
+
 # --- a build killed with SIGKILL ---------------------------------------------------
 
 KILLED_BUILD = textwrap.dedent("""
@@ -243,7 +265,6 @@ KILLED_BUILD = textwrap.dedent("""
 
 
 STAGES = ("encode", "files_written", "before_switch", "pointer_written")
-NEW_DOC = "The harbour of Greyhill has a stone pier built in 1821 for fishing boats."
 
 
 def test_sigkill_during_build_keeps_the_previous_index(fixture_corpus: Path, built_index: Path, tmp_path: Path):

@@ -70,13 +70,28 @@ def current_generation(index_dir: Path) -> Path | None:
 
 
 def load_index(index_dir: Path) -> IndexData:
-    """Open the live generation, verifying every file against the manifest."""
+    """Open the live generation, verifying every file against the manifest.
+
+    A build that finishes meanwhile deletes the generation being read; then the
+    new one is read instead of reporting the old one as damaged.
+    """
+    attempts = 3
+    for attempt in range(attempts):
+        folder = current_generation(index_dir)
+        if folder is None:
+            raise IndexMissingError(f"no index in {index_dir}; run `citeqa index` first")
+        try:
+            return _load_generation(folder)
+        except IndexCorruptError:
+            if attempt == attempts - 1 or current_generation(index_dir) == folder:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _load_generation(folder: Path) -> IndexData:
     import bm25s
     import faiss
 
-    folder = current_generation(index_dir)
-    if folder is None:
-        raise IndexMissingError(f"no index in {index_dir}; run `citeqa index` first")
     if not folder.is_dir():
         raise IndexCorruptError(f"index generation {folder.name} is missing; {REBUILD_HINT}")
     manifest = read_manifest(folder)
