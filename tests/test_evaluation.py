@@ -512,3 +512,20 @@ def test_import_is_light() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_reliability_buckets_by_hand():
+    from citeqa.evaluation import reliability
+
+    gold = QAItem("q", "¿?", ("x",), "es", "d.txt")
+    none = QAItem("u", "¿?", (), "es", None)
+    doc = {"d.txt": "x y"}
+
+    def result(item, text, conf):
+        cit = (Citation("d.txt", "T", "es", 0, 3, "x y", 1.0),)
+        ans = Answer("¿?", "es", text, text is None, conf, cit)
+        return score_question(item, ans, doc, {"es"})
+
+    rows = reliability([result(gold, "x", 0.9), result(gold, "y", 0.85), result(none, None, 0.1),
+                        result(gold, "x", 0.5)])
+    assert [(b.n, b.right) for b in rows] == [(1, 1.0), (1, 1.0), (2, 0.5)]

@@ -583,6 +583,31 @@ def summarize(results: Sequence[QuestionResult]) -> Metrics:
     return Metrics(overall=score_group(results), by_lang=by_lang)
 
 
+@dataclass(frozen=True)
+class Bucket:
+    """Questions whose confidence falls in ``[low, high)`` and how often they were right."""
+
+    low: float
+    high: float
+    n: int
+    right: float | None
+
+
+def reliability(results: Sequence[QuestionResult], edges: Sequence[float] = (0.3, 0.8)) -> list[Bucket]:
+    """Share of right outcomes per confidence bucket (a reliability table).
+
+    An outcome is right when an answerable question got a correct answer, or an
+    unanswerable one was abstained on.
+    """
+    bounds = [0.0, *edges, 1.0000001]
+    buckets = []
+    for low, high in zip(bounds, bounds[1:]):
+        group = [r for r in results if low <= r.answer.confidence < high]
+        right = [bool(r.correct) if r.answerable else r.abstained for r in group]
+        buckets.append(Bucket(low, min(high, 1.0), len(group), ratio(sum(right), len(right))))
+    return buckets
+
+
 def _lang_sort_key(lang: str) -> tuple[int, str]:
     """es, pt, en first, then the rest alphabetically."""
     return (LANG_ORDER.index(lang), "") if lang in LANG_ORDER else (len(LANG_ORDER), lang)
