@@ -106,7 +106,7 @@ def test_upload_handler_swaps_in_the_new_index(tmp_path: Path):
     (corpus / "notes.xyz").write_text("skip me")
     status, rows, skipped = upload(holder, UploadSettings(corpus), [str(doc), str(tmp_path / "up" / "missing.txt")])
     assert "added bridge.md" in status and "refused missing.txt" in status
-    assert holder.engine is not old and "bridge.md" in [r[-1] for r in rows] and rows == corpus_view(holder)
+    assert holder.engine is not old and "bridge.md" in [r[-1] for r in rows["data"]] and rows == corpus_view(holder)
     assert "notes.xyz" in skipped and "unsupported type" in skipped
     assert "1931" in holder.engine.ask("When did the bridge of Alvor open?").answer
     status, _, _ = upload(holder, UploadSettings(None), [str(doc)])

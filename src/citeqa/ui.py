@@ -100,9 +100,9 @@ def chat_turn(holder: EngineHolder, question: str, messages: list[dict], asked: 
     return messages, asked + [answer.question], sources_html(answer, engine.data.documents), "", answer.language
 
 
-def corpus_view(holder: EngineHolder) -> list[list[object]]:
-    """Rows of the corpus table for the live index."""
-    return display.corpus_rows(holder.engine.data.manifest.documents)
+def corpus_view(holder: EngineHolder) -> dict[str, list]:
+    """The corpus table for the live index: headers and one row per document."""
+    return {"headers": display.CORPUS_HEADERS, "data": display.corpus_rows(holder.engine.data.manifest.documents)}
 
 
 def upload(holder: EngineHolder, settings: UploadSettings, files: list[Any] | None, progress=None):  # noqa: ANN001, ANN201
@@ -186,7 +186,8 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None):  # n
 def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):  # noqa: ANN001, ANN202
     """The indexed documents, and the upload box that adds to them; returns the table."""
     table = gr.Dataframe(headers=display.CORPUS_HEADERS, interactive=False,
-                         wrap=True, elem_id="corpus-table", datatype="str")
+                         wrap=True, elem_id="corpus-table", datatype="str",
+                         column_widths=["44%", "9%", "8%", "19%", "20%"])
     skipped = gr.HTML(elem_id="skipped", js_on_load=None)
     if uploads.corpus is None:
         gr.Markdown("Uploads are disabled for this server.")
