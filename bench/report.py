@@ -1,7 +1,9 @@
 """Tables (rich, Markdown) and the plot for bench/run.py results.
 
-``python bench/report.py out/bench/results.json [--markdown] [--plot docs/bench.png]``
-re-renders a finished run without measuring anything again.
+``python bench/report.py out/bench/results.json [MORE.json ...] [--markdown] [--plot docs/bench.png]``
+re-renders finished runs without measuring anything again; with several files, a size
+measured in a later file replaces the same size from an earlier one (each row is marked
+with the file it came from in --markdown).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ def _f(value, fmt: str = "{:.1f}") -> str:
 
 def size_label(s: dict) -> str:
     chunks = _get(s, "index", "chunks")
-    return f"{s['size']} ({chunks:,} chunks)" if chunks else str(s["size"])
+    label = f"{s['size']} ({chunks:,} chunks)" if chunks else str(s["size"])
+    return label + (f" [{Path(s['source']).parent.name}]" if s.get("source") else "")
 
 
 def rows(report: dict) -> dict[str, list[list[str]]]:
@@ -146,13 +149,25 @@ def plot(report: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def merge(reports: list[dict], paths: list[Path]) -> dict:
+    """One report whose sizes come from the last file that measured them, in size order."""
+    if len(reports) == 1:
+        return reports[0]
+    by_size: dict[str, dict] = {}
+    for report, path in zip(reports, paths):
+        for s in report["sizes"]:
+            by_size[s["size"]] = {**s, "source": str(path)}
+    order = sorted(by_size, key=lambda k: -1 if k == "real" else int(k))
+    return {**reports[0], "sizes": [by_size[k] for k in order]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="re-render bench results")
-    parser.add_argument("results", type=Path)
+    parser.add_argument("results", type=Path, nargs="+")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--plot", type=Path, default=None)
     args = parser.parse_args(argv)
-    report = json.loads(args.results.read_text(encoding="utf-8"))
+    report = merge([json.loads(p.read_text(encoding="utf-8")) for p in args.results], args.results)
     if args.markdown:
         sys.stdout.write(markdown(report))
     else:
