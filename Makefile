@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test install install-test browser index eval bench clean
+.PHONY: run test install install-test browser index eval clean
 
 run: $(VENV)/.installed
 	$(BIN)/citeqa index

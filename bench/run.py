@@ -62,7 +62,6 @@ import json
 import os
 import platform
 import resource
-import shutil
 import socket
 import statistics
 import subprocess

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .analysis import fold_accents, query_terms, words
-from .embedding import DEFAULT_MODEL, Embedder, SentenceTransformerEmbedder
+from .embedding import Embedder, SentenceTransformerEmbedder
 from .errors import QuestionError
 from .extract import Candidate, candidates_from, expected_type, highlight_in
 from .index.manifest import check_model

@@ -12,6 +12,7 @@ import hashlib
 import types
 import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar, Union
 
 T = TypeVar("T")
@@ -20,6 +21,15 @@ T = TypeVar("T")
 def sha256_text(text: str) -> str:
     """Hex sha256 of a text's UTF-8 bytes."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def content_id(*parts: object) -> str:

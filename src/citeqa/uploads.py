@@ -8,7 +8,6 @@ is written as an atomic generation, so the live index stays as it was.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from .documents import load_document
 from .errors import CiteqaError, DocumentError, UploadError
+from .models import sha256_file
 
 ALLOWED_SUFFIXES = (".txt", ".md", ".html", ".htm", ".pdf")
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
@@ -82,13 +82,6 @@ def free_path(path: Path) -> Path:
     return candidate
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
 
 def validate(source: Path, name: str, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Check an uploaded file under its intended ``name``; UploadError says why not."""
@@ -112,7 +105,7 @@ def save_upload(source: Path, name: str, corpus: Path, max_bytes: int = DEFAULT_
     clean = safe_name(name)
     validate(source, clean, max_bytes)
     wanted = target_path(corpus, clean)
-    if wanted.exists() and wanted.is_file() and _sha256(wanted) == _sha256(source):
+    if wanted.exists() and wanted.is_file() and sha256_file(wanted) == sha256_file(source):
         return None
     final = free_path(wanted)
     partial = final.with_name(f".{final.name}.part")  # hidden: a concurrent scan skips it

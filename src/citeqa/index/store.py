@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -31,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import IndexCorruptError, IndexMissingError, IndexStoreError
-from ..models import Chunk, Document, from_dict, to_dict
+from ..models import Chunk, Document, from_dict, sha256_file, to_dict
 from .manifest import REBUILD_HINT, Manifest, read_manifest, write_manifest
 
 CURRENT = "CURRENT"
@@ -130,7 +129,7 @@ def file_digests(folder: Path) -> dict[str, str]:
     digests = {}
     for path in sorted(folder.rglob("*")):
         if path.is_file() and path.name != "manifest.json":
-            digests[path.relative_to(folder).as_posix()] = _sha256_file(path)
+            digests[path.relative_to(folder).as_posix()] = sha256_file(path)
     return digests
 
 
@@ -148,13 +147,6 @@ def verify_files(folder: Path, manifest: Manifest) -> None:
         if found[name] != digest:
             raise IndexCorruptError(f"index file {name} is damaged (checksum mismatch); {REBUILD_HINT}")
 
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _read_jsonl(path: Path) -> list[dict]:
