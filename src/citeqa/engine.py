@@ -22,7 +22,7 @@ from .index.store import IndexData, load_index
 from .language import SUPPORTED, detect
 from .models import Answer, Citation, Highlight, Hit
 from .retrieval import RetrievalSettings, Retriever, prefer_language
-from .scoring import Passage, ScoringModel, candidate_features
+from .scoring import ABSTAIN_BELOW, Passage, ScoringModel, candidate_features
 
 MAX_QUESTION_CHARS = 2000
 NOT_FOUND = {
@@ -41,7 +41,7 @@ class EngineSettings:
     answer_passages: int = 3  #: passages searched for the answer, overall and in the question's language
     pool: int = 10  #: passages retrieved before choosing the answer and the citations
     language_margin: float = 0.05  #: a same-language answer wins unless this much less likely
-    abstain_below: float = 0.3
+    abstain_below: float = ABSTAIN_BELOW
 
 
 class Engine:
@@ -135,14 +135,8 @@ class Engine:
         cands, feats = self.candidates(question, query, lang, prefer, hits)
         if not cands:
             return Answer(question, lang, None, True, 0.0, tuple(self._citation(h) for h in hits[:k]))
-        probs = self.settings.scoring.probabilities(feats)
-        best = int(np.argmax(probs))
-        same = [i for i, c in enumerate(cands) if c.lang == prefer]
-        if same:
-            best_same = max(same, key=lambda i: probs[i])
-            if probs[best_same] >= probs[best] - self.settings.language_margin:
-                best = best_same
-        chosen, confidence = cands[best], round(float(probs[best]), 4)
+        best, probability = self.choose(cands, feats, prefer)
+        chosen, confidence = cands[best], round(probability, 4)
         rest = prefer_language([h for i, h in enumerate(hits) if i != chosen.hit_index], chosen.lang, 0.0)
         citations = tuple(self._citation(h) for h in [hits[chosen.hit_index], *rest][:k])
         if confidence < self.settings.abstain_below:
@@ -150,6 +144,20 @@ class Engine:
         span = highlight_in(chosen.text, expected_type(question), frozenset(fold_accents(w) for w in words(query)))
         highlight = Highlight(*span) if span is not None else None
         return Answer(question, lang, chosen.text, False, confidence, citations, highlight=highlight)
+
+    def choose(self, cands: list[Candidate], feats: np.ndarray, prefer: str | None) -> tuple[int, float]:
+        """The chosen span and its confidence: the ranker's best, in ``prefer`` when it is
+        nearly as likely to be right as the best anywhere."""
+        model = self.settings.scoring
+        scores = model.scores(feats)
+        best = int(np.argmax(scores))
+        same = [i for i, c in enumerate(cands) if c.lang == prefer]
+        if same and best not in same:
+            best_same = max(same, key=lambda i: scores[i])
+            p_best, p_same = model.probabilities(feats[[best, best_same]])
+            if p_same >= p_best - self.settings.language_margin:
+                best = best_same
+        return best, float(model.probabilities(feats[[best]])[0])
 
     def candidates(self, question: str, query: str, lang: str, prefer: str | None,
                    hits: list[Hit]) -> tuple[list[Candidate], np.ndarray]:

@@ -9,6 +9,7 @@ The weights were fitted on half of ``eval/qa.jsonl`` (split A) by
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,13 +30,18 @@ FEATURES = (
     "same_lang",  # the span is in the question's language
     "length",  # log(characters) / log(300)
     "heading",  # short line without a final stop: a title, not an answer
+    "entity_passage",  # share of the question's names and numbers found in the passage
+    "has_entities",  # the question names something (a proper noun, a model, a number)
 )
 
 #: Fitted on split A of eval/qa.jsonl by eval/fit_scorer.py (see README for the numbers).
-WEIGHTS = (1.728, 1.712, 0.032, 0.594, 1.633, 0.956, -0.690, 0.225, 0.913, -0.934)
-BIAS = -2.762
-CALIB_SCALE = 1.246
-CALIB_SHIFT = -1.392
+WEIGHTS = (1.677, 1.669, 0.074, 0.720, 1.415, 1.003, -0.631, 0.298, 0.919, -0.925, 0.807, -0.117)
+BIAS = -3.243
+#: Confidence: logistic over (ranker score, *features) of the chosen span, fitted on split A.
+CALIBRATION = (1.432, 0.000, 0.000, -0.024, 0.354, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000)
+CALIB_BIAS = -2.075
+#: Below this confidence the engine abstains (chosen on split A by eval/fit_scorer.py).
+ABSTAIN_BELOW = 0.22
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,16 +55,16 @@ class Scored:
 
 @dataclass(frozen=True, slots=True)
 class ScoringModel:
-    """A logistic ranker over :data:`FEATURES`, then Platt scaling of its score.
+    """A logistic ranker over :data:`FEATURES`, and a calibration of the chosen span.
 
-    The ranker orders the spans; the calibration maps a span's score to the observed
-    probability that the engine's chosen answer was right.
+    The ranker orders the spans; the calibration turns the ranker score and the
+    features of a span into the observed probability that it is a right answer.
     """
 
     weights: tuple[float, ...] = WEIGHTS
     bias: float = BIAS
-    calib_scale: float = CALIB_SCALE
-    calib_shift: float = CALIB_SHIFT
+    calibration: tuple[float, ...] = CALIBRATION
+    calib_bias: float = CALIB_BIAS
 
     def scores(self, features: np.ndarray) -> np.ndarray:
         """The ranker's logit for each row of ``features``."""
@@ -68,8 +74,15 @@ class ScoringModel:
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         """Calibrated P(answer is right) for each row of ``features``."""
-        z = self.calib_scale * self.scores(features) + self.calib_shift
+        if len(features) == 0:
+            return np.zeros(0)
+        z = calibration_inputs(self.scores(features), features) @ np.asarray(self.calibration) + self.calib_bias
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+
+
+def calibration_inputs(scores: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """The calibration's input rows: the ranker score, then the features."""
+    return np.column_stack([scores, features])
 
 
 def local_weights(question_terms: Sequence[str], candidate_terms: Sequence[set[str]],
@@ -106,6 +119,8 @@ def candidate_features(question: str, query: str, question_lang: str, cands: Seq
     qwords = frozenset(fold_accents(w) for w in words(query))
     cand_terms = [set(terms(c.text, c.lang)) for c in cands]
     passage_terms = [set(terms(p.text, p.lang)) for p in passages]
+    entities = question_entities(query)
+    entity_in_passage = [_present_share(entities, p.text) for p in passages]
     best_fused = max((p.fused for p in passages), default=0.0)
     by_lang: dict[str, tuple[dict[str, float], dict[str, float]]] = {}
     rows = []
@@ -128,8 +143,39 @@ def candidate_features(question: str, query: str, question_lang: str, cands: Seq
             1.0 if cand.lang == question_lang else 0.0,
             math.log(max(2, len(cand.text))) / math.log(300),
             1.0 if len(cand.text) < 80 and cand.text.rstrip()[-1:] not in ".!?…»”\")" else 0.0,
+            entity_in_passage[cand.hit_index],
+            1.0 if entities else 0.0,
         ))
     return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(FEATURES))
+
+
+_NAMEISH = re.compile(r"[^\W_]*(?:\d|[A-ZÁÉÍÓÚÂÊÔÃÕÇÑ])[^\W_]*")
+
+
+def question_entities(text: str) -> frozenset[str]:
+    """Names and numbers a question mentions, folded: "Alibaba", "H20", "PaddlePaddle".
+
+    Names travel across languages unchanged, so they tell whether a passage in any
+    language is about what the question asks. The first word only counts when it has
+    a digit or an inner capital (it is capitalised anyway).
+    """
+    found = set()
+    for i, match in enumerate(_NAMEISH.finditer(text)):
+        token = match.group(0)
+        first = text[:match.start()].strip(" ¿¡\"'«“(") == ""
+        inner_caps = any(c.isupper() for c in token[1:])
+        if len(token) < 2 or (first and not (inner_caps or any(c.isdigit() for c in token))):
+            continue
+        found.add(fold_accents(token.casefold()))
+    return frozenset(found)
+
+
+def _present_share(entities: frozenset[str], text: str) -> float:
+    """Share of ``entities`` among the folded words of ``text`` (1.0 when there are none)."""
+    if not entities:
+        return 1.0
+    have = {fold_accents(w) for w in words(text)}
+    return sum(1 for e in entities if e in have) / len(entities)
 
 
 def _share(weights: Mapping[str, float], present: set[str]) -> float:
