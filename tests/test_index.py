@@ -100,3 +100,59 @@ def test_failed_build_leaves_previous_index(fixture_corpus: Path, built_index: P
         update_index(fixture_corpus, built_index, Broken())
     assert load_index(built_index).chunks == before
     assert [p.name for p in built_index.iterdir() if p.name.startswith(".tmp")] == []
+
+
+def test_manifest_records_the_backend_and_refuses_another_kind(fixture_corpus: Path, built_index: Path,
+                                                                monkeypatch):
+    from citeqa.embedding import BACKEND_ENV
+    from citeqa.engine import Engine
+
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    manifest = load_index(built_index).manifest
+    assert manifest.backend == "torch"  # an embedder that does not say counts as torch
+
+    quantised = KeywordEmbedder()
+    quantised.backend = "onnx-int8"  # type: ignore[attr-defined]
+    with pytest.raises(IndexMismatchError, match="onnx-int8.*citeqa index --rebuild"):
+        update_index(fixture_corpus, built_index, quantised)
+    update_index(fixture_corpus, built_index, quantised, rebuild=True)
+    assert load_index(built_index).manifest.backend == "onnx-int8"
+    with pytest.raises(IndexMismatchError, match="citeqa index --rebuild"):
+        Engine.open(built_index, embedder=KeywordEmbedder())
+    monkeypatch.setenv(BACKEND_ENV, "onnx-int8")
+    Engine.open(built_index, embedder=quantised)
+
+
+def test_manifest_without_backend_is_torch(built_index: Path):
+    folder = current_generation(built_index)
+    manifest = json.loads((folder / MANIFEST_NAME).read_text())
+    del manifest["backend"]
+    (folder / MANIFEST_NAME).write_text(json.dumps(manifest))
+    assert load_index(built_index).manifest.backend == "torch"
+
+
+def test_fast_record_readers_match_the_generic_decoder():
+    from citeqa.index.store import _chunk, _document
+    from citeqa.models import Chunk, Document, PageSpan, from_dict, to_dict
+
+    doc = Document("a.pdf", "A", "one two", "en", "0" * 64, "pdf", (PageSpan(0, 3, 1), PageSpan(3, 7, 2)))
+    plain = Document("b.txt", "B", "text", "es", "1" * 64)
+    chunk = Chunk.make("b.txt", 0, 4, "text", "es")
+    for obj, read in ((doc, _document), (plain, _document), (chunk, _chunk)):
+        row = {**to_dict(obj), "unknown": 1}
+        assert read(row) == from_dict(type(obj), row) == obj
+    with pytest.raises(KeyError):
+        _chunk({"chunk_id": "x"})
+
+
+def test_partial_sort_matches_a_stable_full_sort():
+    import numpy as np
+
+    from citeqa.retrieval import top_n
+
+    rng = np.random.default_rng(0)
+    for trial in range(500):
+        size = int(rng.integers(1, 80))
+        scores = (rng.integers(0, 4, size) if trial % 2 else rng.random(size)).astype(np.float32)
+        n = int(rng.integers(0, 90))
+        assert np.array_equal(top_n(scores, n)[:n], np.argsort(-scores, kind="stable")[:n])

@@ -19,7 +19,7 @@ from ..embedding import Embedder
 from ..errors import CorpusError, IndexMismatchError, IndexStoreError
 from ..models import Chunk, Document, sha256_text
 from .backends import all_vectors, ann_kind, build_dense, build_lexical
-from .manifest import REBUILD_HINT, DocEntry, Manifest, library_versions, now_iso
+from .manifest import REBUILD_HINT, DocEntry, Manifest, check_backend, library_versions, now_iso
 from .store import IndexData, current_generation, load_index, remove_stale, write_generation, write_lock
 
 
@@ -46,7 +46,7 @@ def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
     """Bring the index in ``index_dir`` up to date with ``corpus``."""
     started = time.perf_counter()
     with write_lock(index_dir):
-        previous = None if rebuild else _previous(index_dir, embedder.model_id, chunker)
+        previous = None if rebuild else _previous(index_dir, embedder, chunker)
         settings = chunker if chunker is not None else (
             previous.manifest.chunker if previous else ChunkerSettings())
         scan = scan_corpus(corpus)
@@ -71,10 +71,11 @@ def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
                        documents=tuple(d.doc_id for d in scan.documents))
 
 
-def _previous(index_dir: Path, model_id: str, chunker: ChunkerSettings | None) -> IndexData | None:
+def _previous(index_dir: Path, embedder: Embedder, chunker: ChunkerSettings | None) -> IndexData | None:
     """The live index, if any, after checking it was built the same way."""
     if current_generation(index_dir) is None:
         return None
+    model_id = embedder.model_id
     data = load_index(index_dir)
     if data.manifest.model != model_id:
         raise IndexMismatchError(f"index was built with model {data.manifest.model!r}, not {model_id!r}; "
@@ -82,7 +83,13 @@ def _previous(index_dir: Path, model_id: str, chunker: ChunkerSettings | None) -
     if chunker is not None and chunker != data.manifest.chunker:
         raise IndexMismatchError(f"index was built with chunk settings {data.manifest.chunker}, "
                                  f"not {chunker}; {REBUILD_HINT}")
+    check_backend(data.manifest, backend_of(embedder))
     return data
+
+
+def backend_of(embedder: Embedder) -> str:
+    """The embedding backend an embedder uses (``torch`` when it does not say)."""
+    return str(getattr(embedder, "backend", "torch"))
 
 
 @dataclass(frozen=True)
@@ -143,4 +150,5 @@ def _manifest(documents: tuple[Document, ...], chunks: list[Chunk], settings: Ch
                  old[d.doc_id].indexed_at if d.doc_id in old and old[d.doc_id].sha256 == d.sha256 else stamp)
         for d in documents)
     return Manifest(model=embedder.model_id, dimension=dimension, chunker=settings, documents=entries,
-                    ann=ann_kind(len(chunks)), versions=library_versions(), created_at=stamp)
+                    ann=ann_kind(len(chunks)), backend=backend_of(embedder), versions=library_versions(),
+                    created_at=stamp)

@@ -8,7 +8,7 @@ the folder and the library versions. It is checked whenever an index is opened.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -21,7 +21,7 @@ from ..models import from_dict, to_dict
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
 REBUILD_HINT = "run `citeqa index --rebuild`"
-_LIBRARIES = ("citeqa", "sentence-transformers", "faiss-cpu", "bm25s", "PyStemmer",
+_LIBRARIES = ("citeqa", "sentence-transformers", "onnxruntime", "faiss-cpu", "bm25s", "PyStemmer",
               "lingua-language-detector", "langchain-text-splitters", "numpy")
 
 
@@ -47,6 +47,8 @@ class Manifest:
     chunker: ChunkerSettings
     documents: tuple[DocEntry, ...]
     ann: str = "flat"
+    #: How the vectors were computed (see citeqa.embedding.BACKENDS); older indexes used torch.
+    backend: str = "torch"
     files: dict[str, str] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     created_at: str = ""
@@ -95,17 +97,43 @@ def read_manifest(folder: Path) -> Manifest:
         raise IndexMismatchError(
             f"index format version {version!r} is not the supported {FORMAT_VERSION}; {REBUILD_HINT}")
     try:
-        return from_dict(Manifest, data)
+        return _manifest_from(data)
     except (TypeError, KeyError, ValueError, AttributeError) as exc:
         raise IndexCorruptError(f"{path} is malformed ({exc}); {REBUILD_HINT}") from exc
 
 
-def check_model(manifest: Manifest, model: str | None, dimension: int | None = None) -> None:
-    """Refuse an index built with another model or vector size than the one asked for."""
+def _manifest_from(data: dict[str, Any]) -> Manifest:
+    """``from_dict(Manifest, data)``, with the document entries (one per document, so
+    10^4 of them in a large index) built directly instead of by the generic decoder."""
+    entries = tuple(DocEntry(d["doc_id"], d["sha256"], d["title"], d["lang"], d["kind"],
+                             tuple(d["chunk_ids"]), d["indexed_at"]) for d in data["documents"])
+    return replace(from_dict(Manifest, {**data, "documents": []}), documents=entries)
+
+
+def check_model(manifest: Manifest, model: str | None, dimension: int | None = None,
+                backend: str | None = None) -> None:
+    """Refuse an index built with another model, vector size or kind of vectors.
+
+    ``backend`` defaults to the one an embedder for the index's model would use now
+    (:func:`citeqa.embedding.choose_backend`, decided without loading the model).
+    """
     if model is not None and model != manifest.model:
         raise IndexMismatchError(
             f"index was built with model {manifest.model!r}, not {model!r}; "
             f"{REBUILD_HINT} --model {model}, or drop --model")
+    from ..embedding import choose_backend
+
+    check_backend(manifest, backend if backend is not None else choose_backend(manifest.model))
     if dimension is not None and dimension != manifest.dimension:
         raise IndexMismatchError(
             f"index vectors have dimension {manifest.dimension}, the model gives {dimension}; {REBUILD_HINT}")
+
+
+def check_backend(manifest: Manifest, backend: str) -> None:
+    """Refuse to mix vectors of different kinds (e.g. int8-quantised with float32)."""
+    from ..embedding import BACKEND_ENV, vector_kind
+
+    if vector_kind(backend) != vector_kind(manifest.backend):
+        raise IndexMismatchError(
+            f"index vectors were computed with the {manifest.backend!r} embedding backend, which "
+            f"differs from {backend!r} (set {BACKEND_ENV}); {REBUILD_HINT}")

@@ -1,0 +1,112 @@
+"""The embedding backends: which one is chosen, and that ONNX gives torch's vectors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citeqa.embedding import (BACKEND_ENV, DEFAULT_MODEL, SentenceTransformerEmbedder, _onnx_layout,
+                              choose_backend, resolve_model_path, vector_kind)
+from citeqa.errors import ModelError
+
+
+def fake_model_folder(folder: Path, pooling: str = "mean", model_type: str = "bert") -> Path:
+    """The files that decide whether a sentence-transformers folder can run on ONNX."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]))
+    (folder / "config.json").write_text(json.dumps({"model_type": model_type, "hidden_size": 8}))
+    (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 64, "do_lower_case": False}))
+    (folder / "tokenizer.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"weights")
+    (folder / "1_Pooling").mkdir(exist_ok=True)
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps({
+        "pooling_mode_cls_token": pooling == "cls", "pooling_mode_mean_tokens": pooling == "mean",
+        "pooling_mode_max_tokens": pooling == "max"}))
+    return folder
+
+
+def test_layout_of_a_bert_folder_with_mean_or_cls_pooling(tmp_path: Path):
+    mean = _onnx_layout(fake_model_folder(tmp_path / "mean"))
+    assert mean is not None and mean["pooling"] == "mean" and mean["max_seq_length"] == 64
+    assert mean["dimension"] == 8 and not mean["lower"]
+    cls = _onnx_layout(fake_model_folder(tmp_path / "cls", pooling="cls"))
+    assert cls is not None and cls["pooling"] == "cls"
+
+
+@pytest.mark.parametrize("pooling,model_type", [("max", "bert"), ("mean", "t5")])
+def test_other_models_stay_on_torch(tmp_path: Path, monkeypatch, pooling: str, model_type: str):
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    folder = fake_model_folder(tmp_path / "m", pooling=pooling, model_type=model_type)
+    assert _onnx_layout(folder) is None
+    assert choose_backend(str(folder)) == "torch"
+    assert choose_backend("not-a-local-folder") == "torch"
+
+
+def test_supported_folder_and_default_model_choose_onnx(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    assert choose_backend(str(fake_model_folder(tmp_path / "m"))) == "onnx"
+    assert choose_backend(DEFAULT_MODEL) == "onnx"
+    assert _onnx_layout(Path(resolve_model_path(DEFAULT_MODEL))) is not None
+
+
+def test_environment_picks_the_backend(monkeypatch):
+    monkeypatch.setenv(BACKEND_ENV, "torch")
+    assert choose_backend(DEFAULT_MODEL) == "torch"
+    assert SentenceTransformerEmbedder().backend == "torch"
+    monkeypatch.setenv(BACKEND_ENV, "onnx-int8")
+    assert choose_backend("anything") == "onnx-int8"
+    monkeypatch.setenv(BACKEND_ENV, "gpu")
+    with pytest.raises(ModelError, match=BACKEND_ENV):
+        choose_backend(DEFAULT_MODEL)
+    with pytest.raises(ModelError, match="backend"):
+        SentenceTransformerEmbedder(backend="tpu")
+
+
+def test_explicit_onnx_on_an_unsupported_model_is_a_model_error(tmp_path: Path):
+    folder = fake_model_folder(tmp_path / "m", pooling="max")
+    with pytest.raises(ModelError, match="ONNX"):
+        SentenceTransformerEmbedder(str(folder), backend="onnx").encode(["x"])
+
+
+def test_only_backends_of_one_vector_kind_share_an_index():
+    assert vector_kind("torch") == vector_kind("onnx")
+    assert vector_kind("onnx-int8") != vector_kind("onnx")
+
+
+TEXTS = [
+    "¿Cuántos parámetros tiene openPangu 2.0?",
+    "Em que mês de 2025 o CANN foi aberto?",
+    "  How much memory is the 960DT estimated to have?  ",
+    "x",
+    " ".join(["Un texto largo, con acentos y cifras como 4 petaFLOPS en FP4;"] * 60),  # > 256 tokens
+]
+
+
+@pytest.mark.slow
+def test_onnx_vectors_equal_the_torch_ones():
+    onnx = SentenceTransformerEmbedder(backend="onnx", batch_size=2)
+    torch = SentenceTransformerEmbedder(backend="torch")
+    a, b = onnx.encode(TEXTS), torch.encode(TEXTS)
+    assert onnx.backend == "onnx" and a.dtype == np.float32 and a.shape == (len(TEXTS), 384)
+    assert np.abs(a - b).max() < 1e-5
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(onnx.encode(TEXTS[:1]), a[:1]) or np.abs(onnx.encode(TEXTS[:1]) - a[:1]).max() < 1e-6
+
+
+@pytest.mark.slow
+def test_answering_with_onnx_never_imports_torch():
+    SentenceTransformerEmbedder(backend="onnx").warm_up()  # the export, once, may use torch
+    code = ("import sys; from citeqa.embedding import SentenceTransformerEmbedder as E; "
+            "e = E(); v = e.encode(['hola']); "
+            "print(e.backend, v.shape, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(Path.home())})
+    assert out.stdout.split() == ["onnx", "(1,", "384)", "False", "False"]
