@@ -81,9 +81,15 @@ def stem(tokens: Iterable[str], lang: str) -> list[str]:
 
 def terms(text: str, lang: str) -> list[str]:
     """Content terms of a text: tokens minus stopwords, stemmed for ``lang``."""
+    return list(_cached_terms(text, lang))
+
+
+@lru_cache(maxsize=16384)
+def _cached_terms(text: str, lang: str) -> tuple[str, ...]:
+    """Passages and their sentences recur across questions: stem each once."""
     stop = stopwords(lang)
     kept = [t for t in words(text) if is_number(t) or (len(t) > 1 and fold_accents(t) not in stop)]
-    return stem(kept, lang)
+    return tuple(stem(kept, lang))
 
 
 def query_terms(text: str, langs: Iterable[str]) -> list[str]:

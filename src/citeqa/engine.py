@@ -68,6 +68,14 @@ class Engine:
             embedder = SentenceTransformerEmbedder(data.manifest.model if model is None else model)
         return cls(data, embedder, settings, Path(index_dir))
 
+    def warm_up(self) -> None:
+        """Load the model and the language detector now, not on the first question."""
+        self._encode(["warm up"])
+        for lang in sorted(self.corpus_langs):
+            sample = next(c.text for c in self.data.chunks if c.lang == lang)
+            detect(sample[:200], SUPPORTED)
+            self.ask(sample[:120])
+
     def reload(self) -> "Engine":
         """A new engine over the live index, sharing this one's loaded model."""
         if self.index_dir is None:

@@ -228,7 +228,7 @@ def serve(index_dir: Path, corpus_dir: Path | None, model: str | None, host: str
           auth: tuple[str, str] | None = None, max_upload_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Open the index, warm the model, and serve the app until interrupted."""
     engine = Engine.open(index_dir, model=model)
-    engine.ask("warm up")
+    engine.warm_up()
     if auth is None and host not in ("127.0.0.1", "localhost", "::1"):
         print(f"citeqa: warning: serving on {host} without --auth; anyone who can reach it can "
               "read and add documents", file=sys.stderr)
