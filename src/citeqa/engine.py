@@ -129,7 +129,7 @@ class Engine:
 
     def retrieve(self, query: str, n: int) -> list[Hit]:
         """The ``n`` best passages for a query, by fused dense and lexical score."""
-        return self.retriever.search(query, self._encode([query])[0], n, None)
+        return self.retriever.search(query, self._encode([query])[0], n)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         with self._lock:  # one model, many UI threads: encode one batch at a time
@@ -145,7 +145,7 @@ class Engine:
             return Answer(question, lang, None, True, 0.0, tuple(self._citation(h) for h in hits[:k]))
         best, probability = self.choose(cands, feats, prefer)
         chosen, confidence = cands[best], round(probability, 4)
-        rest = prefer_language([h for i, h in enumerate(hits) if i != chosen.hit_index], chosen.lang, 0.0)
+        rest = prefer_language([h for i, h in enumerate(hits) if i != chosen.hit_index], chosen.lang)
         citations = tuple(self._citation(h) for h in [hits[chosen.hit_index], *rest][:k])
         if confidence < self.settings.abstain_below:
             return Answer(question, lang, None, True, confidence, citations)

@@ -22,8 +22,6 @@ class RetrievalSettings:
     dense_weight: float = 0.35  #: all-MiniLM-L6-v2 is English-centric; BM25 carries es/pt
     lexical_weight: float = 0.65
     rrf_k: float = 60.0
-    #: A passage in the question's language goes first if it scores at least this share of the best.
-    same_language_ratio: float = 0.6
 
 
 class Retriever:
@@ -52,15 +50,15 @@ class Retriever:
         scores = bm25.get_scores_from_ids(ids)  # type: ignore[attr-defined]
         return {int(i): float(scores[i]) for i in top_n(scores, n) if scores[i] > 0}
 
-    def search(self, question: str, query_vector: np.ndarray, k: int, lang: str | None) -> list[Hit]:
-        """The ``k`` best passages, those in ``lang`` first when they are competitive."""
+    def search(self, question: str, query_vector: np.ndarray, k: int) -> list[Hit]:
+        """The ``k`` best passages by fused score (the engine decides on language)."""
         s = self.settings
         n = min(s.candidates, len(self.data.chunks))
         dense = self.dense_scores(query_vector, n)
         lexical = self.lexical_scores(question, n)
         fused = fuse([dense, lexical], [s.dense_weight, s.lexical_weight], s.fusion, s.rrf_k)
         hits = [Hit(self.data.chunks[i], score, dense.get(i, 0.0), lexical.get(i, 0.0)) for i, score in fused]
-        return prefer_language(hits, lang, s.same_language_ratio)[:k]
+        return hits[:k]
 
 
 def top_n(scores: np.ndarray, n: int) -> np.ndarray:
@@ -80,16 +78,8 @@ def top_n(scores: np.ndarray, n: int) -> np.ndarray:
     return top[np.lexsort((top, -scores[top]))]
 
 
-def prefer_language(hits: Sequence[Hit], lang: str | None, ratio: float) -> list[Hit]:
-    """Move passages in ``lang`` ahead when the best of them scores ``ratio`` of the best.
-
-    When no passage in the question's language is competitive (the fact lives only in
-    another language), the order is left as it is.
-    """
-    if not hits or lang is None:
+def prefer_language(hits: Sequence[Hit], lang: str | None) -> list[Hit]:
+    """Passages in ``lang`` first, each group keeping its order (all as is for None)."""
+    if lang is None:
         return list(hits)
-    same = [h for h in hits if h.chunk.lang == lang]
-    if not same or same[0].score < ratio * hits[0].score:
-        return list(hits)
-    same_ids = {id(h) for h in same}
-    return same + [h for h in hits if id(h) not in same_ids]
+    return [h for h in hits if h.chunk.lang == lang] + [h for h in hits if h.chunk.lang != lang]
