@@ -165,20 +165,23 @@ def write_constants(path: Path, model: ScoringModel, threshold: float) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def overall_scores(engine: Engine, items: list[ev.QAItem]) -> ev.Scores:
+    """The engine's overall metrics on ``items`` (10 citations per question, for MRR@10)."""
+    docs = engine.data.documents
+    results = ev.evaluate(lambda q, h: engine.ask(q, history=h, k=10), items,
+                          {d: doc.text for d, doc in docs.items()}, set(engine.corpus_langs),
+                          progress=False, doc_langs={d: doc.lang for d, doc in docs.items()})
+    return ev.summarize(results).overall
+
+
 def report_splits(engine: Engine, items: list[ev.QAItem]) -> None:
     """Metrics of the engine with the fitted scorer, per split (A fitted on, B held out)."""
-    docs = engine.data.documents
-    texts = {d: doc.text for d, doc in docs.items()}
-    langs = {d: doc.lang for d, doc in docs.items()}
     for part in ("A", "B"):
         chosen = [i for i in items if split_of(i.id) == part]
-        results = ev.evaluate(lambda q, h: engine.ask(q, history=h, k=10), chosen, texts,
-                              set(engine.corpus_langs), progress=False, doc_langs=langs)
-        o = ev.summarize(results).overall
+        o = overall_scores(engine, chosen)
         print(f"split {part} ({len(chosen)} questions, current settings): hit@1 {o.hit1:.3f}, "
               f"hit@5 {o.hit5:.3f}, accuracy {o.accuracy:.3f}, abstention recall {o.abstain_recall:.3f}, "
               f"false abstention {o.false_abstention:.3f}")
-
 
 
 if __name__ == "__main__":

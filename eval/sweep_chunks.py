@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from fit_scorer import split_of
+from fit_scorer import overall_scores, split_of
 
 from citeqa import evaluation as ev
 from citeqa.chunking import ChunkerSettings
@@ -38,18 +38,10 @@ def main() -> int:
             engine = Engine.open(index, embedder=embedder)
             for part in ("A", "B"):
                 chosen = [i for i in items if split_of(i.id) == part]
-                o = summarize(engine, chosen)
+                o = overall_scores(engine, chosen)
                 print(f"size {size} overlap {overlap} ({len(engine.data.chunks)} passages) split {part}: "
                       f"hit@1 {o.hit1:.3f}, hit@5 {o.hit5:.3f}, accuracy {o.accuracy:.3f}")
     return 0
-
-
-def summarize(engine: Engine, items: list[ev.QAItem]) -> ev.Scores:
-    docs = engine.data.documents
-    results = ev.evaluate(lambda q, h: engine.ask(q, history=h, k=10), items,
-                          {d: doc.text for d, doc in docs.items()}, set(engine.corpus_langs),
-                          progress=False, doc_langs={d: doc.lang for d, doc in docs.items()})
-    return ev.summarize(results).overall
 
 
 if __name__ == "__main__":
