@@ -69,3 +69,26 @@ def test_k_limits_citations(engine: Engine):
     assert len(engine.ask("faro", k=1).citations) == 1
     with pytest.raises(QuestionError):
         engine.ask("faro", k=0)
+
+
+def test_a_likely_same_language_span_wins_over_a_likelier_foreign_one(engine: Engine):
+    from dataclasses import replace
+
+    import numpy as np
+
+    from citeqa.extract import Candidate
+    from citeqa.scoring import ScoringModel
+
+    model = ScoringModel(weights=(1.0,), bias=0.0, calibration=(1.0, 0.0), calib_bias=0.0)
+    probs = np.array([0.95, 0.6, 0.3])
+    feats = np.log(probs / (1 - probs)).reshape(-1, 1)  # the model's probability is exactly probs
+    cands = [Candidate(0, 0, 1, "a", "pt"), Candidate(1, 0, 1, "b", "es"), Candidate(2, 0, 1, "c", "en")]
+    choose = Engine.choose
+
+    def chosen(floor: float, prefer: str) -> int:
+        e = Engine(engine.data, engine.embedder, replace(engine.settings, scoring=model, language_floor=floor))
+        return choose(e, cands, feats, prefer)[0]
+
+    assert chosen(0.5, "es") == 1  # 0.6 >= floor: the question's language answers
+    assert chosen(0.7, "es") == 0  # below the floor and far below the best: the foreign span
+    assert chosen(0.5, "en") == 0  # 0.3: the English span does not answer

@@ -92,6 +92,30 @@ def _cached_terms(text: str, lang: str) -> tuple[str, ...]:
     return tuple(stem(kept, lang))
 
 
+#: Characters kept by :func:`cognate_keys`; Romance and English cognates share them
+#: ("processor"/"procesador"/"processador", "licenses"/"licencia"/"licenca").
+COGNATE_PREFIX = 5
+
+
+@lru_cache(maxsize=16384)
+def cognate_keys(text: str) -> frozenset[str]:
+    """Language-free content keys: folded words cut to :data:`COGNATE_PREFIX` characters.
+
+    Truncation matches cognates across es/pt/en where each language's stemmer cannot
+    (McNamee and Mayfield's n-gram/truncation results for cross-language retrieval).
+    Numbers keep their decimal part, as in :func:`stem`; stopwords of every language drop.
+    """
+    stop = stopwords("en")
+    keys = set()
+    for token in words(text):
+        folded = fold_accents(token)
+        if is_number(token):
+            keys.add(token.replace(",", "."))
+        elif len(folded) > 2 and folded not in stop:
+            keys.add(folded[:COGNATE_PREFIX])
+    return frozenset(keys)
+
+
 def query_terms(text: str, langs: Iterable[str]) -> list[str]:
     """Terms of a question stemmed for each language in ``langs``, without repeats.
 

@@ -41,6 +41,7 @@ class EngineSettings:
     answer_passages: int = 3  #: passages searched for the answer, overall and in the question's language
     pool: int = 10  #: passages retrieved before choosing the answer and the citations
     language_margin: float = 0.05  #: a same-language answer wins unless this much less likely
+    language_floor: float = 0.5  #: ... and always when at least this likely
     abstain_below: float = ABSTAIN_BELOW
 
 
@@ -163,7 +164,7 @@ class Engine:
         if same and best not in same:
             best_same = max(same, key=lambda i: scores[i])
             p_best, p_same = model.probabilities(feats[[best, best_same]])
-            if p_same >= p_best - self.settings.language_margin:
+            if p_same >= min(p_best - self.settings.language_margin, self.settings.language_floor):
                 best = best_same
         return best, float(model.probabilities(feats[[best]])[0])
 

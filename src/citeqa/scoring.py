@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .analysis import fold_accents, query_terms, terms, words
+from .analysis import cognate_keys, fold_accents, query_terms, terms, words
 from .extract import AnswerType, Candidate, expected_type, type_match
 
 #: Names of the feature columns, in order.
@@ -35,13 +35,15 @@ FEATURES = (
 )
 
 #: Fitted on split A of eval/qa.jsonl by eval/fit_scorer.py (see README for the numbers).
-WEIGHTS = (1.677, 1.669, 0.074, 0.720, 1.415, 1.003, -0.631, 0.298, 0.919, -0.925, 0.807, -0.117)
-BIAS = -3.243
+WEIGHTS = (1.812, 1.886, 0.043, 0.716, 1.346, 0.916, -0.636, 0.517, 0.827, -0.899, 0.788, -0.149)
+BIAS = -3.326
 #: Confidence: logistic over (ranker score, *features) of the chosen span, fitted on split A.
-CALIBRATION = (1.432, 0.000, 0.000, -0.024, 0.354, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000)
-CALIB_BIAS = -2.075
+CALIBRATION = (1.386, 0.000, 0.000, 0.497, 0.785, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000)
+CALIB_BIAS = -2.326
+#: Weight of the terms a follow-up borrows from the previous turn (see candidate_features).
+HISTORY_WEIGHT = 0.5
 #: Below this confidence the engine abstains (chosen on split A by eval/fit_scorer.py).
-ABSTAIN_BELOW = 0.22
+ABSTAIN_BELOW = 0.23
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +119,8 @@ def candidate_features(question: str, query: str, question_lang: str, cands: Seq
     """
     kind = expected_type(question)
     qwords = frozenset(fold_accents(w) for w in words(query))
-    cand_terms = [set(terms(c.text, c.lang)) for c in cands]
-    passage_terms = [set(terms(p.text, p.lang)) for p in passages]
+    cand_terms = [_term_set(c.text, c.lang, question_lang) for c in cands]
+    passage_terms = [_term_set(p.text, p.lang, question_lang) for p in passages]
     entities = question_entities(query)
     entity_in_passage = [_present_share(entities, p.text) for p in passages]
     best_fused = max((p.fused for p in passages), default=0.0)
@@ -126,12 +128,11 @@ def candidate_features(question: str, query: str, question_lang: str, cands: Seq
     rows = []
     for cand, present in zip(cands, cand_terms):
         if cand.lang not in by_lang:
-            q = query_terms(query, (cand.lang,))
-            by_lang[cand.lang] = (local_weights(q, cand_terms, idf, default_idf),
-                                  {t: idf.get(t, default_idf) for t in q})
+            by_lang[cand.lang] = _question_weights(question, query, cand.lang, question_lang, cand_terms,
+                                                   idf, default_idf)
         local, global_ = by_lang[cand.lang]
         passage = passages[cand.hit_index]
-        around = set(terms(cand.context, cand.lang)) - present
+        around = _term_set(cand.context, cand.lang, question_lang) - present
         rows.append((
             _share(local, present) + 0.5 * _share(local, around),
             _share(local, present),
@@ -147,6 +148,31 @@ def candidate_features(question: str, query: str, question_lang: str, cands: Seq
             1.0 if entities else 0.0,
         ))
     return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(FEATURES))
+
+
+def _term_set(text: str, lang: str, question_lang: str) -> set[str]:
+    """Stems of a text in its own language; cognate keys when the question's differs."""
+    return set(terms(text, lang)) if lang == question_lang else set(cognate_keys(text))
+
+
+def _question_weights(question: str, query: str, lang: str, question_lang: str,
+                      cand_terms: Sequence[set[str]], idf: Mapping[str, float],
+                      default_idf: float) -> tuple[dict[str, float], dict[str, float]]:
+    """Local and global weights of the query's terms against spans in ``lang``.
+
+    Across languages the query is matched by cognate keys, for which the index keeps
+    no document frequencies: every key gets the default IDF and local rarity decides.
+    Terms that only the previous turn brings weigh :data:`HISTORY_WEIGHT` as much: a
+    follow-up's own words say what it asks, the earlier turn only what it is about.
+    """
+    if lang == question_lang:
+        q, own = query_terms(query, (lang,)), set(query_terms(question, (lang,)))
+    else:
+        q, own, idf = sorted(cognate_keys(query)), cognate_keys(question), {}
+    scale = {t: 1.0 if t in own else HISTORY_WEIGHT for t in q}
+    local = local_weights(q, cand_terms, idf, default_idf)
+    return ({t: w * scale[t] for t, w in local.items()},
+            {t: idf.get(t, default_idf) * scale[t] for t in q})
 
 
 _NAMEISH = re.compile(r"[^\W_]*(?:\d|[A-ZÁÉÍÓÚÂÊÔÃÕÇÑ])[^\W_]*")
