@@ -1,6 +1,6 @@
 import pytest
 
-from citeqa.extract import AnswerType, clause_spans, expected_type, find_entity, sentence_spans
+from citeqa.extract import AnswerType, clause_spans, expected_type, find_entities, find_entity, sentence_spans
 
 
 def sentences(text: str) -> list[str]:
@@ -60,3 +60,9 @@ def test_find_entity_skips_what_the_question_said():
     assert text[a:b].startswith("100 mil")
     a, b = find_entity("API a 0,1 yuan — unos US$ 0,014 — por imagen", AnswerType.PRICE)
     assert "0,1 yuan" in "API a 0,1 yuan — unos US$ 0,014 — por imagen"[a:b]
+
+
+def test_a_single_capitalised_word_mid_sentence_is_a_name_but_not_a_sentence_start():
+    text = "The company had no plan B; it had to build one, in partnership with Huawei."
+    assert [text[a:b] for a, b in find_entities(text, AnswerType.NAME)] == ["Huawei"]
+    assert find_entities("Later the team moved on.", AnswerType.NAME) == []

@@ -125,7 +125,8 @@ _ENTITY_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     AnswerType.PRICE: re.compile(rf"(?:us\$|\$|€|£|¥)\s*{_NUMBER}{_SCALE}|{_NUMBER}{_SCALE}\s*(?:yuan|dolares|dollars|euros|reais|reales)", re.I),
     AnswerType.DATE: re.compile(rf"\b(?:\d{{1,2}}\s+(?:de\s+)?)?(?:{_MONTHS})(?:\s+(?:de\s+|del\s+)?(?:19|20)\d{{2}}|\s+\d{{1,2}},\s+(?:19|20)\d{{2}})?\b|\b(?:19|20)\d{{2}}\b", re.I),
     AnswerType.QUANTITY: re.compile(rf"{_NUMBER}{_SCALE}(?:\s*%|\s*(?:GB|TB|petaFLOPS|NPUs|chips|bilhoes|billion)\b)?", re.I),
-    AnswerType.NAME: re.compile(r"\b(?:[A-Z][\w\-]*\d[\w\-]*|[A-Z]{2,}[\w\-]*|[A-Z][a-z]+(?:[\s\-][A-Z0-9][\w\-]*)+)\b"),
+    AnswerType.NAME: re.compile(r"\b(?:[A-Z][\w\-]*\d[\w\-]*|[A-Z]{2,}[\w\-]*|[A-Z][a-z]+(?:[\s\-][A-Z0-9][\w\-]*)+)\b"
+                                r"|(?<=[a-z\u00e0-\u00ff,;]\s)[A-Z][a-z\u00e0-\u00ff]+\b"),  # a capital mid-sentence
 }
 
 

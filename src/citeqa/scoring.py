@@ -35,15 +35,15 @@ FEATURES = (
 )
 
 #: Fitted on split A of eval/qa.jsonl by eval/fit_scorer.py (see README for the numbers).
-WEIGHTS = (1.812, 1.886, 0.043, 0.716, 1.346, 0.916, -0.636, 0.517, 0.827, -0.899, 0.788, -0.149)
-BIAS = -3.326
+WEIGHTS = (1.779, 1.861, 0.043, 0.714, 1.346, 1.054, -0.747, 0.525, 0.772, -0.874, 0.792, -0.128)
+BIAS = -3.321
 #: Confidence: logistic over (ranker score, *features) of the chosen span, fitted on split A.
-CALIBRATION = (1.386, 0.000, 0.000, 0.497, 0.785, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000)
-CALIB_BIAS = -2.326
+CALIBRATION = (0.957, 0.000, 0.000, 1.649, 0.956, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000)
+CALIB_BIAS = -2.374
 #: Weight of the terms a follow-up borrows from the previous turn (see candidate_features).
 HISTORY_WEIGHT = 0.5
 #: Below this confidence the engine abstains (chosen on split A by eval/fit_scorer.py).
-ABSTAIN_BELOW = 0.23
+ABSTAIN_BELOW = 0.24
 
 
 @dataclass(frozen=True, slots=True)
