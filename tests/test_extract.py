@@ -48,6 +48,9 @@ def test_clauses_split_long_sentences_at_semicolons():
     ("How much does the API cost?", AnswerType.PRICE),
     ("Which chip is Baidu testing?", AnswerType.NAME),
     ("¿Qué framework usaron?", AnswerType.NAME),
+    ("¿En qué ciudad se celebró?", AnswerType.PLACE),
+    ("Onde fica a sede?", AnswerType.PLACE),
+    ("Which country buys most?", AnswerType.PLACE),
     ("Por que isso importa?", AnswerType.OTHER),
 ])
 def test_expected_answer_types(question: str, kind: AnswerType):
@@ -66,3 +69,9 @@ def test_a_single_capitalised_word_mid_sentence_is_a_name_but_not_a_sentence_sta
     text = "The company had no plan B; it had to build one, in partnership with Huawei."
     assert [text[a:b] for a, b in find_entities(text, AnswerType.NAME)] == ["Huawei"]
     assert find_entities("Later the team moved on.", AnswerType.NAME) == []
+
+
+def test_a_place_is_a_name_after_a_locative_preposition_but_not_a_month():
+    assert [t for t in ("Se celebró en Shenzhen, en septiembre.", "O evento foi em São Paulo.")
+            for t in [t[slice(*find_entity(t, AnswerType.PLACE))]]] == ["Shenzhen", "São Paulo"]
+    assert find_entity("It was held in September at the fair.", AnswerType.PLACE) is None

@@ -86,6 +86,7 @@ class AnswerType(str, Enum):
     DATE = "date"
     PRICE = "price"
     NAME = "name"
+    PLACE = "place"
     OTHER = "other"
 
 
@@ -98,6 +99,11 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
         r"\b(when|what year|which year|what month|what date|"
         r"cuando|que ano|en que (ano|mes|fecha)|que fecha|"
         r"quando|em que (ano|mes|data)|que data|desde quando|hasta cuando)\b")),
+    (AnswerType.PLACE, re.compile(
+        r"^\W*(where|donde|adonde|onde|aonde)\b|"
+        r"\b(which|what|in which|in what|que|en que|em que|qual|cual|de que)\s+"
+        r"(city|cities|country|countries|town|place|region|province|state|"
+        r"ciudad|ciudades|pais|paises|lugar|region|provincia|cidade|cidades|local|regiao)\b")),
     (AnswerType.QUANTITY, re.compile(
         r"\b(how many|how much|how large|how big|what percentage|"
         r"cuantos|cuantas|cuanto|cuanta|que porcentaje|que tamano|"
@@ -125,6 +131,9 @@ _ENTITY_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
     AnswerType.PRICE: re.compile(rf"(?:us\$|\$|€|£|¥)\s*{_NUMBER}{_SCALE}|{_NUMBER}{_SCALE}\s*(?:yuan|dolares|dollars|euros|reais|reales)", re.I),
     AnswerType.DATE: re.compile(rf"\b(?:\d{{1,2}}\s+(?:de\s+)?)?(?:{_MONTHS})(?:\s+(?:de\s+|del\s+)?(?:19|20)\d{{2}}|\s+\d{{1,2}},\s+(?:19|20)\d{{2}})?\b|\b(?:19|20)\d{{2}}\b", re.I),
     AnswerType.QUANTITY: re.compile(rf"{_NUMBER}{_SCALE}(?:\s*%|\s*(?:GB|TB|petaFLOPS|NPUs|chips|bilhoes|billion)\b)?", re.I),
+    AnswerType.PLACE: re.compile(  # a capitalised name after a locative preposition, not a month
+        rf"(?:(?<=\b[Ii]n )|(?<=\b[Aa]t )|(?<=\b[Ee]n )|(?<=\b[Ee]m )|(?<=\b[Nn][oa] )|(?<=\b[Nn][oa]s )|(?<=\bfrom )|(?<=\bdesde ))"
+        rf"(?!(?i:{_MONTHS})\b)[A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)*"),
     AnswerType.NAME: re.compile(r"\b(?:[A-Z][\w\-]*\d[\w\-]*|[A-Z]{2,}[\w\-]*|[A-Z][a-z]+(?:[\s\-][A-Z0-9][\w\-]*)+)\b"
                                 r"|(?<=[a-z\u00e0-\u00ff,;]\s)[A-Z][a-z\u00e0-\u00ff]+\b"),  # a capital mid-sentence
 }
@@ -206,7 +215,8 @@ def candidates_from(passages: list[tuple[int, int, str, str]], context_chars: in
 def highlight_in(answer: str, kind: AnswerType, question_words: frozenset[str]) -> tuple[int, int] | None:
     """The key phrase to highlight inside an answer: its fact of the expected kind."""
     kinds = [kind] if kind is not AnswerType.OTHER else []
-    kinds += [k for k in (AnswerType.PRICE, AnswerType.DATE, AnswerType.QUANTITY, AnswerType.NAME) if k not in kinds]
+    kinds += [k for k in (AnswerType.PRICE, AnswerType.DATE, AnswerType.QUANTITY, AnswerType.PLACE, AnswerType.NAME)
+              if k not in kinds]
     for k in kinds:
         span = find_entity(answer, k, question_words)
         if span is not None:
