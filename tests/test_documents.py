@@ -75,3 +75,19 @@ def test_first_line_and_title_fallback(tmp_path: Path):
     assert first_line("\n\n  ## Heading  \nbody") == "Heading"
     with pytest.raises(DocumentError):
         load_document(tmp_path / "gone.txt", "gone.txt")
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be", "utf-32"])
+def test_wide_unicode_with_a_byte_order_mark_is_read(tmp_path: Path, codec: str):
+    text = "Informação sobre a construção do farol.\r\nSegunda linha."
+    raw = text.encode(codec)
+    if codec == "utf-16-be":
+        raw = b"\xfe\xff" + raw
+    (tmp_path / "wide.txt").write_bytes(raw)
+    assert load_document(tmp_path / "wide.txt", "wide.txt").text == text.replace("\r\n", "\n")
+
+
+def test_damaged_utf16_is_a_clear_error(tmp_path: Path):
+    (tmp_path / "bad.txt").write_bytes(b"\xff\xfe" + "ok".encode("utf-16-le") + b"\x00\xd8")  # lone surrogate
+    with pytest.raises(DocumentError, match="UTF-16"):
+        load_document(tmp_path / "bad.txt", "bad.txt")

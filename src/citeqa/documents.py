@@ -141,13 +141,24 @@ def first_line(text: str, limit: int = 200) -> str:
 
 
 _WESTERN = ("cp1252", "latin_1", "iso8859_15")
+#: Byte-order marks of the wide Unicode encodings; UTF-32 first (its LE mark starts like UTF-16's).
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+         (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
 
 
 def decode_text(raw: bytes) -> str:
     """Decode bytes as UTF-8, else with the encoding charset-normalizer finds.
 
-    Binary data (NUL bytes, or mostly control characters) is refused.
+    UTF-16 and UTF-32 text is read when it starts with its byte-order mark (Windows
+    editors save "Unicode" text so). Binary data (NUL bytes otherwise, or mostly control
+    characters) is refused.
     """
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return _checked(raw[len(bom):].decode(codec))
+            except UnicodeDecodeError:
+                raise DocumentError(f"damaged {codec.upper()} text (it starts with a byte-order mark)") from None
     if b"\x00" in raw[:65536]:
         raise DocumentError("binary file (contains NUL bytes)")
     try:
@@ -164,6 +175,11 @@ def decode_text(raw: bytes) -> str:
                 best = match
                 break
         text = str(best)
+    return _checked(text)
+
+
+def _checked(text: str) -> str:
+    """Newlines unified; text that is mostly control characters is refused as binary."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     controls = sum(1 for c in text[:65536] if ord(c) < 32 and c not in "\n\t\f")
     if controls > 0.01 * min(len(text), 65536):
