@@ -125,7 +125,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     doc_texts = {d: doc.text for d, doc in engine.data.documents.items()}
     doc_langs = {d: doc.lang for d, doc in engine.data.documents.items()}
     results = ev.evaluate(lambda q, h: engine.ask(q, history=h, k=args.k), items, doc_texts,
-                          set(engine.corpus_langs), progress=True, doc_langs=doc_langs)
+                          set(engine.corpus_langs), progress=sys.stderr.isatty(), doc_langs=doc_langs)
     metrics = ev.summarize(results)
     ev.print_table(metrics)
     for b in ev.reliability(results):
