@@ -252,6 +252,11 @@ def test_lang_first_rules() -> None:
     assert (m.lang_first, m.n_lang_first) == (0.5, 2)
 
 
+def test_lang_detected_compares_the_answer_language_with_the_item() -> None:
+    results = [score(qa(id="a"), ans()), score(qa(id="b", lang="es"), ans())]  # ans() detects "pt"
+    assert summarize(results).overall.lang_detected == 0.5
+
+
 def test_latency_percentiles() -> None:
     assert percentile([40.0, 10.0, 30.0, 20.0], 50) == 25.0
     assert percentile([10.0, 20.0, 30.0, 40.0], 95) == pytest.approx(38.5)

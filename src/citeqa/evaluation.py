@@ -524,6 +524,7 @@ class Scores:
       questions (an abstention is a miss / wrong answer);
     * ``answer_len``: mean characters of the non-abstained answers (all questions);
     * ``lang_first``: over the ``n_lang_first`` questions it applies to (see score_question);
+    * ``lang_detected``: questions whose detected language is the item's ``lang``;
     * ``abstain_precision``: unanswerable among abstentions (None if nothing abstained);
     * ``abstain_recall``: abstentions among unanswerable questions;
     * ``false_abstention``: abstentions among answerable questions;
@@ -544,6 +545,7 @@ class Scores:
     answer_len: float | None
     lang_first: float | None
     n_lang_first: int
+    lang_detected: float | None
     abstain_precision: float | None
     abstain_recall: float | None
     false_abstention: float | None
@@ -628,6 +630,7 @@ def score_group(results: Sequence[QuestionResult]) -> Scores:
         answer_len=mean([float(len(predicted_text(r.answer))) for r in results if not r.abstained]),
         lang_first=ratio(sum(lang_first), len(lang_first)),
         n_lang_first=len(lang_first),
+        lang_detected=mean([float(r.answer.language == r.item.lang) for r in results]),
         **_abstention(results),
         citation_exact=ratio(sum(r.citations_exact for r in results), n_citations),
         n_citations=n_citations,
@@ -697,6 +700,7 @@ METRIC_LABELS: tuple[tuple[str, str], ...] = (
     ("answer_len", "answer length (chars)"),
     ("lang_first", "1st citation in question lang"),
     ("n_lang_first", "questions for lang metric"),
+    ("lang_detected", "question language detected"),
     ("abstain_precision", "abstention precision"),
     ("abstain_recall", "abstention recall"),
     ("false_abstention", "false abstention"),
@@ -931,7 +935,7 @@ def _style_axes(ax: Any, metrics: Metrics) -> None:
 
 RATIO_METRICS = frozenset(
     {
-        "hit1", "hit5", "mrr10", "accuracy", "exact_match", "f1", "lang_first",
+        "hit1", "hit5", "mrr10", "accuracy", "exact_match", "f1", "lang_first", "lang_detected",
         "abstain_precision", "abstain_recall", "false_abstention", "citation_exact",
     }
 )  # fmt: skip
