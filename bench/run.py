@@ -401,7 +401,7 @@ def citeqa_hit1(engine, clock: StageClock) -> dict:
             "retrieval_no_history": sum(r[2] for r in plain) / len(plain)}
 
 
-EF_SWEEP = (16, 32, 64, 128, 256, 512)
+EF_SWEEP = (64, 128, 256, 512, 768, 1024)
 
 
 def faiss_recall(engine) -> dict:
