@@ -128,9 +128,16 @@ def member_matrix(passages: list[Passage]) -> np.ndarray:
 
 
 def compose(sentence_vectors: np.ndarray, members: np.ndarray) -> np.ndarray:
-    """L2-normalised mean of the sentence vectors of each row of ``members`` (-1 = padding)."""
+    """L2-normalised mean of the sentence vectors of each row of ``members`` (-1 = padding).
+
+    Built one sentence slot at a time, so memory stays at one output-sized array (a
+    gather of all slots at once would take ~1 GB per 10^5 passages and inflate the
+    index build's measured RSS).
+    """
     members = np.atleast_2d(members)
-    mask = (members >= 0)[..., None]
-    summed = (sentence_vectors[np.maximum(members, 0)] * mask).sum(axis=1)
+    summed = np.zeros((len(members), sentence_vectors.shape[1]), dtype=np.float32)
+    for slot in members.T:
+        present = slot >= 0
+        summed[present] += sentence_vectors[slot[present]]
     norms = np.linalg.norm(summed, axis=1, keepdims=True)
-    return (summed / np.maximum(norms, 1e-12)).astype(np.float32)
+    return summed / np.maximum(norms, 1e-12)
