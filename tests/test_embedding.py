@@ -111,3 +111,41 @@ def test_answering_with_onnx_never_imports_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "HF_HUB_OFFLINE": "1"})  # same cache folder as the export
     assert out.stdout.split() == ["onnx", "(1,", "384)", "False", "False"]
+
+
+class _WidthRecorder:
+    """A stand-in ONNX session: token vectors made from the ids, and the batch shapes seen."""
+
+    def __init__(self) -> None:
+        self.shapes: list[tuple[int, int]] = []
+
+    def get_inputs(self) -> list:
+        return [type("Input", (), {"name": n})() for n in ("input_ids", "attention_mask", "token_type_ids")]
+
+    def run(self, _outputs: object, feeds: dict) -> list[np.ndarray]:
+        ids = feeds["input_ids"]
+        self.shapes.append(ids.shape)
+        hidden = np.stack([np.sin(ids * (k + 1)) for k in range(4)], axis=-1).astype(np.float32)
+        return [hidden]
+
+
+def test_onnx_batches_follow_word_pieces_not_characters():
+    from tokenizers import Tokenizer
+
+    from citeqa.embedding import _OnnxModel
+
+    tokenizer = Tokenizer.from_file(str(Path(resolve_model_path(DEFAULT_MODEL)) / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=256)
+    model = _OnnxModel(_WidthRecorder(), tokenizer, {"pooling": "mean", "lower": False, "dimension": 4})
+    # Plain English words are one piece each, digits too, so characters and pieces disagree.
+    texts = ["the cat " * 8, "7 3 9 1 " * 5, "the " * 11, "1 2 3 4 5 6 7 8 9 1"]
+    pieces = [len(tokenizer.encode(t).ids) for t in texts]
+    by_chars = sorted(range(4), key=lambda i: -len(texts[i]))
+    longest = sorted(pieces, reverse=True)
+    widths = [(2, longest[0]), (2, longest[2])]  # the least padding possible
+    assert [(2, max(pieces[i] for i in by_chars[s:s + 2])) for s in (0, 2)] != widths
+    vectors = model.encode(texts, batch_size=2, progress=False)
+    assert model.session.shapes == widths
+    alone = np.vstack([model.encode([t], batch_size=1, progress=False) for t in texts])
+    np.testing.assert_allclose(vectors, alone, atol=1e-6)  # each row is its own text's vector
