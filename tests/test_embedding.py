@@ -149,3 +149,23 @@ def test_onnx_batches_follow_word_pieces_not_characters():
     assert model.session.shapes == widths
     alone = np.vstack([model.encode([t], batch_size=1, progress=False) for t in texts])
     np.testing.assert_allclose(vectors, alone, atol=1e-6)  # each row is its own text's vector
+
+
+@pytest.mark.slow
+def test_int8_quantises_matmul_weights_per_channel_and_stays_near_float():
+    import onnx
+
+    from citeqa.embedding import _exported
+
+    folder = Path(resolve_model_path(DEFAULT_MODEL))
+    graph = onnx.load(str(_exported(folder, _onnx_layout(folder), quantized=True))).graph
+    shapes = {i.name: list(i.dims) for i in graph.initializer}
+    types = {i.name: i.data_type for i in graph.initializer}
+    matmuls = [n for n in graph.node if n.op_type == "MatMulInteger"]
+    assert len(matmuls) == 36  # 6 layers x (Q, K, V, output, 2 feed-forward)
+    assert all(len(shapes[n.input[3]]) == 1 and shapes[n.input[3]][0] > 1 for n in matmuls)  # one scale per column
+    tables = [n.input[0] for n in graph.node if n.op_type == "Gather" and n.input[0] in types]
+    assert tables and all(types[t] == onnx.TensorProto.FLOAT for t in tables)  # embeddings stay float
+    float32 = SentenceTransformerEmbedder(backend="onnx").encode(TEXTS)
+    int8 = SentenceTransformerEmbedder(backend="onnx-int8").encode(TEXTS)
+    assert (float32 * int8).sum(axis=1).min() > 0.97  # the all-ops, per-tensor recipe gave 0.91
