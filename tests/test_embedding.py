@@ -71,6 +71,12 @@ def test_environment_picks_the_backend(monkeypatch):
         SentenceTransformerEmbedder(backend="tpu")
 
 
+def test_batch_size_defaults_by_backend():
+    assert SentenceTransformerEmbedder(backend="onnx").batch_size == 16
+    assert SentenceTransformerEmbedder(backend="torch").batch_size == 32
+    assert SentenceTransformerEmbedder(backend="onnx", batch_size=5).batch_size == 5
+
+
 def test_explicit_onnx_on_an_unsupported_model_is_a_model_error(tmp_path: Path):
     folder = fake_model_folder(tmp_path / "m", pooling="max")
     with pytest.raises(ModelError, match="ONNX"):
