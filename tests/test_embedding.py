@@ -84,14 +84,8 @@ def test_explicit_onnx_on_an_unsupported_model_is_a_model_error(tmp_path: Path):
 
 
 def test_only_backends_of_one_vector_kind_share_an_index():
-    assert vector_kind("torch") == vector_kind("onnx") == vector_kind("openvino")
+    assert vector_kind("torch") == vector_kind("onnx")
     assert vector_kind("onnx-int8") != vector_kind("onnx")
-
-
-def test_openvino_without_the_package_is_a_model_error(monkeypatch):
-    monkeypatch.setitem(sys.modules, "openvino", None)  # import fails as if not installed
-    with pytest.raises(ModelError, match=r"citeqa\[openvino\]"):
-        SentenceTransformerEmbedder(backend="openvino").encode(["hola"])
 
 
 TEXTS = [
@@ -112,15 +106,6 @@ def test_onnx_vectors_equal_the_torch_ones():
     assert np.abs(a - b).max() < 1e-5
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
     assert np.array_equal(onnx.encode(TEXTS[:1]), a[:1]) or np.abs(onnx.encode(TEXTS[:1]) - a[:1]).max() < 1e-6
-
-
-@pytest.mark.slow
-def test_openvino_vectors_equal_the_onnx_ones():
-    pytest.importorskip("openvino")
-    openvino = SentenceTransformerEmbedder(backend="openvino", batch_size=2)
-    a, b = openvino.encode(TEXTS), SentenceTransformerEmbedder(backend="onnx").encode(TEXTS)
-    assert openvino.backend == "openvino" and a.dtype == np.float32 and a.shape == (len(TEXTS), 384)
-    assert np.abs(a - b).max() < 1e-5
 
 
 @pytest.mark.slow

@@ -16,10 +16,6 @@ Two ways to run the same model (the *backend*):
   ~1e-7 (tests/test_embedding.py), so both are float32 vectors of the same kind.
 * ``torch``: sentence-transformers itself, for every other model, and the fallback
   when the export is impossible.
-* ``openvino`` (opt-in, ``pip install 'citeqa[openvino]'``): OpenVINO's CPU plugin on the
-  same exported ONNX file, fp32. Same vectors as ``onnx`` (~1e-7), about 1.25x its
-  passages per CPU second for indexing (bench/encode.py), but a slower first load
-  (~1.2 s against ~0.5 s), so it is for building big indexes, not the default.
 
 ``onnx-int8`` (a dynamically quantised copy: int8 weights per output channel, 7-bit range,
 MatMul nodes only) is faster but gives *different* vectors; it is used only when asked for
@@ -46,11 +42,11 @@ from .errors import ModelError
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _PACKAGED = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
-#: Environment variable choosing the backend: ``auto`` (default), or one of :data:`BACKENDS`.
+#: Environment variable choosing the backend: ``auto`` (default), ``torch``, ``onnx`` or ``onnx-int8``.
 BACKEND_ENV = "CITEQA_EMBEDDING_BACKEND"
-BACKENDS = ("torch", "onnx", "onnx-int8", "openvino")
+BACKENDS = ("torch", "onnx", "onnx-int8")
 #: Backends whose vectors are interchangeable share a kind (torch and onnx agree to ~1e-7).
-_VECTOR_KINDS = {"torch": "float32", "onnx": "float32", "openvino": "float32", "onnx-int8": "int8-dynamic"}
+_VECTOR_KINDS = {"torch": "float32", "onnx": "float32", "onnx-int8": "int8-dynamic"}
 _INT8_FILE = "model-int8-matmul.onnx"  #: a new name for each quantisation recipe, so none is reused
 _EXPORT_VERSION = "1"  #: bump when the export below changes what it writes
 _ONNX_OPSET = 17
@@ -122,7 +118,7 @@ def cache_dir() -> Path:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model on the CPU, loaded lazily and offline.
 
-    ``backend`` is one of :data:`BACKENDS`; by default :func:`choose_backend`
+    ``backend`` is ``torch``, ``onnx`` or ``onnx-int8``; by default :func:`choose_backend`
     decides. With the automatic choice, a failed ONNX export falls back to torch (same
     vectors); an explicitly asked backend that cannot load is a :class:`ModelError`.
     """
@@ -146,8 +142,7 @@ class SentenceTransformerEmbedder:
         path = resolve_model_path(self.model_id)
         if self.backend != "torch":
             try:
-                self._model = _OnnxModel.load(Path(path), quantized=self.backend == "onnx-int8",
-                                              openvino=self.backend == "openvino")
+                self._model = _OnnxModel.load(Path(path), quantized=self.backend == "onnx-int8")
                 return
             except ModelError:
                 if self._explicit:
@@ -262,7 +257,7 @@ class _OnnxModel:
         self._inputs = {i.name for i in session.get_inputs()}  # type: ignore[attr-defined]
 
     @classmethod
-    def load(cls, folder: Path, quantized: bool = False, openvino: bool = False) -> "_OnnxModel":
+    def load(cls, folder: Path, quantized: bool = False) -> "_OnnxModel":
         layout = _onnx_layout(folder)
         if layout is None:
             raise ModelError(f"the model in {folder} cannot run on ONNX Runtime (not a local BERT-type "
@@ -274,12 +269,6 @@ class _OnnxModel:
         except ImportError as exc:
             raise ModelError(f"the onnx backend needs onnxruntime and tokenizers ({exc.name} is missing)") from exc
         model_file = _exported(folder, layout, quantized)
-        if openvino:
-            session: object = _OpenVinoSession.load(model_file)
-            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-            tokenizer.no_padding()
-            tokenizer.enable_truncation(max_length=layout["max_seq_length"])
-            return cls(session, tokenizer, layout)
         options = ort.SessionOptions()
         options.intra_op_num_threads = _threads()
         options.inter_op_num_threads = 1
@@ -340,37 +329,6 @@ class _OnnxModel:
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
-
-
-class _OpenVinoSession:
-    """OpenVINO's CPU plugin behind the two calls :class:`_OnnxModel` makes of an ORT session."""
-
-    def __init__(self, compiled: object) -> None:
-        self.compiled = compiled
-        self.request = compiled.create_infer_request()  # type: ignore[attr-defined]
-        self.output = compiled.output(0)  # type: ignore[attr-defined]
-
-    @classmethod
-    def load(cls, model_file: Path) -> "_OpenVinoSession":
-        try:
-            import openvino as ov
-        except ImportError as exc:
-            raise ModelError("the openvino backend needs the openvino package; "
-                             "`pip install 'citeqa[openvino]'`") from exc
-        try:
-            core = ov.Core()
-            compiled = core.compile_model(core.read_model(str(model_file)), "CPU", {
-                "PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": _threads(),
-                "INFERENCE_PRECISION_HINT": "f32"})  # the onnx backend's vectors, not bf16 ones
-        except Exception as exc:  # OpenVINO raises RuntimeError subclasses of its own
-            raise ModelError(f"OpenVINO cannot load {model_file} ({type(exc).__name__})") from exc
-        return cls(compiled)
-
-    def get_inputs(self) -> list:
-        return [type("Input", (), {"name": p.get_any_name()})() for p in self.compiled.inputs]  # type: ignore[attr-defined]
-
-    def run(self, _outputs: object, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        return [np.array(self.request.infer(feeds)[self.output])]
 
 
 def _threads() -> int:
