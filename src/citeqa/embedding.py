@@ -158,7 +158,7 @@ class SentenceTransformerEmbedder:
 
     @property
     def batch_size(self) -> int:
-        """Texts per forward pass: as given, else 16 on ONNX Runtime or OpenVINO and 32 on torch.
+        """Texts per forward pass: as given, else 16 on ONNX Runtime and 32 on torch.
 
         Batches there are cut by word pieces, and 16 passages per batch pad less than 32 and
         ran faster on 2 vCPUs (bench/encode.py); sentence-transformers did best at 32.
