@@ -4,7 +4,8 @@ Run from the repository root (offline; about 15-25 minutes for every lever on 2 
 
     PYTHONPATH=src HF_HUB_OFFLINE=1 .venv/bin/python bench/encode.py --json out/encode.json
 
-``--levers NAME,NAME`` runs only some (``--list`` names them), ``--synthetic N`` sets the
+The OpenVINO levers need ``pip install openvino`` (not a project dependency: on equal
+terms it was no faster than ONNX Runtime). ``--levers NAME,NAME`` runs only some (``--list`` names them), ``--synthetic N`` sets the
 size of the synthetic sample (default 192 passages, made by bench/synth.py from the
 corpus sentences, seed 0), ``--repeats R`` the timed runs per lever and sample.
 
