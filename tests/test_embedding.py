@@ -109,6 +109,14 @@ def test_onnx_vectors_equal_the_torch_ones():
 
 
 @pytest.mark.slow
+def test_onnx_worker_threads_do_not_spin():
+    embedder = SentenceTransformerEmbedder(backend="onnx")
+    embedder.warm_up()
+    options = embedder._model.session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+@pytest.mark.slow
 def test_answering_with_onnx_never_imports_torch():
     SentenceTransformerEmbedder(backend="onnx").warm_up()  # the export, once, may use torch
     code = ("import sys; from citeqa.embedding import SentenceTransformerEmbedder as E; "
