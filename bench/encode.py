@@ -438,7 +438,11 @@ def main(argv: list[str] | None = None) -> int:
 
     reference: dict[str, np.ndarray] = {}
     for name in chosen:
-        runner = table[name]()
+        try:
+            runner = table[name]()
+        except ImportError as exc:
+            print(f"{name:34s} | skipped: {exc.name} is not installed", flush=True)
+            continue
         row: dict = {"load_1min": round(os.getloadavg()[0], 2)}
         for sample, passages in samples.items():
             texts = [t for _, t in passages]
