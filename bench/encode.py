@@ -1,11 +1,18 @@
 """Steady-state encoder throughput: passages/s of each speed lever, on real and synthetic passages.
 
-Run from the repository root (offline; about 15-25 minutes for every lever on 2 vCPUs)::
+Run from the repository root (offline; every lever takes about an hour on 2 vCPUs, longer
+when the machine is busy)::
 
     PYTHONPATH=src HF_HUB_OFFLINE=1 .venv/bin/python bench/encode.py --json out/encode.json
 
 The OpenVINO levers need ``pip install openvino`` (not a project dependency: on equal
-terms it was no faster than ONNX Runtime). ``--levers NAME,NAME`` runs only some (``--list`` names them), ``--synthetic N`` sets the
+terms it was no faster than ONNX Runtime). ``--ab ROUNDS`` times the given ``--levers``
+interleaved instead (see :func:`interleaved`), for example the spin-waiting A/B::
+
+    PYTHONPATH=src HF_HUB_OFFLINE=1 .venv/bin/python bench/encode.py --ab 6 \\
+        --levers ort-tokens-bs16,ort-tokens-bs16-no-spin
+
+``--levers NAME,NAME`` runs only some (``--list`` names them), ``--synthetic N`` sets the
 size of the synthetic sample (default 192 passages, made by bench/synth.py from the
 corpus sentences, seed 0), ``--repeats R`` the timed runs per lever and sample.
 
@@ -258,10 +265,10 @@ class TorchRunner:
 
 
 class CiteqaRunner:
-    """citeqa's own default path (SentenceTransformerEmbedder, onnx backend) as the code has it."""
+    """citeqa's own path (SentenceTransformerEmbedder, onnx or onnx-int8 backend) as the code has it."""
 
-    def __init__(self, batch_size: int) -> None:
-        self.embedder = SentenceTransformerEmbedder(backend="onnx", batch_size=batch_size)
+    def __init__(self, batch_size: int, backend: str = "onnx") -> None:
+        self.embedder = SentenceTransformerEmbedder(backend=backend, batch_size=batch_size)
         self.padding: list[float] = []
 
     def encode(self, texts: list[str]) -> np.ndarray:
@@ -340,6 +347,7 @@ def levers(files: dict[str, Callable[[], Path]], tokenizer_path: Path) -> dict[s
     table: dict[str, Callable[[], object]] = {}
     for bs in (8, 16, 32, 64):
         table[f"citeqa-onnx-bs{bs}"] = (lambda b=bs: CiteqaRunner(b))
+    table["citeqa-int8-bs16"] = lambda: CiteqaRunner(16, "onnx-int8")
     table["ort-chars-bs32"] = ort(order="chars")
     for bs in (8, 16, 32, 64):
         table[f"ort-tokens-bs{bs}"] = ort(bs=bs)
@@ -393,6 +401,29 @@ def measure(runner: object, texts: list[str], repeats: int, warm_up: bool) -> tu
             "run_to_run_diff": float(f"{drift:.2e}"), "best_s": round(best, 3)}, vectors
 
 
+def interleaved(runners: dict[str, object], texts: list[str], rounds: int) -> dict[str, dict]:
+    """A/B timing: every round encodes ``texts`` once with each runner, in alternating order.
+
+    On a shared machine, slow and quiet moments then hit all runners alike.
+    """
+    walls: dict[str, list[float]] = {n: [] for n in runners}
+    cpus: dict[str, list[float]] = {n: [] for n in runners}
+    for runner in runners.values():
+        runner.encode(texts[:WARM_UP])  # type: ignore[attr-defined]
+    names = list(runners)
+    for k in range(rounds):
+        for name in names if k % 2 == 0 else names[::-1]:
+            cpu, wall = time.process_time(), time.perf_counter()
+            runners[name].encode(texts)  # type: ignore[attr-defined]
+            walls[name].append(time.perf_counter() - wall)
+            cpus[name].append(time.process_time() - cpu)
+    return {n: {"passages_per_s": round(len(texts) / min(walls[n]), 2),
+                "passages_per_s_median": round(len(texts) / float(np.median(walls[n])), 2),
+                "passages_per_cpu_s": round(len(texts) / float(np.median(cpus[n])), 2),
+                "rounds_faster_than_first": sum(a < b for a, b in zip(walls[n], walls[names[0]]))}
+            for n in names}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=REPO / "corpus")
@@ -404,6 +435,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--list", action="store_true", help="print the lever names and stop")
     parser.add_argument("--no-sgemm", action="store_true")
+    parser.add_argument("--ab", type=int, default=0, metavar="ROUNDS",
+                        help="instead: interleaved A/B of the --levers on the real passages, ROUNDS rounds")
     args = parser.parse_args(argv)
 
     folder = Path(resolve_model_path(DEFAULT_MODEL))
@@ -412,11 +445,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print("\n".join(table))
         return 0
-    chosen = [n for n in args.levers.split(",") if n] or list(table)
-    unknown = [n for n in chosen if n not in table]
+    asked = [n for n in args.levers.split(",") if n] or list(table)
+    unknown = [n for n in asked if n not in table]
     if unknown:
         parser.error(f"unknown levers: {', '.join(unknown)}")
-    chosen = ["citeqa-onnx-bs32", *[n for n in chosen if n != "citeqa-onnx-bs32"]]  # the reference vectors
+    chosen = ["citeqa-onnx-bs32", *[n for n in asked if n != "citeqa-onnx-bs32"]]  # the reference vectors
+
+    if args.ab > 0:
+        texts = [t for _, t in real_passages(args.corpus)]
+        results = interleaved({n: table[n]() for n in asked}, texts, args.ab)
+        for name, r in results.items():
+            print(f"{name:34s} best {r['passages_per_s']:6.2f}/s  median {r['passages_per_s_median']:6.2f}/s  "
+                  f"{r['passages_per_cpu_s']:6.2f}/cpu-s  rounds faster than the first lever "
+                  f"{r['rounds_faster_than_first']}/{args.ab}")
+        if args.json is not None:
+            _write(args.json, {"ab_rounds": args.ab, "levers": results})
+        return 0
 
     from tokenizers import Tokenizer
 
