@@ -274,7 +274,8 @@ class _OnnxModel:
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         # Idle worker threads sleep instead of spinning: on a busy 2-vCPU machine spinning
-        # threads steal the cores the work needs (+19-28% passages/s without it, bench/encode.py).
+        # threads steal the cores the work needs (median +47% passages/s without it at load
+        # ~3.5); on a quieter one spinning was ~5% faster (bench/encode.py --ab).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
