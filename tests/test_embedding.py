@@ -71,6 +71,12 @@ def test_environment_picks_the_backend(monkeypatch):
         SentenceTransformerEmbedder(backend="tpu")
 
 
+def test_batch_size_defaults_by_backend():
+    assert SentenceTransformerEmbedder(backend="onnx").batch_size == 16
+    assert SentenceTransformerEmbedder(backend="torch").batch_size == 32
+    assert SentenceTransformerEmbedder(backend="onnx", batch_size=5).batch_size == 5
+
+
 def test_explicit_onnx_on_an_unsupported_model_is_a_model_error(tmp_path: Path):
     folder = fake_model_folder(tmp_path / "m", pooling="max")
     with pytest.raises(ModelError, match="ONNX"):
@@ -103,6 +109,14 @@ def test_onnx_vectors_equal_the_torch_ones():
 
 
 @pytest.mark.slow
+def test_onnx_worker_threads_do_not_spin():
+    embedder = SentenceTransformerEmbedder(backend="onnx")
+    embedder.warm_up()
+    options = embedder._model.session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+@pytest.mark.slow
 def test_answering_with_onnx_never_imports_torch():
     SentenceTransformerEmbedder(backend="onnx").warm_up()  # the export, once, may use torch
     code = ("import sys; from citeqa.embedding import SentenceTransformerEmbedder as E; "
@@ -111,3 +125,61 @@ def test_answering_with_onnx_never_imports_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "HF_HUB_OFFLINE": "1"})  # same cache folder as the export
     assert out.stdout.split() == ["onnx", "(1,", "384)", "False", "False"]
+
+
+class _WidthRecorder:
+    """A stand-in ONNX session: token vectors made from the ids, and the batch shapes seen."""
+
+    def __init__(self) -> None:
+        self.shapes: list[tuple[int, int]] = []
+
+    def get_inputs(self) -> list:
+        return [type("Input", (), {"name": n})() for n in ("input_ids", "attention_mask", "token_type_ids")]
+
+    def run(self, _outputs: object, feeds: dict) -> list[np.ndarray]:
+        ids = feeds["input_ids"]
+        self.shapes.append(ids.shape)
+        hidden = np.stack([np.sin(ids * (k + 1)) for k in range(4)], axis=-1).astype(np.float32)
+        return [hidden]
+
+
+def test_onnx_batches_follow_word_pieces_not_characters():
+    from tokenizers import Tokenizer
+
+    from citeqa.embedding import _OnnxModel
+
+    tokenizer = Tokenizer.from_file(str(Path(resolve_model_path(DEFAULT_MODEL)) / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=256)
+    model = _OnnxModel(_WidthRecorder(), tokenizer, {"pooling": "mean", "lower": False, "dimension": 4})
+    # Plain English words are one piece each, digits too, so characters and pieces disagree.
+    texts = ["the cat " * 8, "7 3 9 1 " * 5, "the " * 11, "1 2 3 4 5 6 7 8 9 1"]
+    pieces = [len(tokenizer.encode(t).ids) for t in texts]
+    by_chars = sorted(range(4), key=lambda i: -len(texts[i]))
+    longest = sorted(pieces, reverse=True)
+    widths = [(2, longest[0]), (2, longest[2])]  # the least padding possible
+    assert [(2, max(pieces[i] for i in by_chars[s:s + 2])) for s in (0, 2)] != widths
+    vectors = model.encode(texts, batch_size=2, progress=False)
+    assert model.session.shapes == widths
+    alone = np.vstack([model.encode([t], batch_size=1, progress=False) for t in texts])
+    np.testing.assert_allclose(vectors, alone, atol=1e-6)  # each row is its own text's vector
+
+
+@pytest.mark.slow
+def test_int8_quantises_matmul_weights_per_channel_and_stays_near_float():
+    import onnx
+
+    from citeqa.embedding import _exported
+
+    folder = Path(resolve_model_path(DEFAULT_MODEL))
+    graph = onnx.load(str(_exported(folder, _onnx_layout(folder), quantized=True))).graph
+    shapes = {i.name: list(i.dims) for i in graph.initializer}
+    types = {i.name: i.data_type for i in graph.initializer}
+    matmuls = [n for n in graph.node if n.op_type == "MatMulInteger"]
+    assert len(matmuls) == 36  # 6 layers x (Q, K, V, output, 2 feed-forward)
+    assert all(len(shapes[n.input[3]]) == 1 and shapes[n.input[3]][0] > 1 for n in matmuls)  # one scale per column
+    tables = [n.input[0] for n in graph.node if n.op_type == "Gather" and n.input[0] in types]
+    assert tables and all(types[t] == onnx.TensorProto.FLOAT for t in tables)  # embeddings stay float
+    float32 = SentenceTransformerEmbedder(backend="onnx").encode(TEXTS)
+    int8 = SentenceTransformerEmbedder(backend="onnx-int8").encode(TEXTS)
+    assert (float32 * int8).sum(axis=1).min() > 0.97  # the all-ops, per-tensor recipe gave 0.91
