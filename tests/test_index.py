@@ -186,3 +186,13 @@ def test_loaded_hnsw_index_searches_with_the_current_ef_search(fixture_corpus: P
     assert data.manifest.ann == "hnsw" and data.dense.hnsw.efSearch == backends.HNSW_EF_SEARCH
     monkeypatch.setattr(store, "HNSW_EF_SEARCH", 7)
     assert load_index(tmp_path / "hnsw").dense.hnsw.efSearch == 7
+
+
+def test_bm25_terms_are_interned_so_a_large_build_keeps_one_string_per_term():
+    from citeqa.index.backends import chunk_terms
+    from citeqa.models import Chunk
+
+    first = chunk_terms(Chunk.make("a.txt", 0, 20, "Los chips de Huawei", "es"))
+    second = chunk_terms(Chunk.make("b.txt", 0, 24, "Huawei fabrica sus chips", "es"))
+    shared = set(first) & set(second)
+    assert shared and all(next(t for t in second if t == s) is s for s in first if s in shared)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -49,8 +50,12 @@ def all_vectors(index: object) -> np.ndarray:
 
 
 def chunk_terms(chunk: Chunk) -> list[str]:
-    """The BM25 terms of a passage, stemmed in the passage's own language."""
-    found = terms(chunk.text, chunk.lang)
+    """The BM25 terms of a passage, stemmed in the passage's own language.
+
+    Terms are interned: 10^5 passages hold ~10^7 tokens but few distinct ones, and one
+    string per distinct term instead of per token saves ~0.5 GB while bm25s indexes.
+    """
+    found = [sys.intern(t) for t in terms(chunk.text, chunk.lang)]
     return found if found else ["\x00empty"]
 
 

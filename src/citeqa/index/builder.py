@@ -63,8 +63,9 @@ def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
                                seconds=time.perf_counter() - started)
         chunks, vectors, embedded = _assemble(scan.documents, previous, settings, embedder, progress)
         manifest = _manifest(scan.documents, chunks, settings, embedder, vectors.shape[1], previous)
+        lexical = build_lexical(chunks)  # first: its tokenising peak then comes before the graph exists
         write_generation(index_dir, manifest, list(scan.documents), chunks, vectors,
-                         build_dense(vectors, manifest.ann), build_lexical(chunks))
+                         build_dense(vectors, manifest.ann), lexical)
     return IndexReport(plan.added, plan.changed, plan.removed, plan.unchanged, scan.skipped,
                        embedded=embedded, reused=len(chunks) - embedded, chunks=len(chunks),
                        seconds=time.perf_counter() - started,
