@@ -60,7 +60,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from citeqa.embedding import (DEFAULT_MODEL, SentenceTransformerEmbedder, _exported,  # noqa: E402
+from citeqa.embedding.sbert import (DEFAULT_MODEL, SentenceTransformerEmbedder, _exported,  # noqa: E402
                               _onnx_layout, cache_dir, resolve_model_path)
 
 LAYERS, HIDDEN, FFN, HEADS = 6, 384, 1536, 12  #: all-MiniLM-L6-v2
@@ -109,8 +109,8 @@ def _timed(fn: Callable[[], object]) -> tuple[float, float]:
 
 def real_passages(corpus: Path) -> list[tuple[str, str]]:
     """``(lang, text)`` of every passage the indexer makes from ``corpus``, in index order."""
-    from citeqa.chunking import ChunkerSettings, chunk_document
-    from citeqa.documents import scan_corpus
+    from citeqa.ingest.chunking import ChunkerSettings, chunk_document
+    from citeqa.ingest.documents import scan_corpus
 
     settings = ChunkerSettings()
     return [(c.lang, c.text) for d in scan_corpus(corpus).documents for c in chunk_document(d, settings)]

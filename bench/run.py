@@ -306,9 +306,9 @@ class StageClock:
 def worker_query(args: dict) -> dict:
     """Open the index cold (timed), then warm latency by stage, hit@1, FAISS recall."""
     t0 = time.perf_counter()
-    import citeqa.retrieval as retrieval_mod
+    import citeqa.answer.retrieval as retrieval_mod
     from citeqa.engine import Engine
-    from citeqa.language import _detector
+    from citeqa.text.language import _detector
     t_import = time.perf_counter() - t0
 
     index = Path(args["index"])
@@ -376,7 +376,7 @@ def worker_query(args: dict) -> dict:
 
 
 def _as_citation(chunk, score=0.0):
-    from citeqa.models import Citation
+    from citeqa.records import Citation
 
     return Citation(chunk.doc_id, "", chunk.lang, chunk.start, chunk.end, chunk.text, score)
 
@@ -518,7 +518,7 @@ def worker_peer(args: dict) -> dict:
               "maxrss_mb": maxrss_mb()}
     if args.get("eval"):
         from citeqa.evaluation import first_relevant_rank, load_qa
-        from citeqa.models import Citation
+        from citeqa.records import Citation
 
         rows = []
         for item in load_qa(EVAL):
@@ -779,8 +779,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _count_real_chunks() -> int:
-    from citeqa.chunking import ChunkerSettings, chunk_document
-    from citeqa.documents import scan_corpus
+    from citeqa.ingest.chunking import ChunkerSettings, chunk_document
+    from citeqa.ingest.documents import scan_corpus
 
     return sum(len(chunk_document(d, ChunkerSettings())) for d in scan_corpus(CORPUS).documents)
 

@@ -41,7 +41,7 @@ class Passage(NamedTuple):
 
 def corpus_sentences(corpus_dir: Path) -> dict[str, list[str]]:
     """Sentences of every .txt document, grouped by the document's detected language."""
-    from citeqa.language import detect_lang
+    from citeqa.text.language import detect_lang
 
     pools: dict[str, list[str]] = defaultdict(list)
     for path in sorted(Path(corpus_dir).glob("*.txt")):

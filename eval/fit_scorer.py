@@ -1,4 +1,4 @@
-"""Fit the answer scorer (citeqa.scoring) on split A of a QA file; report A and B.
+"""Fit the answer scorer (citeqa.answer.features) on split A of a QA file; report A and B.
 
     .venv/bin/python eval/fit_scorer.py eval/qa.jsonl --index index
 
@@ -25,7 +25,7 @@ from citeqa import scoring
 from citeqa.engine import Engine
 from dataclasses import replace
 
-from citeqa.scoring import FEATURES, ScoringModel, calibration_inputs
+from citeqa.answer.features import FEATURES, ScoringModel, calibration_inputs
 
 
 def split_of(qid: str) -> str:

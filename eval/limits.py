@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from citeqa import evaluation as ev
-from citeqa.analysis import terms
+from citeqa.text.analysis import terms
 from citeqa.engine import Engine
 
 

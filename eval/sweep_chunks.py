@@ -16,7 +16,7 @@ from pathlib import Path
 from fit_scorer import overall_scores, split_of
 
 from citeqa import evaluation as ev
-from citeqa.chunking import ChunkerSettings
+from citeqa.ingest.chunking import ChunkerSettings
 from citeqa.embedding import SentenceTransformerEmbedder
 from citeqa.engine import Engine
 from citeqa.index.builder import update_index

@@ -33,7 +33,7 @@ class KeywordEmbedder:
         return self._dim
 
     def encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray:
-        from citeqa.analysis import fold_accents, words
+        from citeqa.text.analysis import fold_accents, words
 
         self.encoded.extend(texts)
         out = np.zeros((len(texts), self._dim), dtype=np.float32)

@@ -1,4 +1,4 @@
-from citeqa.analysis import cognate_keys, query_terms, terms
+from citeqa.text.analysis import cognate_keys, query_terms, terms
 
 
 def test_cognate_keys_meet_across_languages_where_stems_do_not():

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.chunking import ChunkerSettings, chunk_document
-from citeqa.documents import scan_corpus
+from citeqa.ingest.chunking import ChunkerSettings, chunk_document
+from citeqa.ingest.documents import scan_corpus
 from citeqa.errors import ConfigError
 
 REPO = Path(__file__).parent.parent

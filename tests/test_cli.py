@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from citeqa import cli
+from citeqa.app import cli
 from citeqa.embedding import SentenceTransformerEmbedder
 
 from conftest import KeywordEmbedder

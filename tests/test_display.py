@@ -1,7 +1,7 @@
-from citeqa.display import (answer_html, context_html, corpus_rows, engine_language, labels, safe, skipped_html,
+from citeqa.app.display import (answer_html, context_html, corpus_rows, engine_language, labels, safe, skipped_html,
                             sources_html, supporting)
 from citeqa.index.manifest import DocEntry
-from citeqa.models import Answer, Citation, Document, Highlight, PageSpan
+from citeqa.records import Answer, Citation, Document, Highlight, PageSpan
 
 XSS = '<script>alert(1)</script> <img src=x onerror="alert(2)"> ![pic](http://evil/x.png) [link](javascript:alert(3))'
 BAD = ("<script", "<img", "![", "](", "onerror=\"", "javascript:")

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.documents import first_line, load_document, scan_corpus
+from citeqa.ingest.documents import first_line, load_document, scan_corpus
 from citeqa.errors import CorpusError, DocumentError
 
 

@@ -50,10 +50,7 @@ def test_dev_set_numbers_do_not_drop(real_engine: Engine):
     from citeqa import evaluation as ev
 
     items = ev.load_qa(REPO / "eval" / "qa.jsonl")
-    docs = real_engine.data.documents
-    results = ev.evaluate(lambda q, h: real_engine.ask(q, history=h, k=10), items,
-                          {d: doc.text for d, doc in docs.items()}, set(real_engine.corpus_langs),
-                          progress=False, doc_langs={d: doc.lang for d, doc in docs.items()})
+    results = ev.evaluate_engine(real_engine, items, k=10)
     overall = ev.summarize(results).overall
     for name, value in REPORTED.items():
         assert getattr(overall, name) >= value - MARGIN, name

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citeqa.embedding import (BACKEND_ENV, DEFAULT_MODEL, SentenceTransformerEmbedder, _onnx_layout,
+from citeqa.embedding.sbert import (BACKEND_ENV, DEFAULT_MODEL, SentenceTransformerEmbedder, _onnx_layout,
                               choose_backend, resolve_model_path, vector_kind)
 from citeqa.errors import ModelError
 
@@ -119,7 +119,7 @@ def test_onnx_worker_threads_do_not_spin():
 @pytest.mark.slow
 def test_answering_with_onnx_never_imports_torch():
     SentenceTransformerEmbedder(backend="onnx").warm_up()  # the export, once, may use torch
-    code = ("import sys; from citeqa.embedding import SentenceTransformerEmbedder as E; "
+    code = ("import sys; from citeqa.embedding.sbert import SentenceTransformerEmbedder as E; "
             "e = E(); v = e.encode(['hola']); "
             "print(e.backend, v.shape, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
@@ -146,7 +146,7 @@ class _WidthRecorder:
 def test_onnx_batches_follow_word_pieces_not_characters():
     from tokenizers import Tokenizer
 
-    from citeqa.embedding import _OnnxModel
+    from citeqa.embedding.sbert import _OnnxModel
 
     tokenizer = Tokenizer.from_file(str(Path(resolve_model_path(DEFAULT_MODEL)) / "tokenizer.json"))
     tokenizer.no_padding()
@@ -169,7 +169,7 @@ def test_onnx_batches_follow_word_pieces_not_characters():
 def test_int8_quantises_matmul_weights_per_channel_and_stays_near_float():
     import onnx
 
-    from citeqa.embedding import _exported
+    from citeqa.embedding.sbert import _exported
 
     folder = Path(resolve_model_path(DEFAULT_MODEL))
     graph = onnx.load(str(_exported(folder, _onnx_layout(folder), quantized=True))).graph

@@ -76,8 +76,8 @@ def test_a_likely_same_language_span_wins_over_a_likelier_foreign_one(engine: En
 
     import numpy as np
 
-    from citeqa.extract import Candidate
-    from citeqa.scoring import ScoringModel
+    from citeqa.answer.spans import Candidate
+    from citeqa.answer.features import ScoringModel
 
     model = ScoringModel(weights=(1.0,), bias=0.0, calibration=(1.0, 0.0), calib_bias=0.0)
     probs = np.array([0.95, 0.6, 0.3])

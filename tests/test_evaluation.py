@@ -1,4 +1,4 @@
-"""Tests for citeqa.evaluation: hand-computed metrics, QA loaders, reports, thresholds."""
+"""Tests for citeqa.evaluation.metrics: hand-computed metrics, QA loaders, reports, thresholds."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from citeqa.evaluation import (
     write_predictions,
     write_report,
 )
-from citeqa.models import Answer, Citation
+from citeqa.records import Answer, Citation
 
 DATA = Path(__file__).parent / "data" / "qa"
 

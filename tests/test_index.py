@@ -133,7 +133,7 @@ def test_manifest_without_backend_is_torch(built_index: Path):
 
 def test_fast_record_readers_match_the_generic_decoder():
     from citeqa.index.store import _chunk, _document
-    from citeqa.models import Chunk, Document, PageSpan, from_dict, to_dict
+    from citeqa.records import Chunk, Document, PageSpan, from_dict, to_dict
 
     doc = Document("a.pdf", "A", "one two", "en", "0" * 64, "pdf", (PageSpan(0, 3, 1), PageSpan(3, 7, 2)))
     plain = Document("b.txt", "B", "text", "es", "1" * 64)
@@ -148,7 +148,7 @@ def test_fast_record_readers_match_the_generic_decoder():
 def test_partial_sort_matches_a_stable_full_sort():
     import numpy as np
 
-    from citeqa.retrieval import top_n
+    from citeqa.answer.retrieval import top_n
 
     rng = np.random.default_rng(0)
     for trial in range(500):
@@ -190,7 +190,7 @@ def test_loaded_hnsw_index_searches_with_the_current_ef_search(fixture_corpus: P
 
 def test_bm25_terms_are_interned_so_a_large_build_keeps_one_string_per_term():
     from citeqa.index.backends import chunk_terms
-    from citeqa.models import Chunk
+    from citeqa.records import Chunk
 
     first = chunk_terms(Chunk.make("a.txt", 0, 20, "Los chips de Huawei", "es"))
     second = chunk_terms(Chunk.make("b.txt", 0, 24, "Huawei fabrica sus chips", "es"))

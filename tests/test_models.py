@@ -1,4 +1,4 @@
-from citeqa.models import Answer, Chunk, Citation, Document, Highlight, PageSpan, content_id, from_dict, to_dict
+from citeqa.records import Answer, Chunk, Citation, Document, Highlight, PageSpan, content_id, from_dict, to_dict
 
 
 def test_answer_round_trip_keeps_every_field():

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from citeqa import cli, documents
-from citeqa.documents import load_document, scan_corpus
+from citeqa.app import cli
+from citeqa.ingest import documents
+from citeqa.ingest.documents import load_document, scan_corpus
 from citeqa.embedding import SentenceTransformerEmbedder
 from citeqa.engine import Engine
 from citeqa.errors import DocumentError

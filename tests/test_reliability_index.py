@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from citeqa import cli
+from citeqa.app import cli
 from citeqa.embedding import SentenceTransformerEmbedder
 from citeqa.engine import Engine
 from citeqa.errors import IndexCorruptError, IndexMismatchError, IndexStoreError
@@ -222,10 +222,10 @@ KILLED_BUILD = textwrap.dedent("""
     corpus, index, stage = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 
     # This build is killed anyway: skip loading lingua's models to start faster.
-    import citeqa.chunking, citeqa.documents
-    from citeqa.language import Detection
-    citeqa.documents.detect_lang = lambda text, default, *args: default
-    citeqa.chunking.detect = lambda text, *args: Detection(None, 0.0)
+    import citeqa.ingest.chunking, citeqa.ingest.documents
+    from citeqa.text.language import Detection
+    citeqa.ingest.documents.detect_lang = lambda text, default, *args: default
+    citeqa.ingest.chunking.detect = lambda text, *args: Detection(None, 0.0)
 
     def pause():
         print("READY", flush=True)

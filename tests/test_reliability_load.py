@@ -43,7 +43,7 @@ def comparable(record: dict) -> dict:
 
 @pytest.fixture
 def served(built_index: Path):
-    from citeqa.ui import EngineHolder, build_app, ask_record
+    from citeqa.app.ui import EngineHolder, build_app, ask_record
 
     engine = Engine.open(built_index, embedder=KeywordEmbedder())
     holder = EngineHolder(engine)

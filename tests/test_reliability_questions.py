@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from citeqa import cli
+from citeqa.app import cli
 from citeqa.embedding import SentenceTransformerEmbedder
 from citeqa.engine import MAX_QUESTION_CHARS, Engine
 from citeqa.errors import QuestionError
 from citeqa.index.builder import update_index
-from citeqa.models import Answer
+from citeqa.records import Answer
 
 from conftest import DATA, REPO, KeywordEmbedder
 
@@ -178,7 +178,7 @@ def test_cli_subprocess_invalid_utf8_argv_is_one_line_error(index_dir: Path):
     """Real process, real argv bytes: invalid UTF-8 and nothing printable left."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO / "src")}
     for arg in (b"\xff\xfe\x80", b"   "):
-        proc = subprocess.run([sys.executable, "-m", "citeqa.cli", "ask", "--index", os.fsencode(index_dir), arg],
+        proc = subprocess.run([sys.executable, "-m", "citeqa.app.cli", "ask", "--index", os.fsencode(index_dir), arg],
                               capture_output=True, env=env, timeout=120)
         err = proc.stderr.decode("utf-8")
         assert proc.returncode == 2, err
@@ -188,10 +188,10 @@ def test_cli_subprocess_invalid_utf8_argv_is_one_line_error(index_dir: Path):
 # --- security in scope: the server listens on localhost unless told otherwise ---------
 
 def test_serve_binds_localhost_by_default(monkeypatch: pytest.MonkeyPatch):
-    import citeqa.ui
+    import citeqa.app.ui
 
     assert cli._parser().parse_args(["serve"]).host == "127.0.0.1"
     seen = {}
-    monkeypatch.setattr(citeqa.ui, "serve", lambda **kw: seen.update(kw))
+    monkeypatch.setattr(citeqa.app.ui, "serve", lambda **kw: seen.update(kw))
     assert cli.main(["serve"]) == 0
     assert seen["host"] == "127.0.0.1"

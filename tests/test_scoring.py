@@ -1,7 +1,7 @@
 import numpy as np
 
-from citeqa.extract import Candidate
-from citeqa.scoring import FEATURES, Passage, candidate_features, question_entities
+from citeqa.answer.spans import Candidate
+from citeqa.answer.features import FEATURES, Passage, candidate_features, question_entities
 
 OVERLAP = FEATURES.index("overlap_span")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from citeqa import cli
+from citeqa.app import cli
 from citeqa.engine import Engine
 from citeqa.index.builder import update_index
-from citeqa.ui import CSS, EngineHolder, UploadSettings, ask_record, build_app, chat_turn, corpus_view, upload
+from citeqa.app.ui import CSS, EngineHolder, UploadSettings, ask_record, build_app, chat_turn, corpus_view, upload
 
 from conftest import DATA, KeywordEmbedder
 

@@ -4,7 +4,7 @@ import pytest
 
 from citeqa.errors import IndexStoreError, UploadError
 from citeqa.index.store import load_index
-from citeqa.uploads import (add_files, check_size, check_type, free_path, safe_label, safe_name, save_upload,
+from citeqa.app.uploads import (add_files, check_size, check_type, free_path, safe_label, safe_name, save_upload,
                             summary, target_path)
 
 from conftest import KeywordEmbedder

@@ -13,16 +13,17 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis import fold_accents, query_terms, words
-from .embedding import Embedder, SentenceTransformerEmbedder
-from .errors import QuestionError
-from .extract import Candidate, candidates_from, expected_type, highlight_in
-from .index.manifest import check_model
-from .index.store import IndexData, load_index
-from .language import SUPPORTED, detect
-from .models import Answer, Citation, Highlight, Hit
-from .retrieval import RetrievalSettings, Retriever, prefer_language
-from .scoring import ABSTAIN_BELOW, Passage, ScoringModel, candidate_features
+from citeqa.text.analysis import fold_accents, query_terms, words
+from citeqa.embedding import Embedder, SentenceTransformerEmbedder
+from citeqa.errors import QuestionError
+from citeqa.answer.answer_types import expected_type, highlight_in
+from citeqa.answer.spans import Candidate, candidates_from
+from citeqa.index.manifest import check_model
+from citeqa.index.store import IndexData, load_index
+from citeqa.text.language import SUPPORTED, detect
+from citeqa.records import Answer, Citation, Highlight, Hit
+from citeqa.answer.retrieval import RetrievalSettings, Retriever, prefer_language
+from citeqa.answer.features import ABSTAIN_BELOW, Passage, ScoringModel, candidate_features
 
 MAX_QUESTION_CHARS = 2000
 NOT_FOUND = {

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..analysis import terms
-from ..models import Chunk
+from citeqa.text.analysis import terms
+from citeqa.records import Chunk
 
 #: Above this many vectors an HNSW graph replaces exact search (see docs/benchmarks.md).
 HNSW_THRESHOLD = 50_000

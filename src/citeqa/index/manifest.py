@@ -14,9 +14,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..chunking import ChunkerSettings
-from ..errors import IndexCorruptError, IndexMismatchError
-from ..models import from_dict, to_dict
+from citeqa.ingest.chunking import ChunkerSettings
+from citeqa.errors import IndexCorruptError, IndexMismatchError
+from citeqa.records import from_dict, to_dict
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
@@ -121,7 +121,7 @@ def check_model(manifest: Manifest, model: str | None, dimension: int | None = N
         raise IndexMismatchError(
             f"index was built with model {manifest.model!r}, not {model!r}; "
             f"{REBUILD_HINT} --model {model}, or drop --model")
-    from ..embedding import choose_backend
+    from citeqa.embedding import choose_backend
 
     check_backend(manifest, backend if backend is not None else choose_backend(manifest.model))
     if dimension is not None and dimension != manifest.dimension:
@@ -131,7 +131,7 @@ def check_model(manifest: Manifest, model: str | None, dimension: int | None = N
 
 def check_backend(manifest: Manifest, backend: str) -> None:
     """Refuse to mix vectors of different kinds (e.g. int8-quantised with float32)."""
-    from ..embedding import BACKEND_ENV, vector_kind
+    from citeqa.embedding import BACKEND_ENV, vector_kind
 
     if vector_kind(backend) != vector_kind(manifest.backend):
         raise IndexMismatchError(

@@ -29,10 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import IndexCorruptError, IndexMissingError, IndexStoreError
-from ..models import Chunk, Document, from_dict, sha256_file, to_dict
-from .backends import HNSW_EF_SEARCH
-from .manifest import REBUILD_HINT, Manifest, read_manifest, write_manifest
+from citeqa.errors import IndexCorruptError, IndexMissingError, IndexStoreError
+from citeqa.records import Chunk, Document, from_dict, sha256_file, to_dict
+from citeqa.index.backends import HNSW_EF_SEARCH
+from citeqa.index.manifest import REBUILD_HINT, Manifest, read_manifest, write_manifest
 
 CURRENT = "CURRENT"
 LOCK = ".lock"

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .analysis import cognate_keys, fold_accents, query_terms, terms, words
-from .extract import AnswerType, Candidate, expected_type, type_match
+from citeqa.text.analysis import cognate_keys, fold_accents, query_terms, terms, words
+from citeqa.answer.answer_types import AnswerType, expected_type, type_match
+from citeqa.answer.spans import Candidate
 
 #: Names of the feature columns, in order.
 FEATURES = (

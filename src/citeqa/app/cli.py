@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import CiteqaError
+from citeqa.errors import CiteqaError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -78,9 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
-    from .chunking import ChunkerSettings
-    from .embedding import DEFAULT_MODEL, SentenceTransformerEmbedder
-    from .index.builder import update_index
+    from citeqa.ingest.chunking import ChunkerSettings
+    from citeqa.embedding import DEFAULT_MODEL, SentenceTransformerEmbedder
+    from citeqa.index.builder import update_index
 
     chunker = None
     if args.chunk_size is not None or args.chunk_overlap is not None:
@@ -102,30 +102,27 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    from .engine import Engine
+    from citeqa.engine import Engine
 
     engine = Engine.open(args.index, model=args.model)
     answer = engine.ask(args.question, history=tuple(args.history), k=args.k)
     if args.json:
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
         return 0
-    from .render import print_answer
+    from citeqa.app.render import print_answer
 
     print_answer(answer)
     return 0
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from .engine import Engine
-    from . import evaluation as ev
+    from citeqa.engine import Engine
+    from citeqa import evaluation as ev
 
     thresholds = ev.parse_thresholds(args.fail_under) if args.fail_under else {}
     items = ev.load_qa(args.qa_file)
     engine = Engine.open(args.index, model=args.model)
-    doc_texts = {d: doc.text for d, doc in engine.data.documents.items()}
-    doc_langs = {d: doc.lang for d, doc in engine.data.documents.items()}
-    results = ev.evaluate(lambda q, h: engine.ask(q, history=h, k=args.k), items, doc_texts,
-                          set(engine.corpus_langs), progress=sys.stderr.isatty(), doc_langs=doc_langs)
+    results = ev.evaluate_engine(engine, items, k=args.k, progress=sys.stderr.isatty())
     metrics = ev.summarize(results)
     ev.print_table(metrics)
     for b in ev.reliability(results):
@@ -143,7 +140,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .ui import serve
+    from citeqa.app.ui import serve
 
     serve(index_dir=args.index, corpus_dir=args.corpus, model=args.model, host=args.host, port=args.port,
           auth=args.auth, max_upload_bytes=int(args.max_upload_mb * 1_048_576))

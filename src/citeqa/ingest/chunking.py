@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import ConfigError
-from .language import detect
-from .models import Chunk, Document
+from citeqa.errors import ConfigError
+from citeqa.text.language import detect
+from citeqa.records import Chunk, Document
 
 #: Paragraph, line, sentence, clause, word: the splitter tries them in this order.
 SEPARATORS = ("\n\n", "\n", ". ", "? ", "! ", "; ", ": ", ", ", " ", "")

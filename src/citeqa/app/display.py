@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from .models import Answer, Citation, Document
+from citeqa.records import Answer, Citation, Document
 
 LABELS = {
     "es": {"sources": "Fuentes", "closest": "Pasajes más cercanos (no contienen la respuesta)",

@@ -33,11 +33,10 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
-from .errors import ModelError
+from citeqa.errors import ModelError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _PACKAGED = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
@@ -51,21 +50,6 @@ _INT8_FILE = "model-int8-matmul.onnx"  #: a new name for each quantisation recip
 _EXPORT_VERSION = "1"  #: bump when the export below changes what it writes
 _ONNX_OPSET = 17
 _WINDOW_BATCHES = 64  #: the ONNX path tokenises this many batches of texts at a time
-
-
-class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 vectors of a fixed dimension.
-
-    An embedder may also have a ``backend`` attribute (see :data:`BACKENDS`); one without
-    it counts as ``torch``.
-    """
-
-    model_id: str
-
-    @property
-    def dimension(self) -> int: ...
-
-    def encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray: ...
 
 
 def vector_kind(backend: str) -> str:

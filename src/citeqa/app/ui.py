@@ -1,7 +1,7 @@
 """The Gradio app: a chat with cited answers, a corpus tab with uploads, and the ``/ask`` API.
 
 Thin on purpose: answers come from :class:`~citeqa.engine.Engine`, HTML from
-:mod:`citeqa.display`, and uploads are checked and indexed by :mod:`citeqa.uploads`.
+:mod:`citeqa.app.display`, and uploads are checked and indexed by :mod:`citeqa.app.uploads`.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import display
-from .display import answer_html, engine_language, error_html, labels, sources_html, user_html
-from .engine import Engine
-from .errors import CiteqaError
-from .uploads import DEFAULT_MAX_BYTES, add_files, summary
+from citeqa.app import display
+from citeqa.app.display import answer_html, engine_language, error_html, labels, sources_html, user_html
+from citeqa.engine import Engine
+from citeqa.errors import CiteqaError
+from citeqa.app.uploads import DEFAULT_MAX_BYTES, add_files, summary
 
 CSS = """
 .citeqa-source {border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; margin: 8px 0;}

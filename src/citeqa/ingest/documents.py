@@ -1,4 +1,4 @@
-"""Load a corpus folder into :class:`~citeqa.models.Document` objects.
+"""Load a corpus folder into :class:`~citeqa.records.Document` objects.
 
 Readers turn .txt, .md, .html/.htm and .pdf files into plain text. A file that cannot
 be read is skipped with a one-line reason and never stops the rest of the corpus.
@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import CorpusError, DocumentError
-from .language import detect_lang
-from .models import Document, PageSpan
+from citeqa.errors import CorpusError, DocumentError
+from citeqa.text.language import detect_lang
+from citeqa.records import Document, PageSpan
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 HTML_SUFFIXES = (".html", ".htm")

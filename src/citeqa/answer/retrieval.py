@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .analysis import query_terms
-from .fusion import FusionMode, fuse
-from .index.store import IndexData
-from .models import Hit
+from citeqa.text.analysis import query_terms
+from citeqa.answer.fusion import FusionMode, fuse
+from citeqa.index.store import IndexData
+from citeqa.records import Hit
 
 
 @dataclass(frozen=True, slots=True)

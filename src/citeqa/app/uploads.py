@@ -1,6 +1,6 @@
 """Adding uploaded files to the corpus: safe names, checks, and an incremental re-index.
 
-A file is checked (type, size, readable by :func:`citeqa.documents.load_document`)
+A file is checked (type, size, readable by :func:`citeqa.ingest.documents.load_document`)
 before anything is written to the corpus, so a refused file never touches the corpus
 or the index. If indexing fails the copied files are removed again; the index itself
 is written as an atomic generation, so the live index stays as it was.
@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .documents import load_document
-from .errors import CiteqaError, DocumentError, UploadError
-from .models import sha256_file
+from citeqa.ingest.documents import load_document
+from citeqa.errors import CiteqaError, DocumentError, UploadError
+from citeqa.records import sha256_file
 
 ALLOWED_SUFFIXES = (".txt", ".md", ".html", ".htm", ".pdf")
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
@@ -129,7 +129,7 @@ class UploadResult:
 def add_files(files: Sequence[tuple[Path, str]], corpus: Path, index_dir: Path, embedder,  # noqa: ANN001
               max_bytes: int = DEFAULT_MAX_BYTES, progress: Progress | None = None) -> UploadResult:
     """Save each ``(temp path, original name)`` into ``corpus`` and update the index."""
-    from .index.builder import update_index
+    from citeqa.index.builder import update_index
 
     step = progress or (lambda fraction, text: None)
     result, saved = UploadResult(), []

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .engine import NOT_FOUND
-from .models import Answer
+from citeqa.engine import NOT_FOUND
+from citeqa.records import Answer
 
 
 def print_answer(answer: Answer, console=None) -> None:  # noqa: ANN001 - rich Console

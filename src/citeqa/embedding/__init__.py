@@ -1,0 +1,11 @@
+"""Sentence embedders: the :class:`Embedder` protocol and the sentence-transformers models behind it.
+
+Importing this package loads no model; an embedder loads its model on first use.
+"""
+
+from citeqa.embedding.protocol import Embedder
+from citeqa.embedding.sbert import (BACKEND_ENV, BACKENDS, DEFAULT_MODEL, SentenceTransformerEmbedder, choose_backend,
+                                    vector_kind)
+
+__all__ = ["BACKENDS", "BACKEND_ENV", "DEFAULT_MODEL", "Embedder", "SentenceTransformerEmbedder", "choose_backend",
+           "vector_kind"]

@@ -1,0 +1,41 @@
+"""Evaluate citeqa on a QA file: load it, run an engine, grade, summarise, report.
+
+The flow is :func:`load_qa` -> :func:`evaluate_engine` (or :func:`evaluate` with any ``ask``
+function) -> :func:`summarize` -> :func:`print_table` / :func:`write_predictions` /
+:func:`write_report` / :func:`check_thresholds`. Grading is pure: it only looks at the
+answer records and the document texts, so it is tested without a model or an index.
+
+Conventions (chosen so every number has one meaning):
+
+* A citation is *relevant* when it comes from the gold document (any document when the
+  item has no ``doc``) and its text contains a gold answer under :func:`contains_answer`.
+* "Contains" compares :func:`normalize_text` forms (NFKC, casefold, collapsed whitespace)
+  and requires whole-word edges, so the gold ``"2"`` does not match ``"2023"``.
+* Retrieval and answer metrics cover answerable questions only; an abstention there
+  counts as a wrong answer (exact match 0, F1 0).
+* Every ratio whose denominator is empty is ``None`` ("not applicable"), never 0.
+"""
+
+from citeqa.evaluation.grading import (
+    TOP_K,
+    QuestionResult,
+    citation_is_exact,
+    first_relevant_rank,
+    is_relevant,
+    predicted_text,
+    score_question,
+)
+from citeqa.evaluation.matching import contains_answer, exact_match, normalize_answer, normalize_text, token_f1
+from citeqa.evaluation.metrics import METRIC_KEYS, Bucket, Metrics, Scores, percentile, reliability, summarize
+from citeqa.evaluation.qa_file import QAItem, load_qa
+from citeqa.evaluation.report import print_table, render_table, write_predictions, write_report
+from citeqa.evaluation.runner import evaluate, evaluate_engine
+from citeqa.evaluation.thresholds import check_thresholds, parse_thresholds
+
+__all__ = [
+    "METRIC_KEYS", "TOP_K", "Bucket", "Metrics", "QAItem", "QuestionResult", "Scores", "check_thresholds",
+    "citation_is_exact", "contains_answer", "evaluate", "evaluate_engine", "exact_match", "first_relevant_rank",
+    "is_relevant", "load_qa", "normalize_answer", "normalize_text", "parse_thresholds", "percentile",
+    "predicted_text", "print_table", "reliability", "render_table", "score_question", "summarize", "token_f1",
+    "write_predictions", "write_report",
+]

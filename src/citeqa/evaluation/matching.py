@@ -1,0 +1,74 @@
+"""Does a text hold a gold answer? Normalisation, containment on word edges, SQuAD EM and F1."""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from collections import Counter
+
+from citeqa.text.analysis import fold_accents
+
+ARTICLES = frozenset(
+    {"the", "a", "an"}  # en
+    | {"el", "la", "los", "las", "un", "una", "unos", "unas"}  # es
+    | {"o", "os", "as", "um", "uma", "uns", "umas"}  # pt ("a" is above)
+)
+"""Articles dropped by :func:`normalize_answer` (compared after accents are stripped)."""
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def normalize_text(text: str) -> str:
+    """NFKC, casefold, whitespace collapsed: the form used for "contains an answer"."""
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD-style form for exact match and F1: lower, no accents/punctuation/articles."""
+    lowered = fold_accents(normalize_text(text))
+    no_punct = "".join(ch for ch in lowered if not _is_punctuation(ch))
+    return " ".join(tok for tok in no_punct.split() if tok not in ARTICLES)
+
+
+def _is_punctuation(ch: str) -> bool:
+    """Unicode punctuation (``¿``, ``¡``, ``«``) or ASCII punctuation/symbols (as SQuAD)."""
+    return unicodedata.category(ch).startswith("P") or ch in string.punctuation
+
+
+def contains_answer(text: str, gold: str) -> bool:
+    """Whether normalised ``gold`` occurs in normalised ``text`` with whole-word edges."""
+    needle, haystack = normalize_text(gold), normalize_text(text)
+    if not needle:
+        return False
+    start = haystack.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        if _is_edge(haystack, start - 1, needle[0]) and _is_edge(haystack, end, needle[-1]):
+            return True
+        start = haystack.find(needle, start + 1)
+    return False
+
+
+def _is_edge(text: str, index: int, boundary_char: str) -> bool:
+    """True when ``text[index]`` does not glue a word onto the match's boundary char."""
+    if not boundary_char.isalnum() or index < 0 or index >= len(text):
+        return True
+    return not text[index].isalnum()
+
+
+def exact_match(prediction: str, gold: str) -> bool:
+    """SQuAD exact match: equal after :func:`normalize_answer`."""
+    return normalize_answer(prediction) == normalize_answer(gold)
+
+
+def token_f1(prediction: str, gold: str) -> float:
+    """SQuAD token F1 after :func:`normalize_answer`; two empty strings score 1."""
+    pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    if not pred or not ref:
+        return float(pred == ref)
+    same = sum((Counter(pred) & Counter(ref)).values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(pred), same / len(ref)
+    return 2 * precision * recall / (precision + recall)
