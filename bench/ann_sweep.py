@@ -62,8 +62,9 @@ def recall_at(found: np.ndarray, exact: np.ndarray) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     import faiss
-    from citeqa.embedding import SentenceTransformerEmbedder
     from synth import compose, corpus_sentences, flat_sentences, make_passages, member_matrix
+
+    from citeqa.embedding import SentenceTransformerEmbedder
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")

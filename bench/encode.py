@@ -46,10 +46,10 @@ import platform
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -60,8 +60,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from citeqa.embedding.sbert import (DEFAULT_MODEL, SentenceTransformerEmbedder, _exported,  # noqa: E402
-                              _onnx_layout, cache_dir, resolve_model_path)
+from citeqa.embedding.sbert import (  # noqa: E402
+    DEFAULT_MODEL,
+    SentenceTransformerEmbedder,
+    _exported,
+    _onnx_layout,
+    cache_dir,
+    resolve_model_path,
+)
 
 LAYERS, HIDDEN, FFN, HEADS = 6, 384, 1536, 12  #: all-MiniLM-L6-v2
 WARM_UP = 16  #: passages encoded, untimed, before a lever is timed

@@ -54,7 +54,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import ENV, citeqa_bin, free_port, load_questions, machine, pct, vm_hwm_mb
+from run import ENV, citeqa_bin, free_port, load_questions, machine, pct, vm_hwm_mb  # noqa: E402 - run.py sits beside this script
 
 CORPUS = ROOT / "corpus"
 LOCAL_ENV = {**ENV, "GRADIO_ANALYTICS_ENABLED": "False", "NO_PROXY": "127.0.0.1,localhost",
@@ -200,10 +200,8 @@ class Server:
                     except subprocess.TimeoutExpired:
                         continue
             else:  # the leader is gone; make sure nothing of its group is left
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
         finally:
             self._fh.close()
 
@@ -259,7 +257,7 @@ def run_phase(name: str, url: str, questions: list[str], clients: int, seconds: 
                 try:
                     record = client.submit(questions[qi], [], 5, "auto", api_name="/ask").result(
                         timeout=request_timeout)
-                except Exception as exc:  # noqa: BLE001 - every failure is counted, none stops the run
+                except Exception as exc:
                     s = Sample(n, qi, time.perf_counter() - t0, False, None, error=f"{type(exc).__name__}: {exc}")
                 else:
                     took = time.perf_counter() - t0
@@ -276,7 +274,7 @@ def run_phase(name: str, url: str, questions: list[str], clients: int, seconds: 
                 s.end = time.perf_counter()
                 with samples_lock:
                     phase.samples.append(s)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             with samples_lock:
                 phase.client_errors.append(f"client {n}: {type(exc).__name__}: {exc}")
         finally:

@@ -86,7 +86,7 @@ def _hit(q: dict, p: dict) -> str:
     return f"{_f(a, '{:.3f}')} / {_f(r, '{:.3f}')} / {_f(h, '{:.3f}')}"
 
 
-STAGES = ["language", "query_encode", "dense", "lexical", "fusion", "extract", "extract_encode", "other"]
+STAGES = ["language", "query", "encode", "dense", "lexical", "fusion", "candidates", "choose", "answer", "other"]
 HEADERS = {
     "overview": ["size", "ANN", "index build s", "index chunks/s", "index MB", "warm p50 ms", "warm p95 ms",
                  "cold `ask` s", "cold `serve` → 1st answer s", "query RSS MB", "serve RSS MB", "index RSS MB"],

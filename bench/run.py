@@ -22,14 +22,11 @@ What is measured, per size ("real" = ``corpus/``; a number = about that many chu
   the table shows the measured build time *and* a projection for a corpus embedded whole:
   ``build time - encode time + chunks / measured passage encode rate``.
 * **warm latency**: ``Engine.ask`` over bench/questions.json (10 es, 10 pt, 10 en),
-  ``--rounds`` rounds after 3 warm-up asks; p50/p95 of the wall time. Stages are timed
-  from outside by wrapping engine/retriever methods (no src/ change): language
-  (``question_language``), query encode (``_encode`` outside extraction), dense
-  (``retriever.dense_scores``), lexical (``retriever.lexical_scores``, of which query
-  stemming ``retrieval.query_terms``), fusion (``retriever.search`` minus dense and
-  lexical: fusion plus language preference), extraction (``_extract``, of which the
-  candidate encode; ``candidates`` in the reworked engine), and "other" (the rest of ``ask``: cleaning, citations, highlight).
-  A stage whose method does not exist any more is listed under ``missing_stages``.
+  ``--rounds`` rounds after 3 warm-up asks; p50/p95 of the wall time. Stages are the
+  engine's own timings (``Engine.trace(...).timings_ms``): language, query (follow-up
+  rewrite), encode (the question), dense, lexical, fusion, candidates (spans and their
+  features), choose (scores and the choice), answer (citations, highlight), and "other"
+  (the rest of the total: cleaning, bookkeeping).
 * **cold start**: wall time of ``citeqa ask Q --index DIR --json`` (2 runs) and of
   ``citeqa serve --index DIR --port P`` until its first ``/ask`` answer (gradio_client),
   plus an in-process breakdown (import, index load, model load, lingua load, first ask).
@@ -165,8 +162,9 @@ def worker_embed_sentences(args: dict) -> dict:
     agreement of each benchmark question's top 1 / top 10 among those passages).
     """
     import numpy as np
-    from citeqa.embedding import SentenceTransformerEmbedder
     from synth import compose
+
+    from citeqa.embedding import SentenceTransformerEmbedder
 
     sentences = json.loads(Path(args["sentences"]).read_text(encoding="utf-8"))
     check = json.loads(Path(args["check"]).read_text(encoding="utf-8"))
@@ -210,6 +208,7 @@ def worker_embed_sentences(args: dict) -> dict:
 def worker_index(args: dict) -> dict:
     """Build an index from scratch; time it apart from the model load."""
     import numpy as np
+
     from citeqa.embedding import SentenceTransformerEmbedder
     from citeqa.index.builder import update_index
 
@@ -231,82 +230,21 @@ def worker_index(args: dict) -> dict:
             "ann": ann, "maxrss_mb": maxrss_mb()}
 
 
-class StageClock:
-    """Wraps methods so each call adds its wall time under its call path ("a/b")."""
+#: Stages of ``Engine.trace(...).timings_ms`` reported by the benchmark, in pipeline order
+#: ("other" is the rest of the total: cleaning, bookkeeping).
+STAGES = ("language", "query", "encode", "dense", "lexical", "fusion", "candidates", "choose", "answer")
 
-    def __init__(self) -> None:
-        self.stack: list[str] = []
-        self.times: dict[str, float] = defaultdict(float)
-        self.missing: list[str] = []
-        self.last: dict[str, object] = {}
 
-    def wrap(self, obj, name: str, label: str) -> None:
-        fn = getattr(obj, name, None)
-        if fn is None:
-            self.missing.append(label)
-            return
-
-        def timed(*a, **k):
-            key = "/".join(self.stack + [label])
-            self.stack.append(label)
-            t0 = time.perf_counter()
-            try:
-                out = fn(*a, **k)
-                self.last[label] = out
-                return out
-            finally:
-                self.times[key] += time.perf_counter() - t0
-                self.stack.pop()
-
-        setattr(obj, name, timed)
-
-    def reset(self) -> None:
-        self.times = defaultdict(float)
-
-    def stages(self, total: float) -> dict[str, float]:
-        """Disjoint stage times (s) of one ask, whatever the nesting of the wrapped methods."""
-        t = self.times
-
-        def last(name: str, inside: str | None = None, outside: tuple[str, ...] = ()) -> float:
-            total_ = 0.0
-            for key, value in t.items():
-                parts = key.split("/")
-                if parts[-1] != name:
-                    continue
-                if inside is not None and inside not in parts[:-1]:
-                    continue
-                if any(o in parts[:-1] for o in outside):
-                    continue
-                total_ += value
-            return total_
-
-        answer_side = ("answer", "extract", "candidates")
-        search = last("retrieval")
-        dense, lexical = last("dense"), last("lexical")
-        extract = max(last("extract"), last("candidates"))
-        encode_in_extract = last("encode", "extract") + last("encode", "candidates")
-        encode_answer_other = sum(v for k, v in t.items() if k.split("/")[-1] == "encode"
-                                  and "answer" in k.split("/")[:-1]
-                                  and not set(k.split("/")[:-1]) & {"extract", "candidates"})
-        query_encode = last("encode", outside=answer_side)
-        known = last("language") + last("rewrite") + query_encode + search + extract + encode_answer_other
-        return {
-            "language": last("language"),
-            "query_encode": query_encode,
-            "dense": dense,
-            "lexical": lexical,
-            "lexical_terms": last("terms", "lexical"),
-            "fusion": search - dense - lexical,
-            "extract": extract + encode_answer_other,
-            "extract_encode": encode_in_extract + encode_answer_other,
-            "other": total - known,
-        }
+def stage_times(timings: dict[str, float]) -> dict[str, float]:
+    """The trace's milliseconds per stage, plus "other" (the total minus the stages)."""
+    out = {name: timings.get(name, 0.0) for name in STAGES}
+    out["other"] = timings["total"] - sum(out.values())
+    return out
 
 
 def worker_query(args: dict) -> dict:
     """Open the index cold (timed), then warm latency by stage, hit@1, FAISS recall."""
     t0 = time.perf_counter()
-    import citeqa.answer.retrieval as retrieval_mod
     from citeqa.engine import Engine
     from citeqa.text.language import _detector
     t_import = time.perf_counter() - t0
@@ -326,19 +264,6 @@ def worker_query(args: dict) -> dict:
     engine.ask(questions[0])
     t_first = time.perf_counter() - t0
 
-    clock = StageClock()
-    clock.wrap(engine, "question_language", "language")
-    clock.wrap(engine, "retrieval_query", "rewrite")
-    clock.wrap(engine, "_encode", "encode")
-    clock.wrap(engine, "_answer", "answer")
-    clock.wrap(engine, "_extract", "extract")      # before the quality rework
-    clock.wrap(engine, "candidates", "candidates")  # after it: spans + features
-    clock.wrap(engine, "retrieve", "retrieve")
-    clock.wrap(engine.retriever, "search", "retrieval")
-    clock.wrap(engine.retriever, "dense_scores", "dense")
-    clock.wrap(engine.retriever, "lexical_scores", "lexical")
-    clock.wrap(retrieval_mod, "query_terms", "terms")
-
     for q in questions[:3]:
         engine.ask(q)
     totals: list[float] = []
@@ -347,14 +272,13 @@ def worker_query(args: dict) -> dict:
     items = load_questions()
     for _ in range(args["rounds"]):
         for item in items:
-            clock.reset()
             t0 = time.perf_counter()
-            engine.ask(item["question"])
-            total = time.perf_counter() - t0
-            totals.append(total * 1000)
-            by_lang[item["lang"]].append(total * 1000)
-            for name, value in clock.stages(total).items():
-                stages[name].append(value * 1000)
+            trace = engine.trace(item["question"])
+            total = (time.perf_counter() - t0) * 1000
+            totals.append(total)
+            by_lang[item["lang"]].append(total)
+            for name, value in stage_times(trace.timings_ms).items():
+                stages[name].append(value)
     result = {
         "chunks": len(engine.data.chunks),
         "ann": engine.data.manifest.ann,
@@ -365,11 +289,10 @@ def worker_query(args: dict) -> dict:
         "latency_by_lang_p50_ms": {lang: pct(v, 0.5) for lang, v in sorted(by_lang.items())},
         "stages_ms": {name: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "mean": statistics.fmean(v)}
                       for name, v in stages.items()},
-        "missing_stages": clock.missing,
         "maxrss_mb": maxrss_mb(),
     }
     if args.get("eval"):
-        result["hit1"] = citeqa_hit1(engine, clock)
+        result["hit1"] = citeqa_hit1(engine)
     if args.get("recall"):
         result["faiss"] = faiss_recall(engine)
     return result
@@ -381,16 +304,16 @@ def _as_citation(chunk, score=0.0):
     return Citation(chunk.doc_id, "", chunk.lang, chunk.start, chunk.end, chunk.text, score)
 
 
-def citeqa_hit1(engine, clock: StageClock) -> dict:
+def citeqa_hit1(engine) -> dict:
     from citeqa.evaluation import first_relevant_rank, load_qa
 
     rows = []
     for item in load_qa(EVAL):
         if not item.answerable:
             continue
-        answer = engine.ask(item.question, history=item.history, k=10)
-        hits = clock.last.get("retrieval") or []
-        retrieved = [_as_citation(h.chunk, h.score) for h in hits]
+        trace = engine.trace(item.question, item.history, k=10)
+        answer = trace.answer
+        retrieved = [_as_citation(h.chunk, h.score) for h in trace.hits]
         rows.append((bool(item.history), first_relevant_rank(answer.citations, item) == 1,
                      first_relevant_rank(retrieved, item) == 1))
     plain = [r for r in rows if not r[0]]
@@ -407,6 +330,7 @@ EF_SWEEP = (64, 128, 256, 512, 768, 1024)
 def faiss_recall(engine) -> dict:
     """HNSW (as built by citeqa) against exact search over the index's own vectors."""
     import numpy as np
+
     from citeqa.evaluation import load_qa
     from citeqa.index.backends import HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M, all_vectors, build_dense
 
@@ -456,16 +380,19 @@ def faiss_recall(engine) -> dict:
 def worker_peer(args: dict) -> dict:
     """Haystack hybrid retrieval (BM25 + embeddings + RRF) over citeqa's passages."""
     t0 = time.perf_counter()
-    from citeqa.index.backends import all_vectors
-    from citeqa.index.store import load_index
+    import haystack
     from haystack import Document, Pipeline
     from haystack.components.joiners import DocumentJoiner
     from haystack.components.retrievers.in_memory import InMemoryBM25Retriever, InMemoryEmbeddingRetriever
     from haystack.document_stores.in_memory import InMemoryDocumentStore
     from haystack.document_stores.types import DuplicatePolicy
     from haystack_integrations.components.embedders.sentence_transformers import (
-        SentenceTransformersDocumentEmbedder, SentenceTransformersTextEmbedder)
-    import haystack
+        SentenceTransformersDocumentEmbedder,
+        SentenceTransformersTextEmbedder,
+    )
+
+    from citeqa.index.backends import all_vectors
+    from citeqa.index.store import load_index
 
     data = load_index(Path(args["index"]))
     t_import_load = time.perf_counter() - t0

@@ -1,31 +1,39 @@
-"""Fit the answer scorer (citeqa.answer.features) on split A of a QA file; report A and B.
+"""Fit the answer scorer on split A of a QA file and report splits A and B.
 
-    .venv/bin/python eval/fit_scorer.py eval/qa.jsonl --index index
+    .venv/bin/python eval/fit_scorer.py eval/qa.jsonl --index index [--write]
 
-Split A/B is fixed by a hash of each question id (even -> A, odd -> B). Every answer
-candidate the engine considers for a split-A question is labelled 1 when it comes
-from the gold document and contains a gold answer, else 0 (all 0 for unanswerable
-questions); a logistic regression with L2 penalty is fitted to those labels. The
-script prints the fitted constants (``--write`` puts them into scoring.py), then the
-metrics of the engine with them on split A (fitted on) and split B (held out).
+Split A/B is fixed by a hash of each question id (even -> A, odd -> B). Every candidate
+span in the engine's own trace of a split-A question is labelled 1 when it comes from the
+gold document and contains a gold answer, else 0 (all 0 for unanswerable questions); a
+logistic regression with L2 penalty is fitted to those labels, by feature name. Then a
+calibration is fitted on the span the engine chooses per question, and the abstention
+threshold. ``--write`` writes the result to citeqa/answer/weights.json (with how it was
+fitted); the script never edits source code.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import re
+import subprocess
 import sys
+from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 import numpy as np
 
 from citeqa import evaluation as ev
-from citeqa import scoring
+from citeqa.answer.features import FEATURES
+from citeqa.answer.scoring import RANKER_SCORE, WEIGHTS_FILE, ScoringModel, write_scoring
 from citeqa.engine import Engine
-from dataclasses import replace
 
-from citeqa.answer.features import FEATURES, ScoringModel, calibration_inputs
+#: Besides the ranker score, the calibration sees these features of the chosen span. With a
+#: few dozen answers per split, a calibration over every feature overfits (tried: on split B
+#: it abstained on 39% of answerable questions).
+CALIBRATION_FEATURES = ("coverage", "dense")
+#: The most answerable questions (share) the threshold may turn into false abstentions.
+MAX_FALSE_ABSTENTION = 0.10
 
 
 def split_of(qid: str) -> str:
@@ -33,22 +41,20 @@ def split_of(qid: str) -> str:
     return "A" if int(hashlib.sha1(qid.encode()).hexdigest(), 16) % 2 == 0 else "B"
 
 
-def labelled_rows(engine: Engine, items: list[ev.QAItem]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Feature rows, labels and question index of every candidate of every item."""
-    xs, ys, groups = [], [], []
-    for n, item in enumerate(items):
-        question = item.question
-        lang = engine.question_language(question, item.history)
-        query = engine.retrieval_query(question, item.history)
-        hits = engine.retrieve(query, engine.settings.pool)
-        cands, feats = engine.candidates(question, query, lang, lang, hits)
-        for cand, row in zip(cands, feats):
-            good = (item.doc is not None and hits[cand.hit_index].chunk.doc_id == item.doc
-                    and any(ev.contains_answer(cand.text, a) for a in item.answers))
+def is_right(trace_hit_doc: str, text: str, item: ev.QAItem) -> bool:
+    """A span from the gold document that holds a gold answer."""
+    return item.doc is not None and trace_hit_doc == item.doc and any(ev.contains_answer(text, a) for a in item.answers)
+
+
+def labelled_rows(engine: Engine, items: list[ev.QAItem]) -> tuple[np.ndarray, np.ndarray]:
+    """Feature rows and labels of every candidate span in the engine's traces of ``items``."""
+    xs, ys = [], []
+    for item in items:
+        trace = engine.trace(item.question, item.history, k=engine.settings.pool)
+        for span, row in zip(trace.spans, trace.features):
             xs.append(row)
-            ys.append(1.0 if good else 0.0)
-            groups.append(n)
-    return np.asarray(xs), np.asarray(ys), np.asarray(groups)
+            ys.append(float(is_right(trace.hits[span.candidate.hit_index].chunk.doc_id, span.candidate.text, item)))
+    return np.asarray(xs).reshape(-1, len(FEATURES)), np.asarray(ys)
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 4000, lr: float = 0.5,
@@ -70,69 +76,19 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 40
     return w, b
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("qa_file", type=Path)
-    parser.add_argument("--index", type=Path, default=Path("index"))
-    parser.add_argument("--write", action="store_true", help="write the fitted constants into scoring.py")
-    args = parser.parse_args()
-    engine = Engine.open(args.index)
-    items = ev.load_qa(args.qa_file)
-    train = [i for i in items if split_of(i.id) == "A"]
-    x, y, _ = labelled_rows(engine, train)
-    w, b = fit_logistic(x, y)
-    print(f"ranker fitted on split A: {len(train)} questions, {len(y)} candidates, {int(y.sum())} positive")
-    for name, value in zip(FEATURES, w):
-        print(f"  {name:14s} {value:+.3f}")
-    identity = (1.0,) + (0.0,) * len(FEATURES)
-    ranker = ScoringModel(tuple(float(v) for v in w), float(b), identity, 0.0)
-    engine = Engine(engine.data, engine.embedder, replace(engine.settings, scoring=ranker, abstain_below=0.0))
-    inputs, right, answerable = chosen_rows(engine, train)
-    # Platt scaling of the ranker score and of how much of the question the passage
-    # covers at all. With a few dozen answers per split, a calibration over every
-    # feature overfits (tried: on split B it abstained on 39% of answerable questions).
-    used = [0] + [1 + FEATURES.index(name) for name in CALIBRATION_FEATURES]
-    fitted_w, cb = fit_logistic(inputs[:, used], right, l2=0.0, steps=20000, lr=0.2, balanced=False)
-    cw = np.zeros(1 + len(FEATURES))
-    cw[used] = fitted_w
-    fitted = ScoringModel(ranker.weights, ranker.bias, tuple(float(v) for v in cw), float(cb))
-    probs = 1 / (1 + np.exp(-(inputs @ cw + cb)))
-    threshold = best_threshold(probs, right, answerable)
-    print(f"calibration fitted on split A ({len(right)} chosen answers, {int(right.sum())} right); "
-          f"abstain below {threshold:.2f}")
-    if args.write:
-        write_constants(Path(scoring.__file__), fitted, threshold)
-        print(f"wrote the constants into {scoring.__file__}")
-    settings = replace(engine.settings, scoring=fitted, abstain_below=threshold)
-    report_splits(Engine(engine.data, engine.embedder, settings), items)
-    return 0
-
-
-#: Besides the ranker score, the calibration sees these features of the chosen span.
-CALIBRATION_FEATURES = ("coverage", "dense")
-
-
 def chosen_rows(engine: Engine, items: list[ev.QAItem]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Calibration inputs of the span the engine picks per question, whether it is a
-    right answer, and whether the question is answerable."""
+    """Calibration inputs (ranker score, then :data:`CALIBRATION_FEATURES`) of the span the
+    engine chooses per question, whether it is a right answer, and whether the question is answerable."""
     rows, right, answerable = [], [], []
     for item in items:
-        lang = engine.question_language(item.question, item.history)
-        query = engine.retrieval_query(item.question, item.history)
-        hits = engine.retrieve(query, engine.settings.pool)
-        cands, feats = engine.candidates(item.question, query, lang, lang, hits)
-        if not cands:
+        trace = engine.trace(item.question, item.history, k=engine.settings.pool)
+        span = trace.chosen_span
+        if span is None:
             continue
-        best, _ = engine.choose(cands, feats, lang)
-        model = engine.settings.scoring
-        rows.append(calibration_inputs(model.scores(feats[[best]]), feats[[best]])[0])
-        right.append(1.0 if any(ev.contains_answer(cands[best].text, a) for a in item.answers) else 0.0)
+        rows.append([span.score, *(span.features[f] for f in CALIBRATION_FEATURES)])
+        right.append(float(any(ev.contains_answer(span.candidate.text, a) for a in item.answers)))
         answerable.append(bool(item.answers))
     return np.asarray(rows), np.asarray(right), np.asarray(answerable)
-
-
-#: The most answerable questions (share) the threshold may turn into false abstentions.
-MAX_FALSE_ABSTENTION = 0.10
 
 
 def best_threshold(probs: np.ndarray, right: np.ndarray, answerable: np.ndarray) -> float:
@@ -148,40 +104,66 @@ def best_threshold(probs: np.ndarray, right: np.ndarray, answerable: np.ndarray)
     return float(max(allowed))
 
 
-def write_constants(path: Path, model: ScoringModel, threshold: float) -> None:
-    """Replace the fitted constants in scoring.py with ``model``'s and ``threshold``."""
-    text = path.read_text(encoding="utf-8")
-    values = {
-        "WEIGHTS": f"({', '.join(f'{v:.3f}' for v in model.weights)})",
-        "BIAS": f"{model.bias:.3f}",
-        "CALIBRATION": f"({', '.join(f'{v:.3f}' for v in model.calibration)})",
-        "CALIB_BIAS": f"{model.calib_bias:.3f}",
-        "ABSTAIN_BELOW": f"{threshold:.2f}",
-    }
-    for name, value in values.items():
-        text, count = re.subn(rf"^{name} = .*$", f"{name} = {value}", text, count=1, flags=re.M)
-        if count != 1:
-            raise SystemExit(f"{name} not found in {path}")
-    path.write_text(text, encoding="utf-8")
+def with_scoring(engine: Engine, model: ScoringModel) -> Engine:
+    """The same index and model, answering with ``model``."""
+    return Engine(engine.data, engine.embedder, replace(engine.settings, scoring=model))
 
 
-def overall_scores(engine: Engine, items: list[ev.QAItem]) -> ev.Scores:
-    """The engine's overall metrics on ``items`` (10 citations per question, for MRR@10)."""
-    docs = engine.data.documents
-    results = ev.evaluate(lambda q, h: engine.ask(q, history=h, k=10), items,
-                          {d: doc.text for d, doc in docs.items()}, set(engine.corpus_langs),
-                          progress=False, doc_langs={d: doc.lang for d, doc in docs.items()})
-    return ev.summarize(results).overall
+def fit(engine: Engine, train: list[ev.QAItem]) -> ScoringModel:
+    """Ranker, then calibration and threshold on the ranker's choices, all on ``train``."""
+    x, y = labelled_rows(engine, train)
+    w, b = fit_logistic(x, y)
+    print(f"ranker fitted: {len(train)} questions, {len(y)} candidates, {int(y.sum())} positive")
+    for name, value in zip(FEATURES, w):
+        print(f"  {name:14s} {value:+.3f}")
+    weights = {f: round(float(v), 3) for f, v in zip(FEATURES, w)}
+    ranker = ScoringModel(weights, round(float(b), 3), {RANKER_SCORE: 1.0}, 0.0, abstain_below=0.0)
+    inputs, right, answerable = chosen_rows(with_scoring(engine, ranker), train)
+    cw, cb = fit_logistic(inputs, right, l2=0.0, steps=20000, lr=0.2, balanced=False)
+    probs = 1 / (1 + np.exp(-(inputs @ cw + cb)))
+    threshold = best_threshold(probs, right, answerable)
+    print(f"calibration fitted ({len(right)} chosen answers, {int(right.sum())} right); abstain below {threshold:.2f}")
+    calibration = {n: round(float(v), 3) for n, v in zip((RANKER_SCORE, *CALIBRATION_FEATURES), cw)}
+    return ScoringModel(weights, round(float(b), 3), calibration, round(float(cb), 3), threshold)
 
 
-def report_splits(engine: Engine, items: list[ev.QAItem]) -> None:
-    """Metrics of the engine with the fitted scorer, per split (A fitted on, B held out)."""
+def split_scores(engine: Engine, items: list[ev.QAItem]) -> dict[str, dict[str, float]]:
+    """hit@1, accuracy and abstention per split (A fitted on, B held out)."""
+    out = {}
     for part in ("A", "B"):
-        chosen = [i for i in items if split_of(i.id) == part]
-        o = overall_scores(engine, chosen)
-        print(f"split {part} ({len(chosen)} questions, current settings): hit@1 {o.hit1:.3f}, "
-              f"hit@5 {o.hit5:.3f}, accuracy {o.accuracy:.3f}, abstention recall {o.abstain_recall:.3f}, "
-              f"false abstention {o.false_abstention:.3f}")
+        o = ev.summarize(ev.evaluate_engine(engine, [i for i in items if split_of(i.id) == part], k=10)).overall
+        out[part] = {"hit1": o.hit1, "accuracy": o.accuracy, "abstain_recall": o.abstain_recall,
+                     "false_abstention": o.false_abstention}
+        print(f"split {part}: " + ", ".join(f"{k} {v:.3f}" for k, v in out[part].items()))
+    return out
+
+
+def provenance(qa_file: Path, engine: Engine, metrics: dict) -> dict:
+    """How the weights were fitted, stored beside them."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    return {"by": f"eval/fit_scorer.py {qa_file} --write", "data": f"{qa_file}, split A (questions whose id's sha1 is even)",
+            "folds": "one split: fitted on A, held out B", "model": engine.data.manifest.model,
+            "commit": commit or None, "date": date.today().isoformat(), "metrics": metrics}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("qa_file", type=Path)
+    parser.add_argument("--index", type=Path, default=Path("index"))
+    parser.add_argument("--write", action="store_true", help=f"write the fitted scorer to citeqa/answer/{WEIGHTS_FILE}")
+    args = parser.parse_args()
+    engine = Engine.open(args.index)
+    items = ev.load_qa(args.qa_file)
+    model = fit(engine, [i for i in items if split_of(i.id) == "A"])
+    fitted = with_scoring(engine, model)
+    metrics = split_scores(fitted, items)
+    if args.write:
+        import citeqa.answer
+
+        path = Path(citeqa.answer.__file__).with_name(WEIGHTS_FILE)
+        write_scoring(replace(model, fitted=provenance(args.qa_file, engine, metrics)), path)
+        print(f"wrote {path}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from citeqa import evaluation as ev
-from citeqa.text.analysis import terms
 from citeqa.engine import Engine
+from citeqa.text.analysis import terms
 
 
 def is_right(doc_id: str, text: str, item: ev.QAItem) -> bool:
@@ -48,10 +48,8 @@ def ceilings(engine: Engine, items: list[ev.QAItem], kinds: dict[str, str]) -> d
     counts: dict[str, Counter] = {}
     for item in items:
         c = counts.setdefault(kinds.get(item.id, "-"), Counter())
-        lang = engine.question_language(item.question, item.history)
-        query = engine.retrieval_query(item.question, item.history)
-        hits = engine.retrieve(query, 10)
-        cands, _ = engine.candidates(item.question, query, lang, lang, hits)
+        trace = engine.trace(item.question, item.history, k=10)
+        hits, cands = trace.hits, [s.candidate for s in trace.spans]
         right = [x for x in cands if is_right(hits[x.hit_index].chunk.doc_id, x.text, item)]
         c["questions"] += 1
         c["gold in top 10"] += any(is_right(h.chunk.doc_id, h.chunk.text, item) for h in hits)
@@ -75,7 +73,7 @@ def main() -> int:
     print(f"{'kind':14s} {'questions':>9s} " + " ".join(f"{c:>18s}" for c in columns))
     for kind, c in counts.items():
         print(f"{kind:14s} {c['questions']:9d} " + " ".join(f"{c[k] / c['questions']:18.3f}" for k in columns))
-    confidence = {i.id: engine.ask(i.question, history=i.history).confidence for i in items}
+    confidence = {i.id: engine.trace(i.question, i.history).confidence for i in items}
     unanswerable = np.array([confidence[i.id] for i in items if not i.answers])
     answered = np.array([confidence[i.id] for i in answerable])
     print("\nthreshold  abstention recall  false abstention")

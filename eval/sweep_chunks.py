@@ -16,10 +16,10 @@ from pathlib import Path
 from fit_scorer import overall_scores, split_of
 
 from citeqa import evaluation as ev
-from citeqa.ingest.chunking import ChunkerSettings
 from citeqa.embedding import SentenceTransformerEmbedder
 from citeqa.engine import Engine
 from citeqa.index.builder import update_index
+from citeqa.ingest.chunking import ChunkerSettings
 
 
 def main() -> int:

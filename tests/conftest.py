@@ -1,57 +1,21 @@
-"""Shared fixtures: a tiny multilingual corpus, a fake keyword embedder, built indexes."""
+"""Shared fixtures: the repository and test-data folders, a tiny multilingual corpus, a keyword embedder, built indexes."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 from pathlib import Path
 
-import numpy as np
 import pytest
+
+from citeqa.embedding.keyword import KeywordEmbedder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).parent.parent
-
-
-class KeywordEmbedder:
-    """A deterministic stand-in for a sentence model: hashed bags of stemmed words.
-
-    Texts that share words get similar vectors, which is all retrieval tests need,
-    and it counts what it was asked to encode so tests can check incremental work.
-    """
-
-    def __init__(self, model_id: str = "fake-keyword", dim: int = 256) -> None:
-        self.model_id = model_id
-        self._dim = dim
-        self.encoded: list[str] = []
-
-    @property
-    def dimension(self) -> int:
-        return self._dim
-
-    def encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray:
-        from citeqa.text.analysis import fold_accents, words
-
-        self.encoded.extend(texts)
-        out = np.zeros((len(texts), self._dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in words(text):
-                key = fold_accents(word)[:5]
-                out[row, hash_word(key) % self._dim] += 1.0
-            norm = np.linalg.norm(out[row])
-            out[row] = out[row] / norm if norm > 0 else out[row]
-        return out
-
-
-def hash_word(word: str) -> int:
-    """A stable (process-independent) hash of a word."""
-    value = 2166136261
-    for ch in word.encode("utf-8"):
-        value = ((value ^ ch) * 16777619) & 0xFFFFFFFF
-    return value
 
 
 @pytest.fixture
@@ -75,3 +39,68 @@ def built_index(fixture_corpus: Path, tmp_path: Path, embedder: KeywordEmbedder)
     index_dir = tmp_path / "index"
     update_index(fixture_corpus, index_dir, embedder)
     return index_dir
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    """The repository's root folder."""
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """tests/data."""
+    return DATA
+
+
+@pytest.fixture
+def keyword_cli():
+    """``citeqa`` with the keyword embedder in place of a real model (no monkeypatching)."""
+    from citeqa.app import cli
+
+    return lambda argv: cli.main(argv, embedder_factory=lambda model: KeywordEmbedder())
+
+
+# --- the chat app over the fixture corpus --------------------------------------------
+
+
+def _make_holder(folder: Path):
+    """An engine (keyword embedder) over the fixture corpus plus the XSS document."""
+    from citeqa.app.ui import EngineHolder
+    from citeqa.engine import Engine
+    from citeqa.index.builder import update_index
+
+    corpus = folder / "corpus"
+    shutil.copytree(DATA / "corpus", corpus)
+    shutil.copy(DATA / "ui" / "beacon.md", corpus / "beacon.md")
+    update_index(corpus, folder / "index", KeywordEmbedder())
+    return EngineHolder(Engine.open(folder / "index", embedder=KeywordEmbedder())), corpus
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start_app(folder: Path, auth: tuple[str, str] | None = None):
+    """Launch the app in this process on a free port; returns (app, url, holder, corpus)."""
+    from citeqa.app.ui import CSS, UploadSettings, build_app
+
+    holder, corpus = _make_holder(folder)
+    app = build_app(holder, UploadSettings(corpus))
+    app.queue().launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
+                       css=CSS, auth=auth, footer_links=["api"])
+    return app, app.local_url, holder, corpus
+
+
+@pytest.fixture(scope="session")
+def make_holder():
+    """``make_holder(folder) -> (EngineHolder, corpus)``: an engine over the fixture corpus and the XSS document."""
+    return _make_holder
+
+
+@pytest.fixture(scope="session")
+def start_app():
+    """``start_app(folder, auth=None) -> (app, url, holder, corpus)``: the app launched on a free port."""
+    return _start_app

@@ -7,8 +7,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
-from synth import (MAX_CHARS, MIN_CHARS, compose, flat_sentences, make_passages, member_matrix,  # noqa: E402
-                   text_key, write_corpus)
+from synth import MAX_CHARS, MIN_CHARS, compose, flat_sentences, make_passages, member_matrix, text_key, write_corpus
 
 SENTENCES = {
     "en": [f"The {i}th sentence about chips and models has some words in it." for i in range(40)],

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from test_ui import start_app
-
 pytestmark = pytest.mark.browser
 
 CHROMIUM = "/usr/bin/chromium"
@@ -17,7 +15,7 @@ ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-net
 
 
 @pytest.fixture
-def page(tmp_path: Path):  # noqa: ANN201
+def page(tmp_path: Path):
     """A Chromium page; dialogs (an alert() from injected script) are recorded on ``page.dialogs``."""
     if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
         pytest.skip("Debian chromium is not installed (make browser)")
@@ -32,14 +30,14 @@ def page(tmp_path: Path):  # noqa: ANN201
         browser.close()
 
 
-def ask(page, question: str, expect: str) -> None:  # noqa: ANN001
+def ask(page, question: str, expect: str) -> None:
     """Type a question, send it, and wait until the reply holds ``expect``."""
     page.locator("#question textarea").fill(question)
     page.locator("#ask").click()
     page.locator("#chat").get_by_text(expect).last.wait_for(timeout=20_000)
 
 
-def test_chat_answers_with_citation_highlight_and_inert_markup(page, tmp_path: Path):  # noqa: ANN001
+def test_chat_answers_with_citation_highlight_and_inert_markup(page, tmp_path: Path, start_app):
     app, url, _, _ = start_app(tmp_path / "app")
     try:
         page.goto(url)

@@ -2,16 +2,14 @@ from pathlib import Path
 
 import pytest
 
+from citeqa.errors import ConfigError
 from citeqa.ingest.chunking import ChunkerSettings, chunk_document
 from citeqa.ingest.documents import scan_corpus
-from citeqa.errors import ConfigError
-
-REPO = Path(__file__).parent.parent
 
 
 @pytest.mark.parametrize("settings", [ChunkerSettings(), ChunkerSettings(300, 50), ChunkerSettings(120, 0)])
-def test_offsets_reproduce_text_on_the_whole_corpus(settings: ChunkerSettings):
-    scan = scan_corpus(REPO / "corpus")
+def test_offsets_reproduce_text_on_the_whole_corpus(repo: Path, settings: ChunkerSettings):
+    scan = scan_corpus(repo / "corpus")
     assert len(scan.documents) == 4
     for doc in scan.documents:
         chunks = chunk_document(doc, settings)
@@ -32,8 +30,8 @@ def test_chunks_cover_every_word(fixture_corpus: Path):
     assert all(i in covered for i, ch in enumerate(doc.text) if not ch.isspace())
 
 
-def test_chunk_language_follows_text():
-    scan = scan_corpus(REPO / "corpus")
+def test_chunk_language_follows_text(repo: Path):
+    scan = scan_corpus(repo / "corpus")
     for doc in scan.documents:
         langs = {c.lang for c in chunk_document(doc, ChunkerSettings())}
         assert langs == {doc.lang}

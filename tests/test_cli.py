@@ -1,34 +1,22 @@
 import json
 from pathlib import Path
 
-import pytest
-
 from citeqa.app import cli
-from citeqa.embedding import SentenceTransformerEmbedder
-
-from conftest import KeywordEmbedder
 
 
-@pytest.fixture
-def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the CLI use the keyword embedder instead of loading a real model."""
-    monkeypatch.setattr(SentenceTransformerEmbedder, "encode", KeywordEmbedder().encode)
-    monkeypatch.setattr(SentenceTransformerEmbedder, "dimension", property(lambda self: 256))
-
-
-def test_index_then_ask_json(fake_model, fixture_corpus: Path, tmp_path: Path, capsys):
+def test_index_then_ask_json(keyword_cli, fixture_corpus: Path, tmp_path: Path, capsys):
     index = tmp_path / "idx"
-    assert cli.main(["index", "--corpus", str(fixture_corpus), "--index", str(index)]) == 0
+    assert keyword_cli(["index", "--corpus", str(fixture_corpus), "--index", str(index)]) == 0
     assert "indexed 3 documents" in capsys.readouterr().out
-    assert cli.main(["index", "--corpus", str(fixture_corpus), "--index", str(index)]) == 0
+    assert keyword_cli(["index", "--corpus", str(fixture_corpus), "--index", str(index)]) == 0
     assert "up to date" in capsys.readouterr().out
-    assert cli.main(["ask", "--index", str(index), "--json", "¿Cuánto cuesta la entrada al museo del faro?"]) == 0
+    assert keyword_cli(["ask", "--index", str(index), "--json", "¿Cuánto cuesta la entrada al museo del faro?"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["language"] == "es" and record["citations"][0]["doc_id"] == "faro.txt"
 
 
-def test_ask_prints_answer_and_numbered_citations(fake_model, built_index: Path, capsys):
-    assert cli.main(["ask", "--index", str(built_index), "When was the windmill built?", "-k", "2"]) == 0
+def test_ask_prints_answer_and_numbered_citations(keyword_cli, built_index: Path, capsys):
+    assert keyword_cli(["ask", "--index", str(built_index), "When was the windmill built?", "-k", "2"]) == 0
     out = capsys.readouterr().out
     assert "[1] The Windmill of Greyhill" in out and "[2]" in out and "1760" in out
 
@@ -39,7 +27,7 @@ def test_errors_are_one_line_and_non_zero(tmp_path: Path, capsys):
     assert err.startswith("citeqa: error:") and "citeqa index" in err and "\n" not in err
 
 
-def test_skipped_files_are_listed(fake_model, fixture_corpus: Path, tmp_path: Path, capsys):
+def test_skipped_files_are_listed(keyword_cli, fixture_corpus: Path, tmp_path: Path, capsys):
     (fixture_corpus / "empty.txt").write_bytes(b"")
-    assert cli.main(["index", "--corpus", str(fixture_corpus), "--index", str(tmp_path / "i")]) == 0
+    assert keyword_cli(["index", "--corpus", str(fixture_corpus), "--index", str(tmp_path / "i")]) == 0
     assert "skipped empty.txt: empty file" in capsys.readouterr().out

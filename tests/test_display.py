@@ -1,5 +1,14 @@
-from citeqa.app.display import (answer_html, context_html, corpus_rows, engine_language, labels, safe, skipped_html,
-                            sources_html, supporting)
+from citeqa.app.display import (
+    answer_html,
+    context_html,
+    corpus_rows,
+    engine_language,
+    labels,
+    safe,
+    skipped_html,
+    sources_html,
+    supporting,
+)
 from citeqa.index.manifest import DocEntry
 from citeqa.records import Answer, Citation, Document, Highlight, PageSpan
 

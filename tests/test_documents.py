@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.ingest.documents import first_line, load_document, scan_corpus
 from citeqa.errors import CorpusError, DocumentError
+from citeqa.ingest.documents import first_line, load_document, scan_corpus
 
 
 def test_scan_reads_txt_md_html_recursively(fixture_corpus: Path):

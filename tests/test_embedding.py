@@ -11,8 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citeqa.embedding.sbert import (BACKEND_ENV, DEFAULT_MODEL, SentenceTransformerEmbedder, _onnx_layout,
-                              choose_backend, resolve_model_path, vector_kind)
+from citeqa.embedding.sbert import (
+    BACKEND_ENV,
+    DEFAULT_MODEL,
+    SentenceTransformerEmbedder,
+    _onnx_layout,
+    choose_backend,
+    resolve_model_path,
+    vector_kind,
+)
 from citeqa.errors import ModelError
 
 

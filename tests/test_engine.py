@@ -2,10 +2,10 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.engine import Engine, clean_question, is_follow_up
+from citeqa.answer.pipeline import choose_span, clean_question, is_follow_up
+from citeqa.embedding.keyword import KeywordEmbedder
+from citeqa.engine import Engine
 from citeqa.errors import QuestionError
-
-from conftest import KeywordEmbedder
 
 
 @pytest.fixture
@@ -43,9 +43,9 @@ def test_record_has_the_documented_fields(engine: Engine):
 
 
 def test_follow_up_uses_history_only_when_needed(engine: Engine):
-    assert engine.retrieval_query("¿Y cuánto cuesta la entrada?", ["¿Qué es hoy el faro?"]).startswith("¿Qué es")
-    assert engine.retrieval_query("When was the windmill built?", ["Who was João Pereira?"]) == "When was the windmill built?"
-    assert engine.retrieval_query("When was the windmill built?", []) == "When was the windmill built?"
+    assert engine.pipeline.retrieval_query("¿Y cuánto cuesta la entrada?", ["¿Qué es hoy el faro?"]).startswith("¿Qué es")
+    assert engine.pipeline.retrieval_query("When was the windmill built?", ["Who was João Pereira?"]) == "When was the windmill built?"
+    assert engine.pipeline.retrieval_query("When was the windmill built?", []) == "When was the windmill built?"
 
 
 def test_follow_up_detection():
@@ -71,24 +71,18 @@ def test_k_limits_citations(engine: Engine):
         engine.ask("faro", k=0)
 
 
-def test_a_likely_same_language_span_wins_over_a_likelier_foreign_one(engine: Engine):
-    from dataclasses import replace
-
+def test_a_likely_same_language_span_wins_over_a_likelier_foreign_one():
     import numpy as np
 
-    from citeqa.answer.spans import Candidate
-    from citeqa.answer.features import ScoringModel
-
-    model = ScoringModel(weights=(1.0,), bias=0.0, calibration=(1.0, 0.0), calib_bias=0.0)
     probs = np.array([0.95, 0.6, 0.3])
-    feats = np.log(probs / (1 - probs)).reshape(-1, 1)  # the model's probability is exactly probs
-    cands = [Candidate(0, 0, 1, "a", "pt"), Candidate(1, 0, 1, "b", "es"), Candidate(2, 0, 1, "c", "en")]
-    choose = Engine.choose
+    scores = np.log(probs / (1 - probs))
+    langs = ["pt", "es", "en"]
 
-    def chosen(floor: float, prefer: str) -> int:
-        e = Engine(engine.data, engine.embedder, replace(engine.settings, scoring=model, language_floor=floor))
-        return choose(e, cands, feats, prefer)[0]
+    def chosen(floor: float, prefer: str) -> int | None:
+        return choose_span(scores, probs, langs, prefer, margin=0.05, floor=floor)
 
     assert chosen(0.5, "es") == 1  # 0.6 >= floor: the question's language answers
     assert chosen(0.7, "es") == 0  # below the floor and far below the best: the foreign span
     assert chosen(0.5, "en") == 0  # 0.3: the English span does not answer
+    assert chosen(0.5, "pt") == 0
+    assert choose_span(np.zeros(0), np.zeros(0), [], "es", 0.05, 0.5) is None

@@ -3,12 +3,11 @@ from pathlib import Path
 
 import pytest
 
+from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.errors import IndexCorruptError, IndexMismatchError, IndexMissingError
 from citeqa.index.builder import update_index
 from citeqa.index.manifest import FORMAT_VERSION, MANIFEST_NAME
 from citeqa.index.store import current_generation, load_index
-
-from conftest import KeywordEmbedder
 
 
 def test_build_writes_a_self_describing_folder(built_index: Path):

@@ -9,24 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.app import cli
-from citeqa.ingest import documents
-from citeqa.ingest.documents import load_document, scan_corpus
-from citeqa.embedding import SentenceTransformerEmbedder
+from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from citeqa.errors import DocumentError
 from citeqa.index.builder import update_index
-
-from conftest import KeywordEmbedder
+from citeqa.ingest import documents
+from citeqa.ingest.documents import load_document, scan_corpus
 
 LATIN1 = "El faro de Cádiz tiene una luz rotatoria que alcanza veinte millas náuticas. Año de construcción: 1903."
 CP1252 = "O farol “Ilha Norte” é famoso — a visita custa 5 €, às terças-feiras e quintas-feiras, às 10h."
 
 
-@pytest.fixture
-def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(SentenceTransformerEmbedder, "encode", KeywordEmbedder().encode)
-    monkeypatch.setattr(SentenceTransformerEmbedder, "dimension", property(lambda self: 256))
 
 
 def blank_pdf(path: Path) -> None:
@@ -99,7 +92,7 @@ def add_bad_files(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, st
     deny_reading(monkeypatch, corpus / "secret.txt")
     os.mkfifo(corpus / "pipe.txt")  # reading would block forever
     with open(os.path.join(os.fsencode(corpus), b"caf\xe9.txt"), "wb") as fh:  # a latin-1 file name
-        fh.write("Un documento sobre el café de la costa.".encode("utf-8"))
+        fh.write("Un documento sobre el café de la costa.".encode())
     return {
         "binary.txt": "binary",
         "noise.txt": "binary",
@@ -139,10 +132,10 @@ def test_legacy_encodings_keep_their_accents(tmp_path: Path):
 
 
 def test_cli_index_lists_skipped_files_last_and_indexes_the_rest(
-        fake_model, fixture_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
+        keyword_cli, fixture_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
     expected = add_bad_files(fixture_corpus, monkeypatch)
     index = tmp_path / "index"
-    assert cli.main(["index", "--corpus", str(fixture_corpus), "--index", str(index)]) == 0
+    assert keyword_cli(["index", "--corpus", str(fixture_corpus), "--index", str(index)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith(f"indexed {len(GOOD)} documents")
     skipped = lines[1:]
@@ -174,7 +167,7 @@ def test_fuzzed_pdfs_are_skipped_never_raised(tmp_path: Path):
     raw = buf.getvalue()
     rng = random.Random(0)
     reasons = set()
-    for i in range(800):
+    for _ in range(800):
         data = bytearray(raw)
         for _ in range(rng.randint(1, 8)):
             data[rng.randrange(len(data))] = rng.randrange(256)

@@ -12,15 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.app import cli
-from citeqa.embedding import SentenceTransformerEmbedder
+from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from citeqa.errors import IndexCorruptError, IndexMismatchError, IndexStoreError
 from citeqa.index.builder import update_index
 from citeqa.index.manifest import MANIFEST_NAME
 from citeqa.index.store import CURRENT, current_generation, file_digests, load_index
-
-from conftest import REPO, KeywordEmbedder
 
 NEW_DOC = "The harbour of Greyhill has a stone pier built in 1821 for fishing boats."
 QUESTIONS = [
@@ -156,14 +153,10 @@ def test_garbage_current_pointer_is_a_clear_error(built_index: Path, garbage: st
         load_index(built_index)
 
 
-@pytest.fixture
-def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(SentenceTransformerEmbedder, "encode", KeywordEmbedder().encode)
-    monkeypatch.setattr(SentenceTransformerEmbedder, "dimension", property(lambda self: 256))
 
 
 @pytest.mark.parametrize("damage", ["faiss_truncated", "bm25_altered", "manifest_drops_a_document", "current"])
-def test_cli_names_rebuild_and_rebuild_repairs(fake_model, fixture_corpus: Path, built_index: Path, capsys,
+def test_cli_names_rebuild_and_rebuild_repairs(keyword_cli, fixture_corpus: Path, built_index: Path, capsys,
                                                damage: str):
     before = records(built_index)
     if damage == "current":
@@ -172,20 +165,18 @@ def test_cli_names_rebuild_and_rebuild_repairs(fake_model, fixture_corpus: Path,
         DAMAGE[damage](live(built_index))
     for argv in (["ask", "--index", str(built_index), "faro"],
                  ["index", "--corpus", str(fixture_corpus), "--index", str(built_index)]):
-        assert cli.main(argv) == 2
+        assert keyword_cli(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith("citeqa: error: ") and err.count("\n") == 1 and "citeqa index --rebuild" in err
-    assert cli.main(["index", "--rebuild", "--corpus", str(fixture_corpus), "--index", str(built_index)]) == 0
+    assert keyword_cli(["index", "--rebuild", "--corpus", str(fixture_corpus), "--index", str(built_index)]) == 0
     assert records(built_index) == before
 
 
 def test_concurrent_build_is_refused_not_interleaved(fixture_corpus: Path, built_index: Path):
     from citeqa.index.store import write_lock
 
-    with write_lock(built_index):
-        with pytest.raises(IndexStoreError, match="another"):
-            with write_lock(built_index, wait=False):
-                pass
+    with write_lock(built_index), pytest.raises(IndexStoreError, match="another"), write_lock(built_index, wait=False):
+        pass
 
 
 def test_opening_while_a_build_replaces_the_generation_reads_the_new_one(fixture_corpus: Path, built_index: Path,
@@ -215,7 +206,7 @@ KILLED_BUILD = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, sys.argv[4])
     from pathlib import Path
-    from conftest import KeywordEmbedder
+    from citeqa.embedding.keyword import KeywordEmbedder
     import citeqa.index.store as store
     from citeqa.index.builder import update_index
 
@@ -267,7 +258,8 @@ KILLED_BUILD = textwrap.dedent("""
 STAGES = ("encode", "files_written", "before_switch", "pointer_written")
 
 
-def test_sigkill_during_build_keeps_the_previous_index(fixture_corpus: Path, built_index: Path, tmp_path: Path):
+def test_sigkill_during_build_keeps_the_previous_index(fixture_corpus: Path, built_index: Path, tmp_path: Path,
+                                                       repo: Path):
     """Kill a build at each stage (in parallel, one index copy per stage); nothing is lost."""
     import shutil
 
@@ -275,7 +267,7 @@ def test_sigkill_during_build_keeps_the_previous_index(fixture_corpus: Path, bui
     live_before = live(built_index).name
     script = tmp_path / "killed_build.py"
     script.write_text(KILLED_BUILD, encoding="utf-8")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO / "src")}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(repo / "src")}
     copies, procs = {}, {}
     try:
         for stage in STAGES:
@@ -285,7 +277,7 @@ def test_sigkill_during_build_keeps_the_previous_index(fixture_corpus: Path, bui
             (corpus / "new.txt").write_text(NEW_DOC, encoding="utf-8")
             copies[stage] = (corpus, index)
             procs[stage] = subprocess.Popen([sys.executable, str(script), str(corpus), str(index), stage,
-                                             str(REPO / "tests")],
+                                             str(repo / "tests")],
                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         for stage, proc in procs.items():
             line = proc.stdout.readline().decode().strip()

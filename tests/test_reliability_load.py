@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
-
-from conftest import KeywordEmbedder
 
 CLIENTS = 8
 SECONDS = 10.0
@@ -43,7 +42,7 @@ def comparable(record: dict) -> dict:
 
 @pytest.fixture
 def served(built_index: Path):
-    from citeqa.app.ui import EngineHolder, build_app, ask_record
+    from citeqa.app.ui import EngineHolder, ask_record, build_app
 
     engine = Engine.open(built_index, embedder=KeywordEmbedder())
     holder = EngineHolder(engine)
@@ -80,7 +79,7 @@ def test_concurrent_clients_get_serial_answers(served):
                     mismatches.append((q, record))
                 counts[n] += 1
                 i += 1
-        except Exception as exc:  # noqa: BLE001 - any failure of any client is a test failure
+        except Exception as exc:
             errors.append(f"client {n}: {type(exc).__name__}: {exc}")
 
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(CLIENTS)]

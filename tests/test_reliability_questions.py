@@ -13,22 +13,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from citeqa.answer.pipeline import MAX_QUESTION_CHARS
 from citeqa.app import cli
-from citeqa.embedding import SentenceTransformerEmbedder
-from citeqa.engine import MAX_QUESTION_CHARS, Engine
+from citeqa.embedding.keyword import KeywordEmbedder
+from citeqa.engine import Engine
 from citeqa.errors import QuestionError
 from citeqa.index.builder import update_index
 from citeqa.records import Answer
 
-from conftest import DATA, REPO, KeywordEmbedder
-
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def index_dir(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     import shutil
 
     root = tmp_path_factory.mktemp("questions")
-    shutil.copytree(DATA / "corpus", root / "corpus")
+    shutil.copytree(data_dir / "corpus", root / "corpus")
     update_index(root / "corpus", root / "index", KeywordEmbedder())
     return root / "index"
 
@@ -38,11 +37,6 @@ def engine(index_dir: Path) -> Engine:
     return Engine.open(index_dir, embedder=KeywordEmbedder())
 
 
-@pytest.fixture
-def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CLI's sentence-transformers embedder answers like the keyword embedder."""
-    monkeypatch.setattr(SentenceTransformerEmbedder, "encode", KeywordEmbedder().encode)
-    monkeypatch.setattr(SentenceTransformerEmbedder, "dimension", property(lambda self: 256))
 
 
 def assert_valid(engine: Engine, answer: Answer) -> None:
@@ -159,8 +153,8 @@ def test_history_with_lone_surrogates_is_cleaned(engine: Engine):
     ("\udcff\udcfe", "empty"),  # how Python hands invalid UTF-8 argv bytes to main()
     ("x" * 100_000, "too long"),
 ])
-def test_cli_refuses_bad_questions_in_one_line(fake_model, index_dir: Path, capsys, bad: str, message: str):
-    assert cli.main(["ask", "--index", str(index_dir), bad]) == 2
+def test_cli_refuses_bad_questions_in_one_line(keyword_cli, index_dir: Path, capsys, bad: str, message: str):
+    assert keyword_cli(["ask", "--index", str(index_dir), bad]) == 2
     captured = capsys.readouterr()
     err = captured.err
     assert err.startswith("citeqa: error: ") and err.count("\n") == 1 and message in err
@@ -168,15 +162,15 @@ def test_cli_refuses_bad_questions_in_one_line(fake_model, index_dir: Path, caps
 
 
 @pytest.mark.parametrize("name", ["emoji_only", "japanese", "markup", "prompt_injection", "lone_surrogates"])
-def test_cli_answers_odd_questions_as_json(fake_model, index_dir: Path, capsys, name: str):
-    assert cli.main(["ask", "--index", str(index_dir), "--json", ODD_QUESTIONS[name]]) == 0
+def test_cli_answers_odd_questions_as_json(keyword_cli, index_dir: Path, capsys, name: str):
+    assert keyword_cli(["ask", "--index", str(index_dir), "--json", ODD_QUESTIONS[name]]) == 0
     record = json.loads(capsys.readouterr().out)
     assert set(record) >= {"question", "answer", "abstained", "citations", "confidence"}
 
 
-def test_cli_subprocess_invalid_utf8_argv_is_one_line_error(index_dir: Path):
+def test_cli_subprocess_invalid_utf8_argv_is_one_line_error(index_dir: Path, repo: Path):
     """Real process, real argv bytes: invalid UTF-8 and nothing printable left."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO / "src")}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(repo / "src")}
     for arg in (b"\xff\xfe\x80", b"   "):
         proc = subprocess.run([sys.executable, "-m", "citeqa.app.cli", "ask", "--index", os.fsencode(index_dir), arg],
                               capture_output=True, env=env, timeout=120)

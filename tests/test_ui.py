@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from citeqa.app import cli
-from citeqa.engine import Engine
-from citeqa.index.builder import update_index
-from citeqa.app.ui import CSS, EngineHolder, UploadSettings, ask_record, build_app, chat_turn, corpus_view, upload
-
-from conftest import DATA, KeywordEmbedder
+from citeqa.app.ui import EngineHolder, UploadSettings, ask_record, chat_turn, corpus_view, upload
 
 QUESTIONS = [  # one per language: question, language, first cited document, fact in the answer
     ("¿En qué año se construyó el faro de Punta Brava?", "es", "faro.txt", "1887"),
@@ -23,38 +17,14 @@ QUESTIONS = [  # one per language: question, language, first cited document, fac
 ]
 
 
-def make_holder(folder: Path) -> tuple[EngineHolder, Path]:
-    """An engine (keyword embedder) over the fixture corpus plus the XSS document."""
-    corpus = folder / "corpus"
-    shutil.copytree(DATA / "corpus", corpus)
-    shutil.copy(DATA / "ui" / "beacon.md", corpus / "beacon.md")
-    update_index(corpus, folder / "index", KeywordEmbedder())
-    return EngineHolder(Engine.open(folder / "index", embedder=KeywordEmbedder())), corpus
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_app(folder: Path, auth: tuple[str, str] | None = None):  # noqa: ANN201
-    """Launch the app in this process on a free port; returns (app, url, holder, corpus)."""
-    holder, corpus = make_holder(folder)
-    app = build_app(holder, UploadSettings(corpus))
-    app.queue().launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True,
-                       css=CSS, auth=auth, footer_links=["api"])
-    return app, app.local_url, holder, corpus
-
-
 @pytest.fixture
-def holder(tmp_path: Path) -> EngineHolder:
+def holder(tmp_path: Path, make_holder) -> EngineHolder:
     return make_holder(tmp_path)[0]
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Iterator[str]:  # noqa: ANN001
-    app, url, _, _ = start_app(tmp_path_factory.mktemp("served"))
+@pytest.fixture
+def served(tmp_path: Path, start_app) -> Iterator[str]:
+    app, url, _, _ = start_app(tmp_path / "served")
     yield url
     app.close()
 
@@ -97,7 +67,7 @@ def test_chat_turn_reports_errors_in_the_chat(holder: EngineHolder):
     assert "error" in ask_record(holder, "hi", [], "many")
 
 
-def test_upload_handler_swaps_in_the_new_index(tmp_path: Path):
+def test_upload_handler_swaps_in_the_new_index(tmp_path: Path, make_holder):
     holder, corpus = make_holder(tmp_path)
     old = holder.engine
     doc = tmp_path / "up" / "bridge.md"
@@ -144,12 +114,12 @@ def test_ask_api_errors_and_history(served: str):
     assert list(client.view_api(print_info=False, return_format="dict")["named_endpoints"]) == ["/ask"]
 
 
-def test_auth_is_required_when_set(tmp_path: Path):
+def test_auth_is_required_when_set(tmp_path: Path, start_app):
     from gradio_client import Client
 
     app, url, _, _ = start_app(tmp_path, auth=("ana", "secret"))
     try:
-        with pytest.raises(Exception):
+        with pytest.raises(ValueError, match="credentials were not provided"):
             Client(url, verbose=False)
         client = Client(url, auth=("ana", "secret"), verbose=False)
         assert client.predict(QUESTIONS[2][0], [], 1, "auto", api_name="/ask")["citations"][0]["doc_id"] == "mill.html"

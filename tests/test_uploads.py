@@ -2,12 +2,20 @@ from pathlib import Path
 
 import pytest
 
+from citeqa.app.uploads import (
+    add_files,
+    check_size,
+    check_type,
+    free_path,
+    safe_label,
+    safe_name,
+    save_upload,
+    summary,
+    target_path,
+)
+from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.errors import IndexStoreError, UploadError
 from citeqa.index.store import load_index
-from citeqa.app.uploads import (add_files, check_size, check_type, free_path, safe_label, safe_name, save_upload,
-                            summary, target_path)
-
-from conftest import KeywordEmbedder
 
 
 @pytest.mark.parametrize("name,expected", [

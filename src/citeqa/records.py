@@ -117,7 +117,7 @@ class Chunk:
     lang: str
 
     @staticmethod
-    def make(doc_id: str, start: int, end: int, text: str, lang: str) -> "Chunk":
+    def make(doc_id: str, start: int, end: int, text: str, lang: str) -> Chunk:
         """Build a chunk whose id hashes its document, place and text."""
         return Chunk(content_id(doc_id, start, end, text), doc_id, start, end, text, lang)
 
@@ -171,6 +171,6 @@ class Answer:
         return to_dict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Answer":
+    def from_dict(cls, data: dict[str, Any]) -> Answer:
         """Inverse of :meth:`to_dict`."""
         return from_dict(cls, data)

@@ -1,9 +1,8 @@
-"""Answer scoring: general features of a candidate span and a logistic model over them.
+"""Features of a candidate answer span: general signals of whether it answers the question.
 
-The model's output is the probability that a span holds the answer, so it serves both
-to pick the answer and as its ``confidence``; below a threshold the engine abstains.
-The weights were fitted on half of ``eval/qa.jsonl`` (split A) by
-``eval/fit_scorer.py`` and are reported on the other half (split B): see README.
+Each feature has a name (:data:`FEATURES`); a row is built by name, and the scorer's
+weights are keyed by the same names (:mod:`citeqa.answer.scoring`), so adding or
+reordering a feature can never misalign a weight.
 """
 
 from __future__ import annotations
@@ -15,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from citeqa.text.analysis import cognate_keys, fold_accents, query_terms, terms, words
 from citeqa.answer.answer_types import AnswerType, expected_type, type_match
 from citeqa.answer.spans import Candidate
+from citeqa.text.analysis import cognate_keys, fold_accents, query_terms, terms, words
 
 #: Names of the feature columns, in order.
 FEATURES = (
@@ -35,57 +34,13 @@ FEATURES = (
     "has_entities",  # the question names something (a proper noun, a model, a number)
 )
 
-#: Fitted on split A of eval/qa.jsonl by eval/fit_scorer.py (see README for the numbers).
-WEIGHTS = (1.779, 1.861, 0.043, 0.714, 1.346, 1.054, -0.747, 0.525, 0.772, -0.874, 0.792, -0.128)
-BIAS = -3.321
-#: Confidence: logistic over (ranker score, *features) of the chosen span, fitted on split A.
-CALIBRATION = (0.957, 0.000, 0.000, 1.649, 0.956, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000, 0.000)
-CALIB_BIAS = -2.374
-#: Weight of the terms a follow-up borrows from the previous turn (see candidate_features).
+#: Weight of the terms a follow-up borrows from the previous turn (see candidate_features):
+#: its own words say what it asks, the earlier turn only what it is about. Chosen on split A.
 HISTORY_WEIGHT = 0.5
-#: Below this confidence the engine abstains (chosen on split A by eval/fit_scorer.py).
-ABSTAIN_BELOW = 0.24
-
-
-@dataclass(frozen=True, slots=True)
-class Scored:
-    """A candidate span with its features and probability of holding the answer."""
-
-    candidate: Candidate
-    features: tuple[float, ...]
-    probability: float
-
-
-@dataclass(frozen=True, slots=True)
-class ScoringModel:
-    """A logistic ranker over :data:`FEATURES`, and a calibration of the chosen span.
-
-    The ranker orders the spans; the calibration turns the ranker score and the
-    features of a span into the observed probability that it is a right answer.
-    """
-
-    weights: tuple[float, ...] = WEIGHTS
-    bias: float = BIAS
-    calibration: tuple[float, ...] = CALIBRATION
-    calib_bias: float = CALIB_BIAS
-
-    def scores(self, features: np.ndarray) -> np.ndarray:
-        """The ranker's logit for each row of ``features``."""
-        if len(features) == 0:
-            return np.zeros(0)
-        return features @ np.asarray(self.weights) + self.bias
-
-    def probabilities(self, features: np.ndarray) -> np.ndarray:
-        """Calibrated P(answer is right) for each row of ``features``."""
-        if len(features) == 0:
-            return np.zeros(0)
-        z = calibration_inputs(self.scores(features), features) @ np.asarray(self.calibration) + self.calib_bias
-        return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
-
-
-def calibration_inputs(scores: np.ndarray, features: np.ndarray) -> np.ndarray:
-    """The calibration's input rows: the ranker score, then the features."""
-    return np.column_stack([scores, features])
+#: A span shorter than this without a final stop reads as a heading, not an answer.
+HEADING_MAX_CHARS = 80
+#: Spans are compared in length on a log scale where this many characters is 1.0.
+LENGTH_SCALE_CHARS = 300
 
 
 def local_weights(question_terms: Sequence[str], candidate_terms: Sequence[set[str]],
@@ -134,21 +89,26 @@ def candidate_features(question: str, query: str, question_lang: str, cands: Seq
         local, global_ = by_lang[cand.lang]
         passage = passages[cand.hit_index]
         around = _term_set(cand.context, cand.lang, question_lang) - present
-        rows.append((
-            _share(local, present) + 0.5 * _share(local, around),
-            _share(local, present),
-            _share(global_, passage_terms[cand.hit_index]),
-            passage.dense,
-            passage.fused / best_fused if best_fused > 0 else 0.0,
-            type_match(cand.text, cand.lang, kind, qwords, set(local)),
-            0.0 if kind is AnswerType.OTHER else 1.0,
-            1.0 if cand.lang == question_lang else 0.0,
-            math.log(max(2, len(cand.text))) / math.log(300),
-            1.0 if len(cand.text) < 80 and cand.text.rstrip()[-1:] not in ".!?…»”\")" else 0.0,
-            entity_in_passage[cand.hit_index],
-            1.0 if entities else 0.0,
-        ))
+        row = {
+            "overlap": _share(local, present) + 0.5 * _share(local, around),
+            "overlap_span": _share(local, present),
+            "coverage": _share(global_, passage_terms[cand.hit_index]),
+            "dense": passage.dense,
+            "passage": passage.fused / best_fused if best_fused > 0 else 0.0,
+            "type_match": type_match(cand.text, cand.lang, kind, qwords, set(local)),
+            "expects_type": 0.0 if kind is AnswerType.OTHER else 1.0,
+            "same_lang": 1.0 if cand.lang == question_lang else 0.0,
+            "length": math.log(max(2, len(cand.text))) / math.log(LENGTH_SCALE_CHARS),
+            "heading": 1.0 if len(cand.text) < HEADING_MAX_CHARS and cand.text.rstrip()[-1:] not in _FINAL_STOPS
+            else 0.0,
+            "entity_passage": entity_in_passage[cand.hit_index],
+            "has_entities": 1.0 if entities else 0.0,
+        }
+        rows.append([row[name] for name in FEATURES])
     return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(FEATURES))
+
+
+_FINAL_STOPS = ".!?…»”\")"
 
 
 def _term_set(text: str, lang: str, question_lang: str) -> set[str]:
@@ -187,7 +147,7 @@ def question_entities(text: str) -> frozenset[str]:
     a digit or an inner capital (it is capitalised anyway).
     """
     found = set()
-    for i, match in enumerate(_NAMEISH.finditer(text)):
+    for match in _NAMEISH.finditer(text):
         token = match.group(0)
         first = text[:match.start()].strip(" ¿¡\"'«“(") == ""
         inner_caps = any(c.isupper() for c in token[1:])

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from citeqa.text.analysis import query_terms
 from citeqa.answer.fusion import FusionMode, fuse
 from citeqa.index.store import IndexData
 from citeqa.records import Hit
+from citeqa.text.analysis import query_terms
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,31 +35,34 @@ class Retriever:
 
     def dense_scores(self, query_vector: np.ndarray, n: int) -> dict[int, float]:
         """Cosine similarity of the top ``n`` passages to the question vector."""
-        if n <= 0 or self.data.dense.ntotal == 0:  # type: ignore[attr-defined]
-            return {}
-        scores, ids = self.data.dense.search(query_vector.reshape(1, -1), n)  # type: ignore[attr-defined]
-        return {int(i): float(s) for s, i in zip(scores[0], ids[0]) if i >= 0}
+        return self.data.dense_search(query_vector, n)
 
     def lexical_scores(self, question: str, n: int) -> dict[int, float]:
         """BM25 scores of the top ``n`` passages (question stemmed for every corpus language)."""
-        bm25 = self.data.lexical
-        vocab = bm25.vocab_dict  # type: ignore[attr-defined]
-        limit = len(bm25.scores["indptr"]) - 1  # type: ignore[attr-defined]
-        ids = [vocab[t] for t in query_terms(question, self.langs) if vocab.get(t, limit) < limit]
-        if not ids:
+        scores = self.data.lexical_scores(query_terms(question, self.langs))
+        if scores is None:
             return {}
-        scores = bm25.get_scores_from_ids(ids)  # type: ignore[attr-defined]
         return {int(i): float(scores[i]) for i in top_n(scores, n) if scores[i] > 0}
 
-    def search(self, question: str, query_vector: np.ndarray, k: int) -> list[Hit]:
-        """The ``k`` best passages by fused score (the engine decides on language)."""
+    def search(self, question: str, query_vector: np.ndarray, k: int,
+               timings: dict[str, float] | None = None) -> list[Hit]:
+        """The ``k`` best passages by fused score (the engine decides on language).
+
+        ``timings``, when given, receives the milliseconds of each step (dense, lexical, fusion).
+        """
         s = self.settings
         n = min(s.candidates, len(self.data.chunks))
+        clock = timings if timings is not None else {}
+        t0 = time.perf_counter()
         dense = self.dense_scores(query_vector, n)
+        t1 = time.perf_counter()
         lexical = self.lexical_scores(question, n)
+        t2 = time.perf_counter()
         fused = fuse([dense, lexical], [s.dense_weight, s.lexical_weight], s.fusion, s.rrf_k)
-        hits = [Hit(self.data.chunks[i], score, dense.get(i, 0.0), lexical.get(i, 0.0)) for i, score in fused]
-        return hits[:k]
+        hits = [Hit(self.data.chunks[i], score, dense.get(i, 0.0), lexical.get(i, 0.0)) for i, score in fused][:k]
+        t3 = time.perf_counter()
+        clock.update(dense=(t1 - t0) * 1000, lexical=(t2 - t1) * 1000, fusion=(t3 - t2) * 1000)
+        return hits
 
 
 def top_n(scores: np.ndarray, n: int) -> np.ndarray:

@@ -6,10 +6,18 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from citeqa.errors import CiteqaError
+
+if TYPE_CHECKING:
+    from citeqa.embedding import Embedder
+    from citeqa.engine import Engine
+
+#: Makes the embedder for a model name or path.
+EmbedderFactory = Callable[[str], "Embedder"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,12 +69,17 @@ def _auth_pair(value: str) -> tuple[str, str]:
     return user, password
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: run a command and turn citeqa errors into one-line messages."""
+def main(argv: Sequence[str] | None = None, embedder_factory: EmbedderFactory | None = None) -> int:
+    """Entry point: run a command and turn citeqa errors into one-line messages.
+
+    ``embedder_factory`` makes the embedder for a model name (default: a sentence-transformers
+    model); tests pass a model-free one.
+    """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = _parser().parse_args(argv)
+    args.embedder_factory = embedder_factory if embedder_factory is not None else _default_embedder
     try:
         return _COMMANDS[args.command](args)
     except CiteqaError as exc:
@@ -77,17 +90,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def _default_embedder(model: str) -> Embedder:
+    from citeqa.embedding import load_embedder
+
+    return load_embedder(model)
+
+
+def _open_engine(args: argparse.Namespace) -> Engine:
+    """The engine over ``--index``, with the embedder for the index's model (or ``--model``)."""
+    from citeqa.engine import Engine
+    from citeqa.index.manifest import check_model
+    from citeqa.index.store import load_index
+
+    data = load_index(args.index)
+    check_model(data.manifest, args.model)
+    model = data.manifest.model if args.model is None else args.model
+    return Engine(data, args.embedder_factory(model), index_dir=args.index)
+
+
 def _cmd_index(args: argparse.Namespace) -> int:
-    from citeqa.ingest.chunking import ChunkerSettings
-    from citeqa.embedding import DEFAULT_MODEL, SentenceTransformerEmbedder
+    from citeqa.embedding import DEFAULT_MODEL
     from citeqa.index.builder import update_index
+    from citeqa.ingest.chunking import ChunkerSettings
 
     chunker = None
     if args.chunk_size is not None or args.chunk_overlap is not None:
         base = ChunkerSettings()
         chunker = ChunkerSettings(args.chunk_size if args.chunk_size is not None else base.size,
                                   args.chunk_overlap if args.chunk_overlap is not None else base.overlap)
-    embedder = SentenceTransformerEmbedder(args.model if args.model is not None else DEFAULT_MODEL)
+    embedder = args.embedder_factory(args.model if args.model is not None else DEFAULT_MODEL)
     report = update_index(args.corpus, args.index, embedder, chunker, rebuild=args.rebuild,
                           progress=sys.stderr.isatty())
     if report.up_to_date:
@@ -102,9 +133,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    from citeqa.engine import Engine
-
-    engine = Engine.open(args.index, model=args.model)
+    engine = _open_engine(args)
     answer = engine.ask(args.question, history=tuple(args.history), k=args.k)
     if args.json:
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
@@ -116,12 +145,11 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from citeqa.engine import Engine
     from citeqa import evaluation as ev
 
     thresholds = ev.parse_thresholds(args.fail_under) if args.fail_under else {}
     items = ev.load_qa(args.qa_file)
-    engine = Engine.open(args.index, model=args.model)
+    engine = _open_engine(args)
     results = ev.evaluate_engine(engine, items, k=args.k, progress=sys.stderr.isatty())
     metrics = ev.summarize(results)
     ev.print_table(metrics)

@@ -10,31 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from citeqa.app.messages import labels
 from citeqa.records import Answer, Citation, Document
-
-LABELS = {
-    "es": {"sources": "Fuentes", "closest": "Pasajes más cercanos (no contienen la respuesta)",
-           "confidence": "confianza", "chars": "caracteres", "other_lang": "otro idioma",
-           "not_found": "No encontré esto en los documentos.", "page": "página", "score": "puntuación",
-           "see_closest": "Abajo están los pasajes más cercanos.", "context": "Ver en su contexto",
-           "ask": "Preguntar", "placeholder": "Escribe una pregunta…", "clear": "Borrar chat",
-           "passages": "Pasajes", "language": "Idioma de los pasajes", "show_confidence": "Mostrar confianza",
-           "error": "Error"},
-    "pt": {"sources": "Fontes", "closest": "Passagens mais próximas (não contêm a resposta)",
-           "confidence": "confiança", "chars": "caracteres", "other_lang": "outro idioma",
-           "not_found": "Não encontrei isso nos documentos.", "page": "página", "score": "pontuação",
-           "see_closest": "Abaixo estão as passagens mais próximas.", "context": "Ver no contexto",
-           "ask": "Perguntar", "placeholder": "Digite uma pergunta…", "clear": "Limpar conversa",
-           "passages": "Passagens", "language": "Idioma das passagens", "show_confidence": "Mostrar confiança",
-           "error": "Erro"},
-    "en": {"sources": "Sources", "closest": "Closest passages (they do not contain the answer)",
-           "confidence": "confidence", "chars": "characters", "other_lang": "other language",
-           "not_found": "I couldn't find this in the documents.", "page": "page", "score": "score",
-           "see_closest": "The closest passages are listed below.", "context": "Show in context",
-           "ask": "Ask", "placeholder": "Ask a question…", "clear": "Clear chat",
-           "passages": "Passages", "language": "Passage language", "show_confidence": "Show confidence",
-           "error": "Error"},
-}
 
 LANGUAGE_CHOICES = ("auto", "any", "es", "pt", "en")
 CONTEXT_CHARS = 300
@@ -44,11 +21,6 @@ _MARKUP_CHARS = {c: f"&#{ord(c)};" for c in "\\`*_[]()!#|~$&<>\"'{}:="}
 def safe(text: str) -> str:
     """Text as inert HTML: every markup-significant character becomes a reference."""
     return "".join(_MARKUP_CHARS.get(c, c) for c in text).replace("\n", "<br>")
-
-
-def labels(lang: str) -> dict[str, str]:
-    """UI strings in ``lang``, English when the language has none."""
-    return LABELS.get(lang, LABELS["en"])
 
 
 def engine_language(choice: str | None) -> str | None:

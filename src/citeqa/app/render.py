@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from citeqa.engine import NOT_FOUND
+from citeqa.app.messages import not_found
 from citeqa.records import Answer
 
 
-def print_answer(answer: Answer, console=None) -> None:  # noqa: ANN001 - rich Console
+def print_answer(answer: Answer, console=None) -> None:
     """Print the answer, then numbered citations with title, language and range."""
     from rich.console import Console
     from rich.text import Text
 
     console = console if console is not None else Console(highlight=False)
     if answer.abstained:
-        console.print(Text(NOT_FOUND.get(answer.language, NOT_FOUND["en"]), style="bold yellow"))
+        console.print(Text(not_found(answer.language), style="bold yellow"))
         if answer.citations:
             console.print(Text("Closest passages:", style="dim"))
     else:

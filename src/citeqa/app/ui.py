@@ -14,9 +14,10 @@ from typing import Any
 
 from citeqa.app import display
 from citeqa.app.display import answer_html, engine_language, error_html, labels, sources_html, user_html
+from citeqa.app.uploads import DEFAULT_MAX_BYTES, add_files, summary
 from citeqa.engine import Engine
 from citeqa.errors import CiteqaError
-from citeqa.app.uploads import DEFAULT_MAX_BYTES, add_files, summary
+from citeqa.ingest.formats import SUPPORTED_SUFFIXES
 
 CSS = """
 .citeqa-source {border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; margin: 8px 0;}
@@ -105,7 +106,7 @@ def corpus_view(holder: EngineHolder) -> dict[str, list]:
     return {"headers": display.CORPUS_HEADERS, "data": display.corpus_rows(holder.engine.data.manifest.documents)}
 
 
-def upload(holder: EngineHolder, settings: UploadSettings, files: list[Any] | None, progress=None):  # noqa: ANN001, ANN201
+def upload(holder: EngineHolder, settings: UploadSettings, files: list[Any] | None, progress=None):
     """Add uploaded files (or, with none, re-scan the corpus) and swap in the new index."""
     if settings.corpus is None:
         return "Uploads are disabled for this server.", corpus_view(holder), ""
@@ -135,7 +136,7 @@ def _orig_name(item: Any) -> str:
     return name or Path(_path(item)).name
 
 
-def build_app(holder: EngineHolder, uploads: UploadSettings | None = None):  # noqa: ANN201 - gr.Blocks
+def build_app(holder: EngineHolder, uploads: UploadSettings | None = None):
     """The Blocks app: chat with sources and controls, the corpus tab, and the /ask API."""
     import gradio as gr
 
@@ -169,7 +170,7 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None):  # n
             return [gr.update(value=lab["ask"]), gr.update(value=lab["clear"]), gr.update(label=lab["passages"]),
                     gr.update(label=lab["language"]), gr.update(label=lab["show_confidence"])]
 
-        def turn(q, m, a, kk, lang, conf):  # noqa: ANN001, ANN202
+        def turn(q, m, a, kk, lang, conf):
             messages, earlier, html, _, turn_lang = chat_turn(holder, q, m, a, kk, lang, conf)
             box = gr.update(value="", placeholder=labels(turn_lang)["placeholder"])
             return [messages, earlier, html, box, *relabel(turn_lang)]
@@ -183,7 +184,7 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None):  # n
     return app
 
 
-def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):  # noqa: ANN001, ANN202
+def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
     """The indexed documents, and the upload box that adds to them; returns the table."""
     table = gr.Dataframe(headers=display.CORPUS_HEADERS, interactive=False,
                          wrap=True, elem_id="corpus-table", datatype="str",
@@ -193,18 +194,18 @@ def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):  # noqa: ANN
         gr.Markdown("Uploads are disabled for this server.")
         return table
     limit = uploads.max_bytes / 1_048_576
-    files = gr.File(file_count="multiple", file_types=[".txt", ".md", ".html", ".htm", ".pdf"],
-                    label=f"Add documents (.txt .md .html .htm .pdf, up to {limit:.0f} MB each)",
+    files = gr.File(file_count="multiple", file_types=list(SUPPORTED_SUFFIXES),
+                    label=f"Add documents ({' '.join(SUPPORTED_SUFFIXES)}, up to {limit:.0f} MB each)",
                     elem_id="upload")
     with gr.Row():
         add = gr.Button("Add to the index", variant="primary", elem_id="add")
         refresh = gr.Button("Re-scan corpus folder", elem_id="refresh")
     status = gr.Textbox(label="Upload status", interactive=False, lines=3, elem_id="upload-status")
 
-    def on_add(chosen, progress=gr.Progress(track_tqdm=True)):  # noqa: ANN001, ANN202
+    def on_add(chosen, progress=gr.Progress(track_tqdm=True)):
         return upload(holder, uploads, chosen, progress)
 
-    def on_refresh(progress=gr.Progress(track_tqdm=True)):  # noqa: ANN202
+    def on_refresh(progress=gr.Progress(track_tqdm=True)):
         return upload(holder, uploads, [], progress)
 
     add.click(on_add, files, [status, table, skipped], api_visibility="private")
@@ -212,7 +213,7 @@ def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):  # noqa: ANN
     return table
 
 
-def _api(gr, holder: EngineHolder) -> None:  # noqa: ANN001
+def _api(gr, holder: EngineHolder) -> None:
     """The named ``/ask`` endpoint: (question, history, k, language) -> answer record."""
     api_q = gr.Textbox(visible=False)
     api_h = gr.JSON(value=[], visible=False)

@@ -17,11 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from citeqa.ingest.documents import load_document
 from citeqa.errors import CiteqaError, DocumentError, UploadError
+from citeqa.ingest.documents import load_document
+from citeqa.ingest.formats import SUPPORTED_SUFFIXES
 from citeqa.records import sha256_file
 
-ALLOWED_SUFFIXES = (".txt", ".md", ".html", ".htm", ".pdf")
+ALLOWED_SUFFIXES = SUPPORTED_SUFFIXES
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 MAX_NAME_CHARS = 120
 _UNSAFE = re.compile(r"[^\w.\- ]+")
@@ -126,7 +127,7 @@ class UploadResult:
     indexed: bool = False
 
 
-def add_files(files: Sequence[tuple[Path, str]], corpus: Path, index_dir: Path, embedder,  # noqa: ANN001
+def add_files(files: Sequence[tuple[Path, str]], corpus: Path, index_dir: Path, embedder,
               max_bytes: int = DEFAULT_MAX_BYTES, progress: Progress | None = None) -> UploadResult:
     """Save each ``(temp path, original name)`` into ``corpus`` and update the index."""
     from citeqa.index.builder import update_index

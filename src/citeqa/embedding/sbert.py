@@ -241,7 +241,7 @@ class _OnnxModel:
         self._inputs = {i.name for i in session.get_inputs()}  # type: ignore[attr-defined]
 
     @classmethod
-    def load(cls, folder: Path, quantized: bool = False) -> "_OnnxModel":
+    def load(cls, folder: Path, quantized: bool = False) -> _OnnxModel:
         layout = _onnx_layout(folder)
         if layout is None:
             raise ModelError(f"the model in {folder} cannot run on ONNX Runtime (not a local BERT-type "
@@ -383,7 +383,7 @@ def _export(folder: Path, out: Path) -> None:
             super().__init__()
             self.inner = inner
 
-        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001
+        def forward(self, input_ids, attention_mask, token_type_ids):
             return self.inner(input_ids=input_ids, attention_mask=attention_mask,
                               token_type_ids=token_type_ids).last_hidden_state
 

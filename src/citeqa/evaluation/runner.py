@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
-
 from typing import TYPE_CHECKING
 
 from citeqa.evaluation.grading import TOP_K, QuestionResult, score_question

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 
 import numpy as np
 
-from citeqa.text.analysis import terms
 from citeqa.records import Chunk
+from citeqa.text.analysis import terms
 
 #: Above this many vectors an HNSW graph replaces exact search (see docs/benchmarks.md).
 HNSW_THRESHOLD = 50_000
@@ -66,3 +67,34 @@ def build_lexical(chunks: Sequence[Chunk]) -> object:
     retriever = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
     retriever.index([chunk_terms(c) for c in chunks], show_progress=False)
     return retriever
+
+
+def dense_search(index: object, vector: np.ndarray, n: int) -> dict[int, float]:
+    """Inner product (cosine, for normalised vectors) of the top ``n`` passages to ``vector``."""
+    if n <= 0 or index.ntotal == 0:  # type: ignore[attr-defined]
+        return {}
+    scores, ids = index.search(np.ascontiguousarray(vector.reshape(1, -1), dtype=np.float32), n)  # type: ignore[attr-defined]
+    return {int(i): float(s) for s, i in zip(scores[0], ids[0]) if i >= 0}
+
+
+def lexical_scores(bm25: object, query: Sequence[str]) -> np.ndarray | None:
+    """BM25 score of every passage for the query terms, or None when no term is indexed."""
+    vocab = bm25.vocab_dict  # type: ignore[attr-defined]
+    known = _term_count(bm25)
+    ids = [vocab[t] for t in query if vocab.get(t, known) < known]
+    if not ids:
+        return None
+    return bm25.get_scores_from_ids(ids)  # type: ignore[attr-defined]
+
+
+def lexical_idf(bm25: object, n_docs: int) -> dict[str, float]:
+    """IDF of every indexed term (Lucene's form), from the document frequencies bm25s stores."""
+    df = np.diff(np.asarray(bm25.scores["indptr"]))  # type: ignore[attr-defined]
+    n = max(1, n_docs)
+    vocab = bm25.vocab_dict.items()  # type: ignore[attr-defined]
+    return {term: math.log(1 + (n - df[i] + 0.5) / (df[i] + 0.5)) for term, i in vocab if i < len(df)}
+
+
+def _term_count(bm25: object) -> int:
+    """Terms with a posting list (bm25s's vocabulary may also hold an unindexed placeholder)."""
+    return len(bm25.scores["indptr"]) - 1  # type: ignore[attr-defined]

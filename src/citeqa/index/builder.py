@@ -13,14 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
-from citeqa.ingest.chunking import ChunkerSettings, chunk_document
-from citeqa.ingest.documents import Skipped, scan_corpus
 from citeqa.embedding import Embedder
 from citeqa.errors import CorpusError, IndexMismatchError, IndexStoreError
-from citeqa.records import Chunk, Document, sha256_text
 from citeqa.index.backends import all_vectors, ann_kind, build_dense, build_lexical
 from citeqa.index.manifest import REBUILD_HINT, DocEntry, Manifest, check_backend, library_versions, now_iso
 from citeqa.index.store import IndexData, current_generation, load_index, remove_stale, write_generation, write_lock
+from citeqa.ingest.chunking import ChunkerSettings, chunk_document
+from citeqa.ingest.documents import Skipped, scan_corpus
+from citeqa.records import Chunk, Document, sha256_text
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from citeqa.ingest.chunking import ChunkerSettings
 from citeqa.errors import IndexCorruptError, IndexMismatchError
+from citeqa.ingest.chunking import ChunkerSettings
 from citeqa.records import from_dict, to_dict
 
 FORMAT_VERSION = 1
@@ -61,7 +61,7 @@ class Manifest:
 
 def now_iso() -> str:
     """The current UTC time, to the second, ISO 8601."""
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 def library_versions() -> dict[str, str]:

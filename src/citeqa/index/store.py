@@ -23,16 +23,17 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from citeqa.errors import IndexCorruptError, IndexMissingError, IndexStoreError
-from citeqa.records import Chunk, Document, from_dict, sha256_file, to_dict
-from citeqa.index.backends import HNSW_EF_SEARCH
+from citeqa.index.backends import HNSW_EF_SEARCH, dense_search, lexical_idf, lexical_scores
 from citeqa.index.manifest import REBUILD_HINT, Manifest, read_manifest, write_manifest
+from citeqa.records import Chunk, Document, from_dict, sha256_file, to_dict
 
 CURRENT = "CURRENT"
 LOCK = ".lock"
@@ -51,6 +52,23 @@ class IndexData:
     chunks: tuple[Chunk, ...]
     dense: object  # faiss.Index
     lexical: object  # bm25s.BM25
+
+    def dense_search(self, vector: np.ndarray, n: int) -> dict[int, float]:
+        """Cosine similarity of the ``n`` nearest passages (chunk index -> score)."""
+        return dense_search(self.dense, vector, n)
+
+    def lexical_scores(self, terms: Sequence[str]) -> np.ndarray | None:
+        """BM25 score of every passage for ``terms``; None when no term is indexed."""
+        return lexical_scores(self.lexical, terms)
+
+    def lexical_idf(self) -> dict[str, float]:
+        """IDF of every indexed term, for weighting words when answers are scored."""
+        return lexical_idf(self.lexical, len(self.chunks))
+
+    def majority_lang(self, default: str = "en") -> str:
+        """The language most passages are in (``default`` for an empty index)."""
+        counts = Counter(c.lang for c in self.chunks)
+        return counts.most_common(1)[0][0] if counts else default
 
 
 def current_generation(index_dir: Path) -> Path | None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from citeqa.errors import ConfigError
-from citeqa.text.language import detect
 from citeqa.records import Chunk, Document
+from citeqa.text.language import detect
 
 #: Paragraph, line, sentence, clause, word: the splitter tries them in this order.
 SEPARATORS = ("\n\n", "\n", ". ", "? ", "! ", "; ", ": ", ", ", " ", "")

@@ -15,13 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citeqa.errors import CorpusError, DocumentError
-from citeqa.text.language import detect_lang
+from citeqa.ingest.formats import SUPPORTED_SUFFIXES, Format, format_of
 from citeqa.records import Document, PageSpan
+from citeqa.text.language import detect_lang
 
-TEXT_SUFFIXES = (".txt", ".md", ".markdown")
-HTML_SUFFIXES = (".html", ".htm")
-PDF_SUFFIXES = (".pdf",)
-SUPPORTED_SUFFIXES = TEXT_SUFFIXES + HTML_SUFFIXES + PDF_SUFFIXES
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
 
@@ -92,7 +89,7 @@ def load_document(path: Path, doc_id: str, default_lang: str = "en") -> Document
     """Read one file into a Document; raises :class:`DocumentError` with the reason."""
     raw = _read_bytes(path)
     suffix = path.suffix.lower()
-    reader = _READERS.get(suffix)
+    reader = _READERS.get(format_of(suffix))
     if reader is None:
         raise DocumentError(f"unsupported type {suffix or '(none)'}")
     text, pages, title = reader(raw)
@@ -237,8 +234,8 @@ def _read_pdf(raw: bytes) -> tuple[str, tuple[PageSpan, ...], str]:
     return "".join(parts), tuple(spans), meta_title
 
 
-_READERS: dict[str, Callable[[bytes], tuple[str, tuple[PageSpan, ...], str]]] = {
-    **{s: _read_text for s in TEXT_SUFFIXES},
-    **{s: _read_html for s in HTML_SUFFIXES},
-    **{s: _read_pdf for s in PDF_SUFFIXES},
+_READERS: dict[Format | None, Callable[[bytes], tuple[str, tuple[PageSpan, ...], str]]] = {
+    Format.TEXT: _read_text,
+    Format.HTML: _read_html,
+    Format.PDF: _read_pdf,
 }

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache, lru_cache
 
 STEMMER_NAMES = {"es": "spanish", "pt": "portuguese", "en": "english", "fr": "french",
                  "de": "german", "it": "italian"}
@@ -44,7 +44,7 @@ def is_number(token: str) -> bool:
     return token[:1].isdigit()
 
 
-@lru_cache(maxsize=None)
+@cache
 def stopwords(lang: str) -> frozenset[str]:
     """Stopwords of es, pt and en together (folded), plus the language's own list.
 
@@ -59,8 +59,8 @@ def stopwords(lang: str) -> frozenset[str]:
     return frozenset(normalize(w) for lst in [*lists, extra] for w in lst)
 
 
-@lru_cache(maxsize=None)
-def _stemmer(lang: str):  # noqa: ANN202 - PyStemmer has no type stubs
+@cache
+def _stemmer(lang: str):
     import Stemmer
 
     return Stemmer.Stemmer(STEMMER_NAMES.get(lang, "english"))

@@ -23,7 +23,7 @@ class Detection:
 
 
 @lru_cache(maxsize=1)
-def _detector():  # noqa: ANN202 - lingua ships no stubs
+def _detector():
     from lingua import IsoCode639_1, LanguageDetectorBuilder
 
     codes = [getattr(IsoCode639_1, code.upper()) for code in SUPPORTED]

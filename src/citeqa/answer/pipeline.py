@@ -1,0 +1,259 @@
+"""The answer pipeline as a value: one question in, a :class:`Trace` of every step out.
+
+language → retrieval query → retrieve (dense + lexical, fused) → candidate spans with
+named features → scores → choice (question's language first when it answers) →
+confidence → the answer record. :meth:`AnswerPipeline.run` is the only implementation
+of these steps; ``Engine.ask`` returns its trace's ``answer``, and evaluation, the scorer
+fit, the ceilings script and the benchmark read the same trace.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from citeqa.answer.answer_types import expected_type, highlight_in
+from citeqa.answer.features import FEATURES, Passage, candidate_features
+from citeqa.answer.retrieval import RetrievalSettings, Retriever, prefer_language
+from citeqa.answer.scoring import ScoringModel, load_scoring
+from citeqa.answer.spans import Candidate, candidates_from
+from citeqa.errors import QuestionError
+from citeqa.index.store import IndexData
+from citeqa.records import Answer, Citation, Highlight, Hit
+from citeqa.text.analysis import fold_accents, query_terms, words
+from citeqa.text.language import SUPPORTED, detect
+
+#: Longest question accepted, in characters (a long paragraph; longer input is pasted text, not a question).
+MAX_QUESTION_CHARS = 2000
+#: Below this detector confidence a question's language is taken from the history or the corpus:
+#: short questions ("GLM-5?") are often misread, and half the probability mass is the usual bar.
+QUESTION_LANGUAGE_CONFIDENCE = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerSettings:
+    """Everything that shapes an answer, with defaults chosen on split A of eval/qa.jsonl."""
+
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    scoring: ScoringModel = field(default_factory=load_scoring)
+    answer_passages: int = 3  #: passages searched for the answer, overall and in the question's language
+    pool: int = 10  #: passages retrieved before choosing the answer and the citations
+    language_margin: float = 0.05  #: a same-language answer wins unless this much less likely ...
+    language_floor: float = 0.5  #: ... and always when at least this likely
+
+    @property
+    def abstain_below(self) -> float:
+        """Below this confidence the answer is "not found" (fitted with the scorer)."""
+        return self.scoring.abstain_below
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredSpan:
+    """A candidate span with its named features, ranker score and calibrated probability."""
+
+    candidate: Candidate
+    features: Mapping[str, float]
+    score: float
+    probability: float
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Every step of answering one question, for evaluation, fitting and benchmarks.
+
+    ``features`` holds one row per candidate, columns in :data:`FEATURES` order (the
+    same numbers as each span's ``features`` mapping); ``timings_ms`` has one entry per step.
+    """
+
+    question: str
+    history: tuple[str, ...]
+    language: str
+    prefer: str | None
+    query: str
+    hits: tuple[Hit, ...]
+    spans: tuple[ScoredSpan, ...]
+    features: np.ndarray
+    chosen: int | None
+    confidence: float
+    answer: Answer
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def chosen_span(self) -> ScoredSpan | None:
+        return self.spans[self.chosen] if self.chosen is not None else None
+
+
+class AnswerPipeline:
+    """Answers questions from one loaded index with a given query encoder."""
+
+    def __init__(self, data: IndexData, encode: Callable[[list[str]], np.ndarray],
+                 settings: AnswerSettings | None = None) -> None:
+        self.data = data
+        self.encode = encode
+        self.settings = settings if settings is not None else AnswerSettings()
+        self.retriever = Retriever(data, self.settings.retrieval)
+        self.idf = data.lexical_idf()
+        self.default_idf = math.log(1 + len(data.chunks))
+        self.default_lang = data.majority_lang()
+
+    def run(self, question: str, history: Sequence[str] = (), k: int = 5, language: str | None = None) -> Trace:
+        """Answer ``question`` (``history`` holds earlier questions) citing ``k`` passages.
+
+        ``language`` overrides the detected language of the question ("any" disables the
+        preference for passages in the question's language).
+        """
+        clock = _Clock()
+        question, history = clean_question(question), clean_history(history)
+        if k < 1:
+            raise QuestionError("k must be at least 1")
+        lang = clock.step("language", lambda: self.question_language(question, history))
+        prefer = None if language == "any" else (language if language else lang)
+        query = clock.step("query", lambda: self.retrieval_query(question, history))
+        vector = clock.step("encode", lambda: self.encode([query])[0])
+        hits = self.retriever.search(query, vector, max(k, self.settings.pool), timings=clock.timings)
+        cands, feats = clock.step("candidates", lambda: self.candidates(question, query, lang, prefer, hits))
+        chosen, spans = clock.step("choose", lambda: self.choose(cands, feats, prefer))
+        answer = clock.step("answer", lambda: self.record(question, query, lang, hits, spans, chosen, k))
+        answer = replace(answer, latency_ms=round(clock.total_ms(), 3))
+        return Trace(question, history, lang, prefer, query, tuple(hits), tuple(spans), feats, chosen,
+                     answer.confidence, answer, clock.timings)
+
+    def question_language(self, question: str, history: Sequence[str] = ()) -> str:
+        """ISO 639-1 code of the question; history or the corpus decide when unclear."""
+        found = detect(question, SUPPORTED)
+        if found.lang is not None and found.confidence >= QUESTION_LANGUAGE_CONFIDENCE:
+            return found.lang
+        for earlier in reversed(history):
+            prior = detect(earlier, SUPPORTED)
+            if prior.lang is not None:
+                return prior.lang
+        return found.lang if found.lang is not None else self.default_lang
+
+    def retrieval_query(self, question: str, history: Sequence[str]) -> str:
+        """The text to search with: the question, plus the last turn when it leans on it."""
+        if history and is_follow_up(question, len(query_terms(question, self.retriever.langs))):
+            return f"{history[-1]} {question}"
+        return question
+
+    def candidates(self, question: str, query: str, lang: str, prefer: str | None,
+                   hits: Sequence[Hit]) -> tuple[list[Candidate], np.ndarray]:
+        """Answer candidates from the top passages and their feature rows."""
+        pool = self._answer_pool(hits, prefer)
+        cands = candidates_from([(i, hits[i].chunk.start, hits[i].chunk.text, hits[i].chunk.lang) for i in pool])
+        passages = [Passage(h.chunk.text, h.chunk.lang, h.dense, h.score) for h in hits]
+        return cands, candidate_features(question, query, lang, cands, passages, self.idf, self.default_idf)
+
+    def _answer_pool(self, hits: Sequence[Hit], prefer: str | None) -> list[int]:
+        """Indexes of the passages to extract from: the best overall, in ``prefer`` and by words."""
+        n = self.settings.answer_passages
+        same = [i for i, h in enumerate(hits) if h.chunk.lang == prefer][:n]
+        lexical = sorted(range(len(hits)), key=lambda i: -hits[i].lexical)[:n]
+        return sorted(set(range(min(n, len(hits)))) | set(same) | set(lexical))
+
+    def choose(self, cands: Sequence[Candidate], feats: np.ndarray,
+               prefer: str | None) -> tuple[int | None, list[ScoredSpan]]:
+        """Score every span and pick one (see :func:`choose_span`)."""
+        model = self.settings.scoring
+        scores, probs = model.scores(feats), model.probabilities(feats)
+        spans = [ScoredSpan(c, dict(zip(FEATURES, map(float, row))), float(s), float(p))
+                 for c, row, s, p in zip(cands, feats, scores, probs)]
+        langs = [c.lang for c in cands]
+        return choose_span(scores, probs, langs, prefer, self.settings.language_margin,
+                           self.settings.language_floor), spans
+
+    def record(self, question: str, query: str, lang: str, hits: Sequence[Hit], spans: Sequence[ScoredSpan],
+               chosen: int | None, k: int) -> Answer:
+        """The answer record: the chosen span (or an abstention) and ``k`` citations."""
+        if chosen is None:
+            return Answer(question, lang, None, True, 0.0, tuple(self._citation(h) for h in hits[:k]))
+        span = spans[chosen]
+        confidence = round(span.probability, 4)
+        first = span.candidate.hit_index
+        rest = prefer_language([h for i, h in enumerate(hits) if i != first], span.candidate.lang)
+        citations = tuple(self._citation(h) for h in [hits[first], *rest][:k])
+        if confidence < self.settings.abstain_below:
+            return Answer(question, lang, None, True, confidence, citations)
+        words_asked = frozenset(fold_accents(w) for w in words(query))
+        key = highlight_in(span.candidate.text, expected_type(question), words_asked)
+        highlight = Highlight(*key) if key is not None else None
+        return Answer(question, lang, span.candidate.text, False, confidence, citations, highlight=highlight)
+
+    def _citation(self, hit: Hit) -> Citation:
+        c = hit.chunk
+        return Citation(c.doc_id, self.data.documents[c.doc_id].title, c.lang, c.start, c.end, c.text,
+                        round(hit.score, 6))
+
+
+def choose_span(scores: np.ndarray, probs: np.ndarray, langs: Sequence[str], prefer: str | None,
+                margin: float, floor: float) -> int | None:
+    """The ranker's best span, or the best in ``prefer`` when that one is likely enough:
+    at least ``floor``, or within ``margin`` of the best anywhere. None when there are no spans."""
+    if len(scores) == 0:
+        return None
+    best = int(np.argmax(scores))
+    same = [i for i, lang in enumerate(langs) if lang == prefer]
+    if same and best not in same:
+        best_same = max(same, key=lambda i: scores[i])
+        if probs[best_same] >= min(probs[best] - margin, floor):
+            return best_same
+    return best
+
+
+class _Clock:
+    """Milliseconds per pipeline step."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.timings: dict[str, float] = {}
+
+    def step(self, name: str, work: Callable[[], object]):
+        t0 = time.perf_counter()
+        out = work()
+        self.timings[name] = (time.perf_counter() - t0) * 1000
+        return out
+
+    def total_ms(self) -> float:
+        self.timings["total"] = (time.perf_counter() - self.started) * 1000
+        return self.timings["total"]
+
+
+_FOLLOW_UP = re.compile(
+    r"^\W*(and|also|what about|y|e|tambien|tambem|ademas|alem disso|y que|e que|e o|e a|y el|y la)\b"
+    r"|\b(it|its|it's|they|them|their|this|that|those|these|he|she|"
+    r"eso|esto|ese|esa|ello|ella|ellos|ellas|dicho|dicha|su|sus|"
+    r"isso|isto|esse|essa|ele|ela|eles|elas|dele|dela|seu|sua|seus|suas|o mesmo|a mesma)\b")
+
+
+def is_follow_up(question: str, n_terms: int) -> bool:
+    """Whether a question leans on the previous one (a leading "and", a pronoun, no topic)."""
+    folded = fold_accents(question.casefold())
+    return n_terms <= 1 or _FOLLOW_UP.search(folded) is not None
+
+
+def clean_question(question: object) -> str:
+    """Validate and tidy a question; raise QuestionError with what to do."""
+    if not isinstance(question, str):
+        raise QuestionError("the question must be text")
+    cleaned = "".join(ch for ch in question if ch.isprintable() or ch in "\n\t")
+    cleaned = cleaned.encode("utf-8", "replace").decode("utf-8").strip()
+    if not cleaned:
+        raise QuestionError("the question is empty; type a question")
+    if len(cleaned) > MAX_QUESTION_CHARS:
+        raise QuestionError(f"the question is too long ({len(cleaned)} characters; the limit is {MAX_QUESTION_CHARS})")
+    return " ".join(cleaned.split())
+
+
+def clean_history(history: Sequence[object]) -> tuple[str, ...]:
+    """Earlier questions, cleaned like a question; empty or invalid turns are dropped."""
+    cleaned = []
+    for turn in history:
+        try:
+            cleaned.append(clean_question(turn))
+        except QuestionError:
+            continue
+    return tuple(cleaned)

@@ -1,0 +1,106 @@
+"""The answer scorer: a logistic ranker over named span features, and a calibration of its choice.
+
+The ranker's logit orders the candidate spans; the calibration turns the ranker score and
+a few features of a span into the observed probability that it is a right answer, which
+is the answer's ``confidence``; below ``abstain_below`` the engine abstains.
+
+The parameters are data, not code: ``weights.json`` beside this module, keyed by feature
+name, with how they were fitted. ``eval/fit_scorer.py --write`` writes that file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from citeqa.answer.features import FEATURES
+from citeqa.errors import ConfigError
+
+#: The calibration's own input besides span features: the ranker's logit.
+RANKER_SCORE = "ranker_score"
+WEIGHTS_FORMAT = 1
+WEIGHTS_FILE = "weights.json"
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringModel:
+    """Ranker weights per feature name, calibration weights per input name, and the abstention threshold."""
+
+    weights: Mapping[str, float]
+    bias: float
+    calibration: Mapping[str, float]
+    calib_bias: float
+    abstain_below: float
+    fitted: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_names("ranker", self.weights, FEATURES, exact=True)
+        check_names("calibration", self.calibration, (RANKER_SCORE, *FEATURES), exact=False)
+        object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
+        object.__setattr__(self, "calibration", MappingProxyType(dict(self.calibration)))
+
+    def scores(self, features: np.ndarray) -> np.ndarray:
+        """The ranker's logit for each row of ``features`` (columns in :data:`FEATURES` order)."""
+        if len(features) == 0:
+            return np.zeros(0)
+        return features @ np.array([self.weights[f] for f in FEATURES]) + self.bias
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        """Calibrated P(the span is a right answer) for each row of ``features``."""
+        if len(features) == 0:
+            return np.zeros(0)
+        columns = {RANKER_SCORE: self.scores(features), **{f: features[:, i] for i, f in enumerate(FEATURES)}}
+        z = sum(w * columns[name] for name, w in self.calibration.items()) + self.calib_bias
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``weights.json`` form."""
+        return {"format": WEIGHTS_FORMAT, "features": dict(self.weights), "bias": self.bias,
+                "calibration": {"inputs": dict(self.calibration), "bias": self.calib_bias},
+                "abstain_below": self.abstain_below, "fitted": dict(self.fitted)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScoringModel:
+        """Inverse of :meth:`to_dict`; a wrong format or a missing key is a :class:`ConfigError`."""
+        if data.get("format") != WEIGHTS_FORMAT:
+            raise ConfigError(f"scorer weights: format {data.get('format')!r}, expected {WEIGHTS_FORMAT}")
+        try:
+            calib = data["calibration"]
+            return cls(data["features"], float(data["bias"]), calib["inputs"], float(calib["bias"]),
+                       float(data["abstain_below"]), data.get("fitted", {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"scorer weights: missing or bad entry {exc}") from None
+
+
+def check_names(what: str, given: Mapping[str, float], known: tuple[str, ...], exact: bool) -> None:
+    """Every name in ``given`` is known, and (``exact``) every known name has a weight."""
+    unknown = sorted(set(given) - set(known))
+    missing = sorted(set(known) - set(given)) if exact else []
+    if unknown or missing:
+        parts = [f"no such feature: {', '.join(unknown)}"] * bool(unknown)
+        parts += [f"no weight for: {', '.join(missing)}"] * bool(missing)
+        raise ConfigError(f"scorer {what} weights do not match the features the code computes "
+                          f"({'; '.join(parts)}); refit with eval/fit_scorer.py --write")
+
+
+def load_scoring(path: Path | None = None) -> ScoringModel:
+    """The scorer from ``path``, or the one shipped with citeqa."""
+    try:
+        raw = path.read_text("utf-8") if path is not None else \
+            resources.files("citeqa.answer").joinpath(WEIGHTS_FILE).read_text("utf-8")
+        return ScoringModel.from_dict(json.loads(raw))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read scorer weights {path or WEIGHTS_FILE}: {exc}") from None
+
+
+def write_scoring(model: ScoringModel, path: Path) -> Path:
+    """Write ``model`` as ``weights.json`` (stable key order, one value per line)."""
+    path.write_text(json.dumps(model.to_dict(), ensure_ascii=False, indent=2) + "\n", "utf-8")
+    return path

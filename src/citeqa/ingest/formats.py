@@ -1,0 +1,30 @@
+"""The document formats citeqa reads: one list, used by the corpus scan, the uploads and the UI."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Format(str, Enum):
+    """How a file's bytes become plain text."""
+
+    TEXT = "text"  #: UTF-8 or a detected legacy encoding, as is
+    HTML = "html"  #: the visible text
+    PDF = "pdf"  #: every page's text, with the page of every range
+
+
+#: File suffix (lower case) -> format.
+FORMATS: dict[str, Format] = {
+    ".txt": Format.TEXT,
+    ".md": Format.TEXT,
+    ".markdown": Format.TEXT,
+    ".html": Format.HTML,
+    ".htm": Format.HTML,
+    ".pdf": Format.PDF,
+}
+SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(FORMATS)
+
+
+def format_of(suffix: str) -> Format | None:
+    """The format of a file suffix (any case), or None when citeqa does not read it."""
+    return FORMATS.get(suffix.lower())
