@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test install install-test browser index eval clean
+.PHONY: run test lint format install install-test browser index eval clean
 
 run: $(VENV)/.installed
 	$(BIN)/citeqa index
@@ -17,6 +17,14 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed-test browser
 	$(BIN)/python -m pytest
+
+# ruff: the rules and the format are in pyproject.toml; .ci/run lints before it tests.
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check src tests eval bench
+
+format: $(VENV)/.installed-test
+	$(BIN)/ruff check --fix src tests eval bench
+	$(BIN)/ruff format src tests eval bench
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test

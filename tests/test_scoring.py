@@ -1,36 +1,53 @@
+"""The scorer's weights are data: keyed by feature name, validated on load, written by the fit script."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
 import numpy as np
+import pytest
 
-from citeqa.answer.features import FEATURES, Passage, candidate_features, question_entities
-from citeqa.answer.spans import Candidate
-
-OVERLAP = FEATURES.index("overlap_span")
-
-
-def _features(question: str, query: str, question_lang: str, spans: list[tuple[str, str]]) -> np.ndarray:
-    cands = [Candidate(i, 0, len(text), text, lang) for i, (text, lang) in enumerate(spans)]
-    passages = [Passage(text, lang, 0.5, 1.0) for text, lang in spans]
-    return candidate_features(question, query, question_lang, cands, passages, {}, 1.0)
+from citeqa.answer.features import FEATURES
+from citeqa.answer.scoring import RANKER_SCORE, ScoringModel, load_scoring, write_scoring
+from citeqa.errors import ConfigError
 
 
-def test_a_span_in_another_language_is_matched_by_cognates():
-    question = "Who makes the new processors?"
-    spans = [("La división diseña los procesadores propios.", "es"), ("El mercado subió ayer.", "es")]
-    across = _features(question, question, "en", spans)
-    stems_only = _features(question, question, "es", spans)  # same language: stems, no cognate keys
-    assert across[0, OVERLAP] > 0 == stems_only[0, OVERLAP]  # "processors" and "procesadores" meet as cognates
-    assert across[1, OVERLAP] == 0.0
+def test_shipped_weights_cover_every_feature_and_say_how_they_were_fitted():
+    model = load_scoring()
+    assert set(model.weights) == set(FEATURES)
+    assert RANKER_SCORE in model.calibration and 0 < model.abstain_below < 1
+    assert {"by", "data", "folds", "date", "metrics"} <= set(model.fitted)
 
 
-def test_terms_borrowed_from_history_weigh_less_than_the_question_own():
-    spans = [("Huawei released the model openPangu.", "en"), ("It has 505 billion parameters.", "en")]
-    asked = "Which model did Huawei release, with how many parameters?"
-    follow_up = "How many parameters?"
-    own = _features(asked, asked, "en", spans)
-    borrowed = _features(follow_up, "Which model did Huawei release? " + follow_up, "en", spans)
-    assert borrowed[0, OVERLAP] < own[0, OVERLAP]
-    assert borrowed[1, OVERLAP] > own[1, OVERLAP]
+def test_round_trip_through_the_file(tmp_path: Path):
+    model = load_scoring()
+    again = load_scoring(write_scoring(model, tmp_path / "w.json"))
+    assert again == model or again.to_dict() == model.to_dict()
 
 
-def test_question_entities_are_names_and_numbers_not_the_first_word():
-    assert question_entities("Which chip did Alibaba train on H20 in 2025?") == {"alibaba", "h20", "2025"}
-    assert question_entities("¿Qué hizo PaddlePaddle?") == {"paddlepaddle"}
+@pytest.mark.parametrize("change,message", [
+    (lambda d: d["features"].pop("dense"), "no weight for: dense"),
+    (lambda d: d["features"].update(colour=1.0), "no such feature: colour"),
+    (lambda d: d["calibration"]["inputs"].update(nope=1.0), "no such feature: nope"),
+    (lambda d: d.update(format=99), "format 99"),
+    (lambda d: d.pop("abstain_below"), "missing or bad entry"),
+])
+def test_a_file_that_does_not_match_the_code_is_refused(tmp_path: Path, change, message: str):
+    data = load_scoring().to_dict()
+    change(data)
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(data), "utf-8")
+    with pytest.raises(ConfigError, match=message):
+        load_scoring(path)
+
+
+def test_weights_apply_by_name_not_by_position():
+    """Reordering the mapping changes nothing: each weight meets its own feature's column."""
+    base = load_scoring()
+    reordered = ScoringModel(dict(reversed(list(base.weights.items()))), base.bias, base.calibration,
+                             base.calib_bias, base.abstain_below)
+    rows = np.random.default_rng(0).random((5, len(FEATURES)))
+    assert np.allclose(base.scores(rows), reordered.scores(rows))
+    only_dense = ScoringModel({f: float(f == "dense") for f in FEATURES}, 0.0, {RANKER_SCORE: 1.0}, 0.0, 0.5)
+    assert np.allclose(only_dense.scores(rows), rows[:, FEATURES.index("dense")])

@@ -20,6 +20,10 @@ mr mrs ms st co inc ltd jr sto sta av art cap aprox approx dept est min max nr v
 jan feb mar apr jun jul aug sep sept oct nov dec ene abr ago dic fev mai out dez
 """.split())
 
+#: A sentence longer than this is also offered clause by clause: about two lines of text,
+#: past which a reader looks for the clause that answers rather than the whole sentence.
+LONG_SENTENCE_CHARS = 220
+
 _END = re.compile(r"[.!?…]+[\"'»”’)\]]*(?=\s)|\n+")
 _STARTS_SENTENCE = re.compile(r"[\s\"'«“‘(\[¿¡•\-–—]*[A-ZÁÉÍÓÚÂÊÔÃÕÇÑÜ0-9]")
 
@@ -93,7 +97,7 @@ def candidates_from(passages: list[tuple[int, int, str, str]], context_chars: in
     out = []
     for hit_index, offset, text, lang in passages:
         for s, e in sentence_spans(text):
-            spans = [(s, e)] if e - s <= 220 else [(s, e), *clause_spans(text, s, e)]
+            spans = [(s, e)] if e - s <= LONG_SENTENCE_CHARS else [(s, e), *clause_spans(text, s, e)]
             for a, b in dict.fromkeys(spans):
                 para = text.rfind("\n", 0, a) + 1
                 context = text[max(para, a - context_chars):a]

@@ -30,8 +30,10 @@ import contextlib
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -121,8 +123,6 @@ class SentenceTransformerEmbedder:
         """Load the model now (it otherwise loads on the first encode)."""
         if self._model is not None:
             return
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         path = resolve_model_path(self.model_id)
         if self.backend != "torch":
             try:
@@ -417,15 +417,25 @@ def _quantize(fp32: Path, out: Path) -> None:
     quantised per batch, so a text's vector shifts slightly with its batch-mates (the
     dev-set answer accuracy was 0.575 with 32 per batch, 0.566 with 16).
     """
-    import logging
-
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     try:
-        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
-                         reduce_range=True, op_types_to_quantize=["MatMul"])
+        with _quiet_root_logger():  # onnxruntime's quantiser logs every node through the root logger
+            quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
+                             reduce_range=True, op_types_to_quantize=["MatMul"])
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _quiet_root_logger() -> Iterator[None]:
+    """Raise the root logger to ERROR for the block, then restore the caller's level."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(max(level, logging.ERROR))
+    try:
+        yield
+    finally:
+        root.setLevel(level)

@@ -153,3 +153,18 @@ def _manifest(documents: tuple[Document, ...], chunks: list[Chunk], settings: Ch
     return Manifest(model=embedder.model_id, dimension=dimension, chunker=settings, documents=entries,
                     ann=ann_kind(len(chunks)), backend=backend_of(embedder), versions=library_versions(),
                     created_at=stamp)
+
+
+def build_index(corpus: Path | str = "corpus", index_dir: Path | str = "index", model: str | None = None, *,
+                embedder: Embedder | None = None, chunker: ChunkerSettings | None = None,
+                rebuild: bool = False, progress: bool = False) -> IndexReport:
+    """Build or refresh the index of ``corpus`` in ``index_dir``: the public form of :func:`update_index`.
+
+    The embedder is ``embedder`` if given, else the sentence-transformers ``model`` (default:
+    all-MiniLM-L6-v2, shipped as a package). Unchanged documents reuse their vectors.
+    """
+    if embedder is None:
+        from citeqa.embedding import DEFAULT_MODEL, load_embedder
+
+        embedder = load_embedder(model if model is not None else DEFAULT_MODEL)
+    return update_index(Path(corpus), Path(index_dir), embedder, chunker, rebuild=rebuild, progress=progress)

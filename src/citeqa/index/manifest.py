@@ -54,10 +54,6 @@ class Manifest:
     created_at: str = ""
     format_version: int = FORMAT_VERSION
 
-    @property
-    def chunk_count(self) -> int:
-        return sum(len(d.chunk_ids) for d in self.documents)
-
 
 def now_iso() -> str:
     """The current UTC time, to the second, ISO 8601."""

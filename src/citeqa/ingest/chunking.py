@@ -19,6 +19,11 @@ SEPARATORS = ("\n\n", "\n", ". ", "? ", "! ", "; ", ": ", ", ", " ", "")
 #: A chunk shorter than this keeps its document's language: too little text to judge.
 MIN_CHARS_FOR_DETECTION = 80
 
+#: A passage keeps its document's language unless the detector is this sure of another:
+#: stricter than for questions (0.5), since a passage quoting a foreign name or title must
+#: not leave its document's language on a coin toss.
+PASSAGE_LANGUAGE_CONFIDENCE = 0.6
+
 
 @dataclass(frozen=True, slots=True)
 class ChunkerSettings:
@@ -70,4 +75,4 @@ def chunk_language(text: str, doc_lang: str) -> str:
     if len(text) < MIN_CHARS_FOR_DETECTION:
         return doc_lang
     found = detect(text)
-    return found.lang if found.lang is not None and found.confidence >= 0.6 else doc_lang
+    return found.lang if found.lang is not None and found.confidence >= PASSAGE_LANGUAGE_CONFIDENCE else doc_lang

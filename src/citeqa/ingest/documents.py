@@ -19,6 +19,9 @@ from citeqa.ingest.formats import SUPPORTED_SUFFIXES, Format, format_of
 from citeqa.records import Document, PageSpan
 from citeqa.text.language import detect_lang
 
+#: A document's language is detected on its first characters: a few paragraphs decide it,
+#: and lingua's cost grows with the text.
+LANGUAGE_SAMPLE_CHARS = 4000
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
 
@@ -99,7 +102,7 @@ def load_document(path: Path, doc_id: str, default_lang: str = "en") -> Document
         doc_id=doc_id,
         title=title or first_line(text) or path.name,
         text=text,
-        lang=detect_lang(text[:4000], default_lang),
+        lang=detect_lang(text[:LANGUAGE_SAMPLE_CHARS], default_lang),
         sha256=hashlib.sha256(raw).hexdigest(),
         kind=suffix.lstrip("."),
         pages=pages,

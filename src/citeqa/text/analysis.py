@@ -34,11 +34,6 @@ def words(text: str) -> list[str]:
     return [m.group(0) for m in _TOKEN.finditer(unicodedata.normalize("NFKC", text).casefold())]
 
 
-def word_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the tokens of :func:`words`, in the original text."""
-    return [m.span() for m in _TOKEN.finditer(text)]
-
-
 def is_number(token: str) -> bool:
     """True for tokens such as "2026", "0,979" or "744"."""
     return token[:1].isdigit()
