@@ -38,8 +38,17 @@ def test_answers_in_each_language_with_exact_citations(engine: Engine, question,
 def test_record_has_the_documented_fields(engine: Engine):
     record = engine.ask("How many people climb the windmill every year?", k=2).to_dict()
     assert set(record) == {"question", "language", "answer", "abstained", "confidence", "citations",
-                           "latency_ms", "highlight"}
+                           "latency_ms", "highlight", "short_answer"}
     assert len(record["citations"]) == 2
+    if record["short_answer"] is not None:  # the short answer is the highlighted phrase of the sentence
+        h = record["highlight"]
+        assert record["answer"][h["start"]:h["end"]] == record["short_answer"]
+
+
+def test_short_answer_is_the_fact_the_question_asks_for(engine: Engine):
+    answer = engine.ask("¿Cuánto cuesta la entrada al museo del faro?")
+    assert answer.short_answer == "6 euros" and answer.short_answer in answer.answer
+    assert engine.ask("¿Por qué se construyó el faro de Punta Brava?").short_answer is None
 
 
 def test_follow_up_uses_history_only_when_needed(engine: Engine):

@@ -3,10 +3,10 @@ from citeqa.records import Answer, Chunk, Citation, Document, Highlight, PageSpa
 
 def test_answer_round_trip_keeps_every_field():
     cit = Citation("a.txt", "Title", "es", 3, 9, "passage", 0.5)
-    answer = Answer("q?", "es", "pass", False, 0.75, (cit,), 12.5, Highlight(0, 4))
+    answer = Answer("q?", "es", "pass", False, 0.75, (cit,), 12.5, Highlight(0, 4), "pass")
     data = answer.to_dict()
     assert list(data) == ["question", "language", "answer", "abstained", "confidence", "citations",
-                          "latency_ms", "highlight"]
+                          "latency_ms", "highlight", "short_answer"]
     assert list(data["citations"][0]) == ["doc_id", "title", "lang", "start", "end", "text", "score"]
     assert Answer.from_dict(data) == answer
 

@@ -165,6 +165,10 @@ class Answer:
     citations: tuple[Citation, ...] = field(default_factory=tuple)
     latency_ms: float = 0.0
     highlight: Highlight | None = None
+    #: The shortest verbatim phrase of ``answer`` that answers (a number with its unit, a date, a
+    #: name); None when the question wants a sentence (why, how) or no such phrase is found.
+    #: When set, ``answer[highlight.start:highlight.end] == short_answer``.
+    short_answer: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON record (see README, "Answer record")."""

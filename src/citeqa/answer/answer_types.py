@@ -127,3 +127,29 @@ def highlight_in(answer: str, kind: AnswerType, question_words: frozenset[str]) 
         if span is not None:
             return span
     return None
+
+
+#: Characters on each side of a fact in which a question term counts as "next to" it.
+NEAR_CHARS = 40
+
+
+def short_answer_in(answer: str, lang: str, kind: AnswerType, question_words: frozenset[str],
+                    question_terms: set[str]) -> tuple[int, int] | None:
+    """Offsets of the short answer inside ``answer``: the fact of the expected kind that sits
+    nearest to the question's terms (the first one on a tie), or None.
+
+    None when the question asks for no kind of fact (why, how, what happened: a sentence is
+    the answer) or the sentence holds none of that kind.
+    """
+    if kind is AnswerType.OTHER:
+        return None
+    spans = find_entities(answer, kind, question_words)
+    if not spans:
+        return None
+
+    def nearness(span: tuple[int, int]) -> int:
+        a, b = span
+        around = answer[max(0, a - NEAR_CHARS):a] + " " + answer[b:b + NEAR_CHARS]
+        return len(set(terms(around, lang)) & question_terms)
+
+    return max(spans, key=lambda s: (nearness(s), -s[0]))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from citeqa.answer.answer_types import expected_type, highlight_in
+from citeqa.answer.answer_types import expected_type, highlight_in, short_answer_in
 from citeqa.answer.features import FEATURES, Passage, candidate_features
 from citeqa.answer.retrieval import RetrievalSettings, Retriever, prefer_language
 from citeqa.answer.scoring import ScoringModel, load_scoring
@@ -178,10 +178,15 @@ class AnswerPipeline:
         citations = tuple(self._citation(h) for h in [hits[first], *rest][:k])
         if confidence < self.settings.abstain_below:
             return Answer(question, lang, None, True, confidence, citations)
+        cand = span.candidate
         words_asked = frozenset(fold_accents(w) for w in words(query))
-        key = highlight_in(span.candidate.text, expected_type(question), words_asked)
+        kind = expected_type(question)
+        short = short_answer_in(cand.text, cand.lang, kind, words_asked, set(query_terms(query, (cand.lang,))))
+        key = short if short is not None else highlight_in(cand.text, kind, words_asked)
         highlight = Highlight(*key) if key is not None else None
-        return Answer(question, lang, span.candidate.text, False, confidence, citations, highlight=highlight)
+        short_answer = cand.text[short[0]:short[1]] if short is not None else None
+        return Answer(question, lang, cand.text, False, confidence, citations, highlight=highlight,
+                      short_answer=short_answer)
 
     def _citation(self, hit: Hit) -> Citation:
         c = hit.chunk

@@ -41,6 +41,8 @@ def first_relevant_rank(citations: Sequence[Citation], item: QAItem, k: int = TO
 class QuestionResult:
     """One scored question. Values that do not apply to it are None.
 
+    ``correct`` judges the answer sentence; ``short_correct``, ``exact`` and ``f1`` judge the
+    short answer (the sentence when the record has none, as for why/how questions).
     Retrieval and answer fields (``rank`` ... ``f1``) are None for unanswerable items;
     ``rank`` is also None when no relevant citation is in the first ``TOP_K``.
     ``lang_first`` is None unless the item counts for the language metric.
@@ -53,6 +55,7 @@ class QuestionResult:
     hit5: bool | None
     rr: float | None
     correct: bool | None
+    short_correct: bool | None
     exact: bool | None
     f1: float | None
     lang_first: bool | None
@@ -78,7 +81,7 @@ class QuestionResult:
 
 
 _FLAG_FIELDS = (
-    "rank", "hit1", "hit5", "rr", "correct", "exact", "f1",
+    "rank", "hit1", "hit5", "rr", "correct", "short_correct", "exact", "f1",
     "lang_first", "citations_exact", "citations_total",
 )  # fmt: skip
 
@@ -104,9 +107,10 @@ def score_question(
         "citations_total": len(answer.citations),
     }
     if not item.answerable:
-        return QuestionResult(**common, rank=None, hit1=None, hit5=None, rr=None, correct=None, exact=None, f1=None)
+        return QuestionResult(**common, rank=None, hit1=None, hit5=None, rr=None, correct=None, short_correct=None,
+                              exact=None, f1=None)
     rank = first_relevant_rank(answer.citations, item)
-    predicted = predicted_text(answer)
+    predicted, short = predicted_text(answer), short_text(answer)
     return QuestionResult(
         **common,
         rank=rank,
@@ -114,9 +118,17 @@ def score_question(
         hit5=rank is not None and rank <= 5,
         rr=1.0 / rank if rank is not None else 0.0,
         correct=bool(predicted) and any(contains_answer(predicted, g) for g in item.answers),
-        exact=bool(predicted) and any(exact_match(predicted, g) for g in item.answers),
-        f1=max(token_f1(predicted, g) for g in item.answers) if predicted else 0.0,
+        short_correct=bool(short) and any(contains_answer(short, g) for g in item.answers),
+        exact=bool(short) and any(exact_match(short, g) for g in item.answers),
+        f1=max(token_f1(short, g) for g in item.answers) if short else 0.0,
     )
+
+
+def short_text(answer: Answer) -> str:
+    """The short answer, else the answer sentence, or "" for an abstention: what EM and F1 judge."""
+    if answer.abstained or answer.answer is None:
+        return ""
+    return answer.short_answer if answer.short_answer is not None else answer.answer
 
 
 def predicted_text(answer: Answer) -> str:

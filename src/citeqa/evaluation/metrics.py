@@ -20,8 +20,9 @@ class Scores:
 
     Ratios are in [0, 1] and None when their denominator is empty:
 
-    * ``hit1``, ``hit5``, ``mrr10``, ``accuracy``, ``exact_match``, ``f1``: over answerable
-      questions (an abstention is a miss / wrong answer);
+    * ``hit1``, ``hit5``, ``mrr10``, ``accuracy`` (the answer sentence holds a gold answer),
+      ``short_accuracy``, ``exact_match``, ``f1`` (the short answer, SQuAD-style): over
+      answerable questions (an abstention is a miss / wrong answer);
     * ``answer_len``: mean characters of the non-abstained answers (all questions);
     * ``lang_first``: over the ``n_lang_first`` questions it applies to (see score_question);
     * ``lang_detected``: questions whose detected language is the item's ``lang``;
@@ -40,6 +41,7 @@ class Scores:
     hit5: float | None
     mrr10: float | None
     accuracy: float | None
+    short_accuracy: float | None
     exact_match: float | None
     f1: float | None
     answer_len: float | None
@@ -146,6 +148,7 @@ def _retrieval_and_answer(answerable: Sequence[QuestionResult]) -> dict[str, flo
         "hit5": mean([float(bool(r.hit5)) for r in answerable]),
         "mrr10": mean([r.rr if r.rr is not None else 0.0 for r in answerable]),
         "accuracy": mean([float(bool(r.correct)) for r in answerable]),
+        "short_accuracy": mean([float(bool(r.short_correct)) for r in answerable]),
         "exact_match": mean([float(bool(r.exact)) for r in answerable]),
         "f1": mean([r.f1 if r.f1 is not None else 0.0 for r in answerable]),
     }

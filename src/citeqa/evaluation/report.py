@@ -26,9 +26,10 @@ METRIC_LABELS: tuple[tuple[str, str], ...] = (
     ("hit1", "hit@1"),
     ("hit5", "hit@5"),
     ("mrr10", "MRR@10"),
-    ("accuracy", "answer accuracy"),
-    ("exact_match", "exact match"),
-    ("f1", "token F1"),
+    ("accuracy", "answer accuracy (sentence)"),
+    ("short_accuracy", "short answer accuracy"),
+    ("exact_match", "short answer exact match"),
+    ("f1", "short answer token F1"),
     ("answer_len", "answer length (chars)"),
     ("lang_first", "1st citation in question lang"),
     ("n_lang_first", "questions for lang metric"),
@@ -139,8 +140,8 @@ def _write_report_json(path: Path, metrics: Metrics, settings: Mapping[str, Any]
 
 
 QUESTION_COLUMNS = (
-    "id", "lang", "question", "gold_answers", "gold_doc", "answer", "abstained", "confidence",
-    "rank", "hit1", "hit5", "correct", "exact", "f1", "lang_first",
+    "id", "lang", "question", "gold_answers", "gold_doc", "answer", "short_answer", "abstained", "confidence",
+    "rank", "hit1", "hit5", "correct", "short_correct", "exact", "f1", "lang_first",
     "citations_exact", "citations_total", "first_doc", "first_lang", "latency_ms",
 )  # fmt: skip
 
@@ -156,6 +157,7 @@ def question_row(result: QuestionResult) -> dict[str, Any]:
         "gold_answers": LIST_SEPARATOR.join(result.item.answers),
         "gold_doc": result.item.doc,
         "answer": result.answer.answer,
+        "short_answer": result.answer.short_answer,
         "abstained": result.abstained,
         "confidence": round(result.answer.confidence, 4),
         **{k: flags[k] for k in QUESTION_COLUMNS if k in flags},

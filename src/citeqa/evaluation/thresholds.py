@@ -13,7 +13,7 @@ from citeqa.evaluation.metrics import (
 
 RATIO_METRICS = frozenset(
     {
-        "hit1", "hit5", "mrr10", "accuracy", "exact_match", "f1", "lang_first", "lang_detected",
+        "hit1", "hit5", "mrr10", "accuracy", "short_accuracy", "exact_match", "f1", "lang_first", "lang_detected",
         "abstain_precision", "abstain_recall", "false_abstention", "citation_exact",
     }
 )  # fmt: skip
@@ -22,6 +22,7 @@ MAX_METRICS = frozenset({"false_abstention", "latency_p50", "latency_p95"})
 
 THRESHOLD_ALIASES: Mapping[str, str] = {
     "answer": "accuracy",
+    "short": "short_accuracy",
     "acc": "accuracy",
     "em": "exact_match",
     "exact": "exact_match",
