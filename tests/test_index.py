@@ -42,8 +42,9 @@ def test_changed_file_re_embeds_only_its_chunks(fixture_corpus: Path, built_inde
     assert report.changed == ("faro.txt",) and not report.added and not report.removed
     assert again.encoded and all("faro" in t.lower() or "museo" in t for t in again.encoded)
     after = load_index(built_index)
-    faro_texts = {c.text for c in after.chunks if c.doc_id == "faro.txt"}
-    assert set(again.encoded) <= faro_texts
+    faro_texts = [c.text for c in after.chunks if c.doc_id == "faro.txt"]
+    assert all(any(text in chunk for chunk in faro_texts) for text in again.encoded)  # its passages and spans
+    assert "Un párrafo nuevo sobre la tienda del museo." in again.encoded  # the new sentence's own vector
     others = [c for c in before.chunks if c.doc_id != "faro.txt"]
     assert all(c in after.chunks for c in others)
 
@@ -195,3 +196,19 @@ def test_bm25_terms_are_interned_so_a_large_build_keeps_one_string_per_term():
     second = chunk_terms(Chunk.make("b.txt", 0, 24, "Huawei fabrica sus chips", "es"))
     shared = set(first) & set(second)
     assert shared and all(next(t for t in second if t == s) is s for s in first if s in shared)
+
+
+def test_every_span_of_every_passage_has_its_vector(built_index: Path, embedder):
+    from citeqa.ingest.sentences import span_bounds
+
+    data = load_index(built_index)
+    spans = data.spans
+    assert spans is not None and len(spans.ptr) == len(data.chunks) + 1
+    for i, chunk in enumerate(data.chunks):
+        bounds = span_bounds(chunk.text)
+        assert [tuple(b) for b in spans.bounds[spans.ptr[i]:spans.ptr[i + 1]]] == bounds
+        for j, (a, b) in enumerate(bounds):
+            row = spans.row(i, j, a, b)
+            expected = embedder.encode([chunk.text[a:b]])[0]
+            assert row is not None and float(spans.vectors[row].astype("float32") @ expected) > 0.999
+    assert spans.row(0, 0, 0, 10**6) is None  # offsets that do not match are no row

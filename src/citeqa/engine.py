@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from citeqa.answer.pipeline import AnswerPipeline, AnswerSettings, Trace
-from citeqa.embedding import Embedder, load_embedder
+from citeqa.embedding import Embedder, encode_queries, load_embedder
 from citeqa.index.manifest import check_model
 from citeqa.index.store import IndexData, load_index
 from citeqa.records import Answer
@@ -28,7 +28,7 @@ class Engine:
         self.embedder = embedder
         self.index_dir = index_dir
         self._lock = threading.Lock()
-        self.pipeline = AnswerPipeline(data, self._encode, settings)
+        self.pipeline = AnswerPipeline(data, self._encode_queries, settings)
 
     @classmethod
     def open(cls, index_dir: Path | str = "index", model: str | None = None,
@@ -51,7 +51,7 @@ class Engine:
 
     def warm_up(self) -> None:
         """Load the model and the language detector now, not on the first question."""
-        self._encode(["warm up"])
+        self._encode_queries(["warm up"])
         for lang in sorted(self.corpus_langs):
             sample = next(c.text for c in self.data.chunks if c.lang == lang)
             detect(sample[:200], SUPPORTED)
@@ -82,6 +82,6 @@ class Engine:
         """Every step of answering ``question``: language, query, hits, scored spans, choice, record."""
         return self.pipeline.run(question, history, k, language)
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _encode_queries(self, texts: list[str]) -> np.ndarray:
         with self._lock:  # one model, many UI threads: encode one batch at a time
-            return self.embedder.encode(texts)
+            return encode_queries(self.embedder, texts)

@@ -130,6 +130,7 @@ class Hit:
     score: float
     dense: float = 0.0
     lexical: float = 0.0
+    row: int = -1  #: the chunk's row in its index (its vector's id), -1 when unknown
 
 
 @dataclass(frozen=True, slots=True)

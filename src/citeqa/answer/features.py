@@ -32,6 +32,11 @@ FEATURES = (
     "heading",  # short line without a final stop: a title, not an answer
     "entity_passage",  # share of the question's names and numbers found in the passage
     "has_entities",  # the question names something (a proper noun, a model, a number)
+    "span_dense",  # cosine similarity of the span itself to the question (passage's when it has no vector)
+    "span_dense_gap",  # span_dense minus the best span_dense among the candidates (0 for the best)
+    "prev_span_dense",  # span_dense of the span just before it in its passage (what it follows on from)
+    "novelty",  # share of the span's terms the question does not use: an answer says something new
+    "type_missing",  # the question asks for a kind of fact and the span holds none
 )
 
 #: Weight of the terms a follow-up borrows from the previous turn (see candidate_features):
@@ -67,11 +72,12 @@ class Passage:
 
 def candidate_features(question: str, query: str, question_lang: str, cands: Sequence[Candidate],
                        passages: Sequence[Passage], idf: Mapping[str, float],
-                       default_idf: float) -> np.ndarray:
+                       default_idf: float, span_dense: Sequence[float | None] = ()) -> np.ndarray:
     """One feature row (see :data:`FEATURES`) per candidate.
 
     ``question`` decides the expected answer type; ``query`` (the question, plus the
-    previous turn for a follow-up) supplies the words to look for.
+    previous turn for a follow-up) supplies the words to look for. ``span_dense`` holds each
+    candidate's cosine to the question (None where the index has no vector for it).
     """
     kind = expected_type(question)
     qwords = frozenset(fold_accents(w) for w in words(query))
@@ -81,21 +87,26 @@ def candidate_features(question: str, query: str, question_lang: str, cands: Seq
     entity_in_passage = [_present_share(entities, p.text) for p in passages]
     best_fused = max((p.fused for p in passages), default=0.0)
     by_lang: dict[str, tuple[dict[str, float], dict[str, float]]] = {}
+    sims = [s if s is not None else passages[c.hit_index].dense
+            for c, s in zip(cands, list(span_dense) + [None] * (len(cands) - len(span_dense)))]
+    best_sim = max(sims, default=0.0)
+    by_place = {(c.hit_index, c.number): s for c, s in zip(cands, sims)}
     rows = []
-    for cand, present in zip(cands, cand_terms):
+    for cand, present, sim in zip(cands, cand_terms, sims):
         if cand.lang not in by_lang:
             by_lang[cand.lang] = _question_weights(question, query, cand.lang, question_lang, cand_terms,
                                                    idf, default_idf)
         local, global_ = by_lang[cand.lang]
         passage = passages[cand.hit_index]
         around = _term_set(cand.context, cand.lang, question_lang) - present
+        typed = type_match(cand.text, cand.lang, kind, qwords, set(local))
         row = {
             "overlap": _share(local, present) + 0.5 * _share(local, around),
             "overlap_span": _share(local, present),
             "coverage": _share(global_, passage_terms[cand.hit_index]),
             "dense": passage.dense,
             "passage": passage.fused / best_fused if best_fused > 0 else 0.0,
-            "type_match": type_match(cand.text, cand.lang, kind, qwords, set(local)),
+            "type_match": typed,
             "expects_type": 0.0 if kind is AnswerType.OTHER else 1.0,
             "same_lang": 1.0 if cand.lang == question_lang else 0.0,
             "length": math.log(max(2, len(cand.text))) / math.log(LENGTH_SCALE_CHARS),
@@ -103,6 +114,11 @@ def candidate_features(question: str, query: str, question_lang: str, cands: Seq
             else 0.0,
             "entity_passage": entity_in_passage[cand.hit_index],
             "has_entities": 1.0 if entities else 0.0,
+            "span_dense": sim,
+            "span_dense_gap": sim - best_sim,
+            "prev_span_dense": by_place.get((cand.hit_index, cand.number - 1), passage.dense),
+            "novelty": len(present - set(local)) / len(present) if present else 0.0,
+            "type_missing": 1.0 if kind is not AnswerType.OTHER and typed == 0.0 else 0.0,
         }
         rows.append([row[name] for name in FEATURES])
     return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(FEATURES))

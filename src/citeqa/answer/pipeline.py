@@ -116,7 +116,7 @@ class AnswerPipeline:
         query = clock.step("query", lambda: self.retrieval_query(question, history))
         vector = clock.step("encode", lambda: self.encode([query])[0])
         hits = self.retriever.search(query, vector, max(k, self.settings.pool), timings=clock.timings)
-        cands, feats = clock.step("candidates", lambda: self.candidates(question, query, lang, prefer, hits))
+        cands, feats = clock.step("candidates", lambda: self.candidates(question, query, lang, prefer, hits, vector))
         chosen, spans = clock.step("choose", lambda: self.choose(cands, feats, prefer))
         answer = clock.step("answer", lambda: self.record(question, query, lang, hits, spans, chosen, k))
         answer = replace(answer, latency_ms=round(clock.total_ms(), 3))
@@ -140,13 +140,26 @@ class AnswerPipeline:
             return f"{history[-1]} {question}"
         return question
 
-    def candidates(self, question: str, query: str, lang: str, prefer: str | None,
-                   hits: Sequence[Hit]) -> tuple[list[Candidate], np.ndarray]:
+    def candidates(self, question: str, query: str, lang: str, prefer: str | None, hits: Sequence[Hit],
+                   vector: np.ndarray) -> tuple[list[Candidate], np.ndarray]:
         """Answer candidates from the top passages and their feature rows."""
         pool = self._answer_pool(hits, prefer)
         cands = candidates_from([(i, hits[i].chunk.start, hits[i].chunk.text, hits[i].chunk.lang) for i in pool])
         passages = [Passage(h.chunk.text, h.chunk.lang, h.dense, h.score) for h in hits]
-        return cands, candidate_features(question, query, lang, cands, passages, self.idf, self.default_idf)
+        return cands, candidate_features(question, query, lang, cands, passages, self.idf, self.default_idf,
+                                         self.span_similarities(cands, hits, vector))
+
+    def span_similarities(self, cands: Sequence[Candidate], hits: Sequence[Hit],
+                          vector: np.ndarray) -> list[float | None]:
+        """Each candidate's cosine to the question, from the index's span vectors (None without one)."""
+        spans = self.data.spans
+        if spans is None:
+            return [None] * len(cands)
+        rows = [spans.row(hits[c.hit_index].row, c.number, c.start - hits[c.hit_index].chunk.start,
+                          c.end - hits[c.hit_index].chunk.start) for c in cands]
+        found = [r for r in rows if r is not None]
+        sims = dict(zip(found, spans.similarities(found, vector).tolist()))
+        return [sims[r] if r is not None else None for r in rows]
 
     def _answer_pool(self, hits: Sequence[Hit], prefer: str | None) -> list[int]:
         """Indexes of the passages to extract from: the best overall, in ``prefer`` and by words."""

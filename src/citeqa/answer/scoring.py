@@ -23,8 +23,11 @@ import numpy as np
 from citeqa.answer.features import FEATURES
 from citeqa.errors import ConfigError
 
-#: The calibration's own input besides span features: the ranker's logit.
+#: The calibration's own inputs besides span features: the ranker's logit, and its lead over
+#: the best other span (0 or less for every span but the best): a clear winner is more often right.
 RANKER_SCORE = "ranker_score"
+RANKER_MARGIN = "ranker_margin"
+CALIBRATION_INPUTS = (RANKER_SCORE, RANKER_MARGIN, *FEATURES)
 WEIGHTS_FORMAT = 1
 WEIGHTS_FILE = "weights.json"
 
@@ -42,7 +45,7 @@ class ScoringModel:
 
     def __post_init__(self) -> None:
         check_names("ranker", self.weights, FEATURES, exact=True)
-        check_names("calibration", self.calibration, (RANKER_SCORE, *FEATURES), exact=False)
+        check_names("calibration", self.calibration, CALIBRATION_INPUTS, exact=False)
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
         object.__setattr__(self, "calibration", MappingProxyType(dict(self.calibration)))
 
@@ -56,7 +59,8 @@ class ScoringModel:
         """Calibrated P(the span is a right answer) for each row of ``features``."""
         if len(features) == 0:
             return np.zeros(0)
-        columns = {RANKER_SCORE: self.scores(features), **{f: features[:, i] for i, f in enumerate(FEATURES)}}
+        scores = self.scores(features)
+        columns = {RANKER_SCORE: scores, RANKER_MARGIN: margins(scores), **{f: features[:, i] for i, f in enumerate(FEATURES)}}
         z = sum(w * columns[name] for name, w in self.calibration.items()) + self.calib_bias
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
 
@@ -77,6 +81,15 @@ class ScoringModel:
                        float(data["abstain_below"]), data.get("fitted", {}))
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"scorer weights: missing or bad entry {exc}") from None
+
+
+def margins(scores: np.ndarray) -> np.ndarray:
+    """Each score minus the best of the others (a lone span leads by 0)."""
+    if len(scores) < 2:
+        return np.zeros(len(scores))
+    top2 = np.sort(scores)[-2:]
+    best_other = np.where(scores >= top2[1], top2[0], top2[1])
+    return scores - best_other
 
 
 def check_names(what: str, given: Mapping[str, float], known: tuple[str, ...], exact: bool) -> None:

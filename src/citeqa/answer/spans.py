@@ -1,83 +1,12 @@
-"""Candidate answer spans: the sentences of a passage, and the clauses of long ones.
-
-Sentences are cut aware of abbreviations and decimals; every span keeps exact document
-offsets, so an answer is always ``document_text[start:end]``.
-"""
+"""Candidate answer spans: the sentences and clauses of retrieved passages (see
+:func:`citeqa.ingest.sentences.span_bounds`), with exact document offsets, so an answer is
+always ``document_text[start:end]``."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from citeqa.text.analysis import fold_accents
-
-# --- sentences -------------------------------------------------------------------------
-
-#: Words that end with a period without ending a sentence (accent-folded, lower case).
-ABBREVIATIONS = frozenset("""
-ee uu sr sra srta dr dra drs prof lic ing etc vs p pp pag pág no nº num núm fig ej eg ie
-mr mrs ms st co inc ltd jr sto sta av art cap aprox approx dept est min max nr vol cf al
-jan feb mar apr jun jul aug sep sept oct nov dec ene abr ago dic fev mai out dez
-""".split())
-
-#: A sentence longer than this is also offered clause by clause: about two lines of text,
-#: past which a reader looks for the clause that answers rather than the whole sentence.
-LONG_SENTENCE_CHARS = 220
-
-_END = re.compile(r"[.!?…]+[\"'»”’)\]]*(?=\s)|\n+")
-_STARTS_SENTENCE = re.compile(r"[\s\"'«“‘(\[¿¡•\-–—]*[A-ZÁÉÍÓÚÂÊÔÃÕÇÑÜ0-9]")
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each sentence of ``text``, stripped of surrounding blanks."""
-    spans, start = [], 0
-    for match in _END.finditer(text):
-        end = match.end()
-        if match.group(0).startswith("\n") or _is_boundary(text, match.start(), end):
-            spans.append((start, end))
-            start = end
-    spans.append((start, len(text)))
-    return [s for s in (_strip(text, a, b) for a, b in spans) if s is not None]
-
-
-def _is_boundary(text: str, dot: int, end: int) -> bool:
-    """A period ends a sentence unless it closes an abbreviation or an initial."""
-    word = re.search(r"(\w+)$", text[max(0, dot - 12):dot])
-    if text[dot] == "." and word is not None:
-        token = fold_accents(word.group(1)).lower()
-        if token in ABBREVIATIONS or (len(token) == 1 and token.isalpha()):
-            return False
-    return _STARTS_SENTENCE.match(text, end) is not None or end >= len(text.rstrip())
-
-
-def _strip(text: str, start: int, end: int) -> tuple[int, int] | None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return (start, end) if end > start else None
-
-
-_CLAUSE = re.compile(r";\s+|:\s+|\s+[—–]\s+")
-
-
-def clause_spans(text: str, start: int, end: int, min_chars: int = 40) -> list[tuple[int, int]]:
-    """Clauses of the sentence ``text[start:end]``: cut at ';', ':' and dashes.
-
-    Pieces shorter than ``min_chars`` are joined to their neighbour, so a clause keeps
-    enough context to be read on its own.
-    """
-    cuts = [m.end() for m in _CLAUSE.finditer(text, start, end)]
-    bounds, prev = [], start
-    for cut in cuts:
-        if cut - prev >= min_chars and end - cut >= min_chars:
-            bounds.append((prev, cut))
-            prev = cut
-    bounds.append((prev, end))
-    return [s for s in (_strip(text, a, b) for a, b in bounds) if s is not None]
-
-
-# --- candidates ---------------------------------------------------------------
+from citeqa.ingest.sentences import span_bounds
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,18 +19,17 @@ class Candidate:
     text: str
     lang: str
     context: str = ""  #: the same paragraph's text before the span (who or what it is about)
+    number: int = 0  #: its place among its passage's spans (:func:`span_bounds` order)
 
 
 def candidates_from(passages: list[tuple[int, int, str, str]], context_chars: int = 300) -> list[Candidate]:
     """Sentences and clauses of passages given as ``(hit index, start, text, lang)``."""
     out = []
     for hit_index, offset, text, lang in passages:
-        for s, e in sentence_spans(text):
-            spans = [(s, e)] if e - s <= LONG_SENTENCE_CHARS else [(s, e), *clause_spans(text, s, e)]
-            for a, b in dict.fromkeys(spans):
-                para = text.rfind("\n", 0, a) + 1
-                context = text[max(para, a - context_chars):a]
-                out.append(Candidate(hit_index, offset + a, offset + b, text[a:b], lang, context))
+        for j, (a, b) in enumerate(span_bounds(text)):
+            para = text.rfind("\n", 0, a) + 1
+            context = text[max(para, a - context_chars):a]
+            out.append(Candidate(hit_index, offset + a, offset + b, text[a:b], lang, context, j))
     return out
 
 

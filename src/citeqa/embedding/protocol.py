@@ -11,7 +11,8 @@ class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors of a fixed dimension.
 
     An embedder may also have a ``backend`` attribute (see :data:`BACKENDS`); one without
-    it counts as ``torch``.
+    it counts as ``torch``. One whose model embeds questions differently from passages (e5's
+    "query:" prefix) also has ``encode_queries(texts)``; see :func:`encode_queries`.
     """
 
     model_id: str
@@ -20,3 +21,9 @@ class Embedder(Protocol):
     def dimension(self) -> int: ...
 
     def encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray: ...
+
+
+def encode_queries(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Question vectors: the embedder's own ``encode_queries`` if it has one, else ``encode``."""
+    own = getattr(embedder, "encode_queries", None)
+    return own(texts) if own is not None else embedder.encode(texts)

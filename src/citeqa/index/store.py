@@ -33,6 +33,7 @@ import numpy as np
 from citeqa.errors import IndexCorruptError, IndexMissingError, IndexStoreError
 from citeqa.index.backends import HNSW_EF_SEARCH, dense_search, lexical_idf, lexical_scores
 from citeqa.index.manifest import REBUILD_HINT, Manifest, read_manifest, write_manifest
+from citeqa.index.spans import SPAN_DIR, SpanVectors
 from citeqa.records import Chunk, Document, from_dict, sha256_file, to_dict
 
 CURRENT = "CURRENT"
@@ -52,6 +53,7 @@ class IndexData:
     chunks: tuple[Chunk, ...]
     dense: object  # faiss.Index
     lexical: object  # bm25s.BM25
+    spans: SpanVectors | None = None
 
     def dense_search(self, vector: np.ndarray, n: int) -> dict[int, float]:
         """Cosine similarity of the ``n`` nearest passages (chunk index -> score)."""
@@ -124,14 +126,15 @@ def _load_generation(folder: Path) -> IndexData:
         if manifest.ann == "hnsw":
             dense.hnsw.efSearch = HNSW_EF_SEARCH  # an index built before a change of the setting follows it
         lexical = bm25s.BM25.load(str(folder / BM25_DIR), load_corpus=False, allow_pickle=False)
+        spans = SpanVectors.load(folder / SPAN_DIR)
     except Exception as exc:  # faiss raises RuntimeError, bm25s many kinds
         raise IndexCorruptError(f"index files cannot be read ({type(exc).__name__}); {REBUILD_HINT}") from exc
-    _check_consistency(manifest, documents, chunks, dense)
-    return IndexData(manifest, documents, chunks, dense, lexical)
+    _check_consistency(manifest, documents, chunks, dense, spans)
+    return IndexData(manifest, documents, chunks, dense, lexical, spans)
 
 
 def _check_consistency(manifest: Manifest, documents: dict[str, Document],
-                       chunks: tuple[Chunk, ...], dense: object) -> None:
+                       chunks: tuple[Chunk, ...], dense: object, spans: SpanVectors) -> None:
     """The parts of a generation must agree with each other and with the manifest."""
     expected = [cid for d in manifest.documents for cid in d.chunk_ids]
     problems = []
@@ -139,6 +142,9 @@ def _check_consistency(manifest: Manifest, documents: dict[str, Document],
         problems.append("chunk list differs from the manifest")
     if dense.ntotal != len(chunks) or dense.d != manifest.dimension:  # type: ignore[attr-defined]
         problems.append("vector count or dimension differs from the manifest")
+    if len(spans.ptr) != len(chunks) + 1 or spans.vectors.shape != (int(spans.ptr[-1]), manifest.dimension) \
+            or len(spans.bounds) != len(spans.vectors):
+        problems.append("span vectors differ from the passages")
     if set(documents) != {d.doc_id for d in manifest.documents}:
         problems.append("document list differs from the manifest")
     if problems:
@@ -203,7 +209,8 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
 
 
 def write_generation(index_dir: Path, manifest: Manifest, documents: list[Document],
-                     chunks: list[Chunk], vectors: np.ndarray, dense: object, lexical: object) -> Path:
+                     chunks: list[Chunk], vectors: np.ndarray, dense: object, lexical: object,
+                     spans: SpanVectors) -> Path:
     """Write a complete new generation, then make it live atomically."""
     import faiss
 
@@ -216,6 +223,7 @@ def write_generation(index_dir: Path, manifest: Manifest, documents: list[Docume
         _write_jsonl(tmp / CHUNKS, [to_dict(c) for c in chunks])
         faiss.write_index(dense, str(tmp / DENSE))
         lexical.save(str(tmp / BM25_DIR), allow_pickle=False, show_progress=False)  # type: ignore[attr-defined]
+        spans.save(tmp / SPAN_DIR)
         final = Manifest(**{**_fields(manifest), "files": file_digests(tmp)})
         write_manifest(tmp, final)
         _fsync_tree(tmp)
