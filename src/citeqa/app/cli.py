@@ -47,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("qa_file", type=Path)
     p.add_argument("-k", type=int, default=10, help="passages cited per question (default 10, for MRR@10)")
-    p.add_argument("--predictions", type=Path, default=None, help="write one JSON line per question")
+    p.add_argument("--predictions", type=Path, default=None, metavar="PRED",
+                   help="write one JSON line per question, and what produced the run to PRED.meta.json")
     p.add_argument("--report", type=Path, default=None, help="write report.json, questions.csv and metrics.png here")
     p.add_argument("--fail-under", default=None, help="e.g. hit1=0.9,answer=0.85: exit 1 when a metric is lower")
 
@@ -156,10 +157,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     for b in ev.reliability(results):
         right = "n/a" if b.right is None else f"{b.right:.2f}"
         print(f"confidence {b.low:.1f}-{b.high:.1f}: {b.n} questions, right {right}")
+    provenance = ev.collect_provenance(engine, args.qa_file, run={"k": args.k})
     if args.predictions is not None:
-        ev.write_predictions(results, args.predictions)
+        ev.write_predictions(results, args.predictions, provenance)
     if args.report is not None:
-        for path in ev.write_report(results, metrics, args.report):
+        settings = {"qa_file": args.qa_file, "index": engine.index_dir, "k": args.k}
+        for path in ev.write_report(results, metrics, args.report, settings, provenance):
             print(f"wrote {path}")
     failures = ev.check_thresholds(metrics, thresholds)
     for line in failures:

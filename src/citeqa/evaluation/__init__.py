@@ -27,15 +27,16 @@ from citeqa.evaluation.grading import (
 )
 from citeqa.evaluation.matching import contains_answer, exact_match, normalize_answer, normalize_text, token_f1
 from citeqa.evaluation.metrics import METRIC_KEYS, Bucket, Metrics, Scores, percentile, reliability, summarize
+from citeqa.evaluation.provenance import collect_provenance
 from citeqa.evaluation.qa_file import QAItem, load_qa
-from citeqa.evaluation.report import print_table, render_table, write_predictions, write_report
+from citeqa.evaluation.report import prediction_record, print_table, render_table, write_predictions, write_report
 from citeqa.evaluation.runner import evaluate, evaluate_engine
 from citeqa.evaluation.thresholds import check_thresholds, parse_thresholds
 
 __all__ = [
     "METRIC_KEYS", "TOP_K", "Bucket", "Metrics", "QAItem", "QuestionResult", "Scores", "check_thresholds",
-    "citation_is_exact", "contains_answer", "evaluate", "evaluate_engine", "exact_match", "first_relevant_rank",
+    "citation_is_exact", "collect_provenance", "contains_answer", "evaluate", "evaluate_engine", "exact_match", "first_relevant_rank",
     "is_relevant", "load_qa", "normalize_answer", "normalize_text", "parse_thresholds", "percentile",
-    "predicted_text", "print_table", "reliability", "render_table", "score_question", "summarize", "token_f1",
+    "predicted_text", "prediction_record", "print_table", "reliability", "render_table", "score_question", "summarize", "token_f1",
     "write_predictions", "write_report",
 ]
