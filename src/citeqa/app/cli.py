@@ -51,6 +51,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="write one JSON line per question, and what produced the run to PRED.meta.json")
     p.add_argument("--report", type=Path, default=None, help="write report.json, questions.csv and metrics.png here")
     p.add_argument("--fail-under", default=None, help="e.g. hit1=0.9,answer=0.85: exit 1 when a metric is lower")
+    p.add_argument("--compare", type=Path, default=None, metavar="OLD_PREDICTIONS",
+                   help="compare with an earlier run's --predictions file: metric changes with paired 95%% "
+                        "bootstrap intervals and sign tests (McNemar's for yes/no metrics), fixed and broken "
+                        "questions")
+    p.add_argument("--compare-report", type=Path, default=None, metavar="PATH", help="write the comparison as JSON")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="with --compare: exit 1 when a metric got significantly worse: the 95%% interval of "
+                        "its change lies entirely below 0 (above 0 for false abstention) and the sign test "
+                        "gives p < 0.05")
 
     p = sub.add_parser("serve", help="start the chat UI")
     common(p, corpus=True)
@@ -147,8 +156,12 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from citeqa import evaluation as ev
+    from citeqa.errors import ConfigError
 
     thresholds = ev.parse_thresholds(args.fail_under) if args.fail_under else {}
+    if args.compare is None and (args.fail_on_regression or args.compare_report is not None):
+        raise ConfigError("--fail-on-regression and --compare-report need --compare OLD_PREDICTIONS")
+    previous = ev.load_predictions(args.compare) if args.compare is not None else None
     items = ev.load_qa(args.qa_file)
     engine = _open_engine(args)
     results = ev.evaluate_engine(engine, items, k=args.k, progress=sys.stderr.isatty())
@@ -167,7 +180,18 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     failures = ev.check_thresholds(metrics, thresholds)
     for line in failures:
         print(f"below threshold: {line}", file=sys.stderr)
-    return 1 if failures else 0
+    regressions = []
+    if previous is not None:
+        current = [ev.prediction_record(r) for r in results]
+        comparison = ev.compare_runs(previous.records, current, old_provenance=previous.provenance,
+                                     new_provenance=provenance)
+        ev.print_comparison(comparison, old_label=str(args.compare))
+        if args.compare_report is not None:
+            print(f"wrote {ev.write_comparison(comparison, args.compare_report)}")
+        regressions = ev.regression_lines(comparison) if args.fail_on_regression else []
+        for line in regressions:
+            print(f"regression: {line}", file=sys.stderr)
+    return 1 if failures or regressions else 0
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

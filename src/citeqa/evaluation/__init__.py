@@ -1,8 +1,9 @@
 """Evaluate citeqa on a QA file: load it, run an engine, grade, summarise, report.
 
-The flow is :func:`load_qa` -> :func:`evaluate_engine` (or :func:`evaluate` with any ``ask``
-function) -> :func:`summarize` -> :func:`print_table` / :func:`write_predictions` /
-:func:`write_report` / :func:`check_thresholds`. Grading is pure: it only looks at the
+The flow is :func:`load_qa` -> :func:`evaluate_engine` (or
+:func:`evaluate` with any ``ask`` function) -> :func:`summarize` -> :func:`print_table` /
+:func:`write_predictions` / :func:`write_report` / :func:`check_thresholds`, and
+:func:`compare_runs` against an earlier run's predictions. Grading is pure: it only looks at the
 answer records and the document texts, so it is tested without a model or an index.
 
 Conventions (chosen so every number has one meaning):
@@ -16,6 +17,16 @@ Conventions (chosen so every number has one meaning):
 * Every ratio whose denominator is empty is ``None`` ("not applicable"), never 0.
 """
 
+from citeqa.evaluation.compare import (
+    Comparison,
+    MetricDelta,
+    PredictionRun,
+    compare_runs,
+    load_predictions,
+    print_comparison,
+    regression_lines,
+    write_comparison,
+)
 from citeqa.evaluation.grading import (
     TOP_K,
     QuestionResult,
@@ -34,9 +45,11 @@ from citeqa.evaluation.runner import evaluate, evaluate_engine
 from citeqa.evaluation.thresholds import check_thresholds, parse_thresholds
 
 __all__ = [
-    "METRIC_KEYS", "TOP_K", "Bucket", "Metrics", "QAItem", "QuestionResult", "Scores", "check_thresholds",
-    "citation_is_exact", "collect_provenance", "contains_answer", "evaluate", "evaluate_engine", "exact_match", "first_relevant_rank",
-    "is_relevant", "load_qa", "normalize_answer", "normalize_text", "parse_thresholds", "percentile",
-    "predicted_text", "prediction_record", "print_table", "reliability", "render_table", "score_question", "summarize", "token_f1",
-    "write_predictions", "write_report",
+    "METRIC_KEYS", "TOP_K", "Bucket", "Comparison", "MetricDelta", "Metrics", "PredictionRun", "QAItem",
+    "QuestionResult", "Scores", "check_thresholds", "citation_is_exact", "collect_provenance", "compare_runs",
+    "contains_answer", "evaluate", "evaluate_engine", "exact_match", "first_relevant_rank", "is_relevant",
+    "load_predictions", "load_qa", "normalize_answer", "normalize_text", "parse_thresholds", "percentile",
+    "predicted_text", "prediction_record", "print_comparison", "print_table", "regression_lines", "reliability",
+    "render_table", "score_question", "summarize", "token_f1", "write_comparison", "write_predictions",
+    "write_report",
 ]
