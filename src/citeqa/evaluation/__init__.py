@@ -1,6 +1,6 @@
 """Evaluate citeqa on a QA file: load it, run an engine, grade, summarise, report.
 
-The flow is :func:`load_qa` -> :func:`evaluate_engine` (or
+The flow is :func:`load_qa` (or :func:`load_squad`) -> :func:`evaluate_engine` (or
 :func:`evaluate` with any ``ask`` function) -> :func:`summarize` -> :func:`print_table` /
 :func:`write_predictions` / :func:`write_report` / :func:`check_thresholds`, and
 :func:`compare_runs` against an earlier run's predictions. Grading is pure: it only looks at the
@@ -42,14 +42,23 @@ from citeqa.evaluation.provenance import collect_provenance
 from citeqa.evaluation.qa_file import QAItem, load_qa
 from citeqa.evaluation.report import prediction_record, print_table, render_table, write_predictions, write_report
 from citeqa.evaluation.runner import evaluate, evaluate_engine
+from citeqa.evaluation.squad import (
+    SquadSet,
+    load_squad,
+    squad_folders,
+    squad_predictions,
+    write_corpus,
+    write_squad_predictions,
+)
 from citeqa.evaluation.thresholds import check_thresholds, parse_thresholds
 
 __all__ = [
     "METRIC_KEYS", "TOP_K", "Bucket", "Comparison", "MetricDelta", "Metrics", "PredictionRun", "QAItem",
-    "QuestionResult", "Scores", "check_thresholds", "citation_is_exact", "collect_provenance", "compare_runs",
-    "contains_answer", "evaluate", "evaluate_engine", "exact_match", "first_relevant_rank", "is_relevant",
-    "load_predictions", "load_qa", "normalize_answer", "normalize_text", "parse_thresholds", "percentile",
-    "predicted_text", "prediction_record", "print_comparison", "print_table", "regression_lines", "reliability",
-    "render_table", "score_question", "summarize", "token_f1", "write_comparison", "write_predictions",
-    "write_report",
+    "QuestionResult", "Scores", "SquadSet", "check_thresholds", "citation_is_exact", "collect_provenance",
+    "compare_runs", "contains_answer", "evaluate", "evaluate_engine", "exact_match", "first_relevant_rank",
+    "is_relevant", "load_predictions", "load_qa", "load_squad", "normalize_answer", "normalize_text",
+    "parse_thresholds", "percentile", "predicted_text", "prediction_record", "print_comparison", "print_table",
+    "regression_lines", "reliability", "render_table", "score_question", "squad_folders", "squad_predictions",
+    "summarize", "token_f1", "write_comparison", "write_corpus", "write_predictions", "write_report",
+    "write_squad_predictions",
 ]
