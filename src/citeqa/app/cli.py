@@ -43,13 +43,31 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--history", action="append", default=[], help="an earlier question (repeatable)")
     p.add_argument("--json", action="store_true", help="print the answer record as JSON")
 
-    p = sub.add_parser("eval", help="evaluate on a QA file (JSONL or CSV)")
+    p = sub.add_parser("eval", help="evaluate on a QA file (JSONL or CSV) or a SQuAD file")
     common(p)
-    p.add_argument("qa_file", type=Path)
+    p.set_defaults(index=None)  # index/ for a QA file; --squad builds its own index unless --index is given
+    p.add_argument("qa_file", type=Path, nargs="?", help="QA file (JSONL or CSV); leave out with --squad")
     p.add_argument("-k", type=int, default=10, help="passages cited per question (default 10, for MRR@10)")
-    p.add_argument("--predictions", type=Path, default=None, help="write one JSON line per question")
+    p.add_argument("--predictions", type=Path, default=None, metavar="PRED",
+                   help="write one JSON line per question, and what produced the run to PRED.meta.json")
     p.add_argument("--report", type=Path, default=None, help="write report.json, questions.csv and metrics.png here")
     p.add_argument("--fail-under", default=None, help="e.g. hit1=0.9,answer=0.85: exit 1 when a metric is lower")
+    p.add_argument("--compare", type=Path, default=None, metavar="OLD_PREDICTIONS",
+                   help="compare with an earlier run's --predictions file: metric changes with paired 95%% "
+                        "bootstrap intervals and sign tests (McNemar's for yes/no metrics), fixed and broken "
+                        "questions")
+    p.add_argument("--compare-report", type=Path, default=None, metavar="PATH", help="write the comparison as JSON")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="with --compare: exit 1 when a metric got significantly worse: the 95%% interval of "
+                        "its change lies entirely below 0 (above 0 for false abstention) and the sign test "
+                        "gives p < 0.05")
+    p.add_argument("--squad", type=Path, default=None, metavar="FILE",
+                   help="evaluate on a SQuAD v1.1/v2.0 JSON file: write one .txt per paragraph to --squad-corpus, "
+                        "index them (--index, default out/squad-STEM/index; only changes are embedded), evaluate")
+    p.add_argument("--squad-corpus", type=Path, default=None, metavar="DIR",
+                   help="folder for the SQuAD paragraphs (default out/squad-STEM/corpus, or beside --index)")
+    p.add_argument("--squad-predictions", type=Path, default=None, metavar="OUT",
+                   help='write {id: short answer or ""}, the file the official SQuAD v2 evaluation script reads')
 
     p = sub.add_parser("serve", help="start the chat UI")
     common(p, corpus=True)
@@ -146,25 +164,70 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from citeqa import evaluation as ev
+    from citeqa.errors import ConfigError
 
     thresholds = ev.parse_thresholds(args.fail_under) if args.fail_under else {}
-    items = ev.load_qa(args.qa_file)
-    engine = _open_engine(args)
+    if (args.qa_file is None) == (args.squad is None):
+        raise ConfigError("give either a QA file or --squad FILE")
+    if args.compare is None and (args.fail_on_regression or args.compare_report is not None):
+        raise ConfigError("--fail-on-regression and --compare-report need --compare OLD_PREDICTIONS")
+    previous = ev.load_predictions(args.compare) if args.compare is not None else None
+    if args.squad is not None:
+        squad = ev.load_squad(args.squad)
+        index, corpus = ev.squad_folders(args.squad, args.index, args.squad_corpus)
+        ev.write_corpus(squad, corpus)
+        items, source, engine = list(squad.items), args.squad, _eval_index_and_open(args, corpus, index)
+    else:
+        items, source = ev.load_qa(args.qa_file), args.qa_file
+        engine = _open_engine(argparse.Namespace(**{**vars(args), "index": args.index or Path("index")}))
     results = ev.evaluate_engine(engine, items, k=args.k, progress=sys.stderr.isatty())
     metrics = ev.summarize(results)
     ev.print_table(metrics)
     for b in ev.reliability(results):
         right = "n/a" if b.right is None else f"{b.right:.2f}"
         print(f"confidence {b.low:.1f}-{b.high:.1f}: {b.n} questions, right {right}")
+    provenance = ev.collect_provenance(engine, source, run={"k": args.k})
     if args.predictions is not None:
-        ev.write_predictions(results, args.predictions)
+        ev.write_predictions(results, args.predictions, provenance)
+    if args.squad_predictions is not None:
+        print(f"wrote {ev.write_squad_predictions(results, args.squad_predictions)}")
     if args.report is not None:
-        for path in ev.write_report(results, metrics, args.report):
+        settings = {"qa_file": source, "index": engine.index_dir, "k": args.k}
+        for path in ev.write_report(results, metrics, args.report, settings, provenance):
             print(f"wrote {path}")
     failures = ev.check_thresholds(metrics, thresholds)
     for line in failures:
         print(f"below threshold: {line}", file=sys.stderr)
-    return 1 if failures else 0
+    regressions = []
+    if previous is not None:
+        current = [ev.prediction_record(r) for r in results]
+        comparison = ev.compare_runs(previous.records, current, old_provenance=previous.provenance,
+                                     new_provenance=provenance)
+        ev.print_comparison(comparison, old_label=str(args.compare))
+        if args.compare_report is not None:
+            print(f"wrote {ev.write_comparison(comparison, args.compare_report)}")
+        regressions = ev.regression_lines(comparison) if args.fail_on_regression else []
+        for line in regressions:
+            print(f"regression: {line}", file=sys.stderr)
+    return 1 if failures or regressions else 0
+
+
+def _eval_index_and_open(args: argparse.Namespace, corpus: Path, index: Path) -> Engine:
+    """Bring the index of ``corpus`` up to date (as ``citeqa index`` does) and open it with the same embedder."""
+    from citeqa.embedding import DEFAULT_MODEL
+    from citeqa.engine import Engine
+    from citeqa.index.builder import update_index
+    from citeqa.index.manifest import check_model
+    from citeqa.index.store import load_index
+
+    embedder = args.embedder_factory(args.model if args.model is not None else DEFAULT_MODEL)
+    report = update_index(corpus, index, embedder, progress=sys.stderr.isatty())
+    work = "up to date" if report.up_to_date else f"embedded {report.embedded}, reused {report.reused}"
+    print(f"SQuAD corpus {corpus}: {len(report.documents)} paragraphs; index {index}: {report.chunks} passages "
+          f"({work})")
+    data = load_index(index)
+    check_model(data.manifest, args.model)
+    return Engine(data, embedder, index_dir=index)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

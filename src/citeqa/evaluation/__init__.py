@@ -1,8 +1,9 @@
 """Evaluate citeqa on a QA file: load it, run an engine, grade, summarise, report.
 
-The flow is :func:`load_qa` -> :func:`evaluate_engine` (or :func:`evaluate` with any ``ask``
-function) -> :func:`summarize` -> :func:`print_table` / :func:`write_predictions` /
-:func:`write_report` / :func:`check_thresholds`. Grading is pure: it only looks at the
+The flow is :func:`load_qa` (or :func:`load_squad`) -> :func:`evaluate_engine` (or
+:func:`evaluate` with any ``ask`` function) -> :func:`summarize` -> :func:`print_table` /
+:func:`write_predictions` / :func:`write_report` / :func:`check_thresholds`, and
+:func:`compare_runs` against an earlier run's predictions. Grading is pure: it only looks at the
 answer records and the document texts, so it is tested without a model or an index.
 
 Conventions (chosen so every number has one meaning):
@@ -16,6 +17,16 @@ Conventions (chosen so every number has one meaning):
 * Every ratio whose denominator is empty is ``None`` ("not applicable"), never 0.
 """
 
+from citeqa.evaluation.compare import (
+    Comparison,
+    MetricDelta,
+    PredictionRun,
+    compare_runs,
+    load_predictions,
+    print_comparison,
+    regression_lines,
+    write_comparison,
+)
 from citeqa.evaluation.grading import (
     TOP_K,
     QuestionResult,
@@ -27,15 +38,27 @@ from citeqa.evaluation.grading import (
 )
 from citeqa.evaluation.matching import contains_answer, exact_match, normalize_answer, normalize_text, token_f1
 from citeqa.evaluation.metrics import METRIC_KEYS, Bucket, Metrics, Scores, percentile, reliability, summarize
+from citeqa.evaluation.provenance import collect_provenance
 from citeqa.evaluation.qa_file import QAItem, load_qa
-from citeqa.evaluation.report import print_table, render_table, write_predictions, write_report
+from citeqa.evaluation.report import prediction_record, print_table, render_table, write_predictions, write_report
 from citeqa.evaluation.runner import evaluate, evaluate_engine
+from citeqa.evaluation.squad import (
+    SquadSet,
+    load_squad,
+    squad_folders,
+    squad_predictions,
+    write_corpus,
+    write_squad_predictions,
+)
 from citeqa.evaluation.thresholds import check_thresholds, parse_thresholds
 
 __all__ = [
-    "METRIC_KEYS", "TOP_K", "Bucket", "Metrics", "QAItem", "QuestionResult", "Scores", "check_thresholds",
-    "citation_is_exact", "contains_answer", "evaluate", "evaluate_engine", "exact_match", "first_relevant_rank",
-    "is_relevant", "load_qa", "normalize_answer", "normalize_text", "parse_thresholds", "percentile",
-    "predicted_text", "print_table", "reliability", "render_table", "score_question", "summarize", "token_f1",
-    "write_predictions", "write_report",
+    "METRIC_KEYS", "TOP_K", "Bucket", "Comparison", "MetricDelta", "Metrics", "PredictionRun", "QAItem",
+    "QuestionResult", "Scores", "SquadSet", "check_thresholds", "citation_is_exact", "collect_provenance",
+    "compare_runs", "contains_answer", "evaluate", "evaluate_engine", "exact_match", "first_relevant_rank",
+    "is_relevant", "load_predictions", "load_qa", "load_squad", "normalize_answer", "normalize_text",
+    "parse_thresholds", "percentile", "predicted_text", "prediction_record", "print_comparison", "print_table",
+    "regression_lines", "reliability", "render_table", "score_question", "squad_folders", "squad_predictions",
+    "summarize", "token_f1", "write_comparison", "write_corpus", "write_predictions", "write_report",
+    "write_squad_predictions",
 ]

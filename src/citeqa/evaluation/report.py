@@ -94,14 +94,28 @@ def prediction_record(result: QuestionResult) -> dict[str, Any]:
     }
 
 
-def write_predictions(results: Iterable[QuestionResult], path: Path) -> Path:
-    """Write one JSON line per question (see :func:`prediction_record`); returns the path."""
+def write_predictions(results: Iterable[QuestionResult], path: Path,
+                      provenance: Mapping[str, Any] | None = None) -> Path:
+    """Write one JSON line per question (see :func:`prediction_record`); returns the path.
+
+    ``provenance``, when given, goes to the sidecar :func:`meta_path`, so the JSONL stays
+    one record per question.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8", newline="\n") as fh:
         for result in results:
             fh.write(json.dumps(prediction_record(result), ensure_ascii=False) + "\n")
+    if provenance is not None:
+        meta = {"predictions": path.name, "provenance": dict(provenance)}
+        meta_path(path).write_text(json.dumps(meta, ensure_ascii=False, indent=2, default=str) + "\n", "utf-8")
     return path
+
+
+def meta_path(predictions: Path) -> Path:
+    """The provenance sidecar of a predictions file: ``pred.jsonl`` -> ``pred.meta.json``."""
+    predictions = Path(predictions)
+    return predictions.with_name(f"{predictions.stem}.meta.json")
 
 
 def write_report(
@@ -109,28 +123,32 @@ def write_report(
     metrics: Metrics,
     out_dir: Path,
     settings: Mapping[str, Any] | None = None,
+    provenance: Mapping[str, Any] | None = None,
 ) -> list[Path]:
     """Write ``report.json``, ``questions.csv`` and ``metrics.png`` into ``out_dir``.
 
-    ``settings`` (model, index, thresholds, ...) is stored verbatim in report.json;
-    values that JSON cannot hold (paths) are written as strings.
+    ``settings`` (model, index, thresholds, ...) and ``provenance`` (what produced the run,
+    see :func:`citeqa.evaluation.provenance.collect_provenance`) are stored verbatim in
+    report.json; values that JSON cannot hold (paths) are written as strings.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     return [
-        _write_report_json(out / "report.json", metrics, settings),
+        _write_report_json(out / "report.json", metrics, settings, provenance),
         write_questions_csv(results, out / "questions.csv"),
         plot_metrics(metrics, out / "metrics.png"),
     ]
 
 
-def _write_report_json(path: Path, metrics: Metrics, settings: Mapping[str, Any] | None) -> Path:
-    """The metrics plus the run settings, as indented JSON."""
+def _write_report_json(path: Path, metrics: Metrics, settings: Mapping[str, Any] | None,
+                       provenance: Mapping[str, Any] | None = None) -> Path:
+    """The metrics plus the run settings and provenance, as indented JSON."""
     from citeqa import __version__
 
     report = {
         "citeqa_version": __version__,
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "provenance": dict(provenance) if provenance is not None else None,
         "settings": dict(settings) if settings is not None else {},
         "languages": list(metrics.by_lang),
         "metrics": metrics.to_dict(),

@@ -1,0 +1,143 @@
+"""What produced a run: code version and commit, model, index, answer settings, QA file, date, libraries.
+
+The block is stored in ``report.json`` and in the ``.meta.json`` sidecar of a predictions
+file, so a number can always be traced to its inputs. Collecting it never fails: what
+cannot be found (no git, no index folder) is None.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+from collections.abc import Mapping
+from dataclasses import fields, is_dataclass
+from datetime import UTC, datetime
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from citeqa.records import sha256_file, sha256_text, to_dict
+
+if TYPE_CHECKING:
+    from citeqa.answer.pipeline import AnswerSettings
+    from citeqa.answer.scoring import ScoringModel
+    from citeqa.engine import Engine
+
+GIT_TIMEOUT_S = 5.0
+
+
+def collect_provenance(engine: Engine, qa_file: Path | None, run: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The provenance block of a run of ``engine`` on ``qa_file``; ``run`` adds per-run options (e.g. ``k``)."""
+    from citeqa import __version__
+    from citeqa.index.manifest import library_versions
+
+    manifest = engine.data.manifest
+    commit, dirty = git_state(Path(__file__).resolve().parents[1])
+    return {
+        "citeqa_version": __version__,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "model": manifest.model,
+        "backend": manifest.backend,
+        "index": {
+            "manifest_sha256": index_manifest_sha256(engine.index_dir),
+            "documents": len(manifest.documents),
+            "passages": len(engine.data.chunks),
+            "chunker": _plain(manifest.chunker),
+        },
+        "settings": settings_record(engine.settings),
+        "run": dict(run) if run is not None else {},
+        "qa_file": file_record(qa_file),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "libraries": library_versions(),
+    }
+
+
+def git_state(folder: Path) -> tuple[str | None, bool | None]:
+    """HEAD's commit and whether tracked files differ from it, when ``folder``'s files are tracked by git.
+
+    (None, None) without git, outside a repository, or when the package is an untracked
+    copy inside one (an install into a virtualenv that lives in a checkout).
+    """
+    tracked = _git(folder, "ls-files", "--error-unmatch", "__init__.py")
+    commit = _git(folder, "rev-parse", "HEAD") if tracked is not None else None
+    if commit is None:
+        return None, None
+    status = _git(folder, "status", "--porcelain", "--untracked-files=no")
+    return commit, None if status is None else bool(status)
+
+
+def _git(folder: Path, *args: str) -> str | None:
+    """A git command's stripped output in ``folder``, or None on any failure."""
+    try:
+        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True,
+                              timeout=GIT_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def index_manifest_sha256(index_dir: Path | None) -> str | None:
+    """sha256 of the live generation's ``manifest.json`` (None when there is none to read)."""
+    from citeqa.errors import CiteqaError
+    from citeqa.index.manifest import MANIFEST_NAME
+    from citeqa.index.store import current_generation
+
+    if index_dir is None:
+        return None
+    try:
+        folder = current_generation(Path(index_dir))
+        return sha256_file(folder / MANIFEST_NAME) if folder is not None else None
+    except (OSError, CiteqaError):
+        return None
+
+
+def file_record(path: Path | None) -> dict[str, str | None] | None:
+    """A file's name and sha256 (the sha256 is None when it cannot be read)."""
+    if path is None:
+        return None
+    path = Path(path)
+    try:
+        digest: str | None = sha256_file(path)
+    except OSError:
+        digest = None
+    return {"name": path.name, "sha256": digest}
+
+
+def settings_record(settings: AnswerSettings) -> dict[str, Any]:
+    """The answer settings as JSON data; the scorer as the sha256 of its weights, not the weights."""
+    from citeqa.answer.scoring import ScoringModel
+
+    record = {}
+    for f in fields(settings):
+        value = getattr(settings, f.name)
+        record[f.name] = scoring_record(value) if isinstance(value, ScoringModel) else _plain(value)
+    return record
+
+
+def scoring_record(model: ScoringModel) -> dict[str, Any]:
+    """sha256 of the scorer's weights (canonical JSON), its threshold and where it was fitted."""
+    canonical = json.dumps(model.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return {
+        "weights_sha256": sha256_text(canonical),
+        "abstain_below": model.abstain_below,
+        "fitted_commit": model.fitted.get("commit"),
+        "fitted_date": model.fitted.get("date"),
+    }
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses, enums and paths as plain JSON data."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return _plain(to_dict(value))
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Path):
+        return str(value)
+    return value
