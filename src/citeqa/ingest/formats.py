@@ -28,3 +28,8 @@ SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(FORMATS)
 def format_of(suffix: str) -> Format | None:
     """The format of a file suffix (any case), or None when citeqa does not read it."""
     return FORMATS.get(suffix.lower())
+
+
+def suffix_list() -> str:
+    """The accepted suffixes for a message: ".txt, .md, … or .odt"."""
+    return ", ".join(SUPPORTED_SUFFIXES[:-1]) + " or " + SUPPORTED_SUFFIXES[-1]
