@@ -11,6 +11,9 @@ class Format(str, Enum):
     TEXT = "text"  #: UTF-8 or a detected legacy encoding, as is
     HTML = "html"  #: the visible text
     PDF = "pdf"  #: every page's text, with the page of every range
+    DOCX = "docx"  #: Word: paragraphs, lists, tables; sections from the top headings
+    EPUB = "epub"  #: e-book: chapters in reading order, each a section
+    ODT = "odt"  #: OpenDocument text: like DOCX
 
 
 #: File suffix (lower case) -> format.
@@ -21,6 +24,9 @@ FORMATS: dict[str, Format] = {
     ".html": Format.HTML,
     ".htm": Format.HTML,
     ".pdf": Format.PDF,
+    ".docx": Format.DOCX,
+    ".epub": Format.EPUB,
+    ".odt": Format.ODT,
 }
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(FORMATS)
 

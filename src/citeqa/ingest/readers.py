@@ -1,8 +1,10 @@
 """Readers: a file's bytes in, plain text out (:class:`Extracted`).
 
 Text and Markdown are decoded (UTF-8, a byte-order mark, or a detected legacy encoding),
-HTML keeps its visible text, PDF its pages' text with the page of every range. A file a
-reader cannot use raises :class:`~citeqa.errors.DocumentError` with the reason in a few words.
+HTML keeps its visible text, PDF its pages' text with the page of every range; DOCX,
+ODT (:mod:`~citeqa.ingest.office`) and EPUB (:mod:`~citeqa.ingest.epub`) become blocks
+separated by blank lines, with sections. A file a reader cannot use raises
+:class:`~citeqa.errors.DocumentError` with the reason in a few words.
 """
 
 from __future__ import annotations
@@ -124,9 +126,30 @@ def read_pdf(raw: bytes) -> Extracted:
     return Extracted("".join(parts), pages=tuple(spans), title=meta_title)
 
 
+def _read_docx(raw: bytes) -> Extracted:
+    from citeqa.ingest.office import read_docx
+
+    return read_docx(raw)
+
+
+def _read_odt(raw: bytes) -> Extracted:
+    from citeqa.ingest.office import read_odt
+
+    return read_odt(raw)
+
+
+def _read_epub(raw: bytes) -> Extracted:
+    from citeqa.ingest.epub import read_epub
+
+    return read_epub(raw)
+
+
 #: The reader of every format in :mod:`citeqa.ingest.formats`.
 READERS: dict[Format, Callable[[bytes], Extracted]] = {
     Format.TEXT: read_text,
     Format.HTML: read_html,
     Format.PDF: read_pdf,
+    Format.DOCX: _read_docx,
+    Format.EPUB: _read_epub,
+    Format.ODT: _read_odt,
 }
