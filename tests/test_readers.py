@@ -277,6 +277,20 @@ ENCRYPTION_XML = ('<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:cont
                   '<enc:CipherReference URI="EPUB/text/c1.xhtml"/></enc:CipherData></enc:EncryptedData></encryption>')
 
 
+#: "Billion laughs": ten levels of entities, each ten of the one below (10^10 characters if expanded).
+LAUGHS = ('<!DOCTYPE x [<!ENTITY a "aaaaaaaaaa">'
+          + "".join(f'<!ENTITY {chr(98 + i)} "{f"&{chr(97 + i)};" * 10}">' for i in range(9)) + "]>")
+
+
+def _with_laughs(raw: bytes, part: str, word: str) -> bytes:
+    """``raw`` with the billion-laughs DTD in ``part`` and its top entity used next to ``word``."""
+    with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+        xml = archive.read(part).decode()
+    end = xml.index("?>") + 2
+    xml = xml[:end] + LAUGHS + xml[end:].replace(word, f"{word} &j;", 1)
+    return _rezip(raw, {part: xml.encode()})
+
+
 def bad_files(folder: Path) -> dict[str, str]:
     """Every kind of bad DOCX, EPUB and ODT; returns name -> the reason expected."""
     import docx
@@ -289,6 +303,7 @@ def bad_files(folder: Path) -> dict[str, str]:
     with zipfile.ZipFile(folder / "other.docx", "w") as archive:
         archive.writestr("notes.txt", "a zip, but not a Word document")
     docx.Document().save(str(folder / "blank.docx"))
+    (folder / "laughs.docx").write_bytes(_with_laughs(good_docx, "word/document.xml", "Informe del faro"))
     (folder / "bomb.docx").write_bytes(_entry_with_declared_size(good_docx, "word/document.xml", 2**31))
     (folder / "lying.docx").write_bytes(_entry_with_declared_size(good_docx, "word/document.xml", 100))
     with zipfile.ZipFile(folder / "crowded.docx", "w") as archive:
@@ -312,6 +327,7 @@ def bad_files(folder: Path) -> dict[str, str]:
     assert locked != manifest
     (folder / "locked.odt").write_bytes(_rezip(good_odt, {"META-INF/manifest.xml": locked.encode(),
                                                           "content.xml": random.Random(3).randbytes(500)}))
+    (folder / "laughs.odt").write_bytes(_with_laughs(good_odt, "content.xml", "Thomas"))
     (folder / "garbled.odt").write_bytes(_rezip(good_odt, {"content.xml": b"<office:document-content"}))
     return {
         "corrupt.docx": "unreadable DOCX (BadZipFile)",
@@ -319,6 +335,7 @@ def bad_files(folder: Path) -> dict[str, str]:
         "encrypted.docx": "encrypted or not a DOCX file",
         "other.docx": "unreadable DOCX (KeyError)",
         "blank.docx": "no text found",
+        "laughs.docx": "unreadable DOCX (XMLSyntaxError)",  # lxml refuses to expand the entities
         "bomb.docx": f"too large when unpacked (2048 MB > {MAX_UNPACKED_BYTES // 1_048_576} MB)",
         "lying.docx": "unreadable DOCX (BadZipFile)",  # a stream longer than declared fails its CRC
         "crowded.docx": f"too many files inside ({MAX_ZIP_ENTRIES + 1} > {MAX_ZIP_ENTRIES})",
@@ -329,6 +346,7 @@ def bad_files(folder: Path) -> dict[str, str]:
         "deep.epub": "unreadable EPUB (RecursionError)",  # 5000 nested elements
         "locked.odt": "encrypted ODT (password-protected)",
         "garbled.odt": "unreadable ODT (XMLSyntaxError)",
+        "laughs.odt": "unreadable ODT (XMLSyntaxError)",
     }
 
 
