@@ -1,4 +1,15 @@
-from citeqa.records import Answer, Chunk, Citation, Document, Highlight, PageSpan, content_id, from_dict, to_dict
+from citeqa.records import (
+    Answer,
+    Chunk,
+    Citation,
+    Document,
+    Highlight,
+    PageSpan,
+    SectionSpan,
+    content_id,
+    from_dict,
+    to_dict,
+)
 
 
 def test_answer_round_trip_keeps_every_field():
@@ -21,6 +32,19 @@ def test_document_with_pages_round_trip():
     back = from_dict(Document, to_dict(doc))
     assert back == doc
     assert back.page_at(6) == 2 and back.page_at(0) == 1
+    assert back.section_at(0) is None
+
+
+def test_document_with_sections_round_trip():
+    doc = Document("x.docx", "T", "Intro\n\nOne\n\nbody\n\nTwo", "en", "abc", "docx",
+                   sections=(SectionSpan(7, 17, "One"), SectionSpan(19, 22, "Two")))
+    data = to_dict(doc)
+    assert data["sections"] == [{"start": 7, "end": 17, "title": "One"}, {"start": 19, "end": 22, "title": "Two"}]
+    back = from_dict(Document, data)
+    assert back == doc and isinstance(back.sections[0], SectionSpan)
+    assert [back.section_at(i) for i in (0, 7, 16, 17, 19, 21, 22)] == [None, "One", "One", None, "Two", "Two", None]
+    old = {k: v for k, v in data.items() if k != "sections"}  # a record written before sections existed
+    assert from_dict(Document, old).sections == ()
 
 
 def test_chunk_ids_are_stable_content_hashes():

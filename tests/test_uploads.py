@@ -56,8 +56,8 @@ def test_target_refuses_a_symlink_that_points_outside(tmp_path: Path):
 
 
 def test_type_and_size_checks():
-    assert check_type("a.PDF") == ".pdf"
-    for bad in ("a.exe", "a", "a.txt.sh", "a.docx"):
+    assert check_type("a.PDF") == ".pdf" and check_type("b.DOCX") == ".docx"
+    for bad in ("a.exe", "a", "a.txt.sh", "a.doc"):
         with pytest.raises(UploadError, match="unsupported type"):
             check_type(bad)
     check_size("a.txt", 10, max_bytes=10)

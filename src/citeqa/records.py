@@ -86,6 +86,15 @@ class PageSpan:
 
 
 @dataclass(frozen=True, slots=True)
+class SectionSpan:
+    """Characters ``[start, end)`` of a document lie in the section ``title`` (a chapter, a top heading)."""
+
+    start: int
+    end: int
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
 class Document:
     """One source file as plain text. ``doc_id`` is its path relative to the corpus."""
 
@@ -96,6 +105,7 @@ class Document:
     sha256: str
     kind: str = "txt"
     pages: tuple[PageSpan, ...] = ()
+    sections: tuple[SectionSpan, ...] = ()
 
     def page_at(self, offset: int) -> int | None:
         """The page holding character ``offset``, or None for formats without pages."""
@@ -103,6 +113,13 @@ class Document:
             if span.start <= offset < span.end:
                 return span.page
         return self.pages[-1].page if self.pages and offset >= self.pages[-1].end else None
+
+    def section_at(self, offset: int) -> str | None:
+        """The title of the section holding character ``offset``, or None (no section there)."""
+        for span in self.sections:
+            if span.start <= offset < span.end:
+                return span.title
+        return None
 
 
 @dataclass(frozen=True, slots=True)

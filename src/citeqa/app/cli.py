@@ -158,7 +158,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         return 0
     from citeqa.app.render import print_answer
 
-    print_answer(answer)
+    print_answer(answer, documents=engine.data.documents)
     return 0
 
 

@@ -94,16 +94,37 @@ def context_html(doc_text: str, start: int, end: int, window: int = CONTEXT_CHAR
             + safe(after) + ("…" if right < len(doc_text) else ""))
 
 
+def place(citation: Citation, answer: Answer, number: int, document: Document | None) -> tuple[int | None, str | None]:
+    """The page and the section of a citation, where the document has them.
+
+    For the first citation of an answer they are those of the answer inside the passage
+    (a passage can run from one chapter into the next); for the others, those where the
+    passage starts, or the first section that begins inside it.
+    """
+    if document is None:
+        return None, None
+    at = citation.text.find(answer.answer) if number == 1 and answer.answer and not answer.abstained else -1
+    if at >= 0:
+        offset = citation.start + at
+        return document.page_at(offset), document.section_at(offset)
+    section = document.section_at(citation.start)
+    if section is None:
+        section = next((s.title for s in document.sections if citation.start <= s.start < citation.end), None)
+    return document.page_at(citation.start), section
+
+
 def citation_html(number: int, citation: Citation, answer: Answer, document: Document | None = None) -> str:
-    """One source: title, language, range, page, score, the passage, and its context."""
+    """One source: title, language, range, page or section, score, the passage, and its context."""
     lab = labels(answer.language)
     badge = ""
     if citation.lang != answer.language:
         badge = f' <span class="citeqa-badge">{safe(lab["other_lang"])}: {safe(citation.lang)}</span>'
     where = f"{safe(lab['chars'])} {citation.start}–{citation.end}"
-    page = document.page_at(citation.start) if document is not None else None
+    page, section = place(citation, answer, number, document)
     if page is not None:
         where += f", {safe(lab['page'])} {page}"
+    if section is not None:
+        where += f", {safe(lab['section'])}: {safe(section)}"
     context = ""
     if document is not None and (citation.start > 0 or document.text[citation.end:].strip()):
         context = (f'<details class="citeqa-context"><summary>{safe(lab["context"])}</summary>'

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from citeqa.app.display import place
 from citeqa.app.messages import not_found
-from citeqa.records import Answer
+from citeqa.records import Answer, Document
 
 
-def print_answer(answer: Answer, console=None) -> None:
-    """Print the answer, then numbered citations with title, language and range."""
+def print_answer(answer: Answer, console=None, documents: Mapping[str, Document] | None = None) -> None:
+    """Print the answer, then numbered citations with title, language, range, and the page or
+    section when ``documents`` (doc_id -> Document) tells them."""
     from rich.console import Console
     from rich.text import Text
 
@@ -27,6 +31,9 @@ def print_answer(answer: Answer, console=None) -> None:
         console.print()
         head = Text(f"[{number}] ", style="bold")
         head.append(c.title, style="bold")
-        head.append(f"  ({c.doc_id}, {c.lang}, chars {c.start}-{c.end}, score {c.score:.3f})", style="dim")
+        page, section = place(c, answer, number, (documents or {}).get(c.doc_id))
+        where = f", page {page}" if page is not None else ""
+        where += f", section: {section}" if section is not None else ""
+        head.append(f"  ({c.doc_id}, {c.lang}, chars {c.start}-{c.end}{where}, score {c.score:.3f})", style="dim")
         console.print(head)
         console.print(Text(c.text))

@@ -21,6 +21,7 @@ from citeqa.index.spans import embed_spans
 from citeqa.index.store import IndexData, current_generation, load_index, remove_stale, write_generation, write_lock
 from citeqa.ingest.chunking import ChunkerSettings, chunk_document
 from citeqa.ingest.documents import Skipped, scan_corpus
+from citeqa.ingest.formats import suffix_list
 from citeqa.records import Chunk, Document, sha256_text
 
 
@@ -53,7 +54,7 @@ def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
         scan = scan_corpus(corpus)
         if not scan.documents:
             raise CorpusError(f"no readable document in {corpus} ({len(scan.skipped)} skipped); "
-                              "add .txt, .md, .html or .pdf files")
+                              f"add {suffix_list()} files")
         plan = _plan(scan.documents, previous)
         if previous is not None and not (plan.added or plan.changed or plan.removed):
             live = current_generation(index_dir)

@@ -6,7 +6,7 @@ Layout::
       CURRENT              name of the live generation (replaced atomically)
       g-<time>-<pid>/      one complete generation
         manifest.json      see manifest.py
-        documents.jsonl    every document's text, title, language and pages
+        documents.jsonl    every document's text, title, language, pages and sections
         chunks.jsonl       passages in vector order
         dense.faiss        FAISS inner-product index over normalised vectors
         bm25/              bm25s arrays (numpy, no pickle) and vocabulary (JSON)
@@ -196,8 +196,8 @@ def _chunk(row: dict) -> Chunk:
 
 
 def _document(row: dict) -> Document:
-    """A document record; only documents with pages need the general decoder."""
-    if row.get("pages"):
+    """A document record; only documents with pages or sections need the general decoder."""
+    if row.get("pages") or row.get("sections"):
         return from_dict(Document, row)
     return Document(row["doc_id"], row["title"], row["text"], row["lang"], row["sha256"], row.get("kind", "txt"))
 

@@ -1,22 +1,23 @@
 """Load a corpus folder into :class:`~citeqa.records.Document` objects.
 
-Readers turn .txt, .md, .html/.htm and .pdf files into plain text. A file that cannot
-be read is skipped with a one-line reason and never stops the rest of the corpus.
+Every file of a type in :mod:`citeqa.ingest.formats` goes through its reader
+(:mod:`citeqa.ingest.readers`). A file that cannot be read is skipped with a one-line
+reason and never stops the rest of the corpus.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from citeqa.errors import CorpusError, DocumentError
-from citeqa.ingest.formats import SUPPORTED_SUFFIXES, Format, format_of
-from citeqa.records import Document, PageSpan
+from citeqa.ingest.formats import SUPPORTED_SUFFIXES, format_of, suffix_list
+from citeqa.ingest.readers import READERS
+from citeqa.records import Document
 from citeqa.text.language import detect_lang
 
 #: A document's language is detected on its first characters: a few paragraphs decide it,
@@ -58,7 +59,7 @@ def iter_files(corpus: Path) -> Iterator[Path]:
 def scan_corpus(corpus: Path, default_lang: str = "en") -> CorpusScan:
     """Read every supported file under ``corpus``; unreadable ones go to ``skipped``."""
     if not corpus.is_dir():
-        raise CorpusError(f"corpus folder not found: {corpus} (create it and add .txt, .md, .html or .pdf files)")
+        raise CorpusError(f"corpus folder not found: {corpus} (create it and add {suffix_list()} files)")
     docs: list[Document] = []
     skipped: list[Skipped] = []
     for path in iter_files(corpus):
@@ -92,20 +93,22 @@ def load_document(path: Path, doc_id: str, default_lang: str = "en") -> Document
     """Read one file into a Document; raises :class:`DocumentError` with the reason."""
     raw = _read_bytes(path)
     suffix = path.suffix.lower()
-    reader = _READERS.get(format_of(suffix))
-    if reader is None:
+    fmt = format_of(suffix)
+    if fmt is None:
         raise DocumentError(f"unsupported type {suffix or '(none)'}")
-    text, pages, title = reader(raw)
+    found = READERS[fmt](raw)
+    text = found.text
     if not text.strip():
         raise DocumentError("no text found")
     return Document(
         doc_id=doc_id,
-        title=title or first_line(text) or path.name,
+        title=found.title or first_line(text) or path.name,
         text=text,
         lang=detect_lang(text[:LANGUAGE_SAMPLE_CHARS], default_lang),
         sha256=hashlib.sha256(raw).hexdigest(),
         kind=suffix.lstrip("."),
-        pages=pages,
+        pages=found.pages,
+        sections=found.sections,
     )
 
 
@@ -138,107 +141,3 @@ def first_line(text: str, limit: int = 200) -> str:
         if line:
             return line[:limit]
     return ""
-
-
-_WESTERN = ("cp1252", "latin_1", "iso8859_15")
-#: Byte-order marks of the wide Unicode encodings; UTF-32 first (its LE mark starts like UTF-16's).
-_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
-         (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
-
-
-def decode_text(raw: bytes) -> str:
-    """Decode bytes as UTF-8, else with the encoding charset-normalizer finds.
-
-    UTF-16 and UTF-32 text is read when it starts with its byte-order mark (Windows
-    editors save "Unicode" text so). Binary data (NUL bytes otherwise, or mostly control
-    characters) is refused.
-    """
-    for bom, codec in _BOMS:
-        if raw.startswith(bom):
-            try:
-                return _checked(raw[len(bom):].decode(codec))
-            except UnicodeDecodeError:
-                raise DocumentError(f"damaged {codec.upper()} text (it starts with a byte-order mark)") from None
-    if b"\x00" in raw[:65536]:
-        raise DocumentError("binary file (contains NUL bytes)")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        from charset_normalizer import from_bytes
-
-        matches = from_bytes(raw)
-        best = matches.best()
-        if best is None:
-            raise DocumentError("unknown text encoding (binary file?)") from None
-        for match in matches:  # on a tie (short text) prefer the Western encodings es/pt/en use
-            if match.encoding in _WESTERN and match.chaos <= best.chaos and match.coherence >= best.coherence:
-                best = match
-                break
-        text = str(best)
-    return _checked(text)
-
-
-def _checked(text: str) -> str:
-    """Newlines unified; text that is mostly control characters is refused as binary."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    controls = sum(1 for c in text[:65536] if ord(c) < 32 and c not in "\n\t\f")
-    if controls > 0.01 * min(len(text), 65536):
-        raise DocumentError("binary file (control characters)")
-    return text
-
-
-def _read_text(raw: bytes) -> tuple[str, tuple[PageSpan, ...], str]:
-    return decode_text(raw), (), ""
-
-
-_BLANKS = re.compile(r"[ \t\xa0]+")
-_MANY_NEWLINES = re.compile(r"\n{3,}")
-
-
-def _read_html(raw: bytes) -> tuple[str, tuple[PageSpan, ...], str]:
-    """Visible text of an HTML page: no scripts, styles or templates; blocks on lines."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(decode_text(raw), "html.parser")
-    title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    for tag in soup(["script", "style", "noscript", "template", "head", "svg", "iframe"]):
-        tag.decompose()
-    text = soup.get_text("\n")
-    lines = (_BLANKS.sub(" ", line).strip() for line in text.split("\n"))
-    body = _MANY_NEWLINES.sub("\n\n", "\n".join(lines)).strip()
-    return body, (), title[:200]
-
-
-def _read_pdf(raw: bytes) -> tuple[str, tuple[PageSpan, ...], str]:
-    """Text of each PDF page joined by blank lines, remembering where each page lies."""
-    import io
-    import logging
-
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
-
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
-    try:
-        reader = PdfReader(io.BytesIO(raw))
-        texts = [(page.extract_text() or "").strip() for page in reader.pages]
-        metadata = reader.metadata
-        meta_title = str(metadata.title).strip()[:200] if metadata is not None and metadata.title else ""
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError, IndexError,
-            RecursionError, ZeroDivisionError, NotImplementedError) as exc:  # malformed PDFs raise any of these
-        raise DocumentError(f"unreadable PDF ({type(exc).__name__})") from exc
-    parts, spans, offset = [], [], 0
-    for number, page_text in enumerate(texts, start=1):
-        if parts:
-            parts.append("\n\n")
-            offset += 2
-        parts.append(page_text)
-        spans.append(PageSpan(offset, offset + len(page_text), number))
-        offset += len(page_text)
-    return "".join(parts), tuple(spans), meta_title
-
-
-_READERS: dict[Format | None, Callable[[bytes], tuple[str, tuple[PageSpan, ...], str]]] = {
-    Format.TEXT: _read_text,
-    Format.HTML: _read_html,
-    Format.PDF: _read_pdf,
-}

@@ -11,6 +11,9 @@ class Format(str, Enum):
     TEXT = "text"  #: UTF-8 or a detected legacy encoding, as is
     HTML = "html"  #: the visible text
     PDF = "pdf"  #: every page's text, with the page of every range
+    DOCX = "docx"  #: Word: paragraphs, lists, tables; sections from the top headings
+    EPUB = "epub"  #: e-book: chapters in reading order, each a section
+    ODT = "odt"  #: OpenDocument text: like DOCX
 
 
 #: File suffix (lower case) -> format.
@@ -21,6 +24,9 @@ FORMATS: dict[str, Format] = {
     ".html": Format.HTML,
     ".htm": Format.HTML,
     ".pdf": Format.PDF,
+    ".docx": Format.DOCX,
+    ".epub": Format.EPUB,
+    ".odt": Format.ODT,
 }
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(FORMATS)
 
@@ -28,3 +34,8 @@ SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(FORMATS)
 def format_of(suffix: str) -> Format | None:
     """The format of a file suffix (any case), or None when citeqa does not read it."""
     return FORMATS.get(suffix.lower())
+
+
+def suffix_list() -> str:
+    """The accepted suffixes for a message: ".txt, .md, … or .odt"."""
+    return ", ".join(SUPPORTED_SUFFIXES[:-1]) + " or " + SUPPORTED_SUFFIXES[-1]

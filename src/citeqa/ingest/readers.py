@@ -1,0 +1,155 @@
+"""Readers: a file's bytes in, plain text out (:class:`Extracted`).
+
+Text and Markdown are decoded (UTF-8, a byte-order mark, or a detected legacy encoding),
+HTML keeps its visible text, PDF its pages' text with the page of every range; DOCX,
+ODT (:mod:`~citeqa.ingest.office`) and EPUB (:mod:`~citeqa.ingest.epub`) become blocks
+separated by blank lines, with sections. A file a reader cannot use raises
+:class:`~citeqa.errors.DocumentError` with the reason in a few words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from citeqa.errors import DocumentError
+from citeqa.ingest.formats import Format
+from citeqa.records import PageSpan, SectionSpan
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """What a reader makes of a file: the text, where its pages and sections lie, its title."""
+
+    text: str
+    pages: tuple[PageSpan, ...] = ()
+    sections: tuple[SectionSpan, ...] = ()
+    title: str = ""
+
+
+_WESTERN = ("cp1252", "latin_1", "iso8859_15")
+#: Byte-order marks of the wide Unicode encodings; UTF-32 first (its LE mark starts like UTF-16's).
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+         (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def decode_text(raw: bytes) -> str:
+    """Decode bytes as UTF-8, else with the encoding charset-normalizer finds.
+
+    UTF-16 and UTF-32 text is read when it starts with its byte-order mark (Windows
+    editors save "Unicode" text so). Binary data (NUL bytes otherwise, or mostly control
+    characters) is refused.
+    """
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return _checked(raw[len(bom):].decode(codec))
+            except UnicodeDecodeError:
+                raise DocumentError(f"damaged {codec.upper()} text (it starts with a byte-order mark)") from None
+    if b"\x00" in raw[:65536]:
+        raise DocumentError("binary file (contains NUL bytes)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        from charset_normalizer import from_bytes
+
+        matches = from_bytes(raw)
+        best = matches.best()
+        if best is None:
+            raise DocumentError("unknown text encoding (binary file?)") from None
+        for match in matches:  # on a tie (short text) prefer the Western encodings es/pt/en use
+            if match.encoding in _WESTERN and match.chaos <= best.chaos and match.coherence >= best.coherence:
+                best = match
+                break
+        text = str(best)
+    return _checked(text)
+
+
+def _checked(text: str) -> str:
+    """Newlines unified; text that is mostly control characters is refused as binary."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    controls = sum(1 for c in text[:65536] if ord(c) < 32 and c not in "\n\t\f")
+    if controls > 0.01 * min(len(text), 65536):
+        raise DocumentError("binary file (control characters)")
+    return text
+
+
+def read_text(raw: bytes) -> Extracted:
+    """A text or Markdown file as it is."""
+    return Extracted(decode_text(raw))
+
+
+_BLANKS = re.compile(r"[ \t\xa0]+")
+_MANY_NEWLINES = re.compile(r"\n{3,}")
+
+
+def read_html(raw: bytes) -> Extracted:
+    """Visible text of an HTML page: no scripts, styles or templates; blocks on lines."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(decode_text(raw), "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    for tag in soup(["script", "style", "noscript", "template", "head", "svg", "iframe"]):
+        tag.decompose()
+    text = soup.get_text("\n")
+    lines = (_BLANKS.sub(" ", line).strip() for line in text.split("\n"))
+    body = _MANY_NEWLINES.sub("\n\n", "\n".join(lines)).strip()
+    return Extracted(body, title=title[:200])
+
+
+def read_pdf(raw: bytes) -> Extracted:
+    """Text of each PDF page joined by blank lines, remembering where each page lies."""
+    import io
+    import logging
+
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        reader = PdfReader(io.BytesIO(raw))
+        texts = [(page.extract_text() or "").strip() for page in reader.pages]
+        metadata = reader.metadata
+        meta_title = str(metadata.title).strip()[:200] if metadata is not None and metadata.title else ""
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError, IndexError,
+            RecursionError, ZeroDivisionError, NotImplementedError) as exc:  # malformed PDFs raise any of these
+        raise DocumentError(f"unreadable PDF ({type(exc).__name__})") from exc
+    parts, spans, offset = [], [], 0
+    for number, page_text in enumerate(texts, start=1):
+        if parts:
+            parts.append("\n\n")
+            offset += 2
+        parts.append(page_text)
+        spans.append(PageSpan(offset, offset + len(page_text), number))
+        offset += len(page_text)
+    return Extracted("".join(parts), pages=tuple(spans), title=meta_title)
+
+
+def _read_docx(raw: bytes) -> Extracted:
+    from citeqa.ingest.office import read_docx
+
+    return read_docx(raw)
+
+
+def _read_odt(raw: bytes) -> Extracted:
+    from citeqa.ingest.office import read_odt
+
+    return read_odt(raw)
+
+
+def _read_epub(raw: bytes) -> Extracted:
+    from citeqa.ingest.epub import read_epub
+
+    return read_epub(raw)
+
+
+#: The reader of every format in :mod:`citeqa.ingest.formats`.
+READERS: dict[Format, Callable[[bytes], Extracted]] = {
+    Format.TEXT: read_text,
+    Format.HTML: read_html,
+    Format.PDF: read_pdf,
+    Format.DOCX: _read_docx,
+    Format.EPUB: _read_epub,
+    Format.ODT: _read_odt,
+}
