@@ -66,17 +66,26 @@ class UploadSettings:
     max_bytes: int = DEFAULT_MAX_BYTES
 
 
-def ask_record(holder: EngineHolder, question: str, history: Any = None, k: Any = 5,
-               language: str | None = "auto") -> dict[str, Any]:
-    """The ``/ask`` API: the answer record as JSON, or ``{"error": message}``."""
+def ask_record(holder: EngineHolder, question: Any, history: Any = None, k: Any = 5,
+               language: Any = "auto") -> dict[str, Any]:
+    """The ``/ask`` API: the answer record as JSON, or ``{"error": message, "field": argument}``.
+
+    The arguments are checked against the schema in :mod:`citeqa.app.validation` first;
+    ``field`` names the argument at fault (absent when no argument is, e.g. a damaged index).
+    """
+    from citeqa.app.validation import error_record, validate_ask
+    from citeqa.errors import QuestionError, RequestError
+
     try:
-        earlier = [history] if isinstance(history, str) else [str(h) for h in (history or [])]
-        return holder.engine.ask(question, history=tuple(earlier), k=int(k),
-                                 language=engine_language(language)).to_dict()
+        request = validate_ask(question, history, k, language)
+        return holder.engine.ask(request.question, history=request.history, k=request.k,
+                                 language=engine_language(request.language)).to_dict()
+    except RequestError as exc:
+        return error_record(exc)
+    except QuestionError as exc:
+        return {"error": str(exc), "field": "question"}
     except CiteqaError as exc:
         return {"error": str(exc)}
-    except (TypeError, ValueError) as exc:
-        return {"error": f"bad request: {exc}"}
 
 
 def chat_turn(holder: EngineHolder, question: str, messages: list[dict], asked: list[str], k: Any,
@@ -213,7 +222,17 @@ def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):  # noqa: ANN
 
 
 def _api(gr, holder: EngineHolder) -> None:  # noqa: ANN001
-    """The named ``/ask`` endpoint: (question, history, k, language) -> answer record."""
+    """The named ``/ask`` endpoint: (question, history, k, language) -> answer record.
+
+    ``preprocess=False`` hands the request's values to :func:`ask_record` as sent, so
+    that the schema check there, not a component's conversion (``float("abc")``), judges
+    them and says why; a call with too few arguments gets the missing ones as
+    :data:`~citeqa.app.validation.MISSING`, which the check names.
+    """
+    from gradio.context import get_blocks_context
+
+    from citeqa.app.validation import MISSING
+
     api_q = gr.Textbox(visible=False)
     api_h = gr.JSON(value=[], visible=False)
     api_k = gr.Number(value=5, visible=False, precision=0)
@@ -221,7 +240,16 @@ def _api(gr, holder: EngineHolder) -> None:  # noqa: ANN001
     api_out = gr.JSON(visible=False)
     api_btn = gr.Button(visible=False)
     api_btn.click(lambda q, h, kk, lang: ask_record(holder, q, h, kk, lang), [api_q, api_h, api_k, api_lang],
-                  api_out, api_name="ask")
+                  api_out, api_name="ask", preprocess=False)
+    blocks = get_blocks_context().root_block
+    check_count = blocks.validate_inputs
+
+    def pad_missing(block_fn, inputs: list) -> None:  # Gradio's BlockFunction
+        if block_fn.api_name == "ask" and len(inputs) < len(block_fn.inputs):
+            inputs.extend([MISSING] * (len(block_fn.inputs) - len(inputs)))  # Gradio reads this same list next
+        check_count(block_fn, inputs)
+
+    blocks.validate_inputs = pad_missing
 
 
 def serve(index_dir: Path, corpus_dir: Path | None, model: str | None, host: str, port: int,
