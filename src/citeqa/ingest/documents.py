@@ -23,6 +23,11 @@ HTML_SUFFIXES = (".html", ".htm")
 PDF_SUFFIXES = (".pdf",)
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES + HTML_SUFFIXES + PDF_SUFFIXES
 MAX_FILE_BYTES = 50 * 1024 * 1024
+#: Text one file may yield, in characters: about 500 book pages, at most ~1,400 passages of
+#: 800 characters, about a minute of embedding at the ~20 passages/s of the default model on
+#: 2 cores (docs/benchmarks.md). The file-size limit alone does not bound this: a 57 KB PDF
+#: of compressed text expanded to 2.1 million characters, 2,896 passages and 131 s of indexing.
+MAX_TEXT_CHARS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +103,7 @@ def load_document(path: Path, doc_id: str, default_lang: str = "en") -> Document
     text, pages, title = reader(raw)
     if not text.strip():
         raise DocumentError("no text found")
+    check_text_size(len(text))
     return Document(
         doc_id=doc_id,
         title=title or first_line(text) or path.name,
@@ -129,6 +135,13 @@ def _read_bytes(path: Path) -> bytes:
         raise DocumentError("permission denied") from exc
     except OSError as exc:
         raise DocumentError(f"cannot read file ({exc.strerror or exc})") from exc
+
+
+def check_text_size(chars: int) -> None:
+    """DocumentError when a file yields more than :data:`MAX_TEXT_CHARS` characters of text."""
+    if chars > MAX_TEXT_CHARS:
+        raise DocumentError(f"too much text ({chars:,} characters or more; the limit is {MAX_TEXT_CHARS:,} "
+                            "per file): split the file")
 
 
 def first_line(text: str, limit: int = 200) -> str:
@@ -220,7 +233,11 @@ def _read_pdf(raw: bytes) -> tuple[str, tuple[PageSpan, ...], str]:
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = PdfReader(io.BytesIO(raw))
-        texts = [(page.extract_text() or "").strip() for page in reader.pages]
+        texts, total = [], 0
+        for page in reader.pages:  # stop at the limit: compressed text can expand a lot
+            texts.append((page.extract_text() or "").strip())
+            total += len(texts[-1]) + 2
+            check_text_size(total)
         metadata = reader.metadata
         meta_title = str(metadata.title).strip()[:200] if metadata is not None and metadata.title else ""
     except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError, IndexError,
