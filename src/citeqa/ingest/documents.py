@@ -66,8 +66,15 @@ def scan_corpus(corpus: Path, default_lang: str = "en") -> CorpusScan:
         raise CorpusError(f"corpus folder not found: {corpus} (create it and add .txt, .md, .html or .pdf files)")
     docs: list[Document] = []
     skipped: list[Skipped] = []
+    from citeqa.ingest.pending import interrupted
+
+    unconfirmed = interrupted(corpus)
     for path in iter_files(corpus):
         doc_id = path.relative_to(corpus).as_posix()
+        if doc_id in unconfirmed:
+            skipped.append(Skipped(doc_id, "its upload was interrupted before it was indexed "
+                                           "(citeqa serve removes it when it starts)"))
+            continue
         if not _encodable(doc_id):  # the index stores ids as UTF-8 text
             skipped.append(Skipped(os.fsencode(doc_id).decode("utf-8", "backslashreplace"),
                                    "file name is not valid UTF-8 (rename the file)"))
