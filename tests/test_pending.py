@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from citeqa.app import server
+from citeqa.app.ui import serve
+from citeqa.embedding import SentenceTransformerEmbedder
+from citeqa.engine import Engine
 from citeqa.index.builder import update_index
 from citeqa.index.store import load_index
 from citeqa.ingest import pending
@@ -96,3 +100,27 @@ def test_recover_never_leaves_the_corpus(tmp_path: Path):
     outside.write_text("keep me")
     (corpus / ".citeqa-upload-1-abcd.pending").write_text("../outside.txt\n/etc/hostname\n")
     assert pending.recover(corpus) == [] and outside.exists()
+
+
+@pytest.fixture
+def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(SentenceTransformerEmbedder, "encode", KeywordEmbedder().encode)
+    monkeypatch.setattr(SentenceTransformerEmbedder, "dimension", property(lambda self: 256))
+
+
+def test_serve_removes_interrupted_uploads_when_it_starts(fake_model, fixture_corpus: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch, capsys):
+    """Killed after the index switch but before the upload was confirmed: removed, and the index follows."""
+    index = tmp_path / "index"
+    (fixture_corpus / "bridge.md").write_text("The bridge of Alvor opened in 1931.", encoding="utf-8")
+    update_index(fixture_corpus, index, SentenceTransformerEmbedder("fake-keyword"))
+    (fixture_corpus / ".citeqa-upload-99999-dead.pending").write_text("bridge.md\n")  # nobody holds its lock
+    seen: dict = {}
+    monkeypatch.setattr(server, "run", lambda app, sock: seen.update(app=app, sock=sock))
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "cache"))
+    serve(index, fixture_corpus, None, "127.0.0.1", 0)
+    seen["sock"].close()
+    assert "removed bridge.md: its upload was interrupted" in capsys.readouterr().err
+    assert not (fixture_corpus / "bridge.md").exists()
+    live = Engine.open(index, embedder=KeywordEmbedder())
+    assert "bridge.md" not in live.data.documents and "faro.txt" in live.data.documents

@@ -17,7 +17,6 @@ import pytest
 from citeqa.app.validation import MAX_HISTORY_ITEMS, MAX_K, MISSING, AskRequest, validate_ask
 from citeqa.engine import MAX_QUESTION_CHARS
 from citeqa.errors import RequestError
-
 from test_ui import QUESTIONS, start_app
 
 GOOD = ("When was the windmill built?", [], 3, "auto")
@@ -92,7 +91,7 @@ def test_good_request_passes_unchanged():
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Iterator[str]:  # noqa: ANN001
+def served(tmp_path_factory) -> Iterator[str]:
     app, url, _, _ = start_app(tmp_path_factory.mktemp("validation"))
     yield url
     app.close()
@@ -145,7 +144,6 @@ def test_k_is_at_most_the_ui_maximum_over_gradio_client(served: str):
 
 def test_ask_record_maps_engine_refusals_to_the_question(tmp_path: Path):
     from citeqa.app.ui import ask_record
-
     from test_ui import make_holder
 
     holder, _ = make_holder(tmp_path)

@@ -127,6 +127,10 @@ def upload(holder: EngineHolder, settings: UploadSettings, files: list[Any] | No
         result = add_files(pairs, settings.corpus, engine.index_dir, engine.embedder, settings.max_bytes, step)
         if result.indexed:
             holder.swap(engine.reload())
+    if pairs:
+        from citeqa.app.server import discard_uploads
+
+        discard_uploads(source for source, _ in pairs)  # the upload cache keeps no copy once handled
     status = "\n".join(summary(result)) if files else (result.error or "index refreshed")
     return status, corpus_view(holder), display.skipped_html(result.skipped)
 
@@ -253,14 +257,50 @@ def _api(gr, holder: EngineHolder) -> None:  # noqa: ANN001
 
 
 def serve(index_dir: Path, corpus_dir: Path | None, model: str | None, host: str, port: int,
-          auth: tuple[str, str] | None = None, max_upload_bytes: int = DEFAULT_MAX_BYTES) -> None:
-    """Open the index, warm the model, and serve the app until interrupted."""
+          auth: tuple[str, str] | None = None, max_upload_bytes: int = DEFAULT_MAX_BYTES,
+          allowed_hosts: tuple[str, ...] = (), sock=None) -> None:  # socket.socket
+    """Open the index, warm the model, and serve the app until interrupted.
+
+    ``sock`` is the listening socket (``server.bind``, made by the CLI before the model
+    loads so that a busy port is reported at once); without it one is bound here.
+    """
+    import os
+
+    from citeqa.app import server
+    from citeqa.ingest.pending import recover
+
+    sock = sock if sock is not None else server.bind(host, port)
+    removed = recover(corpus_dir) if corpus_dir is not None else []
+    for name in removed:
+        print(f"citeqa: removed {name}: its upload was interrupted before it was indexed", file=sys.stderr)
     engine = Engine.open(index_dir, model=model)
     engine.warm_up()
+    holder = EngineHolder(engine)
+    if any(name in engine.data.documents for name in removed):  # killed after the switch, before confirming
+        upload(holder, UploadSettings(corpus_dir, max_upload_bytes), [])
     if auth is None and host not in ("127.0.0.1", "localhost", "::1"):
         print(f"citeqa: warning: serving on {host} without --auth; anyone who can reach it can "
               "read and add documents", file=sys.stderr)
-    app = build_app(EngineHolder(engine), UploadSettings(corpus_dir, max_upload_bytes))
-    app.queue(default_concurrency_limit=4).launch(server_name=host, server_port=port, css=CSS, auth=auth,
-                                                  show_error=False, footer_links=["api"],
-                                                  max_file_size=max_upload_bytes)
+    private = not os.environ.get("GRADIO_TEMP_DIR")
+    if private:  # uploads in a folder of our own, emptied at start and at exit
+        os.environ["GRADIO_TEMP_DIR"] = str(server.private_upload_cache())
+        server.sweep_upload_cache(server.upload_cache_dir(), None)
+    port = sock.getsockname()[1]
+    policy = server.policy_for(host, port, allowed_hosts, uploads=corpus_dir is not None,
+                               max_upload_bytes=max_upload_bytes, upload_dir=server.upload_cache_dir())
+    app = guarded_app(holder, UploadSettings(corpus_dir, max_upload_bytes), policy, auth)
+    print(f"citeqa: serving on {server.url_of(sock, host)} (Ctrl+C to stop)", file=sys.stderr, flush=True)
+    try:
+        server.run(app, sock)
+    finally:
+        if private:
+            server.sweep_upload_cache(server.upload_cache_dir(), None)
+
+
+def guarded_app(holder: EngineHolder, uploads: UploadSettings, policy, auth: tuple[str, str] | None = None):
+    """The app as ``citeqa serve`` runs it: :func:`build_app` behind :class:`citeqa.app.server.Guard`."""
+    from citeqa.app import server
+
+    app = build_app(holder, uploads)
+    app.queue(default_concurrency_limit=4)
+    return server.build_server(app, policy, auth=auth, css=CSS, max_file_size=uploads.max_bytes)
