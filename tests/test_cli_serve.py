@@ -144,3 +144,48 @@ def test_citeqa_serve_runs_the_guarded_server(fake_model, fixture_corpus: Path, 
     assert checked == {"evil": 403, "lan": 200, "answer": "The windmill of Greyhill was built in 1760 by the "
                                                           "miller Thomas Hale."}
     assert f"serving on http://127.0.0.1:{port}/" in capsys.readouterr().err
+
+
+SERVE_WITH_KEYWORD_MODEL = """
+import sys
+sys.path.insert(0, {tests!r})
+from conftest import KeywordEmbedder
+from citeqa.embedding import SentenceTransformerEmbedder
+fake = KeywordEmbedder()
+SentenceTransformerEmbedder.encode = lambda self, texts, progress=False: fake.encode(texts)
+SentenceTransformerEmbedder.dimension = property(lambda self: 256)
+from citeqa.app import cli
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_a_real_serve_process_refuses_rebinding_and_stops_cleanly(fixture_corpus: Path, tmp_path: Path):
+    """`citeqa serve` as a process (keyword model): guarded; SIGTERM with clients connected stops it, no traceback."""
+    import signal
+
+    from gradio_client import Client
+
+    index = tmp_path / "index"
+    update_index(fixture_corpus, index, KeywordEmbedder())
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "GRADIO_TEMP_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-c", SERVE_WITH_KEYWORD_MODEL.format(tests=str(REPO / "tests")),
+                             "serve", "--index", str(index), "--corpus", str(fixture_corpus), "--port", str(port)],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stderr.readline().startswith(f"citeqa: serving on http://127.0.0.1:{port}/")
+        url = f"http://127.0.0.1:{port}/"
+        assert httpx.get(url, headers={"Host": f"evil.example:{port}"}, trust_env=False).status_code == 403
+        clients = [Client(url, verbose=False) for _ in range(2)]
+        for client in clients:
+            assert "1760" in client.predict("When was the windmill built?", [], 1, "auto", api_name="/ask")["answer"]
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == -signal.SIGTERM  # uvicorn stops, then dies of the signal it caught
+        assert time.monotonic() - started < 10
+        err = proc.stderr.read()
+        assert "Traceback" not in err, err[-2000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -36,12 +36,14 @@ Gradio app, and nothing is logged as a traceback.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import hashlib
 import hmac
 import ipaddress
 import json
+import logging
 import os
 import secrets
 import socket
@@ -538,13 +540,29 @@ def _login_check(gradio_app) -> Callable[[dict[str, str]], bool]:  # gradio.rout
     return logged_in
 
 
-def _uvicorn(app, sock: socket.socket, grace_s: float = 5):
+def _uvicorn(app, sock: socket.socket, grace_s: float = 3):
     import uvicorn
 
     host, port = sock.getsockname()[:2]
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=grace_s)
+    errors = logging.getLogger("uvicorn.error")  # configured by Config(): filter after it
+    if not any(isinstance(f, _StreamsCutAtExit) for f in errors.filters):
+        errors.addFilter(_StreamsCutAtExit())
     return uvicorn.Server(config)
+
+
+class _StreamsCutAtExit(logging.Filter):
+    """Drops the traceback uvicorn logs for each event stream it cancels when the server stops.
+
+    Gradio's clients keep an event stream open; at exit uvicorn waits ``grace_s`` for
+    them and then cancels each with "Exception in ASGI application" and a traceback. A
+    stream cut at exit is not an error; uvicorn's one-line count of them is kept.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, asyncio.CancelledError)
 
 
 def run(app, sock: socket.socket) -> None:
