@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from citeqa.embedding.keyword import KeywordEmbedder
@@ -104,3 +107,66 @@ def make_holder():
 def start_app():
     """``start_app(folder, auth=None) -> (app, url, holder, corpus)``: the app launched on a free port."""
     return _start_app
+
+
+# --- the guarded server (as `citeqa serve` runs it) and the browser -----------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+class Served:
+    """A guarded server in a thread, with its corpus and upload cache."""
+
+    def __init__(self, folder: Path, cache: Path, auth: tuple[str, str] | None = None,
+                 allowed_hosts: tuple[str, ...] = (), quota: int | None = None, max_upload: int = 1 << 20) -> None:
+        from citeqa.app import server
+        from citeqa.app.ui import UploadSettings, guarded_app
+
+        self.holder, self.corpus = _make_holder(folder)
+        self.cache = cache
+        sock = server.bind("127.0.0.1", 0)
+        self.port = sock.getsockname()[1]
+        policy = server.policy_for("127.0.0.1", self.port, allowed_hosts, max_upload_bytes=max_upload,
+                                   upload_dir=cache)
+        if quota is not None:
+            policy = server.Policy(bind_host="127.0.0.1", port=self.port, allowed_hosts=allowed_hosts,
+                                   upload_dir=cache, upload_quota_bytes=quota)
+        app = guarded_app(self.holder, UploadSettings(self.corpus, max_upload), policy, auth)
+        self.running = server.Running(app, sock, "127.0.0.1")
+        self.url = self.running.url
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, trust_env=False, timeout=30)
+
+    @contextlib.contextmanager
+    def page_client(self) -> Iterator[httpx.Client]:
+        """A client that has loaded the page (and so holds its session cookie), as a browser would."""
+        with self.client() as client:
+            assert client.get("/").status_code == 200
+            yield client
+
+    def corpus_files(self) -> list[str]:
+        return sorted(p.name for p in self.corpus.rglob("*"))
+
+    def cached_files(self) -> list[str]:
+        return sorted(p.name for p in self.cache.rglob("*") if p.is_file())
+
+    def close(self) -> None:
+        self.running.close()
+
+
+@pytest.fixture(scope="session")
+def guarded_server():
+    """``guarded_server(folder, cache, auth=None, allowed_hosts=(), quota=None, max_upload=1 MiB)``: the app
+    behind server.Guard in a thread, over the fixture corpus; ``.url``, ``.client()``, ``.close()``."""
+    return Served
+
+
+@pytest.fixture(scope="session")
+def chromium() -> tuple[str, list[str]]:
+    """Debian's Chromium and its headless flags (Playwright drives it; never ``playwright install``)."""
+    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
+        pytest.skip("Debian chromium is not installed (make browser)")
+    return CHROMIUM, list(CHROMIUM_ARGS)

@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture
-def page(tmp_path: Path):
+def page(tmp_path: Path, chromium: tuple[str, list[str]]):
     """A Chromium page; dialogs (an alert() from injected script) are recorded on ``page.dialogs``."""
-    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
-        pytest.skip("Debian chromium is not installed (make browser)")
     from playwright.sync_api import sync_playwright
 
+    executable, args = chromium
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = pw.chromium.launch(executable_path=executable, args=args)
         page = browser.new_page(viewport={"width": 1280, "height": 1100})
         page.dialogs = []  # type: ignore[attr-defined]
         page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))  # type: ignore[attr-defined]

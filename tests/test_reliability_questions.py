@@ -182,10 +182,13 @@ def test_cli_subprocess_invalid_utf8_argv_is_one_line_error(index_dir: Path, rep
 # --- security in scope: the server listens on localhost unless told otherwise ---------
 
 def test_serve_binds_localhost_by_default(monkeypatch: pytest.MonkeyPatch):
+    import socket
+
     import citeqa.app.ui
 
     assert cli._parser().parse_args(["serve"]).host == "127.0.0.1"
     seen = {}
-    monkeypatch.setattr(citeqa.app.ui, "serve", lambda **kw: seen.update(kw))
+    monkeypatch.setattr(citeqa.app.ui, "serve", lambda open_engine, **kw: seen.update(kw))
+    monkeypatch.setattr("citeqa.app.server.bind", lambda host, port: socket.socket())  # 7860 may be in use here
     assert cli.main(["serve"]) == 0
     assert seen["host"] == "127.0.0.1"

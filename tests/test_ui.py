@@ -63,7 +63,8 @@ def test_chat_turn_escapes_questions_and_documents(holder: EngineHolder):
 def test_chat_turn_reports_errors_in_the_chat(holder: EngineHolder):
     messages, asked, sources, _, _ = chat_turn(holder, "   ", [], [], 3)
     assert "empty" in messages[-1]["content"] and asked == [] and sources == ""
-    assert ask_record(holder, "", [], 3) == {"error": "the question is empty; type a question"}
+    assert ask_record(holder, "", [], 3) == {"error": "the question is empty; type a question",
+                                             "field": "question"}
     assert "error" in ask_record(holder, "hi", [], "many")
 
 
@@ -107,7 +108,8 @@ def test_ask_api_errors_and_history(served: str):
     from gradio_client import Client
 
     client = Client(served, verbose=False)
-    assert client.predict("", [], 3, "auto", api_name="/ask") == {"error": "the question is empty; type a question"}
+    assert client.predict("", [], 3, "auto", api_name="/ask") == {"error": "the question is empty; type a question",
+                                                                  "field": "question"}
     record = client.predict("¿Y cuánto cuesta la entrada?", ["¿Qué es hoy el faro de Punta Brava?"], 2, "auto",
                             api_name="/ask")
     assert "6 euros" in record["answer"]

@@ -53,3 +53,19 @@ class QAFileError(CiteqaError):
 
 class UploadError(CiteqaError):
     """An uploaded file was refused (type, size or content)."""
+
+
+class RequestError(CiteqaError):
+    """An argument of an API request is outside its documented schema.
+
+    ``field`` names the argument (``question``, ``history``, ``k``, ``language``) so a
+    client can tell which one to fix without reading a server log.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class ServerError(CiteqaError):
+    """The web server cannot start as asked (port in use, address not available)."""

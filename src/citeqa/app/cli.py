@@ -71,12 +71,47 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="start the chat UI")
     common(p, corpus=True)
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=7860)
-    p.add_argument("--auth", type=_auth_pair, default=os.environ.get("CITEQA_AUTH") or None, metavar="USER:PASSWORD",
-                   help="require this login (default: $CITEQA_AUTH; none when unset)")
-    p.add_argument("--max-upload-mb", type=float, default=20.0, help="largest accepted upload (default 20 MB)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=_port, default=7860, help="port to listen on (default 7860)")
+    p.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                   help="also answer requests addressed to this host name (repeatable); others are refused, "
+                        "which stops DNS-rebinding pages")
+    p.add_argument("--auth", type=_auth_pair, action=_AuthAction, default=os.environ.get("CITEQA_AUTH") or None,
+                   metavar="USER:PASSWORD",
+                   help="require this login (default: $CITEQA_AUTH; none when unset). A value given here is "
+                        "visible to every local user in the process list: prefer CITEQA_AUTH=USER:PASSWORD")
+    p.add_argument("--max-upload-mb", type=_upload_mb, default=20.0,
+                   help="largest accepted upload, more than 0 and at most 1024 (default 20 MB)")
+    p.set_defaults(auth_on_command_line=False)
     return parser
+
+
+class _AuthAction(argparse.Action):
+    """Stores ``--auth`` and notes that it came from the command line (and so shows in ``ps``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.auth_on_command_line = True
+
+
+def _port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {value!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be from 1 to 65535, got {port}")
+    return port
+
+
+def _upload_mb(value: str) -> float:
+    try:
+        size = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a size in MB, got {value!r}") from None
+    if not 0 < size <= 1024:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 1024 MB, got {value}")
+    return size
 
 
 def _auth_pair(value: str) -> tuple[str, str]:
@@ -231,10 +266,19 @@ def _eval_index_and_open(args: argparse.Namespace, corpus: Path, index: Path) ->
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    from citeqa.app.server import bind
     from citeqa.app.ui import serve
 
-    serve(index_dir=args.index, corpus_dir=args.corpus, model=args.model, host=args.host, port=args.port,
-          auth=args.auth, max_upload_bytes=int(args.max_upload_mb * 1_048_576))
+    sock = bind(args.host, args.port)  # a busy port is a one-line error now, not after the model loads
+    if args.auth_on_command_line:
+        print("citeqa: warning: --auth is visible to every local user in the process list; "
+              "set CITEQA_AUTH=USER:PASSWORD instead", file=sys.stderr)
+    try:
+        serve(lambda: _open_engine(args), corpus_dir=args.corpus, host=args.host, port=args.port,
+              auth=args.auth, max_upload_bytes=int(args.max_upload_mb * 1_048_576),
+              allowed_hosts=tuple(args.allowed_host), sock=sock)
+    finally:
+        sock.close()
     return 0
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,17 +68,26 @@ class UploadSettings:
     max_bytes: int = DEFAULT_MAX_BYTES
 
 
-def ask_record(holder: EngineHolder, question: str, history: Any = None, k: Any = 5,
-               language: str | None = "auto") -> dict[str, Any]:
-    """The ``/ask`` API: the answer record as JSON, or ``{"error": message}``."""
+def ask_record(holder: EngineHolder, question: Any, history: Any = None, k: Any = 5,
+               language: Any = "auto") -> dict[str, Any]:
+    """The ``/ask`` API: the answer record as JSON, or ``{"error": message, "field": argument}``.
+
+    The arguments are checked against the schema in :mod:`citeqa.app.validation` first;
+    ``field`` names the argument at fault (absent when no argument is, e.g. a damaged index).
+    """
+    from citeqa.app.validation import error_record, validate_ask
+    from citeqa.errors import QuestionError, RequestError
+
     try:
-        earlier = [history] if isinstance(history, str) else [str(h) for h in (history or [])]
-        return holder.engine.ask(question, history=tuple(earlier), k=int(k),
-                                 language=engine_language(language)).to_dict()
+        request = validate_ask(question, history, k, language)
+        return holder.engine.ask(request.question, history=request.history, k=request.k,
+                                 language=engine_language(request.language)).to_dict()
+    except RequestError as exc:
+        return error_record(exc)
+    except QuestionError as exc:
+        return {"error": str(exc), "field": "question"}
     except CiteqaError as exc:
         return {"error": str(exc)}
-    except (TypeError, ValueError) as exc:
-        return {"error": f"bad request: {exc}"}
 
 
 def chat_turn(holder: EngineHolder, question: str, messages: list[dict], asked: list[str], k: Any,
@@ -119,6 +129,10 @@ def upload(holder: EngineHolder, settings: UploadSettings, files: list[Any] | No
         result = add_files(pairs, settings.corpus, engine.index_dir, engine.embedder, settings.max_bytes, step)
         if result.indexed:
             holder.swap(engine.reload())
+    if pairs:
+        from citeqa.app.server import discard_uploads
+
+        discard_uploads(source for source, _ in pairs)  # the upload cache keeps no copy once handled
     status = "\n".join(summary(result)) if files else (result.error or "index refreshed")
     return status, corpus_view(holder), display.skipped_html(result.skipped)
 
@@ -214,7 +228,17 @@ def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
 
 
 def _api(gr, holder: EngineHolder) -> None:
-    """The named ``/ask`` endpoint: (question, history, k, language) -> answer record."""
+    """The named ``/ask`` endpoint: (question, history, k, language) -> answer record.
+
+    ``preprocess=False`` hands the request's values to :func:`ask_record` as sent, so
+    that the schema check there, not a component's conversion (``float("abc")``), judges
+    them and says why; a call with too few arguments gets the missing ones as
+    :data:`~citeqa.app.validation.MISSING`, which the check names.
+    """
+    from gradio.context import get_blocks_context
+
+    from citeqa.app.validation import MISSING
+
     api_q = gr.Textbox(visible=False)
     api_h = gr.JSON(value=[], visible=False)
     api_k = gr.Number(value=5, visible=False, precision=0)
@@ -222,18 +246,63 @@ def _api(gr, holder: EngineHolder) -> None:
     api_out = gr.JSON(visible=False)
     api_btn = gr.Button(visible=False)
     api_btn.click(lambda q, h, kk, lang: ask_record(holder, q, h, kk, lang), [api_q, api_h, api_k, api_lang],
-                  api_out, api_name="ask")
+                  api_out, api_name="ask", preprocess=False)
+    blocks = get_blocks_context().root_block
+    check_count = blocks.validate_inputs
+
+    def pad_missing(block_fn, inputs: list) -> None:  # Gradio's BlockFunction
+        if block_fn.api_name == "ask" and len(inputs) < len(block_fn.inputs):
+            inputs.extend([MISSING] * (len(block_fn.inputs) - len(inputs)))  # Gradio reads this same list next
+        check_count(block_fn, inputs)
+
+    blocks.validate_inputs = pad_missing
 
 
-def serve(index_dir: Path, corpus_dir: Path | None, model: str | None, host: str, port: int,
-          auth: tuple[str, str] | None = None, max_upload_bytes: int = DEFAULT_MAX_BYTES) -> None:
-    """Open the index, warm the model, and serve the app until interrupted."""
-    engine = Engine.open(index_dir, model=model)
+def serve(open_engine: Callable[[], Engine], corpus_dir: Path | None, host: str, port: int,
+          auth: tuple[str, str] | None = None, max_upload_bytes: int = DEFAULT_MAX_BYTES,
+          allowed_hosts: tuple[str, ...] = (), sock=None) -> None:  # socket.socket
+    """Open the engine (``open_engine``), warm the model, and serve the app until interrupted.
+
+    ``sock`` is the listening socket (``server.bind``, made by the CLI before the model
+    loads so that a busy port is reported at once); without it one is bound here.
+    """
+    import os
+
+    from citeqa.app import server
+    from citeqa.ingest.pending import recover
+
+    sock = sock if sock is not None else server.bind(host, port)
+    removed = recover(corpus_dir) if corpus_dir is not None else []
+    for name in removed:
+        print(f"citeqa: removed {name}: its upload was interrupted before it was indexed", file=sys.stderr)
+    engine = open_engine()
     engine.warm_up()
+    holder = EngineHolder(engine)
+    if any(name in engine.data.documents for name in removed):  # killed after the switch, before confirming
+        upload(holder, UploadSettings(corpus_dir, max_upload_bytes), [])
     if auth is None and host not in ("127.0.0.1", "localhost", "::1"):
         print(f"citeqa: warning: serving on {host} without --auth; anyone who can reach it can "
               "read and add documents", file=sys.stderr)
-    app = build_app(EngineHolder(engine), UploadSettings(corpus_dir, max_upload_bytes))
-    app.queue(default_concurrency_limit=4).launch(server_name=host, server_port=port, css=CSS, auth=auth,
-                                                  show_error=False, footer_links=["api"],
-                                                  max_file_size=max_upload_bytes)
+    private = not os.environ.get("GRADIO_TEMP_DIR")
+    if private:  # uploads in a folder of our own, emptied at start and at exit
+        os.environ["GRADIO_TEMP_DIR"] = str(server.private_upload_cache())
+        server.sweep_upload_cache(server.upload_cache_dir(), None)
+    port = sock.getsockname()[1]
+    policy = server.policy_for(host, port, allowed_hosts, uploads=corpus_dir is not None,
+                               max_upload_bytes=max_upload_bytes, upload_dir=server.upload_cache_dir())
+    app = guarded_app(holder, UploadSettings(corpus_dir, max_upload_bytes), policy, auth)
+    print(f"citeqa: serving on {server.url_of(sock, host)} (Ctrl+C to stop)", file=sys.stderr, flush=True)
+    try:
+        server.run(app, sock)
+    finally:
+        if private:
+            server.sweep_upload_cache(server.upload_cache_dir(), None)
+
+
+def guarded_app(holder: EngineHolder, uploads: UploadSettings, policy, auth: tuple[str, str] | None = None):
+    """The app as ``citeqa serve`` runs it: :func:`build_app` behind :class:`citeqa.app.server.Guard`."""
+    from citeqa.app import server
+
+    app = build_app(holder, uploads)
+    app.queue(default_concurrency_limit=4)
+    return server.build_server(app, policy, auth=auth, css=CSS, max_file_size=uploads.max_bytes)

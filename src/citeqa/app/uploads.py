@@ -101,14 +101,21 @@ def validate(source: Path, name: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Non
             raise UploadError(f"{name}: {exc}") from exc
 
 
-def save_upload(source: Path, name: str, corpus: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Path | None:
-    """Validate and copy one upload into ``corpus``; None when the same file is already there."""
+def save_upload(source: Path, name: str, corpus: Path, max_bytes: int = DEFAULT_MAX_BYTES,
+                journal=None) -> Path | None:  # citeqa.ingest.pending.Journal
+    """Validate and copy one upload into ``corpus``; None when the same file is already there.
+
+    With a ``journal`` the file's name is recorded there before it appears in the corpus,
+    so that a crash before the upload is confirmed leaves nothing that counts.
+    """
     clean = safe_name(name)
     validate(source, clean, max_bytes)
     wanted = target_path(corpus, clean)
     if wanted.exists() and wanted.is_file() and sha256_file(wanted) == sha256_file(source):
         return None
     final = free_path(wanted)
+    if journal is not None:
+        journal.add(final.name)
     partial = final.with_name(f".{final.name}.part")  # hidden: a concurrent scan skips it
     shutil.copyfile(source, partial)
     os.replace(partial, final)
@@ -130,15 +137,23 @@ class UploadResult:
 def add_files(files: Sequence[tuple[Path, str]], corpus: Path, index_dir: Path, embedder,
               max_bytes: int = DEFAULT_MAX_BYTES, progress: Progress | None = None) -> UploadResult:
     """Save each ``(temp path, original name)`` into ``corpus`` and update the index."""
+    from citeqa.ingest.pending import Journal
+
+    corpus.mkdir(parents=True, exist_ok=True)
+    with Journal(corpus) as journal:  # settled (indexed or removed) when this block ends; a crash leaves it
+        return _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal)
+
+
+def _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal):
+    """:func:`add_files` with the journal that lists each file until the new index is live."""
     from citeqa.index.builder import update_index
 
     step = progress or (lambda fraction, text: None)
     result, saved = UploadResult(), []
-    corpus.mkdir(parents=True, exist_ok=True)
     for i, (source, name) in enumerate(files):
         step(0.3 * i / max(1, len(files)), f"checking {safe_label(name)}")
         try:
-            path = save_upload(Path(source), name, corpus, max_bytes)
+            path = save_upload(Path(source), name, corpus, max_bytes, journal)
         except UploadError as exc:
             result.refused.append((safe_label(name), str(exc)))
             continue

@@ -51,7 +51,7 @@ def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
         previous = None if rebuild else _previous(index_dir, embedder, chunker)
         settings = chunker if chunker is not None else (
             previous.manifest.chunker if previous else ChunkerSettings())
-        scan = scan_corpus(corpus)
+        scan = _within_limits(scan_corpus(corpus), previous, settings)
         if not scan.documents:
             raise CorpusError(f"no readable document in {corpus} ({len(scan.skipped)} skipped); "
                               f"add {suffix_list()} files")
@@ -75,6 +75,25 @@ def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
                        embedded=embedded, reused=len(chunks) - embedded, chunks=len(chunks),
                        seconds=time.perf_counter() - started,
                        documents=tuple(d.doc_id for d in scan.documents))
+
+
+def _within_limits(scan, previous: IndexData | None, settings: ChunkerSettings):  # CorpusScan
+    """``scan`` with new or changed documents over the passage limit moved to its skipped files."""
+    from citeqa.errors import DocumentError
+    from citeqa.ingest.chunking import check_passages
+    from citeqa.ingest.documents import CorpusScan
+
+    indexed = {d.doc_id: d.sha256 for d in previous.manifest.documents} if previous else {}
+    kept, skipped = [], list(scan.skipped)
+    for doc in scan.documents:
+        if indexed.get(doc.doc_id) != doc.sha256:  # a document already indexed was checked then
+            try:
+                check_passages(doc, settings)
+            except DocumentError as exc:
+                skipped.append(Skipped(doc.doc_id, str(exc)))
+                continue
+        kept.append(doc)
+    return CorpusScan(tuple(kept), tuple(skipped))
 
 
 def _previous(index_dir: Path, embedder: Embedder, chunker: ChunkerSettings | None) -> IndexData | None:

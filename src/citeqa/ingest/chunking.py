@@ -24,6 +24,11 @@ MIN_CHARS_FOR_DETECTION = 80
 #: not leave its document's language on a coin toss.
 PASSAGE_LANGUAGE_CONFIDENCE = 0.6
 
+#: Passages one document may have. With the default 800/100 the text limit
+#: (``readers.MAX_TEXT_CHARS``) stops a file first (~1,430 passages); with small chunk
+#: sizes this one does, so one file never costs more than ~75 s of embedding on 2 cores.
+MAX_PASSAGES_PER_DOCUMENT = 1_500
+
 
 @dataclass(frozen=True, slots=True)
 class ChunkerSettings:
@@ -59,6 +64,17 @@ def split_spans(text: str, settings: ChunkerSettings) -> list[tuple[int, int]]:
         spans.append((start, start + len(piece)))
         cursor = start + 1
     return spans
+
+
+def check_passages(document: Document, settings: ChunkerSettings) -> int:
+    """The number of passages of ``document``; DocumentError when above :data:`MAX_PASSAGES_PER_DOCUMENT`."""
+    from citeqa.errors import DocumentError
+
+    count = len(split_spans(document.text, settings))
+    if count > MAX_PASSAGES_PER_DOCUMENT:
+        raise DocumentError(f"too many passages ({count:,}; the limit is {MAX_PASSAGES_PER_DOCUMENT:,} per "
+                            f"document at chunk size {settings.size}): split the file")
+    return count
 
 
 def chunk_document(document: Document, settings: ChunkerSettings) -> list[Chunk]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from citeqa.errors import CorpusError, DocumentError
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES, format_of, suffix_list
-from citeqa.ingest.readers import READERS
+from citeqa.ingest.readers import READERS, check_text_size
 from citeqa.records import Document
 from citeqa.text.language import detect_lang
 
@@ -62,8 +62,15 @@ def scan_corpus(corpus: Path, default_lang: str = "en") -> CorpusScan:
         raise CorpusError(f"corpus folder not found: {corpus} (create it and add {suffix_list()} files)")
     docs: list[Document] = []
     skipped: list[Skipped] = []
+    from citeqa.ingest.pending import interrupted
+
+    unconfirmed = interrupted(corpus)
     for path in iter_files(corpus):
         doc_id = path.relative_to(corpus).as_posix()
+        if doc_id in unconfirmed:
+            skipped.append(Skipped(doc_id, "its upload was interrupted before it was indexed "
+                                           "(citeqa serve removes it when it starts)"))
+            continue
         if not _encodable(doc_id):  # the index stores ids as UTF-8 text
             skipped.append(Skipped(os.fsencode(doc_id).decode("utf-8", "backslashreplace"),
                                    "file name is not valid UTF-8 (rename the file)"))
@@ -100,6 +107,7 @@ def load_document(path: Path, doc_id: str, default_lang: str = "en") -> Document
     text = found.text
     if not text.strip():
         raise DocumentError("no text found")
+    check_text_size(len(text))
     return Document(
         doc_id=doc_id,
         title=found.title or first_line(text) or path.name,

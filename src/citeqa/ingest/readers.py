@@ -28,6 +28,20 @@ class Extracted:
     title: str = ""
 
 
+#: Text one file may yield, in characters: about 500 book pages, at most ~1,400 passages of
+#: 800 characters, about a minute of embedding at the ~20 passages/s of the default model on
+#: 2 cores (docs/benchmarks.md). The file-size limit alone does not bound this: a 57 KB PDF
+#: of compressed text expanded to 2.1 million characters, 2,896 passages and 131 s of indexing.
+MAX_TEXT_CHARS = 1_000_000
+
+
+def check_text_size(chars: int) -> None:
+    """DocumentError when a file yields more than :data:`MAX_TEXT_CHARS` characters of text."""
+    if chars > MAX_TEXT_CHARS:
+        raise DocumentError(f"too much text ({chars:,} characters or more; the limit is {MAX_TEXT_CHARS:,} "
+                            "per file): split the file")
+
+
 _WESTERN = ("cp1252", "latin_1", "iso8859_15")
 #: Byte-order marks of the wide Unicode encodings; UTF-32 first (its LE mark starts like UTF-16's).
 _BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
@@ -109,7 +123,11 @@ def read_pdf(raw: bytes) -> Extracted:
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = PdfReader(io.BytesIO(raw))
-        texts = [(page.extract_text() or "").strip() for page in reader.pages]
+        texts, total = [], 0
+        for page in reader.pages:  # stop at the limit: compressed text can expand a lot
+            texts.append((page.extract_text() or "").strip())
+            total += len(texts[-1]) + 2
+            check_text_size(total)
         metadata = reader.metadata
         meta_title = str(metadata.title).strip()[:200] if metadata is not None and metadata.title else ""
     except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError, IndexError,

@@ -1,0 +1,601 @@
+"""The web server: the Gradio app behind one ASGI guard, served by uvicorn.
+
+:func:`build_server` mounts the Blocks app into a FastAPI parent with
+``gr.mount_gradio_app`` (Gradio's documented way to serve an app from one's own
+FastAPI/uvicorn server) and puts :class:`Guard` in front of it as the parent's only
+middleware, so the guard sees every request before any Gradio route, including Gradio's
+own CORS handling. The guard, in order:
+
+1. **Host.** ``Host`` must name the address the server listens on, a loopback name
+   (``127.0.0.1``, ``localhost``, ``[::1]``) or a name given with ``--allowed-host``;
+   on a wildcard address (``0.0.0.0``, ``::``) any IP address and the machine's host name
+   are accepted too. A DNS-rebinding page reaches the server under its own name, so it
+   is refused (403) before anything is read or answered.
+2. **Origin.** A request whose ``Origin`` is not this server's own origin is refused
+   (403), and so is a state-changing request (POST, PUT, PATCH, DELETE) or a call to
+   the upload and queue routes that a browser marks ``Sec-Fetch-Site: cross-site``.
+   Clients that send neither (``gradio_client``, curl) are let through: only browsers
+   act for another site.
+3. **Login.** With ``--auth``, after :data:`LOGIN_FAILURES` wrong logins from one
+   address within :data:`LOGIN_WINDOW_S` seconds further attempts get 429 until the
+   window has passed; and Gradio's routes that do not check the login themselves
+   (:data:`LOGIN_GATED`, e.g. ``/gradio_api/cancel`` and ``/reset``) need it.
+4. **Uploads.** ``/gradio_api/upload`` needs the page's session: a cookie
+   (``HttpOnly``, ``SameSite=Strict``, signed with a per-process secret) that the
+   server sets on the page itself, which another site can neither read nor send. The
+   upload cache has a quota (:attr:`Policy.upload_quota_bytes`); files older than
+   :data:`UPLOAD_MAX_AGE_S` are swept from it, and the upload handler removes the files
+   it has consumed (:func:`discard_uploads`).
+5. **Size.** A body larger than the route's limit (:data:`MAX_BODY_BYTES` for every
+   route but uploads) is refused with 413: from ``Content-Length`` before a byte is
+   read, and while streaming for bodies without one.
+
+Every refusal is a JSON ``{"error": "..."}`` with the status code; nothing reaches the
+Gradio app, and nothing is logged as a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import hashlib
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from citeqa.answer.pipeline import MAX_QUESTION_CHARS
+from citeqa.errors import ServerError
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+#: Largest request body outside uploads. The largest legal ``/ask`` request (a question
+#: and 20 earlier ones of 2000 characters, every character JSON-escaped as a surrogate
+#: pair, 12 bytes) is 504,000 bytes; the chat page's own requests carry the visible chat.
+#: 1 MiB is twice that; a 200 MB "question" is refused before it is read.
+MAX_BODY_BYTES = 1 << 20
+assert MAX_BODY_BYTES >= 2 * 21 * MAX_QUESTION_CHARS * 12
+
+UPLOAD_PATH = "/gradio_api/upload"
+#: Routes a browser must not reach from another site even with a GET (the queue's event stream).
+CROSS_SITE_REFUSED = (UPLOAD_PATH, "/gradio_api/queue/")
+STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+LOGIN_PATHS = ("/login", "/login/")
+LOGIN_FAILURES = 5
+LOGIN_WINDOW_S = 60.0
+#: Gradio routes without a login check of their own; with --auth the guard requires one.
+LOGIN_GATED = ("/gradio_api/cancel", "/gradio_api/reset", "/gradio_api/stream/", "/gradio_api/run-history",
+               "/gradio_api/vibe", "/gradio_api/undo-vibe", "/monitoring")
+UPLOAD_MAX_AGE_S = 3600.0
+#: Pages whose response carries the session cookie uploads need.
+PAGE_PATHS = ("/", "")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the guard lets through; built by :func:`policy_for` from the ``serve`` options."""
+
+    bind_host: str = "127.0.0.1"
+    port: int = 7860
+    allowed_hosts: tuple[str, ...] = ()
+    max_body_bytes: int = MAX_BODY_BYTES
+    uploads: bool = True
+    upload_dir: Path | None = None
+    upload_quota_bytes: int = 200 * 1_048_576
+    login_failures: int = LOGIN_FAILURES
+    login_window_s: float = LOGIN_WINDOW_S
+    names: frozenset[str] = field(default=frozenset(), init=False)
+
+    def __post_init__(self) -> None:
+        names = {*LOOPBACK_NAMES, *(normal_host(h) for h in self.allowed_hosts)}
+        if not self.wildcard:
+            names.add(normal_host(self.bind_host))
+        else:
+            names.add(normal_host(socket.gethostname()))  # no DNS lookup: getfqdn() would ask the resolver
+        object.__setattr__(self, "names", frozenset(n for n in names if n))
+
+    @property
+    def wildcard(self) -> bool:
+        return normal_host(self.bind_host) in WILDCARD_HOSTS
+
+    def host_allowed(self, name: str | None) -> bool:
+        """Whether a ``Host`` name (already :func:`normal_host`) may be served."""
+        if not name:
+            return False
+        if name in self.names:
+            return True
+        return self.wildcard and _is_ip(name)  # rebinding needs a name, never an IP literal
+
+
+def policy_for(host: str, port: int, allowed_hosts: Iterable[str] = (), *, uploads: bool = True,
+               max_upload_bytes: int = 20 * 1_048_576, upload_dir: Path | None = None) -> Policy:
+    """The policy of ``citeqa serve``: the upload cache holds ten uploads of the largest size."""
+    return Policy(bind_host=host, port=port, allowed_hosts=tuple(allowed_hosts), uploads=uploads,
+                  upload_dir=upload_dir, upload_quota_bytes=max(10 * max_upload_bytes, 16 * 1_048_576))
+
+
+def normal_host(value: str) -> str:
+    """A host name or address without port, brackets, case or trailing dot ('' when unusable)."""
+    value = (value or "").strip()
+    if not value:
+        return ""
+    try:
+        parts = urlsplit("//" + value)
+        name = parts.hostname or ""
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        if value.count(":") > 1 and _is_ip(value):  # a bare IPv6 address such as ::1
+            return str(ipaddress.ip_address(value))
+        return ""
+    name = name.rstrip(".").lower()
+    return str(ipaddress.ip_address(name)) if _is_ip(name) else name
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def same_origin(origin: str, host_header: str) -> bool:
+    """Whether an ``Origin`` header names the origin of a request sent with this ``Host``."""
+    try:
+        o = urlsplit(origin.strip())
+        h = urlsplit("//" + host_header.strip())
+        if o.scheme not in ("http", "https") or not o.hostname or not h.hostname:
+            return False
+        default = 443 if o.scheme == "https" else 80
+        return (normal_host(o.hostname) == normal_host(h.hostname)
+                and (o.port or default) == (h.port or default))
+    except ValueError:
+        return False
+
+
+# --------------------------------------------------------------------------- the guard
+
+
+class Refusal(Exception):
+    """A request the guard answers itself, with a status and a one-line reason."""
+
+    def __init__(self, status: int, message: str, headers: Iterable[tuple[str, str]] = ()) -> None:
+        super().__init__(message)
+        self.status = status
+        self.headers = tuple(headers)
+
+
+class LoginLimiter:
+    """Failed logins per client address in a sliding window, for a bounded number of addresses."""
+
+    def __init__(self, failures: int, window_s: float, max_clients: int = 10_000) -> None:
+        self.failures, self.window_s, self.max_clients = failures, window_s, max_clients
+        self._seen: OrderedDict[str, deque[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def wait_s(self, client: str, now: float | None = None) -> float:
+        """Seconds until ``client`` may try again (0 when it may now)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            times = self._seen.get(client)
+            if not times:
+                return 0.0
+            while times and now - times[0] >= self.window_s:
+                times.popleft()
+            return 0.0 if len(times) < self.failures else self.window_s - (now - times[0])
+
+    def failed(self, client: str, now: float | None = None) -> None:
+        with self._lock:
+            times = self._seen.setdefault(client, deque(maxlen=self.failures))
+            times.append(time.monotonic() if now is None else now)
+            self._seen.move_to_end(client)
+            while len(self._seen) > self.max_clients:
+                self._seen.popitem(last=False)
+
+    def succeeded(self, client: str) -> None:
+        with self._lock:
+            self._seen.pop(client, None)
+
+
+class Sessions:
+    """The page's session cookie: a random nonce signed with a secret of this process."""
+
+    def __init__(self, port: int) -> None:
+        self.name = f"citeqa-session-{port}"  # cookies ignore ports; two servers must not overwrite each other
+        self._secret = secrets.token_bytes(32)
+
+    def issue(self) -> str:
+        nonce = secrets.token_urlsafe(16)
+        return f"{nonce}.{self._sign(nonce)}"
+
+    def valid(self, value: str | None) -> bool:
+        nonce, _, signature = (value or "").partition(".")
+        return bool(nonce) and hmac.compare_digest(signature, self._sign(nonce))
+
+    def set_cookie(self) -> str:
+        return f"{self.name}={self.issue()}; Path=/; HttpOnly; SameSite=Strict"
+
+    def _sign(self, nonce: str) -> str:
+        return hmac.new(self._secret, nonce.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+class Guard:
+    """ASGI middleware: host, origin, login, upload and size checks (see the module docstring).
+
+    ``logged_in(cookies)`` says whether a request's cookies hold a valid login; None
+    when the server has no ``--auth``.
+    """
+
+    def __init__(self, app: ASGIApp, policy: Policy,
+                 logged_in: Callable[[dict[str, str]], bool] | None = None) -> None:
+        self.app = app
+        self.policy = policy
+        self.logged_in = logged_in
+        self.sessions = Sessions(policy.port)
+        self.logins = LoginLimiter(policy.login_failures, policy.login_window_s)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = _headers(scope)
+        try:
+            limit = self.check(scope, headers)
+        except Refusal as refusal:
+            await _refuse(scope, send, refusal)
+            return
+        if scope["type"] == "websocket":
+            await self.app(scope, receive, send)
+            return
+        await self._forward(scope, receive, send, headers, limit)
+
+    def check(self, scope: Scope, headers: dict[str, str]) -> int:
+        """Raise Refusal for a request that must not reach the app; else its body limit."""
+        policy = self.policy
+        host = headers.get("host")
+        name = normal_host(host or "")
+        if not policy.host_allowed(name):
+            shown = (host or "(none)")[:100]
+            raise Refusal(403, f"host {shown!r} is not served here; start citeqa serve with "
+                               f"--allowed-host {name or 'NAME'} to allow it")
+        path = scope.get("path", "")
+        method = scope.get("method", "GET")
+        origin = headers.get("origin")
+        if origin is not None and not same_origin(origin, host or ""):
+            raise Refusal(403, f"requests from another site ({origin[:100]}) are refused")
+        sensitive = method in STATE_CHANGING or path.startswith(CROSS_SITE_REFUSED)
+        if sensitive and headers.get("sec-fetch-site") == "cross-site":
+            raise Refusal(403, "requests from another site are refused")
+        if scope["type"] == "websocket":
+            return 0
+        if self.logged_in is not None:
+            if method == "POST" and path in LOGIN_PATHS:
+                wait = self.logins.wait_s(_client(scope))
+                if wait > 0:
+                    raise Refusal(429, f"too many failed logins; try again in {wait:.0f} s",
+                                  [("retry-after", str(int(wait) + 1))])
+            if path.startswith(LOGIN_GATED) and not self.logged_in(_cookies(headers)):
+                raise Refusal(401, "not logged in")
+        if path == UPLOAD_PATH:
+            return self._upload_limit(headers)
+        limit = policy.max_body_bytes
+        _check_length(headers, limit)
+        return limit
+
+    def _upload_limit(self, headers: dict[str, str]) -> int:
+        policy = self.policy
+        if not policy.uploads:
+            raise Refusal(403, "uploads are disabled for this server")
+        if not self.sessions.valid(_cookies(headers).get(self.sessions.name)):
+            raise Refusal(403, "uploads need the page's session; open the page and upload from there")
+        quota = policy.upload_quota_bytes
+        _check_length(headers, quota)  # larger than the whole cache: too large, whatever is in it
+        room = quota
+        if policy.upload_dir is not None:
+            used = cache_bytes(policy.upload_dir)
+            if used + _declared(headers) > quota:
+                sweep_upload_cache(policy.upload_dir, UPLOAD_MAX_AGE_S)
+                used = cache_bytes(policy.upload_dir)
+            room -= used
+        if room <= 0 or _declared(headers) > room:
+            raise Refusal(507, f"the upload cache is full ({quota / 1_048_576:.0f} MB); add or discard the "
+                               "files already uploaded, or try again later")
+        return room
+
+    async def _forward(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str],
+                       limit: int) -> None:
+        """Run the app with the body counted as it streams and the response watched."""
+        state = {"read": 0, "refused": False, "started": False}
+        path, method = scope.get("path", ""), scope.get("method", "GET")
+        is_login = self.logged_in is not None and method == "POST" and path in LOGIN_PATHS
+        is_page = method in ("GET", "HEAD") and path in PAGE_PATHS
+        client = _client(scope)
+
+        async def counted_receive() -> Message:
+            if state["refused"]:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                state["read"] += len(message.get("body", b""))
+                if state["read"] > limit:
+                    state["refused"] = True
+                    if not state["started"]:
+                        state["started"] = True
+                        await _refuse(scope, send, _too_large(limit))
+                    return {"type": "http.disconnect"}  # the app stops reading and gives up
+            return message
+
+        async def watched_send(message: Message) -> None:
+            if state["refused"]:
+                return  # the 413 has been sent; whatever the app says after it is dropped
+            if message["type"] == "http.response.start":
+                state["started"] = True
+                status = message["status"]
+                if is_login:
+                    if status == 200:
+                        self.logins.succeeded(client)
+                    elif status in (400, 401, 403):
+                        self.logins.failed(client)
+                if is_page and status == 200 and not self.sessions.valid(_cookies(headers).get(self.sessions.name)):
+                    message = {**message, "headers": [*message.get("headers", []),
+                                                      (b"set-cookie", self.sessions.set_cookie().encode())]}
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, watched_send)
+        except Exception:
+            if not state["refused"]:
+                raise  # a real error: let the server log it
+            # the app failed because the body was cut off after the 413; nothing to report
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    """Request headers, lower-case names; for a repeated header the first value counts."""
+    out: dict[str, str] = {}
+    for key, value in scope.get("headers", []):
+        out.setdefault(key.decode("latin-1").lower(), value.decode("latin-1"))
+    return out
+
+
+def _cookies(headers: dict[str, str]) -> dict[str, str]:
+    jar: SimpleCookie = SimpleCookie()
+    with contextlib.suppress(Exception):
+        jar.load(headers.get("cookie", ""))
+    return {k: m.value for k, m in jar.items()}
+
+
+def _client(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "?"
+
+
+def _declared(headers: dict[str, str]) -> int:
+    value = headers.get("content-length", "").strip()
+    return int(value) if value.isdigit() else 0
+
+
+def _check_length(headers: dict[str, str], limit: int) -> None:
+    value = headers.get("content-length")
+    if value is None:
+        return
+    if not value.strip().isdigit():
+        raise Refusal(400, "Content-Length is not a number")
+    if int(value) > limit:
+        raise _too_large(limit)
+
+
+def _too_large(limit: int) -> Refusal:
+    shown = f"{limit / 1_048_576:.1f} MB" if limit >= 1_048_576 else f"{limit:,} bytes"
+    return Refusal(413, f"request body too large (the limit is {shown})", [("connection", "close")])
+
+
+async def _refuse(scope: Scope, send: Send, refusal: Refusal) -> None:
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 1008, "reason": str(refusal)[:120]})
+        return
+    body = json.dumps({"error": str(refusal)}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               (b"cache-control", b"no-store")]
+    headers += [(k.encode(), v.encode()) for k, v in refusal.headers]
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+# --------------------------------------------------------------------------- upload cache
+
+
+def cache_bytes(folder: Path) -> int:
+    """Bytes of the files under ``folder`` (0 when it does not exist)."""
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, name)).st_size
+    return total
+
+
+def sweep_upload_cache(folder: Path, max_age_s: float | None) -> int:
+    """Remove files older than ``max_age_s`` (all with None) and empty folders; returns files removed."""
+    removed, now = 0, time.time()
+    for root, dirs, files in os.walk(folder, topdown=False):
+        for name in files:
+            path = os.path.join(root, name)
+            with contextlib.suppress(OSError):
+                if max_age_s is None or now - os.lstat(path).st_mtime > max_age_s:
+                    os.unlink(path)
+                    removed += 1
+        for name in dirs:
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.join(root, name))  # only succeeds when empty
+    return removed
+
+
+def upload_cache_dir() -> Path:
+    """The folder Gradio writes uploads to (``$GRADIO_TEMP_DIR`` or its default)."""
+    from gradio.utils import get_upload_folder
+
+    return Path(get_upload_folder())
+
+
+def private_upload_cache() -> Path:
+    """A folder for this user's citeqa uploads only (mode 0700), used unless ``$GRADIO_TEMP_DIR`` is set."""
+    import tempfile
+
+    folder = Path(tempfile.gettempdir()) / f"citeqa-uploads-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    if folder.is_symlink() or folder.stat().st_uid != os.getuid():
+        raise ServerError(f"{folder} belongs to another user; set GRADIO_TEMP_DIR to a folder of your own")
+    return folder
+
+
+def discard_uploads(paths: Iterable[str | Path]) -> None:
+    """Delete uploaded files that lie in the upload cache (and their folders when empty); others are kept."""
+    cache = upload_cache_dir().resolve()
+    for item in paths:
+        path = Path(item).resolve()
+        if cache not in path.parents:
+            continue
+        with contextlib.suppress(OSError):
+            path.unlink()
+        with contextlib.suppress(OSError):
+            if path.parent != cache:
+                path.parent.rmdir()
+
+
+# --------------------------------------------------------------------------- serving
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, made now so that a busy port fails before the model loads."""
+    if not 0 <= port < 65536:
+        raise ServerError(f"port {port} is out of range (1-65535)")
+    bare = host.strip("[]") or "0.0.0.0"
+    try:
+        infos = socket.getaddrinfo(bare, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ServerError(f"cannot listen on {host!r}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: TIME_WAIT is no conflict
+        sock.bind(address)
+        sock.listen(2048)  # connections wait in the backlog while the model loads
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ServerError(f"port {port} on {host} is already in use (another citeqa serve?); "
+                              "stop it or choose another port with --port") from None
+        if exc.errno == errno.EACCES:
+            raise ServerError(f"no permission to listen on port {port}; choose a port above 1023 "
+                              "with --port") from None
+        raise ServerError(f"cannot listen on {host}:{port} ({exc.strerror})") from None
+    sock.set_inheritable(False)
+    return sock
+
+
+def build_server(blocks, policy: Policy, *, auth: tuple[str, str] | None = None, css: str | None = None,
+                 max_file_size: int | None = None):  # a FastAPI app
+    """The ASGI app to serve: ``blocks`` mounted at ``/`` in a FastAPI parent guarded by :class:`Guard`."""
+    import gradio as gr
+    from fastapi import FastAPI
+    from starlette.routing import Mount
+
+    no_docs = {"openapi_url": None, "docs_url": None, "redoc_url": None}  # no route list without a login
+    parent = FastAPI(**no_docs)
+    gr.mount_gradio_app(parent, blocks, path="/", server_name=policy.bind_host, server_port=policy.port,
+                        footer_links=["api"], app_kwargs=dict(no_docs), auth=auth, show_error=False,
+                        max_file_size=max_file_size, css=css)
+    gradio_app = next(r.app for r in parent.routes if isinstance(r, Mount))
+    parent.add_middleware(Guard, policy=policy, logged_in=_login_check(gradio_app) if auth else None)
+    return parent
+
+
+def _login_check(gradio_app) -> Callable[[dict[str, str]], bool]:  # gradio.routes.App
+    """Whether cookies hold a login token of this Gradio app (the cookies Gradio's login sets)."""
+
+    def logged_in(cookies: dict[str, str]) -> bool:
+        names = (f"access-token-{gradio_app.cookie_id}", f"access-token-unsecure-{gradio_app.cookie_id}")
+        return any(cookies.get(n) in gradio_app.tokens for n in names if cookies.get(n))
+
+    return logged_in
+
+
+def _uvicorn(app, sock: socket.socket, grace_s: float = 3):
+    import uvicorn
+
+    host, port = sock.getsockname()[:2]
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=grace_s)
+    errors = logging.getLogger("uvicorn.error")  # configured by Config(): filter after it
+    if not any(isinstance(f, _StreamsCutAtExit) for f in errors.filters):
+        errors.addFilter(_StreamsCutAtExit())
+    return uvicorn.Server(config)
+
+
+class _StreamsCutAtExit(logging.Filter):
+    """Drops the traceback uvicorn logs for each event stream it cancels when the server stops.
+
+    Gradio's clients keep an event stream open; at exit uvicorn waits ``grace_s`` for
+    them and then cancels each with "Exception in ASGI application" and a traceback. A
+    stream cut at exit is not an error; uvicorn's one-line count of them is kept.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, asyncio.CancelledError)
+
+
+def run(app, sock: socket.socket) -> None:
+    """Serve ``app`` on ``sock`` until SIGINT or SIGTERM (uvicorn's handlers stop it gracefully)."""
+    _uvicorn(app, sock).run(sockets=[sock])
+
+
+def url_of(sock: socket.socket, host: str) -> str:
+    """The address to open in a browser for a server listening on ``sock``."""
+    port = sock.getsockname()[1]
+    name = host.strip("[]")
+    if name in WILDCARD_HOSTS:
+        name = "127.0.0.1"
+    return f"http://[{name}]:{port}/" if ":" in name else f"http://{name}:{port}/"
+
+
+class Running:
+    """A server running in a thread (tests and benchmarks); ``close()`` stops it."""
+
+    def __init__(self, app, sock: socket.socket, host: str) -> None:
+        self.url = url_of(sock, host)
+        self.port = sock.getsockname()[1]
+        self._server = _uvicorn(app, sock, grace_s=1)  # open event streams would hold a graceful stop
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self._sock = sock
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise ServerError("the server did not start")
+            time.sleep(0.01)
+
+    def close(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=15)
+        self._sock.close()

@@ -1,0 +1,299 @@
+"""The web server as `citeqa serve` runs it (the app behind server.Guard), over real HTTP.
+
+Each test names the defect of issue [2/6] it covers; the attacks are the ones the
+outside review ran (a rebinding Host, another site's Origin, a 200 MB body, 200 logins).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from citeqa.app import server
+from citeqa.app.ui import UploadSettings, guarded_app
+
+EVIL = "evil.example"
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory) -> Iterator[Path]:
+    """A Gradio upload cache of this module's own ($GRADIO_TEMP_DIR, as citeqa serve sets it)."""
+    cache = tmp_path_factory.mktemp("upload-cache")
+    old = os.environ.get("GRADIO_TEMP_DIR")
+    os.environ["GRADIO_TEMP_DIR"] = str(cache)
+    yield cache
+    if old is None:
+        os.environ.pop("GRADIO_TEMP_DIR", None)
+    else:
+        os.environ["GRADIO_TEMP_DIR"] = old
+
+
+@pytest.fixture(scope="module")
+def served(guarded_server, tmp_path_factory, cache_dir: Path):
+    s = guarded_server(tmp_path_factory.mktemp("served"), cache_dir, allowed_hosts=("citeqa.lan",))
+    yield s
+    s.close()
+
+
+def upload_body(name: str = "rebind.txt", text: str = "The bridge of Alvor opened in 1931.") -> dict:
+    return {"files": (name, text.encode(), "text/plain")}
+
+
+def add_through_queue(client: httpx.Client, paths: list[str], headers: dict) -> httpx.Response:
+    """The second step of the reviewer's attack: the Corpus tab's "Add" event, through queue/join."""
+    files = [{"path": p, "orig_name": Path(p).name, "meta": {"_type": "gradio.FileData"}} for p in paths]
+    return client.post("/gradio_api/queue/join", headers=headers,
+                       json={"data": [files], "fn_index": 0, "session_hash": "attacker1", "trigger_id": None})
+
+
+# --------------------------------------------------------------------------- 1. DNS rebinding
+
+
+def test_rebinding_host_is_refused_before_anything_is_read_or_added(served):
+    """Defect 1: Host/Origin evil.example:port uploaded and added "rebind.txt" and got CORS access."""
+    evil = {"Host": f"{EVIL}:{served.port}", "Origin": f"http://{EVIL}:{served.port}"}
+    before_corpus, before_cache = served.corpus_files(), served.cached_files()
+    with served.client() as client:
+        page = client.get("/", headers={"Host": f"{EVIL}:{served.port}"})
+        assert page.status_code == 403 and "--allowed-host evil.example" in page.json()["error"]
+        up = client.post("/gradio_api/upload", files=upload_body(), headers=evil)
+        assert up.status_code == 403 and "access-control-allow-origin" not in up.headers
+        joined = add_through_queue(client, [str(served.cache / "x" / "rebind.txt")], headers=evil)
+        assert joined.status_code == 403 and "access-control-allow-origin" not in joined.headers
+        for path in ("/config", "/gradio_api/info", "/gradio_api/queue/data?session_hash=attacker1"):
+            assert client.get(path, headers=evil).status_code == 403, path
+    assert served.corpus_files() == before_corpus and served.cached_files() == before_cache
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "LOCALHOST.:{port}", "[::1]:{port}",
+                                  "citeqa.lan:{port}", "citeqa.lan"])
+def test_local_names_and_allowed_hosts_are_served(served, host: str):
+    with served.client() as client:
+        assert client.get("/config", headers={"Host": host.format(port=served.port)}).status_code == 200
+
+
+@pytest.mark.parametrize("host", ["", "evil.example", "127.0.0.1.evil.example", "localhost.evil.example:1",
+                                  "citeqa.lan.evil.example", "10.0.0.5", "127.0.0.1:notaport", "[::1"])
+def test_other_hosts_are_refused(served, host: str):
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:  # Host exactly as given
+        sock.sendall(f"GET /config HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        assert b" 403 " in sock.recv(200).split(b"\r\n")[0]
+
+
+def test_wildcard_address_accepts_ip_literals_but_not_names():
+    policy = server.Policy(bind_host="0.0.0.0", port=7860, allowed_hosts=("docs.lan",))
+    for name in ("192.168.1.20", "10.0.0.5", "127.0.0.1", "::1", "localhost", "docs.lan"):
+        assert policy.host_allowed(server.normal_host(name)), name
+    for name in (EVIL, "192.168.1.20.nip.io", ""):
+        assert not policy.host_allowed(server.normal_host(name)), name
+    exact = server.Policy(bind_host="192.168.1.20", port=7860)
+    assert exact.host_allowed("192.168.1.20") and not exact.host_allowed("192.168.1.21")
+
+
+# --------------------------------------------------------------------------- 2. cross-site uploads
+
+
+def test_cross_site_uploads_are_refused(served):
+    """Defect 2: a multipart POST from another origin (a "simple request") was written to the cache."""
+    before = served.cached_files()
+    with served.page_client() as client:
+        for headers in ({"Origin": "http://evil.example"}, {"Origin": "null"},
+                        {"Origin": f"http://localhost:{served.port + 1}"},  # same site, other origin
+                        {"Sec-Fetch-Site": "cross-site"}):
+            response = client.post("/gradio_api/upload", files=upload_body(), headers=headers)
+            assert response.status_code == 403, headers
+            assert "error" in response.json() and "access-control-allow-origin" not in response.headers
+    with served.client() as bare:  # no page session: curl, or a site that cannot read our cookie
+        response = bare.post("/gradio_api/upload", files=upload_body())
+        assert response.status_code == 403 and "session" in response.json()["error"]
+    assert served.cached_files() == before
+
+
+def test_page_session_uploads_and_same_origin_requests_still_work(served):
+    with served.page_client() as client:
+        origin = {"Origin": served.url.rstrip("/")}
+        response = client.post("/gradio_api/upload", files=upload_body("note.txt"), headers=origin)
+        assert response.status_code == 200, response.text
+        (path,) = response.json()
+        assert Path(path).read_text() == "The bridge of Alvor opened in 1931."
+        assert Path(path).resolve().is_relative_to(served.cache.resolve())
+        server.discard_uploads([path])
+        assert not Path(path).exists()
+
+
+def test_cookie_is_http_only_strict_and_signed(served):
+    with served.client() as client:
+        cookie = client.get("/").headers["set-cookie"]
+        assert cookie.startswith(f"citeqa-session-{served.port}=") and "HttpOnly" in cookie
+        assert "SameSite=Strict" in cookie
+        forged = {f"citeqa-session-{served.port}": "abc.0123456789abcdef0123456789abcdef"}
+        response = httpx.post(served.url + "gradio_api/upload", files=upload_body(), cookies=forged, trust_env=False)
+        assert response.status_code == 403
+
+
+def test_upload_cache_has_a_quota_and_old_files_are_swept(guarded_server, tmp_path: Path, cache_dir: Path):
+    s = guarded_server(tmp_path / "quota", cache_dir, quota=64 * 1024)
+    try:
+        server.sweep_upload_cache(cache_dir, None)
+        with s.page_client() as client:
+            chunk = "x" * 20_000
+            paths = []
+            for n in range(3):
+                response = client.post("/gradio_api/upload", files=upload_body(f"f{n}.txt", chunk + str(n)))
+                assert response.status_code == 200
+                paths += response.json()
+            full = client.post("/gradio_api/upload", files=upload_body("f3.txt", chunk))
+            assert full.status_code == 507 and "full" in full.json()["error"]
+            old = time.time() - 2 * server.UPLOAD_MAX_AGE_S
+            for p in paths:
+                os.utime(p, (old, old))  # abandoned uploads, older than the cache keeps them
+            again = client.post("/gradio_api/upload", files=upload_body("f4.txt", chunk))
+            assert again.status_code == 200
+            assert not any(Path(p).exists() for p in paths)
+        assert server.cache_bytes(cache_dir) < 64 * 1024
+    finally:
+        s.close()
+
+
+# --------------------------------------------------------------------------- 3. request size
+
+
+def _raw_post(port: int, path: str, headers: str, body: bytes, read_timeout: float = 5.0) -> tuple[bytes, float]:
+    """Send a request head and the first bytes of a body; the status line and the seconds it took."""
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=read_timeout) as sock:
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{headers}\r\n".encode() + body)
+        return sock.recv(200).split(b"\r\n")[0], time.monotonic() - started
+
+
+@pytest.mark.parametrize("path", ["/gradio_api/call/ask", "/gradio_api/queue/join", "/gradio_api/run/ask",
+                                  "/login", "/gradio_api/upload", "/no/such/route"])
+def test_a_200_mb_body_is_refused_before_it_is_read(served, path: str):
+    """Defect 3: a 200 MB question was read whole (RSS 655 MB -> 2.84 GB, 15.6 s) before "too long"."""
+    with served.page_client() as client:  # with the page's session, so that uploads meet the size check
+        cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
+    status, seconds = _raw_post(served.port, path, f"Content-Type: application/json\r\nCookie: {cookie}\r\n"
+                                                   "Content-Length: 200000000\r\n", b'{"data": ["' + b"a" * 1000)
+    assert status.startswith(b"HTTP/1.1 413"), status
+    assert seconds < 2
+
+
+def test_chunked_bodies_are_cut_off_at_the_limit(served):
+    rss_before = _rss_mb()
+
+    def body() -> Iterator[bytes]:
+        for _ in range(200):  # 12.8 MB if it were all read
+            yield b"a" * 65536
+
+    with served.client() as client:
+        response = client.post("/gradio_api/call/ask", content=body(), headers={"content-type": "application/json"})
+    assert response.status_code == 413 and "too large" in response.json()["error"]
+    assert _rss_mb() - rss_before < 50
+    with served.client() as client:  # the server is fine afterwards
+        record = client.post("/gradio_api/call/ask", json={"data": ["When was the windmill of Greyhill restored?", [], 1, "auto"]})
+        assert record.status_code == 200
+
+
+def test_largest_legal_question_fits_the_limit(served):
+    from gradio_client import Client
+
+    question = ("When was the windmill of Greyhill restored? " + "\U0001f600" * 2000)[:2000]
+    history = ["\U0001f600" * 2000] * 20  # 12 bytes each in JSON (a surrogate pair of \\u escapes)
+    record = Client(served.url, verbose=False).predict(question, history, 10, "auto", api_name="/ask")
+    assert "error" not in record
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1_048_576
+
+
+# --------------------------------------------------------------------------- 8. login, routes without a login
+
+
+@pytest.fixture
+def served_auth(guarded_server, tmp_path: Path, cache_dir: Path):
+    s = guarded_server(tmp_path / "auth", cache_dir, auth=("ana", "secret"))
+    yield s
+    s.close()
+
+
+def test_login_attempts_are_limited(served_auth):
+    """Defect 8: 200 wrong logins in 2.8 s were all answered."""
+    url = served_auth.url + "login"
+    codes = [httpx.post(url, data={"username": "ana", "password": f"guess{n}"}, trust_env=False).status_code
+             for n in range(server.LOGIN_FAILURES + 3)]
+    assert codes[:server.LOGIN_FAILURES] == [400] * server.LOGIN_FAILURES
+    assert codes[server.LOGIN_FAILURES:] == [429] * 3
+    locked = httpx.post(url, data={"username": "ana", "password": "secret"}, trust_env=False)
+    assert locked.status_code == 429 and int(locked.headers["retry-after"]) > 0
+
+
+def test_login_limiter_window_and_reset():
+    limiter = server.LoginLimiter(failures=3, window_s=60)
+    for t in (0, 1, 2):
+        limiter.failed("1.2.3.4", now=t)
+    assert limiter.wait_s("1.2.3.4", now=3) == pytest.approx(57)
+    assert limiter.wait_s("5.6.7.8", now=3) == 0
+    assert limiter.wait_s("1.2.3.4", now=60.5) == 0  # the first failure left the window
+    limiter.failed("1.2.3.4", now=61)
+    limiter.succeeded("1.2.3.4")
+    assert limiter.wait_s("1.2.3.4", now=62) == 0
+
+
+def test_routes_without_a_login_check_need_the_login(served_auth):
+    """Defect 8: /gradio_api/cancel, /gradio_api/reset and /openapi.json answered without a login."""
+    body = {"event_id": "e", "session_hash": "s", "fn_index": 0}
+    with served_auth.client() as client:
+        assert client.post("/gradio_api/cancel", json=body).status_code == 401
+        assert client.post("/gradio_api/reset", json=body).status_code == 401
+        assert client.get("/openapi.json").status_code == 404  # no route list at all
+        assert client.get("/docs").status_code == 404
+        assert client.get("/gradio_api/openapi.json").status_code == 401
+        assert client.post("/login", data={"username": "ana", "password": "secret"}).status_code == 200
+        assert client.post("/gradio_api/reset", json=body).status_code == 200
+        assert client.post("/gradio_api/cancel", json=body).status_code == 200
+
+
+def test_api_clients_still_work_through_the_guard(served, served_auth):
+    from gradio_client import Client
+
+    question, _, doc, fact = ("¿En qué año se construyó el faro de Punta Brava?", "es", "faro.txt", "1887")
+    for url, auth in ((served.url, None), (served_auth.url, ("ana", "secret"))):
+        record = Client(url, auth=auth, verbose=False).predict(question, [], 2, "auto", api_name="/ask")
+        assert fact in record["answer"] and record["citations"][0]["doc_id"] == doc
+
+
+def test_uploads_are_refused_when_the_server_has_none(make_holder, tmp_path: Path, cache_dir: Path):
+    holder, _ = make_holder(tmp_path)
+    sock = server.bind("127.0.0.1", 0)
+    policy = server.policy_for("127.0.0.1", sock.getsockname()[1], uploads=False, upload_dir=cache_dir)
+    running = server.Running(guarded_app(holder, UploadSettings(None), policy), sock, "127.0.0.1")
+    try:
+        with httpx.Client(base_url=running.url, trust_env=False) as client:
+            client.get("/")
+            response = client.post("/gradio_api/upload", files=upload_body())
+            assert response.status_code == 403 and "disabled" in response.json()["error"]
+    finally:
+        running.close()
+
+
+@pytest.mark.parametrize("origin,host,same", [
+    ("http://127.0.0.1:7860", "127.0.0.1:7860", True),
+    ("http://LOCALHOST:7860", "localhost:7860", True),
+    ("https://docs.lan", "docs.lan", True),
+    ("http://docs.lan", "docs.lan:80", True),
+    ("http://127.0.0.1:7861", "127.0.0.1:7860", False),
+    ("http://localhost:7860", "127.0.0.1:7860", False),
+    ("null", "127.0.0.1:7860", False),
+    ("file://", "127.0.0.1:7860", False),
+    ("http://[::1]:7860", "[::1]:7860", True),
+])
+def test_same_origin(origin: str, host: str, same: bool):
+    assert server.same_origin(origin, host) is same
