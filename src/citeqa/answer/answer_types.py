@@ -1,13 +1,17 @@
 """Expected answer types: what kind of fact a question asks for, and where such facts sit in a text.
 
-The type comes from the question's wh-words in es, pt or en; a fact of that type next to
-a question term raises a span's score, and it is the key phrase highlighted.
+The type comes from the question's interrogative phrase in es, pt or en (the wh-word, the
+preposition before it and the noun after it: "¿A qué empresa...", "What word accuracy...",
+"Qual foi a pontuação..."); a fact of that type next to a question term raises a span's
+score, and the one nearest the question's terms is the short answer, highlighted.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
 from citeqa.text.analysis import fold_accents, terms, words
 
@@ -23,37 +27,284 @@ class AnswerType(str, Enum):
     OTHER = "other"
 
 
-_TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
-    (AnswerType.PRICE, re.compile(
-        r"\b(how much (does|did|do|is|was|will)\b.*\b(cost|charge|price)|price|cost|priced|"
-        r"cuanto (cuesta|costo|cobra|vale)|precio|coste|costo|tarifa|"
-        r"quanto (custa|custou|cobra|vale)|preco|custo)\b")),
-    (AnswerType.DATE, re.compile(
-        r"\b(when|what year|which year|what month|what date|"
-        r"cuando|que ano|en que (ano|mes|fecha)|que fecha|"
-        r"quando|em que (ano|mes|data)|que data|desde quando|hasta cuando)\b")),
-    (AnswerType.PLACE, re.compile(
-        r"^\W*(where|donde|adonde|onde|aonde)\b|"
-        r"\b(which|what|in which|in what|que|en que|em que|qual|cual|de que)\s+"
-        r"(city|cities|country|countries|town|place|region|province|state|"
-        r"ciudad|ciudades|pais|paises|lugar|region|provincia|cidade|cidades|local|regiao)\b")),
-    (AnswerType.QUANTITY, re.compile(
-        r"\b(how many|how much|how large|how big|what percentage|"
-        r"cuantos|cuantas|cuanto|cuanta|que porcentaje|que tamano|"
-        r"quantos|quantas|quanto|quanta|que percentagem|que porcentagem|que tamanho)\b")),
-    (AnswerType.NAME, re.compile(
-        r"^\W*(who|which|what|whom|quien|quienes|cual|cuales|que|qual|quais|quem|o que|que)\b")),
-)
+# --- questions -------------------------------------------------------------------------
+# Everything below is matched on the case-folded, accent-folded question.
+
+def _alternatives(*phrases: str) -> str:
+    """A regex alternation of phrases, longest first (so "a partir de" beats "a")."""
+    return "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in sorted(set(phrases), key=len, reverse=True))
+
+
+_CONJUNCTIONS = _alternatives("y", "e", "and", "ou", "or", "but", "pero", "mas", "entonces", "then", "so",
+                              "also", "tambien", "tambem", "ademas", "now", "ahora", "agora")
+_ADVERBS = _alternatives("exactly", "exactamente", "exatamente", "roughly", "approximately", "aproximadamente",
+                         "more or less", "mas o menos", "mais ou menos", "precisely", "precisamente")
+_PREPOSITIONS = _alternatives(
+    "a", "al", "ao", "de", "del", "do", "da", "con", "com", "en", "em", "no", "na", "para", "por", "pelo", "pela",
+    "sobre", "desde", "hasta", "ate", "mediante", "ante", "diante de", "entre", "contra", "tras", "apos", "durante",
+    "a partir de", "junto a", "junto con", "junto com", "cerca de", "dentro de", "alrededor de",
+    "in", "on", "at", "to", "for", "with", "from", "by", "of", "into", "under", "since", "until", "after",
+    "before", "during", "through", "via", "against", "among", "between", "up to")
+_WH = _alternatives("how", "what", "which", "who", "whom", "whose", "when", "where", "why", "que", "qual", "quais",
+                    "cual", "cuales", "quien", "quienes", "quem", "cuando", "quando", "donde", "onde", "adonde",
+                    "aonde", "como", "porque", "cuantos", "cuantas", "cuanto", "cuanta", "quantos",
+                    "quantas", "quanto", "quanta")
+_LEAD = re.compile(rf"^[\W_]*(?:(?:{_CONJUNCTIONS})\s+)?(?:(?:{_ADVERBS})\s+)?(?:(?P<prep>{_PREPOSITIONS})\s+)?"
+                   rf"(?P<pronoun>(?:o|lo)\s+)?(?P<wh>{_WH})\b(?P<rest>.*)$", re.S)
+#: "part of X" asks for a component, in common nouns ("the fuel pump"); "which Siemens part" for a product.
+_PART_OF = re.compile(r"^(?:part|parts|parte|partes)\s+(?:of|de|do|da|del|dos|das)\b")
+
+#: Words between a which/what/qual and its noun: copulas, articles, possessives, "kind of".
+_SKIP_BEFORE_HEAD = frozenset("""
+e foi era sera seria sao eram es fue son fueron sera seria is was are were will be would
+el la los las lo o a os as the an un una uno um uma su sus seu sua seus suas its their his her
+exactamente exatamente exactly otro otra otros otras outro outra outros outras other another others
+""".split())
+_KIND_OF = re.compile(r"^(?:tipo|tipos|clase|clases|kind|kinds|type|types|sort|sorts|genero|especie|variedad|"
+                      r"categoria)\s+(?:de|of)\s+")
+#: English words that end the noun phrase after which/what: auxiliaries and prepositions.
+_EN_HEAD_STOP = frozenset("""
+did does do is was are were has have had will would can could should may might must
+of in on at for to from by with about as that than
+""".split())
+#: A determiner after the noun phrase follows its verb ("Which unit designs the chips").
+_EN_DETERMINERS = frozenset("the a an its their his her this these those".split())
+
+
+#: Nouns whose answer is a number (with its unit): "¿Qué precisión...", "What word accuracy...".
+_QUANTITY_NOUNS = frozenset((
+    "precision", "precisao", "accuracy", "exactitud", "exatidao", "puntuacion", "pontuacao", "score", "nota",
+    "puntaje", "porcentaje", "percentagem", "porcentagem", "percentage", "proporcion", "proporcao", "proportion",
+    "share", "cuota", "tasa", "taxa", "rate", "ratio", "tamano", "tamanho", "size", "capacidad", "capacidade",
+    "capacity", "velocidad", "velocidade", "speed", "frecuencia", "frequencia", "frequency", "latencia", "latency",
+    "throughput", "consumo", "consumption", "altura", "height", "longitud", "comprimento", "length", "ancho",
+    "largura", "width", "peso", "weight", "distancia", "distance", "temperatura", "temperature", "duracion",
+    "duracao", "duration", "tiempo", "tempo", "edad", "idade", "age", "numero", "number", "cantidad", "quantidade",
+    "quantity", "amount", "total", "cifra", "volumen", "volume", "poblacion", "populacao", "population", "area",
+    "superficie", "margen", "margem", "margin", "crecimiento", "crescimento", "growth", "aumento", "increase",
+    "reduccion", "reducao", "reduction", "caida", "queda", "drop", "puntos", "pontos", "points", "resolucion",
+    "resolucao", "resolution", "bandwidth", "potencia", "power"))
+_PRICE_NOUNS = frozenset(("precio", "preco", "price", "coste", "costo", "custo", "cost", "tarifa", "fee", "fare",
+                           "valor", "value", "importe", "salario", "salary"))
+_DATE_NOUNS = frozenset(("dia", "day", "fecha", "date", "ano", "year", "mes", "month", "semana", "week",
+                          "trimestre", "quarter", "semestre", "epoca", "momento", "moment", "hora", "hour",
+                          "siglo", "seculo", "century", "decada", "decade", "temporada", "season", "periodo"))
+_PLACE_NOUNS = frozenset(("city", "town", "place", "region", "province", "state", "country", "location", "site",
+                           "continent", "ciudad", "pais", "lugar", "sitio", "provincia", "localidad", "continente",
+                           "cidade", "local", "regiao", "localidade", "barrio", "bairro", "neighborhood",
+                           "municipio", "island", "isla", "ilha"))
+#: Nouns whose answer is a common-noun phrase or a clause, not a name: "¿Qué rasgo...", "What technique...".
+_PHRASE_NOUNS = frozenset((
+    "rasgo", "caracteristica", "feature", "trait", "medida", "measure", "solucion", "solucao", "solution", "tecnica",
+    "technique", "metodo", "method", "enfoque", "abordagem", "approach", "estrategia", "strategy", "ventaja",
+    "vantagem", "advantage", "desventaja", "desvantagem", "disadvantage", "razon", "razao", "reason", "motivo",
+    "motive", "causa", "cause", "objetivo", "goal", "objective", "proposito", "purpose", "finalidad", "finalidade",
+    "fin", "aim", "manera", "forma", "modo", "way", "problema", "problem", "riesgo", "risco", "risk", "efecto",
+    "efeito", "effect", "consecuencia", "consequencia", "consequence", "impacto", "impact", "papel", "rol", "role",
+    "funcion", "funcao", "function", "idea", "ideia", "leccion", "licao", "lesson", "conclusion", "conclusao",
+    "argumento", "argument", "frase", "phrase", "mensaje", "mensagem", "message", "opinion", "opiniao", "critica",
+    "criticism", "diferencia", "diferenca", "difference", "relacion", "relacao", "relationship", "limitacion",
+    "limitacao", "limitation", "factor", "fator", "obstaculo", "obstacle", "desafio", "challenge", "reto", "tarea",
+    "tarefa", "task", "cambio", "mudanca", "change", "paso", "passo", "step", "accion", "acao", "action", "decision",
+    "decisao", "regla", "regra", "rule", "requisito", "requirement", "condicion", "condicao", "condition",
+    "beneficio", "benefit", "proceso", "processo", "process", "aspecto", "aspect", "tipo", "clase",
+    "kind", "type", "sort", "ventajas", "leccion", "consejo", "conselho", "advice", "recomendacion",
+    "recomendacao", "recommendation", "explicacion", "explicacao", "explanation", "senal", "sinal", "signal"))
+_NAME_VERBS = re.compile(r"\b(llama|llaman|llamaba|llamo|llamado|llamada|denomina|denominan|denominado|conoce como|"
+                         r"conocido como|conocida como|chama|chamam|chamava|chamado|chamada|conhecido como|"
+                         r"conhecida como|called|named|known as|call|name)\b")
+_SAY_OR_HAPPEN = re.compile(r"^\W*(?:did|does|do|has|have|had|will|is|was)?\b.*?\b(say|said|says|tell|told|happen|"
+                            r"happened|happens|mean|means|meant)\b|^\W*(ocurrio|ocurre|paso|pasa|sucedio|sucede|"
+                            r"aconteceu|acontece|ocorreu|ocorre|dijo|dice|dijeron|disse|diz|disseram|afirmo|afirmou|"
+                            r"significa|quiere decir|quer dizer)\b")
+_MEASURE_ADJECTIVES = re.compile(r"^\W*(many|much|big|large|long|tall|high|fast|heavy|far|old|wide|deep|often|small|"
+                                 r"short|low|quickly|soon|expensive|cheap|costly)\b")
+_SCORE_VERBS = re.compile(r"\b(score|scored|scores|measure|measured|measures|weigh|weighs|weighed|reach|reached|"
+                          r"reaches|obtain|obtained|puntuo|pontuou|mide|mediu|pesa|pesou)\b")
+_COST_WORDS = re.compile(r"\b(cost|costs|costed|charge|charges|charged|price|priced|pay|paid|sell for|sold for|"
+                         r"cuesta|costo|costaria|cuestan|cobra|cobran|cobro|vale|valen|pago|pagaron|pagar|precio|"
+                         r"custa|custam|custou|custaria|cobrou|cobram|pagou|pagaram|preco|custo|coste)\b")
+_CURRENCY_ASKED = re.compile(r"\b(?:en|em|in)\s+(?:dolares|dollars|euros|yuan|yuanes|reais|reales|libras|pounds|"
+                             r"pesos|yenes|yen|usd|eur|brl|rmb)\b")
+_PRICE_ANYWHERE = re.compile(r"\b(price|cost|priced|precio|coste|costo|tarifa|preco|custo)\b")
+_QUANTITY_ANYWHERE = re.compile(r"\b(how many|how much|cuantos|cuantas|cuanto|cuanta|quantos|quantas|quanto|"
+                                r"quanta)\b")
+#: An interrogative inside the question (accents tell "qué" from the relative "que").
+_WH_MID = re.compile(r"(?<!\w)(qué|quê|cuál|cuáles|qual|quais|which|what)\s+(?P<rest>\w.*)$", re.S)
+_CLITICS = frozenset("se lo la le les me te nos os".split())
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionShape:
+    """What a question asks for: the answer ``kind``; ``head``, the noun after which/what/qué/qual
+    ("chip" in "¿A qué chip...?"), or ""; ``plural`` when the question asks for several
+    ("¿Qué bibliotecas...", "Which cards..."); ``phrase`` when the answer is a common-noun
+    phrase or a clause rather than a name ("¿Qué técnica...", "What kind of task...": the
+    kind is then OTHER, as for why and how); ``person`` for who/quién/quem."""
+
+    kind: AnswerType
+    head: str = ""
+    plural: bool = False
+    phrase: bool = False
+    person: bool = False
+
+
+def _clause(folded: str) -> str:
+    """The interrogative clause: after the last "¿", else from the last comma-separated part
+    that starts with a wh-word ("If not X, what did ..." -> "what did ..."), to the end."""
+    if "¿" in folded:
+        folded = folded[folded.rindex("¿") + 1:]
+    starts = [0] + [m.end() for m in re.finditer(r"[,;:]", folded)]
+    for start in reversed(starts):
+        if _LEAD.match(folded[start:]):
+            return folded[start:].strip()
+    return folded.strip()
+
+
+def _is_plural(word: str) -> bool:
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+
+
+def _singulars(word: str) -> list[str]:
+    """The word and its possible singulars in es/pt/en ("pontuacoes" -> "pontuacao")."""
+    forms = [word]
+    if word.endswith("oes") or word.endswith("aes"):
+        forms.append(word[:-3] + "ao")
+    if word.endswith("ones"):
+        forms.append(word[:-2])
+    if word.endswith("es"):
+        forms.append(word[:-2])
+    if word.endswith("s"):
+        forms.append(word[:-1])
+    return forms
+
+
+def _noun_class(word: str, english: bool) -> AnswerType | str | None:
+    for form in _singulars(word):
+        if form in _QUANTITY_NOUNS:
+            return AnswerType.QUANTITY
+        if form in _PRICE_NOUNS:
+            return AnswerType.PRICE
+        if form in _DATE_NOUNS or (form == "data" and not english):  # pt "data" is a date
+            return AnswerType.DATE
+        if form in _PLACE_NOUNS:
+            return AnswerType.PLACE
+        if form in _PHRASE_NOUNS:
+            return "phrase"
+    return None
+
+
+def _head_words(rest: str, english: bool, original_rest: str) -> list[str]:
+    """The noun phrase right after which/what/qual: up to three words in English (where
+    modifiers come first: "word accuracy"), the first word in es/pt ("precisión de palabra")."""
+    tokens = re.findall(r"\w+", rest)
+    while tokens and tokens[0] in _SKIP_BEFORE_HEAD:
+        tokens.pop(0)
+    if not tokens:
+        return []
+    if not english:
+        return tokens[:1]
+    phrase = []
+    for tok in tokens[:4]:
+        if tok in _EN_HEAD_STOP:
+            break
+        if tok in _EN_DETERMINERS:
+            return phrase[:-1] if len(phrase) > 1 else phrase
+        phrase.append(tok)
+    if len(phrase) == 4:
+        # no auxiliary or preposition closes the noun phrase ("Which Acme unit designs ..."):
+        # its first lower-case word in the question is the likeliest noun
+        lower = {w for w in re.findall(r"\w+", original_rest) if w[:1].islower()}
+        lower = {fold_accents(w.casefold()) for w in lower}
+        first = next((w for w in phrase if w in lower), phrase[0])
+        return phrase[:phrase.index(first) + 1]
+    return phrase
+
+
+@lru_cache(maxsize=4096)
+def question_shape(question: str) -> QuestionShape:
+    """The answer type, head noun, number and phrase-ness a question asks for (es, pt, en)."""
+    folded = fold_accents(question.casefold())
+    original = fold_accents(question)
+    clause = _clause(folded)
+    lead = _LEAD.match(clause)
+    if lead is None:
+        if _QUANTITY_ANYWHERE.search(clause):
+            if _COST_WORDS.search(clause) or _CURRENCY_ASKED.search(clause):
+                return QuestionShape(AnswerType.PRICE)
+            return QuestionShape(AnswerType.QUANTITY)
+        mid = _WH_MID.search(question.casefold())  # "¿Y el barco zarpó con qué carga?"
+        if mid is None:
+            return QuestionShape(AnswerType.OTHER)
+        return _which_shape(fold_accents(mid.group(1)), None, fold_accents(mid.group("rest")), original)
+    wh, prep, rest = lead.group("wh"), lead.group("prep"), lead.group("rest")
+    if wh in ("why", "porque") or (wh == "que" and prep in ("por", "para")):  # a reason or a purpose
+        return QuestionShape(AnswerType.OTHER)
+    if wh in ("cuantos", "cuantas", "cuanto", "cuanta", "quantos", "quantas", "quanto", "quanta"):
+        if _COST_WORDS.search(rest) or _CURRENCY_ASKED.search(rest):
+            return QuestionShape(AnswerType.PRICE)
+        return QuestionShape(AnswerType.QUANTITY, plural=wh.endswith("s"))
+    if wh == "how":
+        measure = _MEASURE_ADJECTIVES.match(rest)
+        if measure is None:
+            return QuestionShape(AnswerType.NAME if _NAME_VERBS.search(rest) else AnswerType.OTHER)
+        if measure.group(1) in ("expensive", "cheap", "costly") or (
+                measure.group(1) == "much" and (_COST_WORDS.search(rest) or _CURRENCY_ASKED.search(rest))):
+            return QuestionShape(AnswerType.PRICE)
+        if measure.group(1) in ("soon",):
+            return QuestionShape(AnswerType.DATE)
+        return QuestionShape(AnswerType.QUANTITY, plural=measure.group(1) == "many")
+    if wh == "como":
+        return QuestionShape(AnswerType.NAME if _NAME_VERBS.search(rest) else AnswerType.OTHER)
+    if wh in ("when", "cuando", "quando"):
+        return QuestionShape(AnswerType.DATE)
+    if wh in ("where", "donde", "onde", "adonde", "aonde"):
+        return QuestionShape(AnswerType.PLACE)
+    if wh in ("who", "whom", "whose", "quien", "quienes", "quem"):
+        return QuestionShape(AnswerType.NAME, plural=wh == "quienes", person=True)
+    if lead.group("pronoun") and wh == "que":  # "o que", "lo que": a pronoun, no noun follows
+        return QuestionShape(AnswerType.OTHER if _SAY_OR_HAPPEN.match(rest) else AnswerType.NAME)
+    return _which_shape(wh, prep, rest, original)
+
+
+def _which_shape(wh: str, prep: str | None, rest: str, original: str) -> QuestionShape:
+    """which/what/qué/qual/cuál + a noun: the noun decides ("qué precisión" -> a quantity)."""
+    english = wh in ("what", "which")
+    if (_SAY_OR_HAPPEN.search(rest) if english else _SAY_OR_HAPPEN.match(rest)):
+        return QuestionShape(AnswerType.OTHER)
+    original_rest = original[-len(rest):] if rest else ""
+    bare = " ".join(w for w in re.findall(r"\w+", rest) if w not in _SKIP_BEFORE_HEAD)
+    kind_of = _KIND_OF.match(bare)
+    if kind_of:  # "¿Qué tipo de clústeres...?", "What kind of kernels...": a category, in common nouns
+        head = _head_words(bare[kind_of.end():], english, "")
+        return QuestionShape(AnswerType.OTHER, head[-1] if head else "", bool(head) and _is_plural(head[-1]),
+                             phrase=True)
+    head = _head_words(rest, english, original_rest)
+    if _PART_OF.match(bare):
+        return QuestionShape(AnswerType.OTHER, head[0] if head else "", False, phrase=True)
+    if english and not head and _SCORE_VERBS.search(rest):  # "What did X score on Y?"
+        return QuestionShape(AnswerType.QUANTITY)
+    if not english and head and head[0] in _CLITICS:  # "¿Para qué se usa?", "¿En qué se diferencia?"
+        return QuestionShape(AnswerType.OTHER if prep else AnswerType.NAME)
+    plural = wh in ("quais", "cuales") or (bool(head) and _is_plural(head[-1]))
+    for word in head:
+        found = _noun_class(word, english)
+        if isinstance(found, AnswerType):
+            return QuestionShape(found, word, plural)
+        if found == "phrase":
+            return QuestionShape(AnswerType.OTHER, word, plural, phrase=True)
+    if not head and _PRICE_ANYWHERE.search(rest):
+        return QuestionShape(AnswerType.PRICE)
+    return QuestionShape(AnswerType.NAME, head[-1] if head else "", plural)
 
 
 def expected_type(question: str) -> AnswerType:
-    """The answer type a question asks for, from its wh-words in es, pt or en."""
-    folded = fold_accents(question.casefold())
-    for kind, pattern in _TYPE_PATTERNS:
-        if pattern.search(folded):
-            return kind
-    return AnswerType.OTHER
+    """The answer type a question asks for, from its interrogative phrase in es, pt or en."""
+    return question_shape(question).kind
 
+
+# --- facts in a text -------------------------------------------------------------------
+# Matched on the accent-folded text (same length as the text for Latin scripts).
 
 _MONTHS = (r"january|february|march|april|may|june|july|august|september|october|november|december|"
            r"enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|"
