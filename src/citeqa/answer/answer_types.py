@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
-from citeqa.text.analysis import fold_accents, terms, words
+from citeqa.text.analysis import fold_accents, stopwords, terms, words
 
 
 class AnswerType(str, Enum):
@@ -309,40 +309,193 @@ def expected_type(question: str) -> AnswerType:
 _MONTHS = (r"january|february|march|april|may|june|july|august|september|october|november|december|"
            r"enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|"
            r"diciembre|janeiro|fevereiro|marco|maio|junho|julho|setembro|outubro|novembro|dezembro")
+_MONTH_ABBREVIATIONS = (r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|ene|abr|ago|dic|fev|mai|set|out|dez")
+_YEAR = r"(?:19|20)\d{2}"
+_ORDINALS = (r"primer|primero|primera|segundo|segunda|tercer|tercero|tercera|cuarto|cuarta|primeiro|primeira|"
+             r"terceiro|terceira|quarto|quarta|ultimo|ultima|first|second|third|fourth|last|final|"
+             r"1st|2nd|3rd|4th|1er|1o|2o|3o|4o|1a|2a|3a|4a")
+_PERIODS = r"trimestre|semestre|cuatrimestre|quadrimestre|bimestre|quarter|half|mitad|metade"
+_SEASONS = r"spring|summer|autumn|fall|winter|primavera|verano|otono|invierno|verao|outono|inverno"
+_PARTS = (r"principios|comienzos|inicios|mediados|finales|fines|inicio|comeco|meados|final|fim|early|mid|late|"
+          r"the end|the start|the beginning|the middle")
+#: Words after which a bare month ("septiembre") or an old year ("en 1887") is a date.
+_DATE_CONTEXT = ("en", "in", "em", "de", "del", "do", "desde", "since", "hasta", "until", "ate", "during", "durante",
+                 "of", "this", "next", "last", "este", "proximo", "pasado", "passado", "from", "by", "around",
+                 "circa", "year", "ano", "early", "late", "mid", "por", "before", "after", "antes", "depois", "despues",
+                 "entre")
+
+
+def _after_word(alternatives: tuple[str, ...]) -> str:
+    return "(?:" + "|".join(rf"(?<=\b{w} )" for w in alternatives) + ")"
+
+
+_DATE_PATTERN = re.compile(
+    "|".join((
+        rf"\b{_YEAR}-\d{{2}}-\d{{2}}\b",  # ISO
+        rf"\b\d{{1,2}}/\d{{1,2}}/(?:{_YEAR}|\d{{2}})\b",
+        rf"\b\d{{1,2}}\s+(?:{_MONTH_ABBREVIATIONS})\.?\s+{_YEAR}\b",  # 19 set 2026 (pt)
+        rf"\b(?:{_MONTH_ABBREVIATIONS})\.\s+\d{{1,2}},\s+{_YEAR}\b",  # Sept. 5, 2026
+        rf"\b(?:\d{{1,2}}(?:º|o|er)?\s+(?:de\s+)?)?(?:{_MONTHS})(?:\s+(?:de\s+|del\s+|of\s+)?{_YEAR}|\s+\d{{1,2}}"
+        rf"(?:st|nd|rd|th)?(?:,\s+{_YEAR})?)\b",  # 31 de julio de 2026, July 31, 2026, enero de 2026
+        rf"\b\d{{1,2}}(?:º|o|er)?\s+(?:de\s+)?(?:{_MONTHS})\b",  # 31 de julio
+        rf"\b(?:{_ORDINALS})\s+(?:{_PERIODS})(?:\s+(?:de|del|do|of|of\s+the)\s+(?:ano\s+|year\s+)?{_YEAR}|\s+{_YEAR})?\b",
+        rf"\b(?:{_ORDINALS})\s+(?:{_PERIODS})\b",
+        rf"\b(?:q[1-4]|[1-4]q|h[12]|[1-4]t|[12]s)\s*(?:de\s+|of\s+)?(?:{_YEAR}|'\d{{2}})\b",  # Q1 2027
+        rf"\b{_YEAR}\s*(?:q[1-4]|h[12])\b",
+        rf"\b(?:{_SEASONS})\s+(?:de\s+|del\s+|of\s+)?{_YEAR}\b",
+        rf"\b(?:{_PARTS})[\s-]+(?:de\s+|del\s+|of\s+|do\s+)?(?:ano\s+|year\s+)?{_YEAR}\b",  # finales de 2026, mid-2026
+        r"\b(?:19|20)\d0s\b",  # the 1990s
+        rf"{_after_word(_DATE_CONTEXT)}(?:{_MONTHS})\b",  # en septiembre, in May (not "it may")
+        rf"{_after_word(_DATE_CONTEXT)}1[0-8]\d{{2}}\b(?![.,]\d)",  # en 1887
+        rf"\b{_YEAR}\b(?![.,]\d)",
+    )),
+    re.I,
+)
+
 _NUMBER = r"\d+(?:[.,]\d+)*"
-_SCALE = r"(?:\s+(?:mil(?:\s+millones)?|millones|millon|milhoes|milhao|bilhoes|bilhao|billones|billion|million|thousand|trillion))?"
+_SCALE = (r"(?:[\s-]+(?:mil\s+millones|mil\s+milhoes|millones|millon|milhoes|milhao|bilhoes|bilhao|billones|"
+          r"billon|trilhoes|trilhao|mil|billion|billions|million|millions|thousand|trillion|bn|mn)\b)?")
+_UNITS = (r"%|por\s+ciento|por\s+cento|percent|per\s+cent|pp|puntos\s+porcentuales|pontos\s+percentuais|"
+          r"percentage\s+points|[kmgtpe]i?b|[kmgt]?bps|[kmgt]b/s|[kmgt]?hz|[kmgt]?wh?|nm|mm|cm|km|m|kg|mg|g|t|"
+          r"toneladas|tons|tonnes|litros|liters|litres|ml|°c|ºc|°f|grados|degrees|graus|"
+          r"(?:peta|tera|exa|giga)?flops|[tpeg]flops|tops|tokens|bits|bytes|x|×|veces|vezes|times|"
+          r"anos?|years?|mes|meses|months?|semanas?|weeks?|dias?|days?|horas?|hours?|minutos?|minutes?|min|"
+          r"segundos?|seconds?|ms|s|h|km/h|mph|metros?|meters?|metres?|kilometros?|kilometers?|millas?|miles?|pies|"
+          r"feet|foot|hectareas?|hectares?|tonelada|ton|tonne|litro|liter|litre|grado|degree|grau")
+#: A unit's second half: "metros cúbicos por segundo", "toneladas al año", "km per hour".
+_PER = (r"(?:\s+(?:cubicos|cuadrados|quadrados|cubic|square))?"
+        r"(?:\s*(?:/|por|per|al|ao|a|an)\s*(?:segundo|second|s|hora|hour|h|dia|day|semana|week|mes|month|"
+        r"ano|year|habitante|inhabitant|capita|persona|pessoa|person|hectarea|hectare|ha|km|kilometro|kilometer|"
+        r"litro|liter|kwh|unidad|unidade|unit)\b)?")
+_NUMBER_WORDS = (r"un|una|uno|um|uma|one|dos|duas|two|tres|three|cuatro|quatro|four|cinco|five|seis|six|siete|sete|"
+                 r"seven|ocho|oito|eight|nueve|nove|nine|diez|dez|ten|once|onze|eleven|doce|doze|twelve")
+_TIME_UNITS = (r"anos|years|meses|months|semanas|weeks|dias|days|horas|hours|minutos|minutes|segundos|seconds|"
+               r"trimestres|quarters|semestres|decadas|decades|generaciones|geracoes|generations|veces|vezes|times")
 _ENTITY_PATTERNS: dict[AnswerType, re.Pattern[str]] = {
-    AnswerType.PRICE: re.compile(rf"(?:us\$|\$|€|£|¥)\s*{_NUMBER}{_SCALE}|{_NUMBER}{_SCALE}\s*(?:yuan|dolares|dollars|euros|reais|reales)", re.I),
-    AnswerType.DATE: re.compile(rf"\b(?:\d{{1,2}}\s+(?:de\s+)?)?(?:{_MONTHS})(?:\s+(?:de\s+|del\s+)?(?:19|20)\d{{2}}|\s+\d{{1,2}},\s+(?:19|20)\d{{2}})?\b|\b(?:19|20)\d{{2}}\b", re.I),
-    AnswerType.QUANTITY: re.compile(rf"{_NUMBER}{_SCALE}(?:\s*%|\s*(?:GB|TB|petaFLOPS|NPUs|chips|bilhoes|billion)\b)?", re.I),
+    AnswerType.PRICE: re.compile(
+        rf"(?:us\$|r\$|\$|€|£|¥|\busd|\beur|\bbrl|\brmb)\s*{_NUMBER}{_SCALE}"
+        rf"|(?<![\w.,\-]){_NUMBER}{_SCALE}\s*(?:de\s+)?(?:yuan|yuanes|yenes|yen|dolares|dollars|euros|reais|reales|"
+        rf"libras|pounds|pesos|usd|eur|brl|rmb|centavos|cents|centimos)\b", re.I),
+    AnswerType.DATE: _DATE_PATTERN,
+    AnswerType.QUANTITY: re.compile(
+        rf"(?<![\w.,\-]){_NUMBER}{_SCALE}(?:\s*(?:{_UNITS})(?![\w/]){_PER})?(?![^\W_])"  # not "X5" nor "5X"
+        rf"|\b(?:{_NUMBER_WORDS})\s+(?:{_TIME_UNITS})\b", re.I),
     AnswerType.PLACE: re.compile(  # a capitalised name after a locative preposition, not a month
         rf"(?:(?<=\b[Ii]n )|(?<=\b[Aa]t )|(?<=\b[Ee]n )|(?<=\b[Ee]m )|(?<=\b[Nn][oa] )|(?<=\b[Nn][oa]s )|(?<=\bfrom )|(?<=\bdesde ))"
         rf"(?!(?i:{_MONTHS})\b)[A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)*"),
-    AnswerType.NAME: re.compile(r"\b(?:[A-Z][\w\-]*\d[\w\-]*|[A-Z]{2,}[\w\-]*|[A-Z][a-z]+(?:[\s\-][A-Z0-9][\w\-]*)+)\b"
-                                r"|(?<=[a-z\u00e0-\u00ff,;]\s)[A-Z][a-z\u00e0-\u00ff]+\b"),  # a capital mid-sentence
 }
+
+_NAME_TOKEN = re.compile(r"\w+(?:[-./&+]\w+)*\+*")
+#: Acronyms that are common nouns ("IA", "API"), not the name of something.
+_COMMON_ACRONYMS = frozenset("ia ai api apis ceo cto cfo coo ti it tv pc pib gdp ong ngo ok faq pdf url www".split())
+_NAME_CONNECTORS = frozenset("de del do da dos das of".split())
+_MONTH_WORDS = frozenset(_MONTHS.split("|"))
+_SENTENCE_START = ".!?:¿¡\"'«“‘•*#\n"
+_CLAUSE_START = _SENTENCE_START + "(;—–-["
+
+
+def _is_name_token(token: str) -> bool:
+    return any(c.isupper() for c in token) and any(c.isalpha() for c in token)
+
+
+def _name_spans(text: str) -> list[tuple[int, int]]:
+    """Names: runs of capitalised or mixed-case tokens ("Galaxy Tab 3.5", "cuDNN", "T-Rex"),
+    numbers continuing a name ("Falcon 9"), "X de Y" for a one-word X ("Banco de
+    Portugal"); leading function words dropped ("El Nexus 7"); a lone title-case word starting a
+    sentence, a month, a common acronym ("IA") and a single letter are not names."""
+    stop = stopwords("en")
+    tokens = [(m.start(), m.end(), m.group(0)) for m in _NAME_TOKEN.finditer(text)]
+    groups: list[list[tuple[int, int, str]]] = []
+    current: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(tokens):
+        a, b, tok = tokens[i]
+        if current:
+            gap = text[current[-1][1]:a]
+            joined = gap in (" ", "\u00a0") and (_is_name_token(tok) or tok[0].isdigit())
+            if not joined and gap == "'" and tok[:1].isupper():
+                joined = True
+            if (not joined and gap == " " and tok.lower() in _NAME_CONNECTORS and len(current) == 1
+                    and current[0][2].isalpha() and current[0][2][:1].isupper() and i + 1 < len(tokens)
+                    and text[b:tokens[i + 1][0]] == " " and tokens[i + 1][2][:1].isupper()
+                    and tokens[i + 1][2].isalpha()):
+                current.append((a, b, tok))
+                i += 1
+                continue
+            if joined:
+                current.append((a, b, tok))
+                i += 1
+                continue
+            groups.append(current)
+            current = []
+        if _is_name_token(tok):
+            current = [(a, b, tok)]
+        i += 1
+    if current:
+        groups.append(current)
+    spans = []
+    for group in groups:
+        before = text[:group[0][0]].rstrip()
+        if not before or before[-1] in _CLAUSE_START:  # "El Nexus 7", but "in The Silent Valley"
+            while group and fold_accents(group[0][2].lower()) in stop:
+                group = group[1:]
+        while len(group) > 1 and group[0][2].lower() in _COMMON_ACRONYMS:  # "IA Norlax"
+            group = group[1:]
+        while group and (group[-1][2].lower() in _NAME_CONNECTORS or fold_accents(group[-1][2].lower()) in stop):
+            group = group[:-1]
+        if not group or not _is_name_token(group[0][2]):
+            continue
+        first = group[0][2]
+        if fold_accents(first.lower()) in _MONTH_WORDS:
+            continue
+        if len(group) == 1:
+            if len(first) == 1 or first.lower() in _COMMON_ACRONYMS:
+                continue
+            before = text[:group[0][0]].rstrip()
+            title_word = first[:1].isupper() and first[1:].islower() and first.isalpha()
+            if title_word and (not before or before[-1] in _SENTENCE_START):
+                continue
+        spans.append((group[0][0], group[-1][1]))
+    return spans
+
+
+def _raw_entities(source: str, kind: AnswerType) -> list[tuple[int, int]]:
+    if kind is AnswerType.NAME:
+        return _name_spans(source)
+    pattern = _ENTITY_PATTERNS.get(kind)
+    if pattern is None:
+        return []
+    found = [m.span() for m in pattern.finditer(source)]
+    if kind is AnswerType.QUANTITY:  # not a year, not a model number ("Falcon 9")
+        taken = _raw_entities(source, AnswerType.DATE) + _raw_entities(source, AnswerType.PRICE)
+        names = [s for s in _name_spans(source) if " " in source[s[0]:s[1]]]
+        found = [(a, b) for a, b in found
+                 if not any(da < b and a < db for da, db in taken)
+                 and not any(na < a and b <= nb for na, nb in names)]
+    return found
 
 
 def find_entities(text: str, kind: AnswerType, avoid: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
     """Offsets of the phrases of ``kind`` in ``text`` whose words are not all in ``avoid``.
 
     ``avoid`` holds the question's own (folded, lower-case) words: the key phrase of an
-    answer is what the question did not already say. Quantities exclude dates and years.
+    answer is what the question did not already say. Quantities exclude dates, years,
+    prices and the numbers of model names.
     """
-    pattern = _ENTITY_PATTERNS.get(kind)
-    if pattern is None:
+    if kind is AnswerType.OTHER:
         return []
-    folded = fold_accents(text)  # same length as text for Latin scripts
+    folded = fold_accents(text)
     source = folded if len(folded) == len(text) else text
-    dates = [m.span() for m in _ENTITY_PATTERNS[AnswerType.DATE].finditer(source)] if kind is AnswerType.QUANTITY else []
     found = []
-    for match in pattern.finditer(source):
-        found_words = {fold_accents(w) for w in words(match.group(0))}
+    for a, b in _raw_entities(source, kind):
+        if kind is AnswerType.DATE and text[a:b] in ("may", "marco"):  # a verb and a frame, not May and março
+            continue
+        listed = [fold_accents(w) for w in words(source[a:b])]
+        found_words = set(listed)
         if not found_words or found_words <= avoid:
             continue
-        a, b = match.span()
-        if any(da < b and a < db for da, db in dates):
-            continue
+        if kind is AnswerType.NAME and len(listed) > 1 and listed[-1] in avoid:
+            continue  # "Airbus A320" when the question says "A320": the question's own thing
         found.append((a, b))
     return found
 
@@ -353,12 +506,15 @@ def find_entity(text: str, kind: AnswerType, avoid: frozenset[str] = frozenset()
     return spans[0] if spans else None
 
 
+_OLD_YEAR = re.compile(r"1[0-8]\d{2}")
+
+
 def type_match(text: str, lang: str, kind: AnswerType, avoid: frozenset[str], qterms: set[str]) -> float:
     """1.0 when a fact of ``kind`` sits next to a question term ("505 mil millones de
     parámetros"), 0.6 when the fact is present elsewhere, 0 when absent."""
     if kind is AnswerType.OTHER:
         return 0.0
-    spans = find_entities(text, kind, avoid)
+    spans = [s for s in find_entities(text, kind, avoid) if not _OLD_YEAR.fullmatch(text[s[0]:s[1]])]
     if not spans:
         return 0.0
     for a, b in spans:
