@@ -194,7 +194,8 @@ class AnswerPipeline:
         cand = span.candidate
         words_asked = frozenset(fold_accents(w) for w in words(query))
         kind = expected_type(question)
-        short = short_answer_in(cand.text, cand.lang, kind, words_asked, set(query_terms(query, (cand.lang,))))
+        short = short_answer_in(cand.text, cand.lang, kind, words_asked, set(query_terms(query, (cand.lang,))),
+                                question=question)
         key = short if short is not None else highlight_in(cand.text, kind, words_asked)
         highlight = Highlight(*key) if key is not None else None
         short_answer = cand.text[short[0]:short[1]] if short is not None else None
