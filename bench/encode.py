@@ -61,7 +61,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from citeqa.embedding.sbert import (  # noqa: E402
-    DEFAULT_MODEL,
+    MINILM,
     SentenceTransformerEmbedder,
     _exported,
     _onnx_layout,
@@ -286,7 +286,7 @@ class CiteqaRunner:
 
 def model_files(work: Path) -> dict[str, Callable[[], Path]]:
     """Lazily made model files: the citeqa export and variants derived from it in ``work``."""
-    folder = Path(resolve_model_path(DEFAULT_MODEL))
+    folder = Path(resolve_model_path(MINILM))
     layout = _onnx_layout(folder)
     assert layout is not None
     fp32 = _exported(folder, layout, quantized=False)
@@ -445,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="instead: interleaved A/B of the --levers on the real passages, ROUNDS rounds")
     args = parser.parse_args(argv)
 
-    folder = Path(resolve_model_path(DEFAULT_MODEL))
+    folder = Path(resolve_model_path(MINILM))
     files = model_files(args.work)
     table = levers(files, folder / "tokenizer.json")
     if args.list:

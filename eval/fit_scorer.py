@@ -18,8 +18,9 @@ out-of-fold estimates. Fitting means, in order:
 3. the abstention threshold: the highest whose false abstentions stay within
    :data:`MAX_FALSE_ABSTENTION` (a wrong "not found" costs a reader more than a visible low confidence).
 
-``--write`` fits once more on all questions and writes citeqa/answer/weights.json with how
-it was fitted and the out-of-fold numbers; the script never edits source code.
+``--write`` fits once more on all questions and writes the model's weights file
+(citeqa/answer/weights/<model>.json) with the retrieval fusion weights (``--dense-weight``),
+how it was fitted and the out-of-fold numbers; the script never edits source code.
 """
 
 from __future__ import annotations
@@ -38,12 +39,17 @@ import numpy as np
 from citeqa import evaluation as ev
 from citeqa.answer.features import FEATURES
 from citeqa.answer.pipeline import Trace, choose_span
-from citeqa.answer.scoring import RANKER_MARGIN, RANKER_SCORE, WEIGHTS_FILE, ScoringModel, margins, write_scoring
+from citeqa.answer.retrieval import RetrievalSettings
+from citeqa.answer.scoring import RANKER_MARGIN, RANKER_SCORE, ScoringModel, margins, weights_path, write_scoring
 from citeqa.engine import Engine
 
 #: Besides the ranker score and margin, the calibration sees these features of the chosen span.
 CALIBRATION_FEATURES = ("coverage", "dense", "span_dense", "entity_passage", "type_missing", "overlap")
 CALIBRATION_INPUTS = (RANKER_SCORE, RANKER_MARGIN, *CALIBRATION_FEATURES)
+#: The features a model's own vectors give; ``--generic`` fits without them, for models that have no weights.
+DENSE_FEATURES = ("dense", "span_dense", "span_dense_gap", "prev_span_dense")
+#: Name of the weights file for models without one of their own (see citeqa.answer.scoring.FALLBACK_MODEL).
+GENERIC = "any-model"
 #: The most answerable questions (share) the threshold may turn into false abstentions.
 MAX_FALSE_ABSTENTION = 0.05
 #: Confidence at or above which an answer counts as "high confidence" in the reliability report.
@@ -80,6 +86,16 @@ def collect(engine: Engine, set_name: str, items: Sequence[ev.QAItem]) -> list[Q
         cited = np.array([passage_ok[s.candidate.hit_index] for s in trace.spans], dtype=bool)
         out.append(Question(set_name, item, trace, right & gold, right, cited))
     return out
+
+
+def without_dense(q: Question) -> Question:
+    """The question with its dense feature columns zeroed: a scorer fitted on it ignores them."""
+    cols = [FEATURES.index(f) for f in DENSE_FEATURES]
+    features = q.trace.features.copy()
+    features[:, cols] = 0.0
+    spans = tuple(replace(s, features={k: (0.0 if k in DENSE_FEATURES else v) for k, v in s.features.items()})
+                  for s in q.trace.spans)
+    return replace(q, trace=replace(q.trace, features=features, spans=spans))
 
 
 def fold_of(q: Question, folds: int) -> int:
@@ -221,9 +237,11 @@ def report(outcomes: Sequence[Outcome], names: Sequence[str]) -> dict[str, dict[
     return table
 
 
-def provenance(sets: Sequence[tuple[str, str]], model_id: str, folds: int, metrics: dict) -> dict:
+def provenance(sets: Sequence[tuple[str, str]], model_id: str, folds: int, metrics: dict,
+               dense_weight: float | None) -> dict:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    return {"by": "eval/fit_scorer.py " + " ".join(f"--set {qa}={idx}" for qa, idx in sets) + " --write",
+    fusion = f" --dense-weight {dense_weight}" if dense_weight is not None else ""
+    return {"by": "eval/fit_scorer.py " + " ".join(f"--set {qa}={idx}" for qa, idx in sets) + fusion + " --write",
             "data": [qa for qa, _ in sets], "folds": f"{folds} folds by sha1(set/id); metrics are out-of-fold",
             "model": model_id, "commit": commit or None, "date": date.today().isoformat(),
             "ranker": "listwise softmax over each question's candidate spans, L2-penalised",
@@ -236,14 +254,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", action="append", required=True, metavar="QA=INDEX", help="a QA file and its index")
     parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--write", action="store_true", help=f"write citeqa/answer/{WEIGHTS_FILE}")
+    parser.add_argument("--dense-weight", type=float, default=None,
+                        help="weight of the dense score in retrieval fusion (lexical gets the rest; default: the "
+                             "model's current weights file)")
+    parser.add_argument("--generic", action="store_true",
+                        help=f"fit without the dense features ({', '.join(DENSE_FEATURES)}) and write "
+                             f"weights/{GENERIC}.json, the weights of models that have none of their own")
+    parser.add_argument("--write", action="store_true", help="write citeqa/answer/weights/<model>.json")
     args = parser.parse_args()
     sets = [tuple(s.split("=", 1)) for s in args.set]
     questions, engines = [], []
     for qa, index in sets:
         engine = Engine.open(index)
+        if args.dense_weight is not None:
+            fusion = RetrievalSettings(dense_weight=args.dense_weight, lexical_weight=1 - args.dense_weight)
+            engine = Engine(engine.data, engine.embedder, replace(engine.settings, retrieval=fusion))
         engines.append(engine)
         questions += collect(engine, qa, ev.load_qa(Path(qa)))
+    if args.generic:
+        questions = [without_dense(q) for q in questions]
     models = {e.data.manifest.model for e in engines}
     if len(models) != 1:
         raise SystemExit(f"the indexes were built with different models: {sorted(models)}")
@@ -257,10 +286,13 @@ def main() -> int:
     print("ranker:", final.weights, "bias", final.bias)
     print("calibration:", final.calibration, "bias", final.calib_bias, "abstain below", final.abstain_below)
     if args.write:
-        import citeqa.answer
-
-        path = Path(citeqa.answer.__file__).with_name(WEIGHTS_FILE)
-        write_scoring(replace(final, fitted=provenance(sets, models.pop(), args.folds, metrics)), path)
+        model_id = GENERIC if args.generic else models.pop()
+        path = weights_path(model_id)
+        if path.stem != model_id.replace("/", "__"):
+            path = path.with_name(f"{model_id.replace('/', '__')}.json")
+        fusion = {"dense_weight": settings.retrieval.dense_weight, "lexical_weight": settings.retrieval.lexical_weight}
+        write_scoring(replace(final, fitted=provenance(sets, model_id, args.folds, metrics, args.dense_weight)), path,
+                      retrieval=fusion)
         print(f"wrote {path}")
     return 0
 

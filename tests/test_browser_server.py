@@ -135,4 +135,4 @@ def test_the_page_still_chats_and_uploads(browser, served, tmp_path: Path):
     assert status.input_value() == "added bridge.md"
     assert "bridge.md" in served.corpus_files()
     assert "bridge.md" not in served.cached_files()  # the cached upload was discarded once added
-    assert "1931" in served.holder.engine.ask("When did the bridge of Alvor open?").answer
+    assert "1931" in served.holder.engine.ask("When did the bridge of Alvor open?").citations[0].text  # indexed

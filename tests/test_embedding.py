@@ -13,7 +13,7 @@ import pytest
 
 from citeqa.embedding.sbert import (
     BACKEND_ENV,
-    DEFAULT_MODEL,
+    MINILM,
     SentenceTransformerEmbedder,
     _onnx_layout,
     choose_backend,
@@ -61,19 +61,19 @@ def test_other_models_stay_on_torch(tmp_path: Path, monkeypatch, pooling: str, m
 def test_supported_folder_and_default_model_choose_onnx(tmp_path: Path, monkeypatch):
     monkeypatch.delenv(BACKEND_ENV, raising=False)
     assert choose_backend(str(fake_model_folder(tmp_path / "m"))) == "onnx"
-    assert choose_backend(DEFAULT_MODEL) == "onnx"
-    assert _onnx_layout(Path(resolve_model_path(DEFAULT_MODEL))) is not None
+    assert choose_backend(MINILM) == "onnx"
+    assert _onnx_layout(Path(resolve_model_path(MINILM))) is not None
 
 
 def test_environment_picks_the_backend(monkeypatch):
     monkeypatch.setenv(BACKEND_ENV, "torch")
-    assert choose_backend(DEFAULT_MODEL) == "torch"
+    assert choose_backend(MINILM) == "torch"
     assert SentenceTransformerEmbedder().backend == "torch"
     monkeypatch.setenv(BACKEND_ENV, "onnx-int8")
     assert choose_backend("anything") == "onnx-int8"
     monkeypatch.setenv(BACKEND_ENV, "gpu")
     with pytest.raises(ModelError, match=BACKEND_ENV):
-        choose_backend(DEFAULT_MODEL)
+        choose_backend(MINILM)
     with pytest.raises(ModelError, match="backend"):
         SentenceTransformerEmbedder(backend="tpu")
 
@@ -155,7 +155,7 @@ def test_onnx_batches_follow_word_pieces_not_characters():
 
     from citeqa.embedding.sbert import _OnnxModel
 
-    tokenizer = Tokenizer.from_file(str(Path(resolve_model_path(DEFAULT_MODEL)) / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(str(Path(resolve_model_path(MINILM)) / "tokenizer.json"))
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length=256)
     model = _OnnxModel(_WidthRecorder(), tokenizer, {"pooling": "mean", "lower": False, "dimension": 4})
@@ -178,7 +178,7 @@ def test_int8_quantises_matmul_weights_per_channel_and_stays_near_float():
 
     from citeqa.embedding.sbert import _exported
 
-    folder = Path(resolve_model_path(DEFAULT_MODEL))
+    folder = Path(resolve_model_path(MINILM))
     graph = onnx.load(str(_exported(folder, _onnx_layout(folder), quantized=True))).graph
     shapes = {i.name: list(i.dims) for i in graph.initializer}
     types = {i.name: i.data_type for i in graph.initializer}

@@ -77,8 +77,21 @@ def test_other_model_or_format_names_rebuild(fixture_corpus: Path, built_index: 
     manifest = json.loads((folder / MANIFEST_NAME).read_text())
     manifest["format_version"] = FORMAT_VERSION + 1
     (folder / MANIFEST_NAME).write_text(json.dumps(manifest))
-    with pytest.raises(IndexMismatchError, match="--rebuild"):
+    with pytest.raises(IndexMismatchError, match="run `citeqa index`"):
         load_index(built_index)
+
+
+def test_citeqa_index_rebuilds_an_index_of_another_format(fixture_corpus: Path, built_index: Path, keyword_cli,
+                                                           capsys: pytest.CaptureFixture[str]):
+    """An index written by another citeqa (its format version differs) is rebuilt from the corpus, not refused."""
+    folder = current_generation(built_index)
+    manifest = json.loads((folder / MANIFEST_NAME).read_text())
+    manifest["format_version"] = FORMAT_VERSION - 1
+    (folder / MANIFEST_NAME).write_text(json.dumps(manifest))
+    assert keyword_cli(["index", "--corpus", str(fixture_corpus), "--index", str(built_index)]) == 0
+    out = capsys.readouterr().out
+    assert "rebuilt the whole index" in out and f"format version {FORMAT_VERSION - 1}" in out
+    assert load_index(built_index).manifest.format_version == FORMAT_VERSION
 
 
 def test_altered_file_is_detected(built_index: Path):

@@ -39,6 +39,10 @@ class IndexMismatchError(IndexStoreError):
     """The index was built with another model, dimension or format version."""
 
 
+class IndexFormatError(IndexMismatchError):
+    """The index was written by another version of citeqa's index format; ``citeqa index`` rebuilds it."""
+
+
 class IndexCorruptError(IndexStoreError):
     """An index file is missing, truncated or does not match the manifest."""
 

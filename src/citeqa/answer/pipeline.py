@@ -20,7 +20,7 @@ import numpy as np
 from citeqa.answer.answer_types import expected_type, highlight_in, short_answer_in
 from citeqa.answer.features import FEATURES, Passage, candidate_features
 from citeqa.answer.retrieval import RetrievalSettings, Retriever, prefer_language
-from citeqa.answer.scoring import ScoringModel, load_scoring
+from citeqa.answer.scoring import ScoringModel, load_scoring, read_weights
 from citeqa.answer.spans import Candidate, candidates_from
 from citeqa.errors import QuestionError
 from citeqa.index.store import IndexData
@@ -35,6 +35,10 @@ MAX_QUESTION_CHARS = 2000
 QUESTION_LANGUAGE_CONFIDENCE = 0.5
 
 
+#: Retrieval settings a weights file may set.
+_FUSION_WEIGHTS = frozenset({"dense_weight", "lexical_weight"})
+
+
 @dataclass(frozen=True, slots=True)
 class AnswerSettings:
     """Everything that shapes an answer, with defaults chosen on split A of eval/qa.jsonl."""
@@ -45,6 +49,14 @@ class AnswerSettings:
     pool: int = 10  #: passages retrieved before choosing the answer and the citations
     language_margin: float = 0.05  #: a same-language answer wins unless this much less likely ...
     language_floor: float = 0.5  #: ... and always when at least this likely
+
+    @classmethod
+    def for_model(cls, model: str) -> AnswerSettings:
+        """The settings fitted for ``model``'s vectors: retrieval fusion weights and the scorer."""
+        data = read_weights(model)
+        fusion = data.get("retrieval", {})
+        retrieval = RetrievalSettings(**{k: float(v) for k, v in fusion.items() if k in _FUSION_WEIGHTS})
+        return cls(retrieval=retrieval, scoring=ScoringModel.from_dict(data))
 
     @property
     def abstain_below(self) -> float:
@@ -95,7 +107,7 @@ class AnswerPipeline:
                  settings: AnswerSettings | None = None) -> None:
         self.data = data
         self.encode = encode
-        self.settings = settings if settings is not None else AnswerSettings()
+        self.settings = settings if settings is not None else AnswerSettings.for_model(data.manifest.model)
         self.retriever = Retriever(data, self.settings.retrieval)
         self.idf = data.lexical_idf()
         self.default_idf = math.log(1 + len(data.chunks))

@@ -4,8 +4,9 @@ The ranker's logit orders the candidate spans; the calibration turns the ranker 
 a few features of a span into the observed probability that it is a right answer, which
 is the answer's ``confidence``; below ``abstain_below`` the engine abstains.
 
-The parameters are data, not code: ``weights.json`` beside this module, keyed by feature
-name, with how they were fitted. ``eval/fit_scorer.py --write`` writes that file.
+The parameters are data, not code: ``weights/<model>.json`` beside this module, one file per
+embedding model (its vectors give the dense signals their scale), keyed by feature name, with
+the retrieval fusion weights and how they were fitted. ``eval/fit_scorer.py --write`` writes it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,10 @@ RANKER_SCORE = "ranker_score"
 RANKER_MARGIN = "ranker_margin"
 CALIBRATION_INPUTS = (RANKER_SCORE, RANKER_MARGIN, *FEATURES)
 WEIGHTS_FORMAT = 1
-WEIGHTS_FILE = "weights.json"
+WEIGHTS_DIR = "weights"
+#: Weights for a model without a file of its own: fitted without the dense signals, whose scale
+#: differs from model to model (eval/fit_scorer.py --generic).
+FALLBACK_MODEL = "any-model"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,17 +107,32 @@ def check_names(what: str, given: Mapping[str, float], known: tuple[str, ...], e
                           f"({'; '.join(parts)}); refit with eval/fit_scorer.py --write")
 
 
-def load_scoring(path: Path | None = None) -> ScoringModel:
-    """The scorer from ``path``, or the one shipped with citeqa."""
+def weights_path(model: str) -> Path:
+    """The weights file of ``model`` shipped with citeqa, or the fallback model's."""
+    folder = Path(str(resources.files("citeqa.answer").joinpath(WEIGHTS_DIR)))
+    own = folder / f"{model.replace('/', '__')}.json"
+    return own if own.is_file() else folder / f"{FALLBACK_MODEL}.json"
+
+
+def read_weights(model: str | None = None, path: Path | None = None) -> dict[str, Any]:
+    """The raw weights file (``path``, or the one for ``model``)."""
+    path = path if path is not None else weights_path(model or "multilingual-e5-small")
     try:
-        raw = path.read_text("utf-8") if path is not None else \
-            resources.files("citeqa.answer").joinpath(WEIGHTS_FILE).read_text("utf-8")
-        return ScoringModel.from_dict(json.loads(raw))
+        data = json.loads(path.read_text("utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"cannot read scorer weights {path or WEIGHTS_FILE}: {exc}") from None
+        raise ConfigError(f"cannot read scorer weights {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"scorer weights {path} are not a JSON object")
+    return data
 
 
-def write_scoring(model: ScoringModel, path: Path) -> Path:
-    """Write ``model`` as ``weights.json`` (stable key order, one value per line)."""
-    path.write_text(json.dumps(model.to_dict(), ensure_ascii=False, indent=2) + "\n", "utf-8")
+def load_scoring(model: str | None = None, path: Path | None = None) -> ScoringModel:
+    """The scorer for ``model`` (or from ``path``)."""
+    return ScoringModel.from_dict(read_weights(model, path))
+
+
+def write_scoring(model: ScoringModel, path: Path, retrieval: Mapping[str, float] | None = None) -> Path:
+    """Write ``model`` (and the retrieval fusion weights) as a weights file, one value per line."""
+    data = {**model.to_dict(), **({"retrieval": dict(retrieval)} if retrieval is not None else {})}
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", "utf-8")
     return path

@@ -131,6 +131,7 @@ def main(argv: Sequence[str] | None = None, embedder_factory: EmbedderFactory | 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # e5's OpenMP threads sleep when idle, not spin (see e5.py)
     args = _parser().parse_args(argv)
     args.embedder_factory = embedder_factory if embedder_factory is not None else _default_embedder
     try:
@@ -161,8 +162,27 @@ def _open_engine(args: argparse.Namespace) -> Engine:
     return Engine(data, args.embedder_factory(model), index_dir=args.index)
 
 
-def _cmd_index(args: argparse.Namespace) -> int:
+def _index_model(args: argparse.Namespace, index: Path) -> str:
+    """The model to index with: ``--model``, else the live index's own, else the default."""
     from citeqa.embedding import DEFAULT_MODEL
+    from citeqa.errors import IndexStoreError
+    from citeqa.index.manifest import peek_model
+    from citeqa.index.store import current_generation
+
+    if args.model is not None:
+        return args.model
+    if not args.rebuild:
+        try:
+            live = current_generation(index)
+        except IndexStoreError:  # a damaged index: update_index reports it
+            live = None
+        own = peek_model(live) if live is not None else None
+        if own is not None:
+            return own
+    return DEFAULT_MODEL
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
     from citeqa.index.builder import update_index
     from citeqa.ingest.chunking import ChunkerSettings
 
@@ -171,9 +191,11 @@ def _cmd_index(args: argparse.Namespace) -> int:
         base = ChunkerSettings()
         chunker = ChunkerSettings(args.chunk_size if args.chunk_size is not None else base.size,
                                   args.chunk_overlap if args.chunk_overlap is not None else base.overlap)
-    embedder = args.embedder_factory(args.model if args.model is not None else DEFAULT_MODEL)
+    embedder = args.embedder_factory(_index_model(args, args.index))
     report = update_index(args.corpus, args.index, embedder, chunker, rebuild=args.rebuild,
                           progress=sys.stderr.isatty())
+    if report.rebuilt_because:
+        print(f"rebuilt the whole index with {embedder.model_id}: {report.rebuilt_because}")
     if report.up_to_date:
         print(f"index up to date: {len(report.unchanged)} documents, {report.chunks} passages")
     else:
@@ -249,13 +271,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def _eval_index_and_open(args: argparse.Namespace, corpus: Path, index: Path) -> Engine:
     """Bring the index of ``corpus`` up to date (as ``citeqa index`` does) and open it with the same embedder."""
-    from citeqa.embedding import DEFAULT_MODEL
     from citeqa.engine import Engine
     from citeqa.index.builder import update_index
     from citeqa.index.manifest import check_model
     from citeqa.index.store import load_index
 
-    embedder = args.embedder_factory(args.model if args.model is not None else DEFAULT_MODEL)
+    args.rebuild = False
+    embedder = args.embedder_factory(_index_model(args, index))
     report = update_index(corpus, index, embedder, progress=sys.stderr.isatty())
     work = "up to date" if report.up_to_date else f"embedded {report.embedded}, reused {report.reused}"
     print(f"SQuAD corpus {corpus}: {len(report.documents)} paragraphs; index {index}: {report.chunks} passages "

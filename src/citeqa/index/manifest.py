@@ -14,7 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from citeqa.errors import IndexCorruptError, IndexMismatchError
+from citeqa.errors import IndexCorruptError, IndexFormatError, IndexMismatchError
 from citeqa.ingest.chunking import ChunkerSettings
 from citeqa.records import from_dict, to_dict
 
@@ -91,8 +91,8 @@ def read_manifest(folder: Path) -> Manifest:
         raise IndexCorruptError(f"{path} is not a JSON object; {REBUILD_HINT}")
     version = data.get("format_version")
     if version != FORMAT_VERSION:
-        raise IndexMismatchError(
-            f"index format version {version!r} is not the supported {FORMAT_VERSION}; {REBUILD_HINT}")
+        raise IndexFormatError(
+            f"index format version {version!r} is not the supported {FORMAT_VERSION}; run `citeqa index`")
     try:
         return _manifest_from(data)
     except (TypeError, KeyError, ValueError, AttributeError) as exc:
@@ -134,3 +134,13 @@ def check_backend(manifest: Manifest, backend: str) -> None:
         raise IndexMismatchError(
             f"index vectors were computed with the {manifest.backend!r} embedding backend, which "
             f"differs from {backend!r} (set {BACKEND_ENV}); {REBUILD_HINT}")
+
+
+def peek_model(folder: Path) -> str | None:
+    """The model a generation's manifest names, whatever its format version (None if unreadable)."""
+    try:
+        data = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    return model if isinstance(model, str) and data.get("format_version") == FORMAT_VERSION else None
