@@ -111,3 +111,16 @@ def test_corpus_rows_and_skipped_list_are_plain_text():
     html = skipped_html([("<i>.exe", "unsupported type .exe")])
     assert "<i>" not in html and "unsupported type .exe" in html
     assert skipped_html([]) == ""
+
+
+def test_short_answer_comes_first_with_its_sentence_as_context():
+    sentence = "El faro de Punta Brava mide 42 metros <b>de altura</b>."
+    cit = Citation("faro.txt", "Faro", "es", 0, len(sentence), sentence, 0.9)
+    answer = Answer("¿Cuánto mide?", "es", sentence, False, 0.9, (cit,), 1.0, Highlight(28, 37), "42 metros")
+    reply = answer_html(answer)
+    short, context = reply.index('class="citeqa-short">42 metros</strong>'), reply.index('class="citeqa-sentence"')
+    assert short < context and "<mark>42 metros</mark>" in reply[context:] and "<b>" not in reply
+    no_short = answer_html(Answer("¿Por qué?", "es", sentence, False, 0.9, (cit,), 1.0, None, None))
+    assert "citeqa-short" not in no_short and "citeqa-sentence" not in no_short
+    xss = answer_html(Answer("q", "en", XSS, False, 0.9, (cit,), 1.0, Highlight(0, 8), XSS[:8]))
+    assert all(bad not in xss for bad in BAD)

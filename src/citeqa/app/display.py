@@ -52,8 +52,13 @@ def answer_html(answer: Answer, show_confidence: bool = True) -> str:
             body += f" {safe(lab['see_closest'])}"
     else:
         text, hl = answer.answer, answer.highlight
-        body = _marked(text, hl.start, hl.end) if hl is not None else safe(text)
-        body += " " + " ".join(f'<sup class="citeqa-ref">[{n}]</sup>' for n in supporting(answer))
+        refs = " ".join(f'<sup class="citeqa-ref">[{n}]</sup>' for n in supporting(answer))
+        sentence = _marked(text, hl.start, hl.end) if hl is not None else safe(text)
+        if answer.short_answer is not None:  # the short answer first, the sentence as its context
+            body = (f'<strong class="citeqa-short">{safe(answer.short_answer)}</strong> {refs}'
+                    f'<br><small class="citeqa-sentence">{sentence}</small>')
+        else:
+            body = f"{sentence} {refs}"
         if answer.citations and answer.citations[0].lang != answer.language:
             body += f" <small>({safe(lab['other_lang'])}: {safe(answer.citations[0].lang)})</small>"
     if show_confidence:

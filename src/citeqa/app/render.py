@@ -24,6 +24,9 @@ def print_answer(answer: Answer, console=None, documents: Mapping[str, Document]
         text = Text(answer.answer or "")
         if answer.highlight is not None:
             text.stylize("bold underline", answer.highlight.start, answer.highlight.end)
+        if answer.short_answer is not None:  # the short answer first, its sentence as context
+            console.print(Text(answer.short_answer, style="bold"))
+            text.stylize("dim")
         console.print(text)
     console.print(Text(f"confidence {answer.confidence:.2f} · language {answer.language} · "
                        f"{answer.latency_ms:.0f} ms", style="dim"))

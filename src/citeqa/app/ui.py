@@ -29,6 +29,8 @@ CSS = """
 .citeqa-context div {background: var(--background-fill-secondary); padding: 6px 8px; border-radius: 6px; line-height: 1.45;}
 .citeqa-cited {background: var(--color-accent-soft); border-radius: 3px;}
 .citeqa-ref {color: var(--link-text-color); font-weight: 600;}
+.citeqa-short {font-size: 1.15em;}
+.citeqa-sentence {color: var(--body-text-color-subdued); line-height: 1.45;}
 mark {background: #fef08a; color: inherit; padding: 0 2px; border-radius: 3px;}
 """
 
