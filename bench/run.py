@@ -96,6 +96,10 @@ def pct(values: list[float], q: float) -> float | None:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
+#: The model benchmarked: citeqa's default (set BENCH_MODEL to compare another).
+MODEL = os.environ.get("BENCH_MODEL", "multilingual-e5-small")
+
+
 def load_questions() -> list[dict]:
     return json.loads(QUESTIONS.read_text(encoding="utf-8"))["questions"]
 
@@ -113,17 +117,20 @@ def model_path() -> str:
 class SynthEmbedder:
     """The real embedder, except for synthetic passages, whose vectors are composed.
 
-    A text whose key is in ``keys`` gets :func:`synth.compose` of its sentences' vectors;
-    any other text (the real documents) is encoded by the real model, counted and timed.
+    A text whose key is in ``keys`` gets :func:`synth.compose` of its sentences' vectors; a
+    text that is one of the corpus sentences (a span of a synthetic passage) gets that
+    sentence's real vector; any other text (the real documents, clauses of long sentences)
+    is encoded by the real model, counted and timed.
     """
 
-    def __init__(self, inner, keys=None, members=None, sentence_vectors=None) -> None:
+    def __init__(self, inner, keys=None, members=None, sentence_vectors=None, sentences=()) -> None:
         self.inner = inner
         self.model_id = inner.model_id
         self.backend = getattr(inner, "backend", None)
         self.rows = {int(k): row for row, k in enumerate(keys)} if keys is not None else {}
         self.members = members
         self.sentence_vectors = sentence_vectors
+        self.sentence_rows = {s: i for i, s in enumerate(sentences)}
         self.encoded = 0
         self.composed = 0
         self.encode_seconds = 0.0
@@ -142,7 +149,11 @@ class SynthEmbedder:
         if known:
             out[known] = compose(self.sentence_vectors, self.members[[rows[i] for i in known]])
             self.composed += len(known)
-        missing = [i for i, r in enumerate(rows) if r is None]
+        sentence = [i for i, r in enumerate(rows) if r is None and texts[i] in self.sentence_rows]
+        if sentence:
+            out[sentence] = self.sentence_vectors[[self.sentence_rows[texts[i]] for i in sentence]]
+            self.composed += len(sentence)
+        missing = [i for i, r in enumerate(rows) if r is None and texts[i] not in self.sentence_rows]
         if missing:
             started = time.perf_counter()
             out[missing] = self.inner.encode([texts[i] for i in missing], progress=progress)
@@ -164,11 +175,11 @@ def worker_embed_sentences(args: dict) -> dict:
     import numpy as np
     from synth import compose
 
-    from citeqa.embedding import SentenceTransformerEmbedder
+    from citeqa.embedding import encode_queries, load_embedder
 
     sentences = json.loads(Path(args["sentences"]).read_text(encoding="utf-8"))
     check = json.loads(Path(args["check"]).read_text(encoding="utf-8"))
-    emb = SentenceTransformerEmbedder()
+    emb = load_embedder(args["model"])
     t0 = time.perf_counter()
     emb.warm_up()
     load = time.perf_counter() - t0
@@ -187,7 +198,7 @@ def worker_embed_sentences(args: dict) -> dict:
         composed = compose(vectors, members)
         cos = (real * composed).sum(axis=1)
         off_diagonal = ~np.eye(len(check), dtype=bool)
-        queries = emb.encode([q["question"] for q in load_questions()])
+        queries = encode_queries(emb, [q["question"] for q in load_questions()])
         real_rank = np.argsort(-(queries @ real.T), axis=1)
         comp_rank = np.argsort(-(queries @ composed.T), axis=1)
         k = min(10, len(check))
@@ -209,16 +220,17 @@ def worker_index(args: dict) -> dict:
     """Build an index from scratch; time it apart from the model load."""
     import numpy as np
 
-    from citeqa.embedding import SentenceTransformerEmbedder
+    from citeqa.embedding import load_embedder
     from citeqa.index.builder import update_index
 
-    inner = SentenceTransformerEmbedder()
+    inner = load_embedder(args["model"])
     t0 = time.perf_counter()
     inner.warm_up()
     load = time.perf_counter() - t0
     if args.get("pool_keys"):
         emb = SynthEmbedder(inner, np.load(args["pool_keys"]), np.load(args["pool_members"]),
-                            np.load(args["sentence_vectors"]))
+                            np.load(args["sentence_vectors"]),
+                            json.loads(Path(args["sentences"]).read_text(encoding="utf-8")))
     else:
         emb = SynthEmbedder(inner)
     report = update_index(Path(args["corpus"]), Path(args["index"]), emb, rebuild=True)
@@ -597,7 +609,8 @@ def prepare_pool(work: Path, log_dir: Path, count: int, check: int, seed: int) -
     print(f"{count} synthetic passages from {len(flat)} corpus sentences; embedding the sentences "
           f"and {len(sample)} whole passages with the real model …", flush=True)
     info = run_worker("embed_sentences", {"sentences": str(work / "sentences.json"), "check": str(work / "check.json"),
-                                          "vectors": str(work / "sentences.npy")}, work, log_dir, "pool")
+                                          "vectors": str(work / "sentences.npy"), "model": MODEL},
+                      work, log_dir, "pool")
     info["passages"] = passages
     return info
 
@@ -617,10 +630,10 @@ def bench_size(size: str, args, work: Path, log_dir: Path, pool: dict | None, re
         result["generate_s"] = time.perf_counter() - t0
     index = work / f"index-{size}"
     print(f"[{size}] indexing {corpus} …", flush=True)
-    idx_args = {"corpus": str(corpus), "index": str(index)}
+    idx_args = {"corpus": str(corpus), "index": str(index), "model": MODEL}
     if size != "real":
         idx_args.update(pool_keys=str(work / "pool_keys.npy"), pool_members=str(work / "pool_members.npy"),
-                        sentence_vectors=str(work / "sentences.npy"))
+                        sentence_vectors=str(work / "sentences.npy"), sentences=str(work / "sentences.json"))
     ix = run_worker("index", idx_args, work, log_dir, tag)
     result["index"] = ix
     if "error" in ix:
