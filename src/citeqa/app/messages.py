@@ -35,3 +35,49 @@ def labels(lang: str) -> dict[str, str]:
 def not_found(lang: str) -> str:
     """"I couldn't find this in the documents", in ``lang`` (English when unknown)."""
     return labels(lang)["not_found"]
+
+
+#: Claim checking (:mod:`citeqa.answer.claims`): verdict names and the one-line message.
+CLAIM_LABELS = {
+    "es": {"supported": "Respaldada", "conflicting": "En conflicto", "not_found": "No encontrada",
+           "supports": "respalda", "conflicts": "contradice", "related": "pasaje cercano",
+           "supported_msg": "Los documentos respaldan esta afirmación.",
+           "supported_value": "Los documentos respaldan esta afirmación: dicen «{doc}».",
+           "conflicting_msg": "Los documentos dicen «{doc}», no «{claim}».",
+           "not_found_msg": "No encontré nada en los documentos que hable de esta afirmación.",
+           "claim": "Afirmación", "evidence": "Pasajes", "claim_value": "la afirmación dice",
+           "doc_value": "el documento dice"},
+    "pt": {"supported": "Confirmada", "conflicting": "Em conflito", "not_found": "Não encontrada",
+           "supports": "confirma", "conflicts": "contradiz", "related": "passagem próxima",
+           "supported_msg": "Os documentos confirmam esta afirmação.",
+           "supported_value": "Os documentos confirmam esta afirmação: dizem «{doc}».",
+           "conflicting_msg": "Os documentos dizem «{doc}», não «{claim}».",
+           "not_found_msg": "Não encontrei nada nos documentos que fale desta afirmação.",
+           "claim": "Afirmação", "evidence": "Passagens", "claim_value": "a afirmação diz",
+           "doc_value": "o documento diz"},
+    "en": {"supported": "Supported", "conflicting": "Conflicting", "not_found": "Not found",
+           "supports": "supports", "conflicts": "conflicts", "related": "closest passage",
+           "supported_msg": "The documents support this claim.",
+           "supported_value": "The documents support this claim: they say “{doc}”.",
+           "conflicting_msg": "The documents say “{doc}”, not “{claim}”.",
+           "not_found_msg": "Nothing in the documents speaks to this claim.",
+           "claim": "Claim", "evidence": "Passages", "claim_value": "the claim says",
+           "doc_value": "the document says"},
+}
+
+
+def claim_labels(lang: str) -> dict[str, str]:
+    """Claim-checking strings in ``lang``, English when the language has none."""
+    return CLAIM_LABELS.get(lang, CLAIM_LABELS["en"])
+
+
+def claim_message(verdict: str, lang: str, claim_value: str | None = None, doc_value: str | None = None) -> str:
+    """The verdict as one sentence in ``lang``; a conflict names both values."""
+    lab = claim_labels(lang)
+    if verdict == "conflicting" and claim_value and doc_value:
+        return lab["conflicting_msg"].format(doc=doc_value, claim=claim_value)
+    if verdict == "supported":
+        return lab["supported_value"].format(doc=doc_value) if doc_value else lab["supported_msg"]
+    if verdict == "conflicting":
+        return lab["conflicting_msg"].format(doc="?", claim="?")
+    return lab["not_found_msg"]
