@@ -107,7 +107,7 @@ UNIT_SYNONYMS: dict[str, str] = {
 #: Units written in capitals or glued to the number ("288 GB", "288GB", "7nm").
 SYMBOL_UNITS = frozenset({"gb", "tb", "mb", "kb", "pb", "nm", "km", "kg", "mg", "ms", "ghz", "mhz", "khz", "hz",
                           "w", "kw", "mw", "gw", "kwh", "mwh", "gwh", "tflops", "pflops", "petaflops",
-                          "teraflops", "exaflops", "gflops", "tops", "m", "cm", "mm", "g", "t", "k"})
+                          "teraflops", "exaflops", "gflops", "tops", "m", "cm", "mm", "g", "t", "k", "°c", "°f"})
 #: Units that are always written next to their number (a count of things may leave its noun out).
 MEASURE_UNITS = frozenset(UNIT_SYNONYMS.values()) | SYMBOL_UNITS
 _CURRENCY_BEFORE = re.compile(r"(US\$|R\$|\$|€|£|¥)\s*$")
@@ -326,6 +326,13 @@ def _name_number(text: str, a: int, b: int) -> bool:
     return any(c.isupper() for c in word)
 
 
+def _score_or_range(text: str, a: int, b: int) -> bool:
+    """A number joined to another by a dash: a score ("3–1") or a range ("10-15"), not one quantity."""
+    after = re.match(r"[\u2013\u2014-]\d", text[b:b + 2])
+    before = re.search(r"\d[\u2013\u2014-]$", text[max(0, a - 2):a])
+    return after is not None or before is not None
+
+
 def _unit_after(text: str, end: int) -> tuple[str, int]:
     """The unit word after a number ending at ``end`` and the end of what was read ("" when none).
 
@@ -333,6 +340,9 @@ def _unit_after(text: str, end: int) -> tuple[str, int]:
     """
     rest = text[end:end + 80]
     offset, names, glued = 0, 0, False
+    degrees = re.match(r"\s*[°º]\s*([CF])\b", rest)
+    if degrees is not None:
+        return f"°{degrees.group(1).lower()}", end + degrees.end()
     while True:
         m = re.match(r"[\s\-]*(%|[^\W\d_][\w\-]*|\d+[\w]*)", rest[offset:])
         if m is None:
@@ -380,6 +390,8 @@ def find_quantities(text: str, lang: str = "", dates: list[Fact] | None = None) 
         if glued and glued.lower() not in SYMBOL_UNITS and glued != "%":
             continue  # "800T", "960DT", "2K": a model name
         if text[a - 1:a] == "-" and a >= 2 and text[a - 2].isalnum():
+            continue
+        if _score_or_range(text, a, a + digits.end()):
             continue
         if _name_number(text, a, a + digits.end()):
             continue
