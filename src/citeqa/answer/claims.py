@@ -118,6 +118,30 @@ def clean_claim(claim: object) -> str:
         raise QuestionError(str(exc).replace("question", "claim")) from None
 
 
+# --- statements and questions -----------------------------------------------------------------
+
+#: First words that make an input a question or a request, not a statement (es/pt/en, folded).
+_QUESTION_START = re.compile(
+    r"^(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|should|would|will|"
+    r"has|have|had|may|might|must|shall|tell|show|list|give|find|explain|describe|summari[sz]e|compare|"
+    r"que|qual|quais|cual|cuales|quien|quienes|quem|cuando|quando|donde|onde|adonde|aonde|por que|porque|como|"
+    r"cuanto|cuanta|cuantos|cuantas|quanto|quanta|quantos|quantas|o que|existe|existen|hay|ha|dime|muestra|"
+    r"explica|describe|resume|enumera|compara|diz|diga|mostra|mostre|explique|descreva|resuma|liste|compare)\b")
+
+
+def looks_like_claim(text: str) -> bool:
+    """Whether the chat's "auto" mode checks ``text`` as a claim instead of answering it: no question
+    mark, no question or request word first (es/pt/en), at least three words, and it ends with a full
+    stop or states a number or date. Conservative: anything else is asked as a question."""
+    cleaned = " ".join(str(text).split())
+    if not cleaned or "?" in cleaned or "¿" in cleaned:
+        return False
+    folded = fold_accents(cleaned.casefold()).lstrip("¡\"'«“(- ")
+    if _QUESTION_START.match(folded) or len(folded.split()) < 3:
+        return False
+    return cleaned.endswith((".", "!")) or bool(find_facts(cleaned))
+
+
 # --- what a claim says ------------------------------------------------------------------------
 
 _NAME_TOKEN = re.compile(r"[^\W_](?:[\w\-.]*[^\W_])?")

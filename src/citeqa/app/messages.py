@@ -81,3 +81,28 @@ def claim_message(verdict: str, lang: str, claim_value: str | None = None, doc_v
     if verdict == "conflicting":
         return lab["conflicting_msg"].format(doc="?", claim="?")
     return lab["not_found_msg"]
+
+
+#: The chat's claim mode, citation tools, document viewer and downloads (es/pt/en).
+EVIDENCE_LABELS = {
+    "es": {"mode": "Modo", "mode_ask": "Preguntar", "mode_check": "Comprobar una afirmación", "mode_auto": "Auto",
+           "copy": "Copiar cita", "bibtex": "BibTeX", "csl": "CSL-JSON", "formats": "Formatos de la cita",
+           "open": "Abrir el documento", "close": "Cerrar", "copied": "Copiado",
+           "download_md": "Descargar conversación (Markdown)", "download_json": "Descargar conversación (JSON)",
+           "check_placeholder": "Escribe una afirmación para comprobarla…"},
+    "pt": {"mode": "Modo", "mode_ask": "Perguntar", "mode_check": "Verificar uma afirmação", "mode_auto": "Auto",
+           "copy": "Copiar citação", "bibtex": "BibTeX", "csl": "CSL-JSON", "formats": "Formatos da citação",
+           "open": "Abrir o documento", "close": "Fechar", "copied": "Copiado",
+           "download_md": "Baixar conversa (Markdown)", "download_json": "Baixar conversa (JSON)",
+           "check_placeholder": "Digite uma afirmação para verificar…"},
+    "en": {"mode": "Mode", "mode_ask": "Ask", "mode_check": "Check a claim", "mode_auto": "Auto",
+           "copy": "Copy citation", "bibtex": "BibTeX", "csl": "CSL-JSON", "formats": "Citation formats",
+           "open": "Open document", "close": "Close", "copied": "Copied",
+           "download_md": "Download conversation (Markdown)", "download_json": "Download conversation (JSON)",
+           "check_placeholder": "Type a claim to check…"},
+}
+
+
+def evidence_labels(lang: str) -> dict[str, str]:
+    """Strings of the claim mode, citation tools, viewer and downloads in ``lang`` (English by default)."""
+    return EVIDENCE_LABELS.get(lang, EVIDENCE_LABELS["en"])
