@@ -167,3 +167,16 @@ def test_recover_removals_after_a_crash(tmp_path: Path):
     (corpus / ".gone.txt.removing").write_text("already out of the index")
     assert sorted(recover_removals(corpus, frozenset({"kept.txt"}))) == ["gone.txt", "kept.txt"]
     assert sorted(p.name for p in corpus.iterdir()) == ["kept.txt"]
+
+
+def test_a_broken_docx_upload_is_refused_in_one_line_and_changes_nothing(tmp_path: Path, make_holder):
+    from citeqa.app.ui import upload
+
+    holder, corpus = make_holder(tmp_path)
+    before, files = holder.engine, sorted(p.name for p in corpus.rglob("*"))
+    broken = tmp_path / "up" / "report.docx"
+    broken.parent.mkdir()
+    broken.write_bytes(b"PK\x03\x04 this is not a real Word document")
+    status, _, _ = upload(holder, UploadSettings(corpus), [str(broken)])
+    assert status.startswith("refused report.docx: ") and "\n" not in status
+    assert holder.engine is before and sorted(p.name for p in corpus.rglob("*")) == files

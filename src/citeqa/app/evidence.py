@@ -119,7 +119,7 @@ def bibtex_citation(q: CitedQuote) -> str:
               ("note", f"{where}; quote: “{q.quote}”"), ("language", q.lang)]
     day = _date(q.indexed_at)
     if day:
-        fields += [("urldate", day), ("year", day[:4])]
+        fields.append(("urldate", day))  # the day it was indexed; the document's own date is unknown
     body = ",\n".join(f"  {name} = {{{bibtex_escape(value)}}}" for name, value in fields)
     return f"@misc{{{citation_key(q)},\n{body}\n}}"
 

@@ -76,8 +76,9 @@ def claim_message(verdict: str, lang: str, claim_value: str | None = None, doc_v
     lab = claim_labels(lang)
     if verdict == "conflicting" and claim_value and doc_value:
         return lab["conflicting_msg"].format(doc=doc_value, claim=claim_value)
-    if verdict == "supported":
-        return lab["supported_value"].format(doc=doc_value) if doc_value else lab["supported_msg"]
+    if verdict == "supported":  # the value when it is written out ("744 billion"), not an ellipsis ("the third")
+        shown = doc_value if doc_value and any(c.isdigit() for c in doc_value) else None
+        return lab["supported_value"].format(doc=shown) if shown else lab["supported_msg"]
     if verdict == "conflicting":
         return lab["conflicting_msg"].format(doc="?", claim="?")
     return lab["not_found_msg"]
