@@ -318,8 +318,7 @@ def _eval_claims(args: argparse.Namespace) -> int:
     thresholds = ev.parse_claim_thresholds(args.fail_under)
     items = ev.load_claims(args.qa_file)
     engine = _open_engine(argparse.Namespace(**{**vars(args), "index": args.index or Path("index")}))
-    k = min(args.k, 5)
-    results = ev.evaluate_claims(lambda claim: engine.check(claim, k=k), items)
+    results = ev.evaluate_claims(lambda claim: engine.check(claim, k=args.k), items)
     metrics = ev.summarize_claims(results)
     ev.print_claims_table(metrics)
     if args.predictions is not None:

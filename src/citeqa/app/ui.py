@@ -274,8 +274,12 @@ def download_files(holder: EngineHolder, turns: list[dict], token: str) -> tuple
 
 def _downloads_dir() -> Path:
     """This user's folder for conversation downloads (mode 0700, in the system temp folder Gradio serves from)."""
+    from citeqa.errors import ServerError
+
     folder = Path(tempfile.gettempdir()) / f"citeqa-downloads-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
+    if folder.is_symlink() or folder.stat().st_uid != os.getuid():  # another local user's trap
+        raise ServerError(f"{folder} belongs to another user; conversation downloads are off")
     return folder
 
 
@@ -395,7 +399,11 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None):
         def turn(q, md, m, a, t, sess, kk, lang, conf):
             out = conversation_turn(holder, q, md, m, a, t, kk, lang, conf)
             sess = sess or secrets.token_hex(12)
-            md_path, json_path = download_files(holder, out.turns, sess)
+            try:
+                md_path, json_path = download_files(holder, out.turns, sess)
+            except (CiteqaError, OSError) as exc:
+                print(f"citeqa: conversation download not written: {exc}", file=sys.stderr)
+                md_path, json_path = None, None
             ev = evidence_labels(out.lang)
             hint = ev["check_placeholder"] if md == "check" else labels(out.lang)["placeholder"]
             return [out.messages, out.asked, out.turns, sess, out.sources, gr.update(value="", placeholder=hint),
