@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from citeqa.answer.claims import ClaimCheck, ClaimThresholds
 from citeqa.answer.pipeline import AnswerPipeline, AnswerSettings, Trace
+from citeqa.answer.spans import Candidate
 from citeqa.embedding import Embedder, encode_queries, load_embedder
 from citeqa.index.manifest import check_model
 from citeqa.index.store import IndexData, load_index
-from citeqa.records import Answer
+from citeqa.records import Answer, DocumentInfo
 from citeqa.text.language import SUPPORTED, detect
 
 #: Kept under its old name: everything that shapes an answer.
@@ -77,6 +81,35 @@ class Engine:
         preference for passages in the question's language).
         """
         return self.trace(question, history, k, language).answer
+
+    def check(self, claim: str, k: int = 5, thresholds: ClaimThresholds | None = None) -> ClaimCheck:
+        """Check ``claim`` against the documents: ``supported``, ``conflicting`` or ``not_found``,
+        with up to ``k`` passages that bear on it (see :mod:`citeqa.answer.claims`)."""
+        from citeqa.answer.claims import check_claim
+
+        started = time.perf_counter()
+        trace, cands, dense = self.claim_inputs(claim, k)
+        result = check_claim(trace.question, trace.language, trace.hits, cands, dense, self.data.documents, k,
+                             thresholds)
+        return replace(result, latency_ms=round((time.perf_counter() - started) * 1000, 3))
+
+    def claim_inputs(self, claim: str, k: int = 5) -> tuple[Trace, list[Candidate], list[float | None]]:
+        """What a claim is checked on: the trace of the claim asked as a question, every sentence of
+        every retrieved passage (not only those searched for an answer), and each one's cosine to it."""
+        from citeqa.answer.claims import clean_claim
+        from citeqa.answer.spans import candidates_from
+
+        trace = self.trace(clean_claim(claim), k=k)
+        hits = trace.hits
+        cands = candidates_from([(i, h.chunk.start, h.chunk.text, h.chunk.lang) for i, h in enumerate(hits)])
+        return trace, cands, self.pipeline.span_similarities(cands, hits, self._encode_queries([trace.query])[0])
+
+    def document_info(self, doc_id: str) -> DocumentInfo:
+        """What a citation of ``doc_id`` names besides the passage: title, file, language, kind and
+        when the document was indexed (from the manifest); KeyError for an unknown document."""
+        doc = self.data.documents[doc_id]
+        entry = next((e for e in self.data.manifest.documents if e.doc_id == doc_id), None)
+        return DocumentInfo(doc_id, doc.title, doc.lang, doc.kind, entry.indexed_at if entry else "", doc.sha256)
 
     def trace(self, question: str, history: Sequence[str] = (), k: int = 5, language: str | None = None) -> Trace:
         """Every step of answering ``question``: language, query, hits, scored spans, choice, record."""

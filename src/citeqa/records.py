@@ -123,6 +123,20 @@ class Document:
 
 
 @dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    """What a citation names besides the passage: the document's title, file (``doc_id``),
+    language, kind (txt, pdf, docx...), when it was indexed (ISO 8601, from the manifest)
+    and the sha256 of its text."""
+
+    doc_id: str
+    title: str
+    lang: str
+    kind: str
+    indexed_at: str
+    sha256: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """A passage: ``document.text[start:end] == text`` holds exactly."""
 

@@ -41,17 +41,28 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("question")
     p.add_argument("-k", type=int, default=5, help="number of cited passages (default 5)")
     p.add_argument("--history", action="append", default=[], help="an earlier question (repeatable)")
-    p.add_argument("--json", action="store_true", help="print the answer record as JSON")
+    _format_options(p, "the answer record")
 
-    p = sub.add_parser("eval", help="evaluate on a QA file (JSONL or CSV) or a SQuAD file")
+    p = sub.add_parser("check", help="check a claim against the documents: supported, conflicting or not_found")
+    common(p)
+    p.add_argument("claim")
+    p.add_argument("-k", type=int, default=5, help="number of passages shown (default 5)")
+    _format_options(p, "the check record")
+
+    p = sub.add_parser("eval", help="evaluate on a QA file or a claim file (JSONL or CSV) or a SQuAD file")
     common(p)
     p.set_defaults(index=None)  # index/ for a QA file; --squad builds its own index unless --index is given
-    p.add_argument("qa_file", type=Path, nargs="?", help="QA file (JSONL or CSV); leave out with --squad")
+    p.add_argument("qa_file", type=Path, nargs="?",
+                   help="QA file (JSONL or CSV), or a claim file (its rows have claim and verdict: claim checking "
+                        "is evaluated); leave out with --squad")
     p.add_argument("-k", type=int, default=10, help="passages cited per question (default 10, for MRR@10)")
     p.add_argument("--predictions", type=Path, default=None, metavar="PRED",
                    help="write one JSON line per question, and what produced the run to PRED.meta.json")
     p.add_argument("--report", type=Path, default=None, help="write report.json, questions.csv and metrics.png here")
-    p.add_argument("--fail-under", default=None, help="e.g. hit1=0.9,answer=0.85: exit 1 when a metric is lower")
+    p.add_argument("--fail-under", default=None,
+                   help="e.g. hit1=0.9,answer=0.85: exit 1 when a metric is lower; for a claim file "
+                        "accuracy, supported, conflicting, not_found and not_found_as_supported (a maximum count), "
+                        "e.g. accuracy=0.85,not_found_as_supported=0")
     p.add_argument("--compare", type=Path, default=None, metavar="OLD_PREDICTIONS",
                    help="compare with an earlier run's --predictions file: metric changes with paired 95%% "
                         "bootstrap intervals and sign tests (McNemar's for yes/no metrics), fixed and broken "
@@ -84,6 +95,28 @@ def _parser() -> argparse.ArgumentParser:
                    help="largest accepted upload, more than 0 and at most 1024 (default 20 MB)")
     p.set_defaults(auth_on_command_line=False)
     return parser
+
+
+FORMATS = ("text", "json", "markdown")
+
+
+def _format_options(p: argparse.ArgumentParser, record: str) -> None:
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help=f"text (default), json ({record}) or markdown (as the chat's conversation download)")
+    p.add_argument("--json", action="store_true", help="the same as --format json")
+
+
+def _output_format(args: argparse.Namespace) -> str:
+    from citeqa.errors import ConfigError
+
+    if args.json and args.format not in (None, "json"):
+        raise ConfigError(f"--json and --format {args.format} disagree; give one of them")
+    return "json" if args.json else (args.format or "text")
+
+
+def _infos(engine: Engine, doc_ids) -> dict:
+    """DocumentInfo of each cited document, for citations with their indexing date."""
+    return {d: engine.document_info(d) for d in set(doc_ids) if d in engine.data.documents}
 
 
 class _AuthAction(argparse.Action):
@@ -208,14 +241,38 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
+    fmt = _output_format(args)
     engine = _open_engine(args)
     answer = engine.ask(args.question, history=tuple(args.history), k=args.k)
-    if args.json:
+    if fmt == "json":
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
-        return 0
-    from citeqa.app.render import print_answer
+    elif fmt == "markdown":
+        from citeqa.app.evidence import conversation_markdown
 
-    print_answer(answer, documents=engine.data.documents)
+        infos = _infos(engine, (c.doc_id for c in answer.citations))
+        print(conversation_markdown([answer], infos, engine.data.documents), end="")
+    else:
+        from citeqa.app.render import print_answer
+
+        print_answer(answer, documents=engine.data.documents)
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    fmt = _output_format(args)
+    engine = _open_engine(args)
+    check = engine.check(args.claim, k=args.k)
+    if fmt == "json":
+        print(json.dumps(check.to_dict(), ensure_ascii=False, indent=2))
+    elif fmt == "markdown":
+        from citeqa.app.evidence import conversation_markdown
+
+        infos = _infos(engine, (e.citation.doc_id for e in check.evidence))
+        print(conversation_markdown([check], infos, engine.data.documents), end="")
+    else:
+        from citeqa.app.render import print_check
+
+        print_check(check, documents=engine.data.documents)
     return 0
 
 
@@ -223,9 +280,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from citeqa import evaluation as ev
     from citeqa.errors import ConfigError
 
-    thresholds = ev.parse_thresholds(args.fail_under) if args.fail_under else {}
     if (args.qa_file is None) == (args.squad is None):
         raise ConfigError("give either a QA file or --squad FILE")
+    if args.qa_file is not None and ev.file_kind(args.qa_file) == "claims":
+        return _eval_claims(args)
+    thresholds = ev.parse_thresholds(args.fail_under) if args.fail_under else {}
     if args.compare is None and (args.fail_on_regression or args.compare_report is not None):
         raise ConfigError("--fail-on-regression and --compare-report need --compare OLD_PREDICTIONS")
     previous = ev.load_predictions(args.compare) if args.compare is not None else None
@@ -269,6 +328,29 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 1 if failures or regressions else 0
 
 
+def _eval_claims(args: argparse.Namespace) -> int:
+    """``citeqa eval CLAIMS_FILE``: check every claim, print accuracy per gold verdict."""
+    from citeqa import evaluation as ev
+    from citeqa.errors import ConfigError
+
+    unused = [name for name, value in (("--compare", args.compare), ("--report", args.report),
+                                       ("--squad-predictions", args.squad_predictions)) if value is not None]
+    if unused:
+        raise ConfigError(f"{', '.join(unused)} work on QA files, not on a claim file")
+    thresholds = ev.parse_claim_thresholds(args.fail_under)
+    items = ev.load_claims(args.qa_file)
+    engine = _open_engine(argparse.Namespace(**{**vars(args), "index": args.index or Path("index")}))
+    results = ev.evaluate_claims(lambda claim: engine.check(claim, k=args.k), items)
+    metrics = ev.summarize_claims(results)
+    ev.print_claims_table(metrics)
+    if args.predictions is not None:
+        print(f"wrote {ev.write_claim_predictions(results, args.predictions)}")
+    failures = ev.check_claim_thresholds(metrics, thresholds)
+    for line in failures:
+        print(f"below threshold: {line}", file=sys.stderr)
+    return 1 if failures else 0
+
+
 def _eval_index_and_open(args: argparse.Namespace, corpus: Path, index: Path) -> Engine:
     """Bring the index of ``corpus`` up to date (as ``citeqa index`` does) and open it with the same embedder."""
     from citeqa.engine import Engine
@@ -304,7 +386,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"index": _cmd_index, "ask": _cmd_ask, "eval": _cmd_eval, "serve": _cmd_serve}
+_COMMANDS = {"index": _cmd_index, "ask": _cmd_ask, "check": _cmd_check, "eval": _cmd_eval, "serve": _cmd_serve}
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -118,8 +118,10 @@ def place(citation: Citation, answer: Answer, number: int, document: Document | 
     return document.page_at(citation.start), section
 
 
-def citation_html(number: int, citation: Citation, answer: Answer, document: Document | None = None) -> str:
-    """One source: title, language, range, page or section, score, the passage, and its context."""
+def citation_html(number: int, citation: Citation, answer: Answer, document: Document | None = None,
+                  extra: str = "") -> str:
+    """One source: title, language, range, page or section, score, the passage, its context, and ``extra``
+    (HTML already made inert, e.g. :func:`citation_tools_html`)."""
     lab = labels(answer.language)
     badge = ""
     if citation.lang != answer.language:
@@ -138,7 +140,7 @@ def citation_html(number: int, citation: Citation, answer: Answer, document: Doc
             f'<b>[{number}] {safe(citation.title)}</b>{badge}'
             f'<br><small>{safe(citation.doc_id)} · {safe(citation.lang)} · {where} · '
             f'{safe(lab["score"])} {citation.score:.3f}</small></div>'
-            f'<div class="citeqa-passage">{passage_html(citation, answer, number)}</div>{context}</div>')
+            f'<div class="citeqa-passage">{passage_html(citation, answer, number)}</div>{context}{extra}</div>')
 
 
 def sources_html(answer: Answer, documents: Mapping[str, Document] | None = None) -> str:
@@ -184,3 +186,123 @@ def skipped_html(skipped: Sequence[tuple[str, str]]) -> str:
         return ""
     items = "".join(f"<li><code>{safe(name)}</code>: {safe(reason)}</li>" for name, reason in skipped)
     return f'<div class="citeqa-skipped"><b>Skipped files</b><ul>{items}</ul></div>'
+
+
+# --- claim checks, citation tools, the document viewer ----------------------------------------
+
+_MARKUP_TABLE = str.maketrans(_MARKUP_CHARS)
+
+
+def safe_block(text: str) -> str:
+    """:func:`safe` for long texts and ``<pre>`` blocks: newlines kept as they are (one
+    ``str.translate`` pass, fast enough for a whole 1,000,000-character document)."""
+    return text.translate(_MARKUP_TABLE)
+
+
+def citation_tools_html(quote, lang: str) -> str:  # quote: citeqa.app.evidence.CitedQuote
+    """Buttons under a source: copy the citation (plain, BibTeX, CSL-JSON, each shown in a fold)
+    and open the whole document at the cited range."""
+    from citeqa.app.evidence import citation_formats
+    from citeqa.app.messages import evidence_labels
+
+    lab = evidence_labels(lang)
+    formats = citation_formats(quote)
+    blocks = "".join(f'<pre class="citeqa-format" data-format="{name}">{safe_block(text)}</pre>'
+                     for name, text in formats.items())
+    buttons = "".join(f'<button type="button" class="citeqa-copy" data-citeqa-copy="{name}" '
+                      f'data-label="{safe(label)}">{safe(label)}</button>'
+                      for name, label in (("plain", lab["copy"]), ("bibtex", lab["bibtex"]), ("csl-json", lab["csl"])))
+    return (f'<div class="citeqa-tools" data-doc="{safe(quote.doc_id)}" data-start="{quote.start}" '
+            f'data-end="{quote.end}" data-copied-label="{safe(lab["copied"])}">{buttons}'
+            f'<button type="button" class="citeqa-open">{safe(lab["open"])}</button>'
+            f'<details class="citeqa-formats"><summary>{safe(lab["formats"])}</summary>{blocks}</details></div>')
+
+
+def answer_sources_html(answer: Answer, documents: Mapping[str, Document] | None = None,
+                        infos: Mapping[str, object] | None = None) -> str:
+    """:func:`sources_html` with the citation tools under every source (``infos``: DocumentInfo by doc_id)."""
+    from citeqa.app.evidence import answer_quotes
+
+    lab = labels(answer.language)
+    docs = documents if documents is not None else {}
+    quotes = answer_quotes(answer, infos, docs)  # type: ignore[arg-type]
+    items = "".join(citation_html(i, c, answer, docs.get(c.doc_id), citation_tools_html(q, answer.language))
+                    for i, (c, q) in enumerate(zip(answer.citations, quotes), start=1))
+    heading = lab["closest"] if answer.abstained else lab["sources"]
+    cls = "citeqa-sources citeqa-closest" if answer.abstained else "citeqa-sources"
+    return f'<div class="{cls}"><h3>{safe(heading)}</h3>{items}</div>'
+
+
+_VERDICT_CLASS = {"supported": "citeqa-verdict-supported", "conflicting": "citeqa-verdict-conflicting",
+                  "not_found": "citeqa-verdict-not-found"}
+
+
+def check_html(check) -> str:  # check: citeqa.answer.claims.ClaimCheck
+    """The chat reply to a claim: the verdict, its message, and [n] for the passages that support or
+    contradict it."""
+    from citeqa.app.messages import claim_labels
+
+    lab = claim_labels(check.language)
+    refs = [n for n, e in enumerate(check.evidence, start=1) if e.relation in ("supports", "conflicts")]
+    markers = " ".join(f'<sup class="citeqa-ref">[{n}]</sup>' for n in refs)
+    return (f'<strong class="{_VERDICT_CLASS.get(check.verdict, "")}">{safe(lab[check.verdict])}</strong>: '
+            f"{safe(check.message)}" + (f" {markers}" if markers else ""))
+
+
+def evidence_passage_html(evidence) -> str:  # evidence: citeqa.answer.claims.ClaimEvidence
+    """The passage escaped, the sentence that bears on the claim in <mark>, the document's value in bold."""
+    text, hl, value = evidence.citation.text, evidence.highlight, evidence.value
+    if hl is None:
+        return safe(text)
+    inner = text[hl.start:hl.end]
+    if value is not None and hl.start <= value.start <= value.end <= hl.end:
+        inner_html = _marked(inner, value.start - hl.start, value.end - hl.start, "strong")
+    else:
+        inner_html = safe(inner)
+    return f"{safe(text[:hl.start])}<mark>{inner_html}</mark>{safe(text[hl.end:])}"
+
+
+def check_sources_html(check, documents: Mapping[str, Document] | None = None,
+                       infos: Mapping[str, object] | None = None) -> str:
+    """The passages of a claim check: relation badge, title, place, the sentence marked, both values
+    when they differ, and the citation tools."""
+    from citeqa.app.evidence import check_quotes
+    from citeqa.app.messages import claim_labels
+
+    lab, base = claim_labels(check.language), labels(check.language)
+    docs = documents if documents is not None else {}
+    quotes = check_quotes(check, infos, docs)  # type: ignore[arg-type]
+    items = []
+    for n, (e, q) in enumerate(zip(check.evidence, quotes), start=1):
+        c = e.citation
+        where = f"{safe(base['chars'])} {c.start}–{c.end}"
+        if q.page is not None:
+            where += f", {safe(base['page'])} {q.page}"
+        if q.section:
+            where += f", {safe(base['section'])}: {safe(q.section)}"
+        values = ""
+        if e.relation == "conflicts" and e.document_value and e.claim_value:
+            values = (f'<div class="citeqa-values">{safe(lab["doc_value"])}: <strong>{safe(e.document_value)}'
+                      f'</strong> · {safe(lab["claim_value"])}: <s>{safe(e.claim_value)}</s></div>')
+        badge = f'<span class="citeqa-relation citeqa-{e.relation}">{safe(lab[e.relation])}</span>'
+        items.append(
+            f'<div class="citeqa-source" id="citeqa-src-{n}"><div class="citeqa-head">{badge} '
+            f'<b>[{n}] {safe(c.title)}</b><br><small>{safe(c.doc_id)} · {safe(c.lang)} · {where} · '
+            f'{safe(base["score"])} {c.score:.3f}</small></div>{values}'
+            f'<div class="citeqa-passage">{evidence_passage_html(e)}</div>'
+            f'{citation_tools_html(q, check.language)}</div>')
+    cls = "citeqa-sources citeqa-closest" if check.verdict == "not_found" else "citeqa-sources"
+    heading = base["closest"] if check.verdict == "not_found" else lab["evidence"]
+    return f'<div class="{cls}"><h3>{safe(heading)}</h3>{"".join(items)}</div>'
+
+
+def document_html(document: Document, start: int, end: int) -> str:
+    """The whole document as inert text, ``[start, end)`` in ``<mark id="cited">``, in a scrolling box."""
+    text = document.text
+    start, end = max(0, min(start, len(text))), max(0, min(end, len(text)))
+    start, end = min(start, end), max(start, end)
+    body = (f"{safe_block(text[:start])}<mark id=\"cited\">{safe_block(text[start:end])}</mark>"
+            f"{safe_block(text[end:])}")
+    return (f'<div class="citeqa-doc-head"><b>{safe(document.title)}</b> <small>{safe(document.doc_id)} · '
+            f'{safe(document.lang)} · {start}–{end}</small></div>'
+            f'<div class="citeqa-doc" id="citeqa-doc-text">{body}</div>')

@@ -35,3 +35,75 @@ def labels(lang: str) -> dict[str, str]:
 def not_found(lang: str) -> str:
     """"I couldn't find this in the documents", in ``lang`` (English when unknown)."""
     return labels(lang)["not_found"]
+
+
+#: Claim checking (:mod:`citeqa.answer.claims`): verdict names and the one-line message.
+CLAIM_LABELS = {
+    "es": {"supported": "Respaldada", "conflicting": "En conflicto", "not_found": "No encontrada",
+           "supports": "respalda", "conflicts": "contradice", "related": "pasaje cercano",
+           "supported_msg": "Los documentos respaldan esta afirmación.",
+           "supported_value": "Los documentos respaldan esta afirmación: dicen «{doc}».",
+           "conflicting_msg": "Los documentos dicen «{doc}», no «{claim}».",
+           "not_found_msg": "No encontré nada en los documentos que hable de esta afirmación.",
+           "claim": "Afirmación", "evidence": "Pasajes", "claim_value": "la afirmación dice",
+           "doc_value": "el documento dice"},
+    "pt": {"supported": "Confirmada", "conflicting": "Em conflito", "not_found": "Não encontrada",
+           "supports": "confirma", "conflicts": "contradiz", "related": "passagem próxima",
+           "supported_msg": "Os documentos confirmam esta afirmação.",
+           "supported_value": "Os documentos confirmam esta afirmação: dizem «{doc}».",
+           "conflicting_msg": "Os documentos dizem «{doc}», não «{claim}».",
+           "not_found_msg": "Não encontrei nada nos documentos que fale desta afirmação.",
+           "claim": "Afirmação", "evidence": "Passagens", "claim_value": "a afirmação diz",
+           "doc_value": "o documento diz"},
+    "en": {"supported": "Supported", "conflicting": "Conflicting", "not_found": "Not found",
+           "supports": "supports", "conflicts": "conflicts", "related": "closest passage",
+           "supported_msg": "The documents support this claim.",
+           "supported_value": "The documents support this claim: they say “{doc}”.",
+           "conflicting_msg": "The documents say “{doc}”, not “{claim}”.",
+           "not_found_msg": "Nothing in the documents speaks to this claim.",
+           "claim": "Claim", "evidence": "Passages", "claim_value": "the claim says",
+           "doc_value": "the document says"},
+}
+
+
+def claim_labels(lang: str) -> dict[str, str]:
+    """Claim-checking strings in ``lang``, English when the language has none."""
+    return CLAIM_LABELS.get(lang, CLAIM_LABELS["en"])
+
+
+def claim_message(verdict: str, lang: str, claim_value: str | None = None, doc_value: str | None = None) -> str:
+    """The verdict as one sentence in ``lang``; a conflict names both values."""
+    lab = claim_labels(lang)
+    if verdict == "conflicting" and claim_value and doc_value:
+        return lab["conflicting_msg"].format(doc=doc_value, claim=claim_value)
+    if verdict == "supported":  # the value when it is written out ("744 billion"), not an ellipsis ("the third")
+        shown = doc_value if doc_value and any(c.isdigit() for c in doc_value) else None
+        return lab["supported_value"].format(doc=shown) if shown else lab["supported_msg"]
+    if verdict == "conflicting":
+        return lab["conflicting_msg"].format(doc="?", claim="?")
+    return lab["not_found_msg"]
+
+
+#: The chat's claim mode, citation tools, document viewer and downloads (es/pt/en).
+EVIDENCE_LABELS = {
+    "es": {"mode": "Modo", "mode_ask": "Preguntar", "mode_check": "Comprobar una afirmación", "mode_auto": "Auto",
+           "copy": "Copiar cita", "bibtex": "BibTeX", "csl": "CSL-JSON", "formats": "Formatos de la cita",
+           "open": "Abrir el documento", "close": "Cerrar", "copied": "Copiado",
+           "download_md": "Descargar conversación (Markdown)", "download_json": "Descargar conversación (JSON)",
+           "check_placeholder": "Escribe una afirmación para comprobarla…"},
+    "pt": {"mode": "Modo", "mode_ask": "Perguntar", "mode_check": "Verificar uma afirmação", "mode_auto": "Auto",
+           "copy": "Copiar citação", "bibtex": "BibTeX", "csl": "CSL-JSON", "formats": "Formatos da citação",
+           "open": "Abrir o documento", "close": "Fechar", "copied": "Copiado",
+           "download_md": "Baixar conversa (Markdown)", "download_json": "Baixar conversa (JSON)",
+           "check_placeholder": "Digite uma afirmação para verificar…"},
+    "en": {"mode": "Mode", "mode_ask": "Ask", "mode_check": "Check a claim", "mode_auto": "Auto",
+           "copy": "Copy citation", "bibtex": "BibTeX", "csl": "CSL-JSON", "formats": "Citation formats",
+           "open": "Open document", "close": "Close", "copied": "Copied",
+           "download_md": "Download conversation (Markdown)", "download_json": "Download conversation (JSON)",
+           "check_placeholder": "Type a claim to check…"},
+}
+
+
+def evidence_labels(lang: str) -> dict[str, str]:
+    """Strings of the claim mode, citation tools, viewer and downloads in ``lang`` (English by default)."""
+    return EVIDENCE_LABELS.get(lang, EVIDENCE_LABELS["en"])

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from citeqa.app.display import place
-from citeqa.app.messages import not_found
+from citeqa.app.messages import claim_labels, not_found
 from citeqa.records import Answer, Document
+
+if TYPE_CHECKING:
+    from citeqa.answer.claims import ClaimCheck
 
 
 def print_answer(answer: Answer, console=None, documents: Mapping[str, Document] | None = None) -> None:
@@ -40,3 +44,38 @@ def print_answer(answer: Answer, console=None, documents: Mapping[str, Document]
         head.append(f"  ({c.doc_id}, {c.lang}, chars {c.start}-{c.end}{where}, score {c.score:.3f})", style="dim")
         console.print(head)
         console.print(Text(c.text))
+
+
+_VERDICT_STYLE = {"supported": "bold green", "conflicting": "bold red", "not_found": "bold yellow"}
+
+
+def print_check(check: ClaimCheck, console=None, documents: Mapping[str, Document] | None = None) -> None:
+    """Print the verdict and its message, then each passage: relation, place, and the sentence
+    that bears on the claim (the document's value underlined)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = console if console is not None else Console(highlight=False)
+    lab = claim_labels(check.language)
+    head = Text(f"{lab[check.verdict]}: ", style=_VERDICT_STYLE.get(check.verdict, "bold"))
+    head.append(check.message, style="bold")
+    console.print(head)
+    console.print(Text(f"language {check.language} · {check.latency_ms:.0f} ms", style="dim"))
+    for number, e in enumerate(check.evidence, start=1):
+        c = e.citation
+        console.print()
+        line = Text(f"[{number}] {lab[e.relation]}: ", style="bold")
+        line.append(c.title, style="bold")
+        doc = (documents or {}).get(c.doc_id)
+        start = c.start + (e.highlight.start if e.highlight else 0)
+        page = doc.page_at(start) if doc is not None else None
+        where = f", page {page}" if page is not None else ""
+        line.append(f"  ({c.doc_id}, {c.lang}, chars {c.start}-{c.end}{where}, score {c.score:.3f})", style="dim")
+        console.print(line)
+        if e.highlight is None:
+            console.print(Text(c.text))
+            continue
+        sentence = Text(c.text[e.highlight.start:e.highlight.end])
+        if e.value is not None:
+            sentence.stylize("bold underline", e.value.start - e.highlight.start, e.value.end - e.highlight.start)
+        console.print(sentence)

@@ -1,20 +1,26 @@
-"""The Gradio app: a chat with cited answers, a corpus tab with uploads, and the ``/ask`` API.
+"""The Gradio app: a chat with cited answers and claim checks, a corpus tab with uploads and
+removals, and the ``/ask`` and ``/check`` APIs.
 
-Thin on purpose: answers come from :class:`~citeqa.engine.Engine`, HTML from
-:mod:`citeqa.app.display`, and uploads are checked and indexed by :mod:`citeqa.app.uploads`.
+Thin on purpose: answers and checks come from :class:`~citeqa.engine.Engine`, HTML from
+:mod:`citeqa.app.display`, citation and conversation formats from :mod:`citeqa.app.evidence`,
+uploads are checked and indexed by :mod:`citeqa.app.uploads` and removals by :mod:`citeqa.app.removal`.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
 import sys
+import tempfile
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from citeqa.app import display
-from citeqa.app.display import answer_html, engine_language, error_html, labels, sources_html, user_html
+from citeqa.app.display import answer_html, engine_language, error_html, labels, user_html
+from citeqa.app.messages import evidence_labels
 from citeqa.app.uploads import DEFAULT_MAX_BYTES, add_files, summary
 from citeqa.engine import Engine
 from citeqa.errors import CiteqaError
@@ -32,6 +38,63 @@ CSS = """
 .citeqa-short {font-size: 1.15em;}
 .citeqa-sentence {color: var(--body-text-color-subdued); line-height: 1.45;}
 mark {background: #fef08a; color: inherit; padding: 0 2px; border-radius: 3px;}
+.citeqa-tools {margin-top: 6px; display: flex; flex-wrap: wrap; gap: 6px; align-items: center; font-size: 0.85em;}
+.citeqa-tools button {border: 1px solid var(--border-color-primary); border-radius: 6px; padding: 1px 8px;
+  background: var(--background-fill-secondary); cursor: pointer; font-size: 0.9em; font-weight: normal;}
+.citeqa-formats {flex-basis: 100%;}
+.citeqa-formats summary {cursor: pointer; color: var(--link-text-color);}
+.citeqa-format {white-space: pre-wrap; font-size: 0.85em; background: var(--background-fill-secondary);
+  padding: 4px 6px; border-radius: 6px; margin: 4px 0;}
+.citeqa-head b {cursor: pointer;}
+.citeqa-relation {border-radius: 6px; padding: 0 6px; font-size: 0.8em; background: #e5e7eb; color: #111827;}
+.citeqa-supports {background: #bbf7d0; color: #14532d;}
+.citeqa-conflicts {background: #fecaca; color: #7f1d1d;}
+.citeqa-verdict-supported {color: #15803d;}
+.citeqa-verdict-conflicting {color: #b91c1c;}
+.citeqa-verdict-not-found {color: #a16207;}
+.citeqa-values {margin-top: 4px; font-size: 0.9em;}
+.citeqa-doc {white-space: pre-wrap; max-height: 60vh; overflow-y: auto; line-height: 1.5; padding: 8px 10px;
+  border: 1px solid var(--border-color-primary); border-radius: 8px;}
+"""
+
+#: The sources panel's clicks: copy a citation format to the clipboard (the text stays shown in the
+#: fold when the browser refuses), or open the cited document (a "select" event with its place).
+SOURCES_JS = """
+element.addEventListener('click', async (event) => {
+  const copy = event.target.closest('[data-citeqa-copy]');
+  if (copy) {
+    const tools = copy.closest('.citeqa-tools');
+    const pre = tools.querySelector('pre[data-format="' + copy.dataset.citeqaCopy + '"]');
+    const text = pre ? pre.textContent : '';
+    let done = false;
+    try { await navigator.clipboard.writeText(text); done = true; } catch (e) { done = false; }
+    if (!done) {
+      const fold = tools.querySelector('details'); if (fold) fold.open = true;
+      const range = document.createRange(); range.selectNodeContents(pre);
+      const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+      try { done = document.execCommand('copy'); } catch (e) { done = false; }
+    }
+    copy.dataset.copied = done ? 'yes' : 'no';
+    copy.textContent = (done ? '\u2713 ' : '') + copy.dataset.label;
+    return;
+  }
+  const open = event.target.closest('.citeqa-open, .citeqa-head b');
+  if (open) {
+    const tools = open.closest('.citeqa-source').querySelector('.citeqa-tools');
+    if (tools) trigger('select', {doc: tools.dataset.doc, start: Number(tools.dataset.start),
+                                  end: Number(tools.dataset.end)});
+  }
+});
+"""
+
+#: The document viewer brings the cited passage into view whenever it shows a document.
+VIEWER_JS = """
+const show = () => setTimeout(() => {
+  const mark = element.querySelector('mark#cited');
+  if (mark) mark.scrollIntoView({block: 'center'});
+}, 60);
+watch('value', show);
+show();
 """
 
 EXAMPLES = [
@@ -92,30 +155,169 @@ def ask_record(holder: EngineHolder, question: Any, history: Any = None, k: Any 
         return {"error": str(exc)}
 
 
+def check_record(holder: EngineHolder, claim: Any, k: Any = 5) -> dict[str, Any]:
+    """The ``/check`` API: the claim check record as JSON, or ``{"error": message, "field": argument}``
+    (schema in :mod:`citeqa.app.validation`, as for ``/ask``)."""
+    from citeqa.app.validation import error_record, validate_check
+    from citeqa.errors import QuestionError, RequestError
+
+    try:
+        request = validate_check(claim, k)
+        return holder.engine.check(request.claim, k=request.k).to_dict()
+    except RequestError as exc:
+        return error_record(exc)
+    except QuestionError as exc:
+        return {"error": str(exc), "field": "claim"}
+    except CiteqaError as exc:
+        return {"error": str(exc)}
+
+
+MODES = ("ask", "check", "auto")
+
+
+@dataclass
+class TurnResult:
+    """One chat turn: the chat, the questions asked, every turn's record, the sources panel, the
+    turn's language and whether it was a claim check."""
+
+    messages: list[dict]
+    asked: list[str]
+    turns: list[dict] = field(default_factory=list)
+    sources: str = ""
+    lang: str = "en"
+    checked: bool = False
+
+
+def conversation_turn(holder: EngineHolder, text: str, mode: str | None, messages: list[dict] | None,
+                      asked: list[str] | None, turns: list[dict] | None, k: Any, language: str | None = "auto",
+                      show_confidence: bool = True) -> TurnResult:
+    """Answer ``text`` or check it as a claim (``mode`` "check", or "auto" and it reads as a statement:
+    :func:`citeqa.answer.claims.looks_like_claim`); the record joins ``turns`` for the downloads."""
+    from citeqa.answer.claims import looks_like_claim
+
+    messages, asked, turns = list(messages or []), list(asked or []), list(turns or [])
+    engine = holder.engine
+    checking = mode == "check" or (mode == "auto" and looks_like_claim(text or ""))
+    try:
+        if checking:
+            record = engine.check(text, k=int(k))
+        else:
+            record = engine.ask(text, history=tuple(asked), k=int(k), language=engine_language(language))
+    except CiteqaError as exc:
+        lang = asked and engine.question_language(asked[-1]) or "en"
+        messages += [{"role": "user", "content": user_html(text or "")},
+                     {"role": "assistant", "content": error_html(str(exc), lang)}]
+        return TurnResult(messages, asked, turns, "", lang, checking)
+    docs = engine.data.documents
+    if checking:
+        infos = _infos(engine, [e.citation.doc_id for e in record.evidence])
+        messages += [{"role": "user", "content": user_html(record.claim)},
+                     {"role": "assistant", "content": display.check_html(record)}]
+        turns.append({"type": "check", "record": record.to_dict()})
+        return TurnResult(messages, asked, turns, display.check_sources_html(record, docs, infos), record.language,
+                          True)
+    infos = _infos(engine, [c.doc_id for c in record.citations])
+    messages += [{"role": "user", "content": user_html(record.question)},
+                 {"role": "assistant", "content": answer_html(record, show_confidence)}]
+    turns.append({"type": "answer", "record": record.to_dict()})
+    return TurnResult(messages, asked + [record.question], turns, display.answer_sources_html(record, docs, infos),
+                      record.language)
+
+
+def _infos(engine: Engine, doc_ids: Sequence[str]) -> dict:
+    return {d: engine.document_info(d) for d in set(doc_ids) if d in engine.data.documents}
+
+
 def chat_turn(holder: EngineHolder, question: str, messages: list[dict], asked: list[str], k: Any,
               language: str | None = "auto", show_confidence: bool = True) -> tuple[list[dict], list[str], str, str, str]:
-    """One chat turn: the reply goes into the chat, the sources into the panel below.
+    """One question turn: the reply goes into the chat, the sources into the panel below.
 
     Returns the messages, the questions asked so far, the sources HTML, the cleared
     question box, and the language of the turn (for the labels).
     """
-    messages, asked = list(messages or []), list(asked or [])
+    out = conversation_turn(holder, question, "ask", messages, asked, [], k, language, show_confidence)
+    return out.messages, out.asked, out.sources, "", out.lang
+
+
+def open_document(holder: EngineHolder, request: Any) -> tuple[str, str]:
+    """The viewer's HTML for a click on a citation (``{"doc", "start", "end"}`` from the page) and an
+    error line ('' when fine). Only indexed documents open; the range is clipped to the text."""
+    data = request if isinstance(request, dict) else {}
+    doc_id, start, end = data.get("doc"), data.get("start"), data.get("end")
+    document = holder.engine.data.documents.get(doc_id) if isinstance(doc_id, str) else None
+    if document is None:
+        return "", "that document is not in the index"
+    if type(start) not in (int, float) or type(end) not in (int, float):
+        start, end = 0, 0
+    return display.document_html(document, int(start), int(end)), ""
+
+
+def download_files(holder: EngineHolder, turns: list[dict], token: str) -> tuple[str | None, str | None]:
+    """Write the conversation as Markdown and JSON for the download buttons; (None, None) before any turn."""
+    from citeqa.answer.claims import ClaimCheck
+    from citeqa.app.evidence import conversation_json, conversation_markdown
+    from citeqa.records import Answer
+
+    if not turns:
+        return None, None
+    records = [ClaimCheck.from_dict(t["record"]) if t["type"] == "check" else Answer.from_dict(t["record"])
+               for t in turns]
     engine = holder.engine
-    try:
-        answer = engine.ask(question, history=tuple(asked), k=int(k), language=engine_language(language))
-    except CiteqaError as exc:
-        lang = asked and engine.question_language(asked[-1]) or "en"
-        messages += [{"role": "user", "content": user_html(question or "")},
-                     {"role": "assistant", "content": error_html(str(exc), lang)}]
-        return messages, asked, "", "", lang
-    messages += [{"role": "user", "content": user_html(answer.question)},
-                 {"role": "assistant", "content": answer_html(answer, show_confidence)}]
-    return messages, asked + [answer.question], sources_html(answer, engine.data.documents), "", answer.language
+    cited = [e.citation.doc_id for r in records if isinstance(r, ClaimCheck) for e in r.evidence]
+    cited += [c.doc_id for r in records if isinstance(r, Answer) for c in r.citations]
+    infos = _infos(engine, cited)
+    folder = _downloads_dir() / "".join(c for c in token if c.isalnum())[:32]
+    folder.mkdir(mode=0o700, exist_ok=True)
+    md, js = folder / "citeqa-conversation.md", folder / "citeqa-conversation.json"
+    md.write_text(conversation_markdown(records, infos, engine.data.documents), encoding="utf-8")
+    js.write_text(conversation_json(records, infos), encoding="utf-8")
+    return str(md), str(js)
+
+
+def _downloads_dir() -> Path:
+    """This user's folder for conversation downloads (mode 0700, in the system temp folder Gradio serves from)."""
+    from citeqa.errors import ServerError
+
+    folder = Path(tempfile.gettempdir()) / f"citeqa-downloads-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    if folder.is_symlink() or folder.stat().st_uid != os.getuid():  # another local user's trap
+        raise ServerError(f"{folder} belongs to another user; conversation downloads are off")
+    return folder
 
 
 def corpus_view(holder: EngineHolder) -> dict[str, list]:
     """The corpus table for the live index: headers and one row per document."""
     return {"headers": display.CORPUS_HEADERS, "data": display.corpus_rows(holder.engine.data.manifest.documents)}
+
+
+def corpus_choices(holder: EngineHolder) -> list[str]:
+    """The documents that can be removed: every one in the live index."""
+    return sorted(holder.engine.data.documents)
+
+
+def remove(holder: EngineHolder, settings: UploadSettings, doc_id: Any, confirmed: Any) -> str:
+    """Remove one document from the corpus and the index (only when ``confirmed``); the status line."""
+    from citeqa.app.removal import remove_document
+    from citeqa.errors import UploadError
+
+    if settings.corpus is None:
+        return "Removing documents is disabled for this server."
+    if not isinstance(doc_id, str) or not doc_id:
+        return "Choose a document to remove."
+    if confirmed is not True:
+        return f"Tick the box to confirm that {doc_id} should be deleted from the corpus folder."
+    with holder.index_lock:
+        engine = holder.engine
+        if engine.index_dir is None:
+            return "This index cannot be updated."
+        try:
+            result = remove_document(doc_id, settings.corpus, engine.index_dir, engine.embedder,
+                                     frozenset(engine.data.documents))
+        except UploadError as exc:
+            return f"not removed: {exc}"
+        if result.removed:
+            holder.swap(engine.reload())
+    return result.message
 
 
 def upload(holder: EngineHolder, settings: UploadSettings, files: list[Any] | None, progress=None):
@@ -153,21 +355,23 @@ def _orig_name(item: Any) -> str:
 
 
 def build_app(holder: EngineHolder, uploads: UploadSettings | None = None):
-    """The Blocks app: chat with sources and controls, the corpus tab, and the /ask API."""
+    """The Blocks app: chat (questions and claim checks) with sources, citation tools, the document
+    viewer and downloads; the corpus tab; the /ask and /check APIs."""
     import gradio as gr
 
     uploads = uploads if uploads is not None else UploadSettings()
-    en = labels("en")
+    en, en_ev = labels("en"), evidence_labels("en")
     with gr.Blocks(title="citeqa") as app:
-        gr.Markdown("# citeqa\nAsk in Spanish, Portuguese or English. Every answer is copied from a "
-                    "document, with its sources below.")
+        gr.Markdown("# citeqa\nAsk in Spanish, Portuguese or English, or check a claim. Every answer is copied "
+                    "from a document, with its sources below.")
         with gr.Tab("Chat", id="chat"):
             chat = gr.Chatbot(label="citeqa", height=380, sanitize_html=True, latex_delimiters=[],
                               elem_id="chat", feedback_options=None, buttons=["copy"])
-            asked = gr.State([])
+            asked, turns, session = gr.State([]), gr.State([]), gr.State("")
             with gr.Row():
-                question = gr.Textbox(placeholder=en["placeholder"], show_label=False, scale=8,
+                question = gr.Textbox(placeholder=en["placeholder"], show_label=False, scale=6,
                                       elem_id="question", max_lines=4)
+                mode = gr.Radio(_mode_choices("en"), value="ask", label=en_ev["mode"], elem_id="mode", scale=3)
                 send = gr.Button(en["ask"], variant="primary", scale=1, elem_id="ask")
             with gr.Row():
                 k = gr.Slider(1, 10, value=5, step=1, label=en["passages"], elem_id="k")
@@ -175,40 +379,77 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None):
                                        elem_id="language")
                 confidence = gr.Checkbox(value=True, label=en["show_confidence"], elem_id="confidence")
                 clear = gr.Button(en["clear"], elem_id="clear")
-            sources = gr.HTML(elem_id="sources", js_on_load=None)
+            sources = gr.HTML(elem_id="sources", js_on_load=SOURCES_JS)
+            with gr.Column(visible=False, elem_id="doc-viewer") as viewer:
+                viewer_html = gr.HTML(elem_id="doc-view", js_on_load=VIEWER_JS)
+                viewer_close = gr.Button(en_ev["close"], elem_id="doc-close", size="sm")
+            with gr.Row():
+                download_md = gr.DownloadButton(en_ev["download_md"], elem_id="download-md", size="sm")
+                download_json = gr.DownloadButton(en_ev["download_json"], elem_id="download-json", size="sm")
             gr.Examples(EXAMPLES, inputs=question, label="Examples · Ejemplos · Exemplos")
         with gr.Tab("Corpus", id="corpus"):
-            table = _corpus_tab(gr, holder, uploads)
-        app.load(lambda: corpus_view(holder), None, table, api_visibility="private")  # fresh on every visit
+            table, choices = _corpus_tab(gr, holder, uploads)
+        app.load(lambda: (corpus_view(holder), gr.update(choices=corpus_choices(holder), value=None)), None,
+                 [table, choices], api_visibility="private")  # fresh on every visit
 
         def relabel(lang: str) -> list[Any]:
-            lab = labels(lang)
+            lab, ev = labels(lang), evidence_labels(lang)
             return [gr.update(value=lab["ask"]), gr.update(value=lab["clear"]), gr.update(label=lab["passages"]),
-                    gr.update(label=lab["language"]), gr.update(label=lab["show_confidence"])]
+                    gr.update(label=lab["language"]), gr.update(label=lab["show_confidence"]),
+                    gr.update(label=ev["mode"], choices=_mode_choices(lang))]
 
-        def turn(q, m, a, kk, lang, conf):
-            messages, earlier, html, _, turn_lang = chat_turn(holder, q, m, a, kk, lang, conf)
-            box = gr.update(value="", placeholder=labels(turn_lang)["placeholder"])
-            return [messages, earlier, html, box, *relabel(turn_lang)]
+        def turn(q, md, m, a, t, sess, kk, lang, conf):
+            out = conversation_turn(holder, q, md, m, a, t, kk, lang, conf)
+            sess = sess or secrets.token_hex(12)
+            try:
+                md_path, json_path = download_files(holder, out.turns, sess)
+            except (CiteqaError, OSError) as exc:
+                print(f"citeqa: conversation download not written: {exc}", file=sys.stderr)
+                md_path, json_path = None, None
+            ev = evidence_labels(out.lang)
+            hint = ev["check_placeholder"] if md == "check" else labels(out.lang)["placeholder"]
+            return [out.messages, out.asked, out.turns, sess, out.sources, gr.update(value="", placeholder=hint),
+                    gr.update(value=md_path, label=ev["download_md"]),
+                    gr.update(value=json_path, label=ev["download_json"]), *relabel(out.lang)]
 
-        outputs = [chat, asked, sources, question, send, clear, k, language, confidence]
-        inputs = [question, chat, asked, k, language, confidence]
+        outputs = [chat, asked, turns, session, sources, question, download_md, download_json,
+                   send, clear, k, language, confidence, mode]
+        inputs = [question, mode, chat, asked, turns, session, k, language, confidence]
         send.click(turn, inputs, outputs, api_visibility="private")
         question.submit(turn, inputs, outputs, api_visibility="private")
-        clear.click(lambda: ([], [], "", ""), None, [chat, asked, sources, question], api_visibility="private")
+        clear.click(lambda: ([], [], [], "", "", gr.update(value=None), gr.update(value=None), gr.update(visible=False)),
+                    None, [chat, asked, turns, sources, question, download_md, download_json, viewer],
+                    api_visibility="private")
+        mode.change(lambda md: gr.update(placeholder=evidence_labels("en")["check_placeholder"] if md == "check"
+                                         else en["placeholder"]), mode, question, api_visibility="private")
+
+        def show_document(evt):
+            html, error = open_document(holder, getattr(evt, "_data", None))
+            return gr.update(visible=True), html or error_html(error)
+
+        show_document.__annotations__ = {"evt": gr.EventData}  # a real class: the module's annotations are strings
+
+        sources.select(show_document, None, [viewer, viewer_html], api_visibility="private")
+        viewer_close.click(lambda: gr.update(visible=False), None, viewer, api_visibility="private")
         _api(gr, holder)
     return app
 
 
+def _mode_choices(lang: str) -> list[tuple[str, str]]:
+    ev = evidence_labels(lang)
+    return [(ev["mode_ask"], "ask"), (ev["mode_check"], "check"), (ev["mode_auto"], "auto")]
+
+
 def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
-    """The indexed documents, and the upload box that adds to them; returns the table."""
+    """The indexed documents, the upload box that adds to them and the removal of one; returns the
+    table and the removal's document choice."""
     table = gr.Dataframe(headers=display.CORPUS_HEADERS, interactive=False,
                          wrap=True, elem_id="corpus-table", datatype="str",
                          column_widths=["44%", "9%", "8%", "19%", "20%"])
     skipped = gr.HTML(elem_id="skipped", js_on_load=None)
     if uploads.corpus is None:
         gr.Markdown("Uploads are disabled for this server.")
-        return table
+        return table, gr.Dropdown(choices=[], visible=False)
     limit = uploads.max_bytes / 1_048_576
     files = gr.File(file_count="multiple", file_types=list(SUPPORTED_SUFFIXES),
                     label=f"Add documents ({' '.join(SUPPORTED_SUFFIXES)}, up to {limit:.0f} MB each)",
@@ -217,20 +458,38 @@ def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
         add = gr.Button("Add to the index", variant="primary", elem_id="add")
         refresh = gr.Button("Re-scan corpus folder", elem_id="refresh")
     status = gr.Textbox(label="Upload status", interactive=False, lines=3, elem_id="upload-status")
+    with gr.Row():
+        choice = gr.Dropdown(choices=corpus_choices(holder), value=None, label="Remove a document",
+                             elem_id="remove-doc", scale=4)
+        confirm = gr.Checkbox(value=False, label="Yes, delete this file from the corpus folder",
+                              elem_id="remove-confirm", scale=3)
+        removal = gr.Button("Remove", variant="stop", elem_id="remove", scale=1)
+    removal_status = gr.Textbox(label="Removal status", interactive=False, elem_id="remove-status")
+
+    def refreshed_choices():
+        return gr.update(choices=corpus_choices(holder), value=None)
 
     def on_add(chosen, progress=gr.Progress(track_tqdm=True)):
-        return upload(holder, uploads, chosen, progress)
+        return [*upload(holder, uploads, chosen, progress), refreshed_choices()]
 
     def on_refresh(progress=gr.Progress(track_tqdm=True)):
-        return upload(holder, uploads, [], progress)
+        return [*upload(holder, uploads, [], progress), refreshed_choices()]
 
-    add.click(on_add, files, [status, table, skipped], api_visibility="private")
-    refresh.click(on_refresh, None, [status, table, skipped], api_visibility="private")
-    return table
+    def on_remove(doc_id, confirmed):
+        message = remove(holder, uploads, doc_id, confirmed)
+        left = corpus_choices(holder)
+        keep = doc_id if doc_id in left else None  # a refused removal keeps the choice for the second click
+        return message, corpus_view(holder), gr.update(choices=left, value=keep), gr.update(value=False)
+
+    add.click(on_add, files, [status, table, skipped, choice], api_visibility="private")
+    refresh.click(on_refresh, None, [status, table, skipped, choice], api_visibility="private")
+    removal.click(on_remove, [choice, confirm], [removal_status, table, choice, confirm], api_visibility="private")
+    return table, choice
 
 
 def _api(gr, holder: EngineHolder) -> None:
-    """The named ``/ask`` endpoint: (question, history, k, language) -> answer record.
+    """The named endpoints ``/ask`` (question, history, k, language) -> answer record and
+    ``/check`` (claim, k) -> claim check record.
 
     ``preprocess=False`` hands the request's values to :func:`ask_record` as sent, so
     that the schema check there, not a component's conversion (``float("abc")``), judges
@@ -249,11 +508,17 @@ def _api(gr, holder: EngineHolder) -> None:
     api_btn = gr.Button(visible=False)
     api_btn.click(lambda q, h, kk, lang: ask_record(holder, q, h, kk, lang), [api_q, api_h, api_k, api_lang],
                   api_out, api_name="ask", preprocess=False)
+    api_claim = gr.Textbox(visible=False)
+    api_check_k = gr.Number(value=5, visible=False, precision=0)
+    api_check_out = gr.JSON(visible=False)
+    api_check = gr.Button(visible=False)
+    api_check.click(lambda c, kk: check_record(holder, c, kk), [api_claim, api_check_k], api_check_out,
+                    api_name="check", preprocess=False)
     blocks = get_blocks_context().root_block
     check_count = blocks.validate_inputs
 
     def pad_missing(block_fn, inputs: list) -> None:  # Gradio's BlockFunction
-        if block_fn.api_name == "ask" and len(inputs) < len(block_fn.inputs):
+        if block_fn.api_name in ("ask", "check") and len(inputs) < len(block_fn.inputs):
             inputs.extend([MISSING] * (len(block_fn.inputs) - len(inputs)))  # Gradio reads this same list next
         check_count(block_fn, inputs)
 
@@ -280,6 +545,11 @@ def serve(open_engine: Callable[[], Engine], corpus_dir: Path | None, host: str,
     engine = open_engine()
     engine.warm_up()
     holder = EngineHolder(engine)
+    if corpus_dir is not None:
+        from citeqa.app.removal import recover_removals
+
+        for name in recover_removals(corpus_dir, frozenset(engine.data.documents)):
+            print(f"citeqa: settled {name}: its removal was interrupted", file=sys.stderr)
     if any(name in engine.data.documents for name in removed):  # killed after the switch, before confirming
         upload(holder, UploadSettings(corpus_dir, max_upload_bytes), [])
     if auth is None and host not in ("127.0.0.1", "localhost", "::1"):

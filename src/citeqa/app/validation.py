@@ -19,6 +19,9 @@ language     passage language: ``auto`` (the question's), ``any``, ``es``, ``pt`
              ``auto``
 ============ ========================================================================
 
+``/check`` takes two: ``claim`` (text of 1 to 2000 characters, as a question) and ``k``
+(passages to show, as above); :func:`validate_check` checks them the same way.
+
 A refusal is :class:`~citeqa.errors.RequestError`; the API turns it into
 ``{"error": "<what is wrong and what is accepted>", "field": "<argument>"}``. An
 argument that the request does not carry at all is refused as missing.
@@ -37,6 +40,7 @@ MAX_K = 10
 MAX_HISTORY_ITEMS = 20
 LANGUAGES = ("auto", "any", "es", "pt", "en")
 ARGUMENTS = ("question", "history", "k", "language")
+CHECK_ARGUMENTS = ("claim", "k")
 
 #: Stands for an argument the request did not send (a JSON string, so it passes Gradio's
 #: own checks unchanged and reaches :func:`validate_ask`, which names it as missing).
@@ -59,6 +63,26 @@ def validate_ask(question: Any, history: Any = None, k: Any = 5, language: Any =
         if isinstance(value, str) and value == MISSING:
             raise RequestError(name, f"missing argument: {name} (/ask takes {', '.join(ARGUMENTS)})")
     return AskRequest(_question(question), _history(history), _k(k), _language(language))
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRequest:
+    """A checked ``/check`` request."""
+
+    claim: str
+    k: int
+
+
+def validate_check(claim: Any, k: Any = 5) -> CheckRequest:
+    """Check the two ``/check`` arguments; RequestError naming the one that is off."""
+    for name, value in zip(CHECK_ARGUMENTS, (claim, k)):
+        if isinstance(value, str) and value == MISSING:
+            raise RequestError(name, f"missing argument: {name} (/check takes {', '.join(CHECK_ARGUMENTS)})")
+    if not isinstance(claim, str):
+        raise RequestError("claim", f"the claim must be text, not {_kind(claim)}")
+    if len(claim) > MAX_QUESTION_CHARS:
+        raise RequestError("claim", f"the claim is too long ({len(claim)} characters; the limit is {MAX_QUESTION_CHARS})")
+    return CheckRequest(claim, _k(k))  # emptiness is judged after cleaning, as for a question
 
 
 def _question(value: Any) -> str:

@@ -17,6 +17,17 @@ Conventions (chosen so every number has one meaning):
 * Every ratio whose denominator is empty is ``None`` ("not applicable"), never 0.
 """
 
+from citeqa.evaluation.claims_eval import (
+    ClaimMetrics,
+    ClaimResult,
+    check_claim_thresholds,
+    evaluate_claims,
+    parse_claim_thresholds,
+    print_claims_table,
+    summarize_claims,
+    write_claim_predictions,
+)
+from citeqa.evaluation.claims_file import ClaimItem, file_kind, load_claims
 from citeqa.evaluation.compare import (
     Comparison,
     MetricDelta,
@@ -53,6 +64,8 @@ from citeqa.evaluation.squad import (
 from citeqa.evaluation.thresholds import check_thresholds, parse_thresholds
 
 __all__ = [
+    "ClaimItem", "ClaimMetrics", "ClaimResult", "check_claim_thresholds", "evaluate_claims", "file_kind",
+    "load_claims", "parse_claim_thresholds", "print_claims_table", "summarize_claims", "write_claim_predictions",
     "METRIC_KEYS", "TOP_K", "Bucket", "Comparison", "MetricDelta", "Metrics", "PredictionRun", "QAItem",
     "QuestionResult", "Scores", "SquadSet", "check_thresholds", "citation_is_exact", "collect_provenance",
     "compare_runs", "contains_answer", "evaluate", "evaluate_engine", "exact_match", "first_relevant_rank",

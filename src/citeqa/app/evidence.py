@@ -1,0 +1,265 @@
+"""Evidence to keep: a citation as plain text, BibTeX and CSL-JSON, and a conversation as Markdown or JSON.
+
+Pure functions over the records (:class:`~citeqa.records.Answer`,
+:class:`~citeqa.answer.claims.ClaimCheck`) and each document's
+:class:`~citeqa.records.DocumentInfo` (title, file, language, when it was indexed). A
+citation names the exact quote and its character range in the document (and the page of a
+PDF), so a reader can find it again; the conversation JSON holds the records themselves
+and reads back with :func:`conversation_from_json`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from citeqa.answer.claims import ClaimCheck
+from citeqa.app.messages import claim_labels, labels
+from citeqa.records import Answer, Citation, Document, DocumentInfo
+
+#: The conversation JSON's format name and version (see :func:`conversation_json`).
+CONVERSATION_FORMAT = "citeqa-conversation"
+CONVERSATION_VERSION = 1
+
+Turn = Answer | ClaimCheck
+
+
+@dataclass(frozen=True, slots=True)
+class CitedQuote:
+    """Everything a citation names: the quote is ``document_text[start:end]``."""
+
+    doc_id: str
+    title: str
+    lang: str
+    start: int
+    end: int
+    quote: str
+    kind: str = ""
+    indexed_at: str = ""
+    page: int | None = None
+    section: str | None = None
+
+
+def cited_quote(citation: Citation, quote_start: int | None = None, quote_end: int | None = None,
+                info: DocumentInfo | None = None, document: Document | None = None) -> CitedQuote:
+    """The citation of ``citation.text[quote_start:quote_end]`` (the whole passage by default)."""
+    a = 0 if quote_start is None else max(0, quote_start)
+    b = len(citation.text) if quote_end is None else min(len(citation.text), quote_end)
+    start, end = citation.start + a, citation.start + b
+    page = document.page_at(start) if document is not None else None
+    section = document.section_at(start) if document is not None else None
+    return CitedQuote(citation.doc_id, info.title if info else citation.title, citation.lang, start, end,
+                      citation.text[a:b], info.kind if info else "", info.indexed_at if info else "", page, section)
+
+
+def answer_quotes(answer: Answer, infos: Mapping[str, DocumentInfo] | None = None,
+                  documents: Mapping[str, Document] | None = None) -> list[CitedQuote]:
+    """One quote per citation: the answer itself for [1] (where it is in the passage), else the passage."""
+    out = []
+    for n, c in enumerate(answer.citations, start=1):
+        a = c.text.find(answer.answer) if n == 1 and answer.answer and not answer.abstained else -1
+        span = (a, a + len(answer.answer or "")) if a >= 0 else (None, None)
+        out.append(cited_quote(c, *span, info=(infos or {}).get(c.doc_id), document=(documents or {}).get(c.doc_id)))
+    return out
+
+
+def check_quotes(check: ClaimCheck, infos: Mapping[str, DocumentInfo] | None = None,
+                 documents: Mapping[str, Document] | None = None) -> list[CitedQuote]:
+    """One quote per evidence passage: the sentence that bears on the claim, else the passage."""
+    out = []
+    for e in check.evidence:
+        span = (e.highlight.start, e.highlight.end) if e.highlight is not None else (None, None)
+        out.append(cited_quote(e.citation, *span, info=(infos or {}).get(e.citation.doc_id),
+                               document=(documents or {}).get(e.citation.doc_id)))
+    return out
+
+
+# --- one citation ----------------------------------------------------------------------------
+
+
+def _date(stamp: str) -> str:
+    """The calendar day of an ISO 8601 time ("" when there is none)."""
+    return stamp[:10] if re.match(r"\d{4}-\d{2}-\d{2}", stamp or "") else ""
+
+
+def _where(q: CitedQuote) -> str:
+    where = f"page {q.page}, characters {q.start}–{q.end}" if q.page is not None else f"characters {q.start}–{q.end}"
+    return where + (f", section “{q.section}”" if q.section else "")
+
+
+def plain_citation(q: CitedQuote) -> str:
+    """``“quote” — Title. file, language es, characters 1462–2067. Indexed 2026-11-30.``"""
+    indexed = f" Indexed {_date(q.indexed_at)}." if _date(q.indexed_at) else ""
+    return f"“{q.quote}” — {q.title}. {q.doc_id}, language {q.lang}, {_where(q)}.{indexed}"
+
+
+def citation_key(q: CitedQuote) -> str:
+    """A stable BibTeX/CSL key: the same place in the same file always gets the same key."""
+    stem = re.sub(r"[^A-Za-z0-9]+", "-", q.doc_id.rsplit(".", 1)[0]).strip("-")[:48] or "doc"
+    return f"citeqa:{stem}:{q.start}-{q.end}"
+
+
+_BIBTEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&", "#": r"\#",
+                   "_": r"\_", "$": r"\$", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def bibtex_escape(text: str) -> str:
+    """Text for a BibTeX field: braces balanced, LaTeX specials escaped, one line."""
+    return "".join(_BIBTEX_SPECIAL.get(c, c) for c in " ".join(text.split()))
+
+
+def bibtex_citation(q: CitedQuote) -> str:
+    """A ``@misc`` entry with the quote, file, range (and page) in ``note`` and the indexing date."""
+    where = _where(q).replace("–", "--")
+    fields = [("title", q.title), ("howpublished", f"Local document {q.doc_id}"),
+              ("note", f"{where}; quote: “{q.quote}”"), ("language", q.lang)]
+    day = _date(q.indexed_at)
+    if day:
+        fields.append(("urldate", day))  # the day it was indexed; the document's own date is unknown
+    body = ",\n".join(f"  {name} = {{{bibtex_escape(value)}}}" for name, value in fields)
+    return f"@misc{{{citation_key(q)},\n{body}\n}}"
+
+
+def csl_json_citation(q: CitedQuote) -> dict[str, Any]:
+    """A CSL-JSON item (type ``document``); ``accessed`` is the day the document was indexed."""
+    item: dict[str, Any] = {"id": citation_key(q), "type": "document", "title": q.title, "language": q.lang,
+                            "archive": "citeqa index", "archive_location": q.doc_id,
+                            "note": f"{_where(q)}; quote: “{q.quote}”"}
+    if q.page is not None:
+        item["page"] = str(q.page)
+    day = _date(q.indexed_at)
+    if day:
+        item["accessed"] = {"date-parts": [[int(day[:4]), int(day[5:7]), int(day[8:10])]]}
+    return item
+
+
+def citation_formats(q: CitedQuote) -> dict[str, str]:
+    """The three formats as text: ``plain``, ``bibtex``, ``csl-json``."""
+    return {"plain": plain_citation(q), "bibtex": bibtex_citation(q),
+            "csl-json": json.dumps([csl_json_citation(q)], ensure_ascii=False, indent=2)}
+
+
+# --- a conversation --------------------------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~#])")
+
+
+def md_escape(text: str) -> str:
+    """Text that Markdown shows as written: markup characters backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def _quote_block(text: str) -> str:
+    return "\n".join("   > " + md_escape(line) if line.strip() else "   >" for line in text.split("\n"))
+
+
+def _source_lines(n: int, q: CitedQuote, prefix: str = "") -> list[str]:
+    indexed = f", indexed {_date(q.indexed_at)}" if _date(q.indexed_at) else ""
+    head = f"{n}. {prefix}*{md_escape(q.title)}* — `{q.doc_id.replace('`', '')}`, {q.lang}, {_where(q)}{indexed}"
+    return [head, _quote_block(q.quote)]
+
+
+def answer_markdown(answer: Answer, number: int | None = None, infos: Mapping[str, DocumentInfo] | None = None,
+                    documents: Mapping[str, Document] | None = None) -> str:
+    """One answer: the question as a heading, the answer (key phrase in bold), numbered sources with quotes."""
+    lab = labels(answer.language)
+    heading = f"## {number}. " if number is not None else "## "
+    lines = [heading + md_escape(answer.question), ""]
+    if answer.abstained or answer.answer is None:
+        lines.append(f"*{lab['not_found']}*")
+    else:
+        text, hl = answer.answer, answer.highlight
+        body = (md_escape(text[:hl.start]) + f"**{md_escape(text[hl.start:hl.end])}**" + md_escape(text[hl.end:])
+                if hl is not None and hl.end > hl.start else md_escape(text))
+        lines.append(body + " [1]")
+    lines += ["", f"*{lab['confidence']} {answer.confidence:.2f} · {answer.language}*", ""]
+    quotes = answer_quotes(answer, infos, documents)
+    if quotes:
+        lines += [f"**{lab['closest'] if answer.abstained else lab['sources']}**", ""]
+        for n, q in enumerate(quotes, start=1):
+            lines += _source_lines(n, q)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def check_markdown(check: ClaimCheck, number: int | None = None, infos: Mapping[str, DocumentInfo] | None = None,
+                   documents: Mapping[str, Document] | None = None) -> str:
+    """One claim check: the claim, the verdict and message, the passages with their relation."""
+    lab = claim_labels(check.language)
+    heading = f"## {number}. " if number is not None else "## "
+    lines = [heading + f"{lab['claim']}: " + md_escape(check.claim), "",
+             f"**{lab[check.verdict]}** — {md_escape(check.message)}", ""]
+    quotes = check_quotes(check, infos, documents)
+    if quotes:
+        lines += [f"**{lab['evidence']}**", ""]
+        for n, (q, e) in enumerate(zip(quotes, check.evidence), start=1):
+            values = ""
+            if e.document_value and e.claim_value and e.relation == "conflicts":
+                values = f" ({lab['doc_value']} “{md_escape(e.document_value)}”, {lab['claim_value']} " \
+                         f"“{md_escape(e.claim_value)}”)"
+            lines += _source_lines(n, q, f"[{lab[e.relation]}{values}] ")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def turn_markdown(turn: Turn, number: int | None = None, infos: Mapping[str, DocumentInfo] | None = None,
+                  documents: Mapping[str, Document] | None = None) -> str:
+    if isinstance(turn, ClaimCheck):
+        return check_markdown(turn, number, infos, documents)
+    return answer_markdown(turn, number, infos, documents)
+
+
+def conversation_markdown(turns: Sequence[Turn], infos: Mapping[str, DocumentInfo] | None = None,
+                          documents: Mapping[str, Document] | None = None, exported_at: str | None = None) -> str:
+    """The whole conversation: every question or claim, its answer or verdict, numbered sources with quotes."""
+    stamp = exported_at or _now()
+    parts = [f"# citeqa conversation\n\nExported {stamp} · {len(turns)} turn{'s' if len(turns) != 1 else ''}\n"]
+    parts += [turn_markdown(t, n, infos, documents) for n, t in enumerate(turns, start=1)]
+    return "\n".join(parts)
+
+
+def conversation_json(turns: Sequence[Turn], infos: Mapping[str, DocumentInfo] | None = None,
+                      exported_at: str | None = None) -> str:
+    """``{"format": "citeqa-conversation", "version": 1, "exported_at", "turns": [{"type": "answer"|"check",
+    "record": {...}}], "documents": {doc_id: DocumentInfo}}``: the records exactly as the API gives them."""
+    cited = {c.doc_id for t in turns for c in _citations(t)}
+    data = {"format": CONVERSATION_FORMAT, "version": CONVERSATION_VERSION, "exported_at": exported_at or _now(),
+            "turns": [{"type": "check" if isinstance(t, ClaimCheck) else "answer", "record": t.to_dict()}
+                      for t in turns],
+            "documents": {d: _info_dict(infos[d]) for d in sorted(cited) if infos and d in infos}}
+    return json.dumps(data, ensure_ascii=False, indent=1)
+
+
+def conversation_from_json(text: str) -> list[Turn]:
+    """The turns of :func:`conversation_json` output, as records; ValueError when it is not one."""
+    data = json.loads(text)
+    if not isinstance(data, dict) or data.get("format") != CONVERSATION_FORMAT:
+        raise ValueError(f"not a {CONVERSATION_FORMAT} file")
+    out: list[Turn] = []
+    for turn in data.get("turns", []):
+        kind = turn.get("type")
+        if kind == "answer":
+            out.append(Answer.from_dict(turn["record"]))
+        elif kind == "check":
+            out.append(ClaimCheck.from_dict(turn["record"]))
+        else:
+            raise ValueError(f"unknown turn type {kind!r}")
+    return out
+
+
+def _citations(turn: Turn) -> list[Citation]:
+    if isinstance(turn, ClaimCheck):
+        return [e.citation for e in turn.evidence]
+    return list(turn.citations)
+
+
+def _info_dict(info: DocumentInfo) -> dict[str, Any]:
+    from citeqa.records import to_dict
+
+    return to_dict(info)
+
+
+def _now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat()

@@ -1,0 +1,152 @@
+"""Claim files: JSONL or CSV rows with a ``claim`` and its gold ``verdict``, validated whole before a run.
+
+A row is ``{"id": "c-es-009", "claim": "GLM-5 tiene unos 800 mil millones de parámetros.",
+"verdict": "conflicting", "lang": "es", "doc": "000_….txt", "evidence": "744 mil millones"}``;
+``verdict`` is ``supported``, ``conflicting`` or ``not_found``; ``id``, ``lang``, ``doc`` and
+``evidence`` are optional, other fields are ignored. :func:`file_kind` tells a claim file from
+a QA file by its columns, so ``citeqa eval`` takes either.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from citeqa.answer.claims import VERDICTS
+from citeqa.errors import QAFileError
+from citeqa.evaluation.qa_file import CSV_SUFFIXES, JSONL_SUFFIXES, MAX_ERRORS_SHOWN, _read_text
+
+CLAIM_COLUMNS = ("claim", "verdict")
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimItem:
+    """One claim with its gold verdict."""
+
+    id: str
+    claim: str
+    verdict: str
+    lang: str = ""
+    doc: str | None = None
+    evidence: str | None = None
+
+
+def file_kind(path: Path) -> str:
+    """``"claims"`` when the file's first row (JSONL) or header (CSV) has ``claim`` and
+    ``verdict``, else ``"qa"`` (the QA loader then judges the file)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in JSONL_SUFFIXES + CSV_SUFFIXES or not path.is_file():
+        return "qa"
+    try:
+        with path.open(encoding="utf-8-sig", errors="replace") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return "qa"
+    if suffix in CSV_SUFFIXES:
+        first = next(csv.reader(io.StringIO(head)), [])
+        columns = {c.strip().lower() for c in first}
+    else:
+        columns = set()
+        for line in head.split("\n"):
+            if line.strip():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    return "qa"
+                columns = set(record) if isinstance(record, dict) else set()
+                break
+    return "claims" if all(c in columns for c in CLAIM_COLUMNS) else "qa"
+
+
+def load_claims(path: Path) -> list[ClaimItem]:
+    """Read and validate a claim file; QAFileError names the line of every problem (first few shown)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in JSONL_SUFFIXES + CSV_SUFFIXES:
+        raise QAFileError(f"{path}: unsupported claim file type {suffix or '(none)'!r}; use .jsonl, .json or .csv")
+    text = _read_text(path)
+    rows = _jsonl(text) if suffix in JSONL_SUFFIXES else _csv(text)
+    items, errors, seen = [], [], {}
+    for lineno, record in rows:
+        try:
+            if isinstance(record, str):
+                raise ValueError(record)
+            item = _item(record, lineno)
+            if item.id in seen:
+                raise ValueError(f"duplicate id {item.id!r} (first used on line {seen[item.id]})")
+        except ValueError as exc:
+            errors.append(f"line {lineno}: {exc}")
+            continue
+        seen[item.id] = lineno
+        items.append(item)
+    if errors:
+        more = len(errors) - MAX_ERRORS_SHOWN
+        tail = f"; and {more} more problem{'s' if more > 1 else ''}" if more > 0 else ""
+        raise QAFileError(f"{path}: {'; '.join(errors[:MAX_ERRORS_SHOWN])}{tail}")
+    if not items:
+        raise QAFileError(f"{path}: the claim file holds no claims")
+    return items
+
+
+def _jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield lineno, f"invalid JSON ({exc.msg} at column {exc.colno})"
+            continue
+        yield lineno, record if isinstance(record, dict) else f"expected a JSON object, got {type(record).__name__}"
+
+
+def _csv(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    reader = csv.reader(io.StringIO(text))
+    header: list[str] | None = None
+    try:
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue
+            if header is None:
+                header = [cell.strip().lower() for cell in row]
+                missing = [c for c in CLAIM_COLUMNS if c not in header]
+                if missing:
+                    yield reader.line_num, f"CSV header lacks column(s) {', '.join(missing)}"
+                    return
+                continue
+            if len(row) != len(header):
+                yield reader.line_num, f"expected {len(header)} fields, got {len(row)}"
+                continue
+            yield reader.line_num, {k: v for k, v in zip(header, row) if v.strip() or k in CLAIM_COLUMNS}
+    except csv.Error as exc:
+        yield reader.line_num, f"malformed CSV ({exc})"
+
+
+def _item(record: Mapping[str, Any], lineno: int) -> ClaimItem:
+    claim = record.get("claim")
+    if not isinstance(claim, str) or not claim.strip():
+        raise ValueError("missing or empty claim")
+    verdict = record.get("verdict")
+    if not isinstance(verdict, str) or verdict.strip().lower() not in VERDICTS:
+        raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}")
+    raw_id = record.get("id")
+    if raw_id in (None, ""):
+        item_id = f"line-{lineno}"
+    elif isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) and str(raw_id).strip():
+        item_id = str(raw_id).strip()
+    else:
+        raise ValueError("id must be a non-empty string")
+    optional = {}
+    for key in ("lang", "doc", "evidence"):
+        value = record.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{key} must be a string or null, got {type(value).__name__}")
+        optional[key] = value.strip() if isinstance(value, str) and value.strip() else None
+    return ClaimItem(item_id, claim.strip(), verdict.strip().lower(), (optional["lang"] or "").lower(),
+                     optional["doc"], optional["evidence"])

@@ -1,0 +1,107 @@
+"""``citeqa check``, ``citeqa ask --format``, and ``citeqa eval`` on a claim file (keyword embedder)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from citeqa.app.evidence import CONVERSATION_FORMAT
+from citeqa.errors import ConfigError, QAFileError
+from citeqa.evaluation import file_kind, load_claims, parse_claim_thresholds
+
+CLAIMS = [
+    {"id": "s1", "claim": "El faro de Punta Brava se construyó en 1887.", "verdict": "supported", "lang": "es"},
+    {"id": "c1", "claim": "The windmill of Greyhill was built in 1790.", "verdict": "conflicting", "lang": "en"},
+    {"id": "n1", "claim": "O farol da Ilha Clara tem um elevador de vidro da Siemens.", "verdict": "not_found",
+     "lang": "pt"},
+]
+
+
+def _write(path: Path, rows) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_check_prints_verdict_passages_and_values(keyword_cli, built_index: Path, capsys):
+    assert keyword_cli(["check", "--index", str(built_index), "The windmill of Greyhill was built in 1790."]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Conflicting: The documents say “1760”, not “1790”.")
+    assert "[1] conflicts: The Windmill of Greyhill" in out and "mill.html" in out
+
+
+def test_check_json_and_markdown(keyword_cli, built_index: Path, capsys):
+    claim = "El faro de Punta Brava se construyó en 1887."
+    assert keyword_cli(["check", "--index", str(built_index), "--json", claim, "-k", "2"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["verdict"] == "supported" and record["language"] == "es" and len(record["evidence"]) == 2
+    assert record["evidence"][0]["document_value"] == "1887"
+    assert keyword_cli(["check", "--index", str(built_index), "--format", "markdown", claim]) == 0
+    md = capsys.readouterr().out
+    assert md.startswith("# citeqa conversation") and "## 1. Afirmación: El faro de Punta Brava" in md
+    assert "**Respaldada** — Los documentos respaldan esta afirmación: dicen «1887»." in md
+    assert "1. [respalda] *El faro de Punta Brava* — `faro.txt`, es, characters" in md and "indexed 20" in md
+
+
+def test_check_bad_claims_are_one_line_errors(keyword_cli, built_index: Path, capsys):
+    assert keyword_cli(["check", "--index", str(built_index), "   "]) == 2
+    assert capsys.readouterr().err.strip() == "citeqa: error: the claim is empty; type a claim"
+    assert keyword_cli(["check", "--index", str(built_index), "x" * 100_000]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the claim is too long (100000 characters; the limit is 2000)" in err
+
+
+def test_ask_format_markdown_and_json_alias(keyword_cli, built_index: Path, capsys):
+    question = "When was the windmill built?"
+    assert keyword_cli(["ask", "--index", str(built_index), "--format", "markdown", question, "-k", "2"]) == 0
+    md = capsys.readouterr().out
+    assert "## 1. When was the windmill built?" in md and "**Sources**" in md
+    assert "1. *The Windmill of Greyhill* — `mill.html`, en, characters" in md and "   > " in md
+    assert keyword_cli(["ask", "--index", str(built_index), "--format", "json", question]) == 0
+    assert json.loads(capsys.readouterr().out)["question"] == question
+    assert keyword_cli(["ask", "--index", str(built_index), "--json", question]) == 0
+    assert json.loads(capsys.readouterr().out)["question"] == question
+    assert keyword_cli(["ask", "--index", str(built_index), "--json", "--format", "markdown", question]) == 2
+    assert "disagree" in capsys.readouterr().err
+
+
+def test_eval_dispatches_a_claim_file(keyword_cli, built_index: Path, tmp_path: Path, capsys):
+    path = _write(tmp_path / "claims.jsonl", CLAIMS)
+    assert file_kind(path) == "claims" and file_kind(Path("eval/qa.jsonl")) == "qa"
+    pred = tmp_path / "pred.jsonl"
+    assert keyword_cli(["eval", str(path), "--index", str(built_index), "--predictions", str(pred),
+                        "--fail-under", "accuracy=1,not_found_as_supported=0"]) == 0
+    out = capsys.readouterr().out
+    assert "citeqa claim checking" in out and "not_found claims called supported: 0" in out
+    rows = [json.loads(line) for line in pred.read_text(encoding="utf-8").splitlines()]
+    assert [(r["id"], r["verdict"], r["correct"]) for r in rows] == [
+        ("s1", "supported", True), ("c1", "conflicting", True), ("n1", "not_found", True)]
+    wrong = _write(tmp_path / "wrong.jsonl", [{**CLAIMS[2], "verdict": "supported"}])
+    assert keyword_cli(["eval", str(wrong), "--index", str(built_index), "--fail-under", "supported=0.9"]) == 1
+    assert "supported = 0.000 is below the required 0.9" in capsys.readouterr().err
+
+
+def test_claim_files_are_validated_whole(tmp_path: Path):
+    csv_path = tmp_path / "claims.csv"
+    csv_path.write_text("claim,verdict,lang\nEl faro mide 42 metros.,supported,es\n", encoding="utf-8")
+    assert file_kind(csv_path) == "claims"
+    assert load_claims(csv_path)[0].verdict == "supported"
+    bad = _write(tmp_path / "bad.jsonl", [{"claim": "x", "verdict": "maybe"}, {"claim": "", "verdict": "supported"}])
+    with pytest.raises(QAFileError, match="line 1: verdict must be one of supported, conflicting, not_found.*line 2"):
+        load_claims(bad)
+    with pytest.raises(ConfigError, match="unknown claim metric"):
+        parse_claim_thresholds("hit1=0.9")
+    assert parse_claim_thresholds("acc=0.85,not_found_as_supported=0") == {"accuracy": 0.85,
+                                                                           "not_found_as_supported": 0.0}
+
+
+def test_the_shipped_claim_files_are_balanced(repo: Path):
+    for path, least in ((repo / "eval" / "claims.jsonl", 60), (repo / "eval" / "dev2" / "claims.jsonl", 30)):
+        items = load_claims(path)
+        assert len(items) >= least
+        for lang in ("es", "pt", "en"):
+            verdicts = [i.verdict for i in items if i.lang == lang]
+            assert {v: verdicts.count(v) for v in set(verdicts)} == dict.fromkeys(
+                ("supported", "conflicting", "not_found"), len(items) // 9)
+    assert CONVERSATION_FORMAT == "citeqa-conversation"

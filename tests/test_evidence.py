@@ -1,0 +1,107 @@
+"""Evidence formats: a citation as plain text, BibTeX and CSL-JSON; a conversation as Markdown and JSON."""
+
+from __future__ import annotations
+
+import json
+
+from citeqa.answer.claims import ClaimCheck, ClaimEvidence
+from citeqa.app.evidence import (
+    answer_quotes,
+    bibtex_citation,
+    bibtex_escape,
+    check_quotes,
+    citation_formats,
+    citation_key,
+    cited_quote,
+    conversation_from_json,
+    conversation_json,
+    conversation_markdown,
+    csl_json_citation,
+    plain_citation,
+)
+from citeqa.records import Answer, Citation, Document, DocumentInfo, Highlight, PageSpan
+
+DOC_TEXT = "Intro line.\nThe windmill of Greyhill was built in 1760 by the miller Thomas Hale. Its sails span 26 m."
+PASSAGE_START = DOC_TEXT.index("The windmill")
+PASSAGE = DOC_TEXT[PASSAGE_START:]
+ANSWER = "The windmill of Greyhill was built in 1760 by the miller Thomas Hale."
+CIT = Citation("mills/mill_1.pdf", "The {Windmill} & 100% of_it", "en", PASSAGE_START, len(DOC_TEXT), PASSAGE, 0.9)
+INFO = DocumentInfo("mills/mill_1.pdf", "The {Windmill} & 100% of_it", "en", "pdf", "2026-11-30T14:19:33+00:00")
+DOC = Document("mills/mill_1.pdf", INFO.title, DOC_TEXT, "en", "0" * 64, "pdf",
+               (PageSpan(0, 12, 1), PageSpan(12, len(DOC_TEXT), 2)))
+ANS = Answer("When was the *windmill* built?", "en", ANSWER, False, 0.87, (CIT,), 12.0, Highlight(38, 42), "1760")
+
+
+def test_a_quote_is_the_document_text_at_its_range():
+    q = answer_quotes(ANS, {INFO.doc_id: INFO}, {DOC.doc_id: DOC})[0]
+    assert q.quote == ANSWER == DOC_TEXT[q.start:q.end]
+    assert q.page == 2 and q.indexed_at.startswith("2026-11-30") and q.kind == "pdf"
+    whole = cited_quote(CIT)
+    assert whole.quote == PASSAGE and (whole.start, whole.end) == (CIT.start, CIT.end) and whole.page is None
+
+
+def test_plain_citation_names_quote_title_file_language_page_range_and_date():
+    q = answer_quotes(ANS, {INFO.doc_id: INFO}, {DOC.doc_id: DOC})[0]
+    text = plain_citation(q)
+    assert text == (f"“{ANSWER}” — The {{Windmill}} & 100% of_it. mills/mill_1.pdf, language en, "
+                    f"page 2, characters {q.start}–{q.end}. Indexed 2026-11-30.")
+
+
+def test_bibtex_is_escaped_and_has_a_stable_key():
+    q = answer_quotes(ANS, {INFO.doc_id: INFO}, {DOC.doc_id: DOC})[0]
+    entry = bibtex_citation(q)
+    assert entry.startswith(f"@misc{{citeqa:mills-mill-1:{q.start}-{q.end},\n")
+    assert r"title = {The \{Windmill\} \& 100\% of\_it}" in entry
+    assert "urldate = {2026-11-30}" in entry and f"page 2, characters {q.start}--{q.end}" in entry
+    assert entry.count("{") - entry.count(r"\{") == entry.count("}") - entry.count(r"\}")
+    assert citation_key(q) == citation_key(answer_quotes(ANS, {INFO.doc_id: INFO})[0])
+    assert bibtex_escape("a\\b ~ ^ $ # {x}") == r"a\textbackslash{}b \textasciitilde{} \textasciicircum{} \$ \# \{x\}"
+
+
+def test_csl_json_item():
+    q = answer_quotes(ANS, {INFO.doc_id: INFO}, {DOC.doc_id: DOC})[0]
+    item = csl_json_citation(q)
+    assert item["type"] == "document" and item["title"] == INFO.title and item["language"] == "en"
+    assert item["page"] == "2" and item["accessed"] == {"date-parts": [[2026, 11, 30]]}
+    assert item["archive_location"] == "mills/mill_1.pdf" and ANSWER in item["note"]
+    formats = citation_formats(q)
+    assert json.loads(formats["csl-json"]) == [item] and formats["plain"] == plain_citation(q)
+
+
+def _check() -> ClaimCheck:
+    at = PASSAGE.index("1760")
+    ev = ClaimEvidence(CIT, "conflicts", Highlight(0, len(ANSWER)), Highlight(at, at + 4), "1790", "1760")
+    return ClaimCheck("The windmill was built in 1790.", "en", "conflicting",
+                      "The documents say “1760”, not “1790”.", (ev,), 20.0)
+
+
+def test_conversation_markdown_numbers_turns_and_sources():
+    md = conversation_markdown([ANS, _check()], {INFO.doc_id: INFO}, {DOC.doc_id: DOC},
+                               exported_at="2026-12-01T10:00:00+00:00")
+    assert md.startswith("# citeqa conversation\n\nExported 2026-12-01T10:00:00+00:00 · 2 turns\n")
+    assert "## 1. When was the \\*windmill\\* built?" in md  # user text shown as written
+    assert "The windmill of Greyhill was built in **1760** by the miller Thomas Hale. [1]" in md
+    assert "**Sources**" in md and "1. *The {Windmill} & 100% of\\_it* — `mills/mill_1.pdf`, en, page 2" in md
+    assert "## 2. Claim: The windmill was built in 1790." in md
+    assert "**Conflicting** — The documents say “1760”, not “1790”." in md
+    assert "[conflicts (the document says “1760”, the claim says “1790”)]" in md
+    assert f"   > {ANSWER}" in md and "indexed 2026-11-30" in md
+    assert check_quotes(_check())[0].quote == ANSWER
+
+
+def test_conversation_json_round_trip():
+    turns = [ANS, _check()]
+    text = conversation_json(turns, {INFO.doc_id: INFO}, exported_at="2026-12-01T10:00:00+00:00")
+    data = json.loads(text)
+    assert data["format"] == "citeqa-conversation" and data["version"] == 1
+    assert [t["type"] for t in data["turns"]] == ["answer", "check"]
+    assert data["turns"][0]["record"] == ANS.to_dict()
+    assert data["documents"]["mills/mill_1.pdf"]["indexed_at"] == INFO.indexed_at
+    assert conversation_from_json(text) == turns
+
+
+def test_conversation_from_json_refuses_other_files():
+    import pytest
+
+    with pytest.raises(ValueError, match="not a citeqa-conversation"):
+        conversation_from_json('{"turns": []}')
