@@ -9,7 +9,9 @@ thresholds is searched on some claims and judged on the others. Claims are split
 the other folds, so the printed "held out" numbers never saw their claims. A choice must call
 no ``not_found`` claim ``supported`` on its training claims; among the most accurate, the
 strictest thresholds win (the verdict should never claim more than the evidence shows).
-The last lines fit on every claim: the constants to put in ClaimThresholds.
+The last lines fit on every claim; ``--write`` stores those thresholds as the ``claims`` block
+of the index model's weights file (citeqa/answer/weights/<model>.json), with how they were
+fitted. The script never edits source code.
 """
 
 from __future__ import annotations
@@ -148,11 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", required=True, metavar="CLAIMS=INDEX",
                         help="a claim file and the index of its corpus (repeatable)")
     parser.add_argument("--folds", type=int, default=2)
+    parser.add_argument("--write", action="store_true", help="write the thresholds into the model's weights file")
     args = parser.parse_args(argv)
-    claims, sets = [], {}
+    claims, sets, models = [], {}, set()
     for spec in args.set:
         path, _, index = spec.partition("=")
-        found = features(Engine.open(Path(index or "index")), Path(path))
+        engine = Engine.open(Path(index or "index"))
+        models.add(engine.data.manifest.model)
+        found = features(engine, Path(path))
         sets[path] = {c.id for c in found}
         claims += found
     held_out: dict[str, str] = {}
@@ -172,14 +177,43 @@ def main(argv: list[str] | None = None) -> int:
             part = [c for c in claims if c.id in ids]
             report(f"  held out, {path}", part, [held_out[c.id] for c in part])
     final = fit(claims)
-    report("current ClaimThresholds()", claims, verdicts(claims, ClaimThresholds()))
+    current = engine.settings.claims
+    report("current thresholds", claims, verdicts(claims, current))
     if len(sets) > 1:
         for path, ids in sets.items():
             part = [c for c in claims if c.id in ids]
-            report(f"  current ClaimThresholds(), {path}", part, verdicts(part, ClaimThresholds()))
+            report(f"  current thresholds, {path}", part, verdicts(part, current))
     report("fitted on all claims (in-sample)", claims, verdicts(claims, final))
-    print("ClaimThresholds(" + ", ".join(f"{k}={v}" for k, v in asdict(final).items()) + ")")
+    print("fitted:", asdict(final))
+    if args.write:
+        if len(models) != 1:
+            raise SystemExit(f"the indexes were built with different models: {sorted(models)}")
+        write_claims(models.pop(), final, args, {c.id: h for c, h in zip(claims, [held_out[c.id] for c in claims])},
+                     claims)
     return 0
+
+
+def write_claims(model: str, thresholds: ClaimThresholds, args: argparse.Namespace, held_out: dict[str, str],
+                 claims: list[Claim]) -> None:
+    """Store ``thresholds`` as the ``claims`` block of ``model``'s weights file."""
+    import json
+    import subprocess
+    from datetime import date
+
+    from citeqa.answer.scoring import read_weights, weights_path
+
+    path = weights_path(model)
+    if path.stem != model.replace("/", "__"):
+        raise SystemExit(f"{model} has no weights file of its own; fit its scorer first (eval/fit_scorer.py --write)")
+    data = read_weights(path=path)
+    right = sum(held_out[c.id] == c.gold for c in claims)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    data["claims"] = {**asdict(thresholds), "fitted": {
+        "by": "eval/fit_claims.py " + " ".join(f"--set {s}" for s in args.set) + f" --folds {args.folds} --write",
+        "date": date.today().isoformat(), "commit": commit or None,
+        "held_out_accuracy": round(right / len(claims), 3), "claims": len(claims)}}
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", "utf-8")
+    print(f"wrote the claims block of {path}")
 
 
 if __name__ == "__main__":

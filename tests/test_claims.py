@@ -16,8 +16,8 @@ from citeqa.answer.claims import (
     judge_sentence,
     sentence_relation,
 )
-from citeqa.app.messages import claim_message
 from citeqa.errors import QuestionError
+from citeqa.messages import claim_message
 
 T = ClaimThresholds()
 

@@ -90,7 +90,7 @@ class Engine:
         started = time.perf_counter()
         trace, cands, dense = self.claim_inputs(claim, k)
         result = check_claim(trace.question, trace.language, trace.hits, cands, dense, self.data.documents, k,
-                             thresholds)
+                             thresholds if thresholds is not None else self.settings.claims)
         return replace(result, latency_ms=round((time.perf_counter() - started) * 1000, 3))
 
     def claim_inputs(self, claim: str, k: int = 5) -> tuple[Trace, list[Candidate], list[float | None]]:

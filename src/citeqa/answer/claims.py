@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from citeqa.answer.spans import Candidate
-from citeqa.app.messages import claim_message
 from citeqa.errors import QuestionError
+from citeqa.messages import claim_message
 from citeqa.records import Citation, Document, Highlight, Hit, from_dict, to_dict
 from citeqa.text.analysis import cognate_keys, fold_accents, stopwords, terms
 from citeqa.text.quantities import MONTHS, Fact, find_facts, same_slot, same_value
@@ -46,9 +46,10 @@ SUPPORTS, CONFLICTS, RELATED = "supports", "conflicts", "related"
 
 @dataclass(frozen=True, slots=True)
 class ClaimThresholds:
-    """The named constants of :func:`decide`, chosen by ``eval/fit_claims.py`` on eval/claims.jsonl and
-    eval/dev2/claims.jsonl (the most accurate that call no ``not_found`` claim ``supported``; the
-    strictest on a tie); the README gives the cross-validated numbers."""
+    """The thresholds of :func:`decide`. Fitted values are data: the ``claims`` block of the model's
+    weights file (``answer/weights/<model>.json``), written by ``eval/fit_claims.py --write`` (the
+    most accurate on the claim files that call no ``not_found`` claim ``supported``; the strictest on
+    a tie). The defaults below serve a weights file without that block."""
 
     #: share of the claim's names the sentence's paragraph must hold when the claim's numbers and
     #: dates all match in the sentence
@@ -68,6 +69,19 @@ class ClaimThresholds:
     conflict_terms: float = 0.3
     #: ... or, instead of the words, this cosine of the sentence to the claim (above 1: unused)
     conflict_dense: float = 0.6
+
+
+def claim_thresholds(values: Mapping[str, Any]) -> ClaimThresholds:
+    """:class:`ClaimThresholds` from a weights file's ``claims`` block; unknown names are a ConfigError."""
+    from dataclasses import fields
+
+    from citeqa.errors import ConfigError
+
+    known = {f.name for f in fields(ClaimThresholds)}
+    unknown = sorted(set(values) - known - {"fitted"})
+    if unknown:
+        raise ConfigError(f"claim thresholds: no such threshold {', '.join(unknown)}; refit with eval/fit_claims.py")
+    return ClaimThresholds(**{k: float(v) for k, v in values.items() if k in known})
 
 
 @dataclass(frozen=True, slots=True)

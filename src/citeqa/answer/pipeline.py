@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from citeqa.answer.answer_types import expected_type, highlight_in, short_answer_in
+from citeqa.answer.claims import ClaimThresholds, claim_thresholds
 from citeqa.answer.features import FEATURES, Passage, candidate_features
 from citeqa.answer.retrieval import RetrievalSettings, Retriever, prefer_language
 from citeqa.answer.scoring import ScoringModel, load_scoring, read_weights
@@ -49,6 +50,7 @@ class AnswerSettings:
     pool: int = 10  #: passages retrieved before choosing the answer and the citations
     language_margin: float = 0.05  #: a same-language answer wins unless this much less likely ...
     language_floor: float = 0.5  #: ... and always when at least this likely
+    claims: ClaimThresholds = field(default_factory=ClaimThresholds)  #: when a claim counts as backed
 
     @classmethod
     def for_model(cls, model: str) -> AnswerSettings:
@@ -56,7 +58,8 @@ class AnswerSettings:
         data = read_weights(model)
         fusion = data.get("retrieval", {})
         retrieval = RetrievalSettings(**{k: float(v) for k, v in fusion.items() if k in _FUSION_WEIGHTS})
-        return cls(retrieval=retrieval, scoring=ScoringModel.from_dict(data))
+        return cls(retrieval=retrieval, scoring=ScoringModel.from_dict(data),
+                   claims=claim_thresholds(data.get("claims", {})))
 
     @property
     def abstain_below(self) -> float:

@@ -132,7 +132,11 @@ def load_scoring(model: str | None = None, path: Path | None = None) -> ScoringM
 
 
 def write_scoring(model: ScoringModel, path: Path, retrieval: Mapping[str, float] | None = None) -> Path:
-    """Write ``model`` (and the retrieval fusion weights) as a weights file, one value per line."""
-    data = {**model.to_dict(), **({"retrieval": dict(retrieval)} if retrieval is not None else {})}
+    """Write ``model`` (and the retrieval fusion weights) as a weights file, one value per line; the
+    file's other blocks (the claim thresholds) are kept."""
+    kept = {}
+    if path.is_file():
+        kept = {k: v for k, v in read_weights(path=path).items() if k == "claims"}
+    data = {**model.to_dict(), **({"retrieval": dict(retrieval)} if retrieval is not None else {}), **kept}
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", "utf-8")
     return path

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from citeqa.app.messages import labels
+from citeqa.messages import labels
 from citeqa.records import Answer, Citation, Document
 
 LANGUAGE_CHOICES = ("auto", "any", "es", "pt", "en")
@@ -203,7 +203,7 @@ def citation_tools_html(quote, lang: str) -> str:  # quote: citeqa.app.evidence.
     """Buttons under a source: copy the citation (plain, BibTeX, CSL-JSON, each shown in a fold)
     and open the whole document at the cited range."""
     from citeqa.app.evidence import citation_formats
-    from citeqa.app.messages import evidence_labels
+    from citeqa.messages import evidence_labels
 
     lab = evidence_labels(lang)
     formats = citation_formats(quote)
@@ -240,7 +240,7 @@ _VERDICT_CLASS = {"supported": "citeqa-verdict-supported", "conflicting": "citeq
 def check_html(check) -> str:  # check: citeqa.answer.claims.ClaimCheck
     """The chat reply to a claim: the verdict, its message, and [n] for the passages that support or
     contradict it."""
-    from citeqa.app.messages import claim_labels
+    from citeqa.messages import claim_labels
 
     lab = claim_labels(check.language)
     refs = [n for n, e in enumerate(check.evidence, start=1) if e.relation in ("supports", "conflicts")]
@@ -267,7 +267,7 @@ def check_sources_html(check, documents: Mapping[str, Document] | None = None,
     """The passages of a claim check: relation badge, title, place, the sentence marked, both values
     when they differ, and the citation tools."""
     from citeqa.app.evidence import check_quotes
-    from citeqa.app.messages import claim_labels
+    from citeqa.messages import claim_labels
 
     lab, base = claim_labels(check.language), labels(check.language)
     docs = documents if documents is not None else {}

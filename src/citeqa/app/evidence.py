@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from citeqa.answer.claims import ClaimCheck
-from citeqa.app.messages import claim_labels, labels
+from citeqa.messages import claim_labels, labels
 from citeqa.records import Answer, Citation, Document, DocumentInfo
 
 #: The conversation JSON's format name and version (see :func:`conversation_json`).

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from citeqa.app.display import place
-from citeqa.app.messages import claim_labels, not_found
+from citeqa.messages import claim_labels, not_found
 from citeqa.records import Answer, Document
 
 if TYPE_CHECKING:

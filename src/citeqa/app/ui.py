@@ -20,11 +20,11 @@ from typing import Any
 
 from citeqa.app import display
 from citeqa.app.display import answer_html, engine_language, error_html, labels, user_html
-from citeqa.app.messages import evidence_labels
 from citeqa.app.uploads import DEFAULT_MAX_BYTES, add_files, summary
 from citeqa.engine import Engine
 from citeqa.errors import CiteqaError
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
+from citeqa.messages import evidence_labels
 
 CSS = """
 .citeqa-source {border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; margin: 8px 0;}
