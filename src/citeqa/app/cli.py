@@ -50,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=int, default=10, help="passages cited per question (default 10, for MRR@10)")
     p.add_argument("--predictions", type=Path, default=None, metavar="PRED",
                    help="write one JSON line per question, and what produced the run to PRED.meta.json")
-    p.add_argument("--report", type=Path, default=None, help="write report.json, questions.csv and metrics.png here")
+    p.add_argument("--report", type=Path, default=None,
+                   help="write report.json, questions.csv, metrics.png and reliability.png here")
     p.add_argument("--fail-under", default=None, help="e.g. hit1=0.9,answer=0.85: exit 1 when a metric is lower")
     p.add_argument("--compare", type=Path, default=None, metavar="OLD_PREDICTIONS",
                    help="compare with an earlier run's --predictions file: metric changes with paired 95%% "
