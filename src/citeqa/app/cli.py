@@ -83,6 +83,8 @@ def _parser() -> argparse.ArgumentParser:
                         "visible to every local user in the process list: prefer CITEQA_AUTH=USER:PASSWORD")
     p.add_argument("--max-upload-mb", type=_upload_mb, default=20.0,
                    help="largest accepted upload, more than 0 and at most 1024 (default 20 MB)")
+    p.add_argument("--eval-dir", type=Path, default=None, metavar="DIR",
+                   help="QA files (.jsonl, .csv) the Evaluate tab offers (default: eval/ beside the corpus folder)")
     p.set_defaults(auth_on_command_line=False)
     return parser
 
@@ -277,7 +279,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     try:
         serve(lambda: _open_engine(args), corpus_dir=args.corpus, host=args.host, port=args.port,
               auth=args.auth, max_upload_bytes=int(args.max_upload_mb * 1_048_576),
-              allowed_hosts=tuple(args.allowed_host), sock=sock)
+              allowed_hosts=tuple(args.allowed_host), sock=sock, qa_dir=args.eval_dir)
     finally:
         sock.close()
     return 0
