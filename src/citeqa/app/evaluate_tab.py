@@ -190,8 +190,8 @@ def detail_html(result: QuestionResult | None) -> str:
                  f"{safe(item.doc) if item.doc is not None else safe(lab['any_doc'])}</p>")
     parts.append(f"<p><b>{safe(lab['answer'])}</b>: {_given_html(result)}<br><small>{_answer_facts(result)}"
                  "</small></p>")
-    parts.append(f'<p class="citeqa-eval-key"><span class="citeqa-key-gold">{safe(lab["key_gold"])}</span> '
-                 f'<span class="citeqa-key-given">{safe(lab["key_given"])}</span></p>')
+    parts.append(f'<p class="citeqa-eval-key">{safe(lab["key"])} <span class="citeqa-key-gold">'
+                 f'{safe(lab["key_gold"])}</span> <span class="citeqa-key-given">{safe(lab["key_given"])}</span></p>')
     parts.append(f"<h4>{safe(lab['passages'])}</h4>")
     if answer.citations:
         parts.extend(citation_html(i, c, result) for i, c in enumerate(answer.citations, start=1))

@@ -106,6 +106,7 @@ EVALUATE = {
     "no_passages": "No passages were cited.",
     "from_gold": "gold document",
     "relevant": "holds a gold answer",
+    "key": "Marked in the passages:",
     "key_gold": "gold answer",
     "key_given": "given answer",
     "record": "Answer record (JSON)",

@@ -325,12 +325,13 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
     shown = gr.State(None)  # the id of the run this page shows
     with gr.Column(visible=False, elem_id="eval-results") as results:
         gr.Markdown(f"### {lab['metrics']}")
-        metrics = gr.Dataframe(interactive=False, wrap=True, elem_id="eval-metrics", datatype="str", max_height=900)
+        metrics = gr.Dataframe(interactive=False, wrap=True, elem_id="eval-metrics", datatype="str", max_height=560)
         with gr.Row(equal_height=True):
             chart = gr.Image(type="filepath", label=lab["chart"], interactive=False, elem_id="eval-chart",
-                             buttons=["download", "fullscreen"], scale=3)
+                             buttons=["download", "fullscreen"], scale=3, height=400)
             reliability = gr.Image(type="filepath", label=lab["reliability"], interactive=False,
-                                   elem_id="eval-reliability", buttons=["download", "fullscreen"], scale=2)
+                                   elem_id="eval-reliability", buttons=["download", "fullscreen"], scale=2,
+                                   height=400)
         gr.Markdown(f"### {lab['questions']}")
         gr.HTML(view.outcome_help_html(), js_on_load=None)
         with gr.Row():
