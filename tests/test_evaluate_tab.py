@@ -295,8 +295,8 @@ def test_the_next_run_removes_the_last_runs_files_and_close_removes_all(runner: 
     runner.start(items, "second.jsonl")
     assert not first.files["report.json"].exists()
     assert runner.wait(30)
-    assert runner.previous() is first and runner.finished().source == "second.jsonl"
-    assert runner.finished(first.run_id) is None
+    assert runner.previous() is first and runner.before(runner.finished()) is first
+    assert runner.finished().source == "second.jsonl"
     runner.close()
     assert not any((tmp_path / "runs").glob("run-*"))
 
@@ -318,16 +318,17 @@ def test_start_evaluation_refuses_a_bad_file_with_its_line_and_reason(runner: Ev
 
 def test_compare_with_uploaded_predictions_and_with_the_previous_run(runner: EvaluationRunner, tmp_path: Path):
     items = load_qa(FIXTURE_QA)
-    assert compare_evaluation(runner, None)[0] is None
+    assert compare_evaluation(runner, None) == (None, "Run an evaluation first; the comparison is with its results.")
     runner.start(items[:6], "part.jsonl")
     assert runner.wait(30)
     first = runner.finished()
-    assert compare_evaluation(runner, first.run_id, use_previous=True) == (None, "There is no earlier run on this "
-                                                                                  "server yet.")
+    assert compare_evaluation(runner, first, use_previous=True) == (None, "There is no earlier run on this server "
+                                                                          "yet.")
     runner.start(items, "all.jsonl")
     assert runner.wait(30)
     run = runner.finished()
-    table, html = compare_evaluation(runner, run.run_id, use_previous=True)
+    table, html = compare_evaluation(runner, run, use_previous=True)
+    assert compare_evaluation(runner, first, use_previous=True)[0] is None  # only the last run has one before it
     assert table["headers"][:3] == ["metric", "n", "before"] and table["data"][0][0] == "right outcome"
     assert "part.jsonl → this run (6 questions in both)" in text_of(html) and "only in this run: 7" in text_of(html)
 
@@ -337,15 +338,15 @@ def test_compare_with_uploaded_predictions_and_with_the_previous_run(runner: Eva
     meta = tmp_path / "up2" / "old.meta.json"
     meta.parent.mkdir()
     meta.write_text(json.dumps({"provenance": {**run.provenance, "model": "another"}}), encoding="utf-8")
-    table, html = compare_evaluation(runner, run.run_id, [str(earlier), str(meta)])
+    table, html = compare_evaluation(runner, run, [str(earlier), str(meta)])
     shown = text_of(html)
     assert "old.jsonl → this run (13 questions in both)" in shown and "changed between the runs: model" in shown
     assert "fixed (0)" in shown and "broken (0)" in shown
 
     earlier.write_text('{"id": "x"}\n', encoding="utf-8")
-    table, message = compare_evaluation(runner, run.run_id, [str(earlier)])
+    table, message = compare_evaluation(runner, run, [str(earlier)])
     assert table is None and text_of(message).startswith("old.jsonl: line 1: answerable must be true or false")
-    assert compare_evaluation(runner, run.run_id, []) == (None, "Upload an earlier predictions file (.jsonl) first.")
+    assert compare_evaluation(runner, run, []) == (None, "Upload an earlier predictions file (.jsonl) first.")
 
 
 def test_the_chat_answers_while_a_run_waits(holder: EngineHolder, runner: EvaluationRunner, gated_engine):

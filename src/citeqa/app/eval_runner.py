@@ -108,16 +108,20 @@ class EvaluationRunner:
         with self._lock:
             return self._status
 
-    def finished(self, run_id: int | None = None) -> FinishedRun | None:
-        """The last finished run (when ``run_id`` is given, only if it is that run)."""
+    def finished(self) -> FinishedRun | None:
+        """The last finished run (None before the first one finishes)."""
         with self._lock:
-            last = self._last
-        return last if last is not None and run_id in (None, last.run_id) else None
+            return self._last
 
     def previous(self) -> FinishedRun | None:
         """The run finished before the last one (its files are gone; its results are kept)."""
         with self._lock:
             return self._previous
+
+    def before(self, run: FinishedRun) -> FinishedRun | None:
+        """The run finished just before ``run`` (kept for the last run only)."""
+        with self._lock:
+            return self._previous if self._last is run else None
 
     # ----------------------------------------------------------------- control
 

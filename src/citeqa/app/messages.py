@@ -69,7 +69,6 @@ EVALUATE = {
     "language": "Question language",
     "all": "all",
     "detail_empty": "Click a question in the table to see its gold answers, the answer record and its passages.",
-    "detail_gone": "That question belongs to an earlier run; run the evaluation again to see it.",
     "downloads": "Downloads",
     "compare": "Compare with a previous run",
     "compare_intro": "Upload the predictions of an earlier run (`predictions.jsonl`, downloaded from this tab or "

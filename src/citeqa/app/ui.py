@@ -15,7 +15,7 @@ from typing import Any
 
 from citeqa.app import display
 from citeqa.app.display import answer_html, engine_language, error_html, labels, sources_html, user_html
-from citeqa.app.eval_runner import EvaluationRunner
+from citeqa.app.eval_runner import EvaluationRunner, FinishedRun
 from citeqa.app.messages import EVALUATE
 from citeqa.app.uploads import DEFAULT_MAX_BYTES, add_files, summary
 from citeqa.engine import Engine
@@ -322,7 +322,7 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
                 cancel = gr.Button(lab["cancel"], variant="stop", elem_id="eval-cancel")
     status = gr.HTML(view.status_html(None), elem_id="eval-status", js_on_load=None)
     timer = gr.Timer(0.5, active=False)
-    shown = gr.State(None)  # the id of the run this page shows
+    shown = gr.State(None)  # the FinishedRun this page shows: filters and details keep working after newer runs
     with gr.Column(visible=False, elem_id="eval-results") as results:
         gr.Markdown(f"### {lab['metrics']}")
         metrics = gr.Dataframe(interactive=False, wrap=True, elem_id="eval-metrics", datatype="str", max_height=560)
@@ -371,26 +371,27 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
                 view.detail_html(None), *(gr.update(value=str(files[name])) for name in DOWNLOADS),
                 gr.update(visible=False, value=None), ""]
 
-    def refresh(shown_id) -> list[Any]:
-        """Status, timer, the shown run's id, then the results (skipped unless a new run has ended)."""
+    def refresh(shown_run) -> list[Any]:
+        """Status, timer, the shown run, then the results (skipped unless a newer run has ended)."""
         current = runner.status()
         if current is not None and current.running:
-            return [view.status_html(current), gr.Timer(active=True), shown_id,
+            return [view.status_html(current), gr.Timer(active=True), shown_run,
                     *([gr.skip()] * len(shown_outputs))]
         run = runner.finished()
-        changed = run is not None and run.run_id != shown_id
-        return [view.status_html(current), gr.Timer(active=False), run.run_id if run else shown_id,
-                *(show(run) if changed else [gr.skip()] * len(shown_outputs))]
+        if run is None or (shown_run is not None and run.run_id == shown_run.run_id):
+            return [view.status_html(current), gr.Timer(active=False), shown_run,
+                    *([gr.skip()] * len(shown_outputs))]
+        return [view.status_html(current), gr.Timer(active=False), run, *show(run)]
 
     poll_outputs = [status, timer, shown, *shown_outputs]
     timer.tick(refresh, shown, poll_outputs, show_progress="hidden", api_visibility="private")
-    app.load(lambda shown_id: [*refresh(shown_id), gr.update(choices=view.shipped_qa_files(settings.qa_dir))],
+    app.load(lambda shown_run: [*refresh(shown_run), gr.update(choices=view.shipped_qa_files(settings.qa_dir))],
              shown, [*poll_outputs, shipped], api_visibility="private")
 
-    def on_start(uploaded, choice, shown_id):
+    def on_start(uploaded, choice, shown_run):
         error = start_evaluation(runner, settings, uploaded, choice)
         if error is not None:  # the upload was read and discarded: the box is emptied either way
-            return [view.status_html(None, error), gr.skip(), shown_id, gr.skip(), None]
+            return [view.status_html(None, error), gr.skip(), shown_run, gr.skip(), None]
         return [view.status_html(runner.status()), gr.Timer(active=True), None, gr.update(visible=False), None]
 
     start.click(on_start, [qa_upload, shipped, shown], [status, timer, shown, results, qa_upload],
@@ -413,27 +414,24 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
 
     cancel.click(on_cancel, None, status, api_visibility="private")
 
-    def on_filter(outcome_value, language_value, shown_id):
-        run = runner.finished(shown_id)
-        rows = view.question_rows(run.results, outcome_value, language_value) if run is not None else []
+    def on_filter(outcome_value, language_value, shown_run):
+        rows = view.question_rows(shown_run.results, outcome_value, language_value) if shown_run else []
         return {"headers": view.QUESTION_HEADERS, "data": rows}
 
     outcome.input(on_filter, [outcome, language, shown], questions, api_visibility="private")
     language.input(on_filter, [outcome, language, shown], questions, api_visibility="private")
 
-    def on_select(shown_id, evt):
-        run = runner.finished(shown_id)
-        if run is None:
-            return f'<div class="citeqa-eval-detail"><em>{view.safe(lab["detail_gone"])}</em></div>'
+    def on_select(shown_run, evt):
         row = evt.row_value or []
-        return view.detail_html(view.find_result(run.results, row[0] if row else None))
+        found = view.find_result(shown_run.results, row[0] if row else None) if shown_run else None
+        return view.detail_html(found)
 
     on_select.__annotations__["evt"] = gr.SelectData  # a real class: Gradio passes the event by this hint
 
     questions.select(on_select, shown, detail, api_visibility="private")
 
-    def on_compare(files, shown_id, use_previous: bool):
-        table, lists = compare_evaluation(runner, shown_id, files, use_previous)
+    def on_compare(files, shown_run, use_previous: bool):
+        table, lists = compare_evaluation(runner, shown_run, files, use_previous)
         if table is None:
             return gr.update(visible=False, value=None), view.status_html(None, lists)
         return gr.update(visible=True, value=table), lists
@@ -444,9 +442,9 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
                            api_visibility="private")
 
 
-def compare_evaluation(runner: EvaluationRunner, run_id: int | None, files: Any = None,
+def compare_evaluation(runner: EvaluationRunner, run: FinishedRun | None, files: Any = None,
                        use_previous: bool = False) -> tuple[dict[str, list] | None, str]:
-    """The shown run compared with uploaded earlier predictions or the run before it on this server.
+    """A finished run compared with uploaded earlier predictions or the run before it on this server.
 
     Returns the deltas table and the fixed/broken lists as HTML, or ``(None, why not)``.
     A ``.meta.json`` uploaded with the predictions adds the settings that changed.
@@ -459,13 +457,12 @@ def compare_evaluation(runner: EvaluationRunner, run_id: int | None, files: Any 
     from citeqa.evaluation.compare import compare_runs, load_predictions
     from citeqa.evaluation.report import meta_path
 
-    run = runner.finished(run_id)
     uploaded = [(Path(_path(f)), _orig_name(f)) for f in (files or [])]
     try:
         if run is None:
             return None, EVALUATE["compare_no_run"]
         if use_previous:
-            earlier = runner.previous()
+            earlier = runner.before(run)
             if earlier is None:
                 return None, EVALUATE["compare_no_previous"]
             old_records, old_provenance, label = earlier.records(), earlier.provenance, earlier.source
