@@ -147,7 +147,7 @@ class EvaluationRunner:
             copy = None
             if qa_file is not None:
                 (run_dir / "input").mkdir()
-                copy = Path(shutil.copyfile(qa_file, run_dir / "input" / Path(source).name))
+                copy = Path(shutil.copyfile(qa_file, run_dir / "input" / Path(qa_file).name))
             self._cancel.clear()
             self._status = RunStatus(run_id, source, len(items), 0, RUNNING)
             engine = self._holder.engine  # once: a swap during the run does not change what it grades against
