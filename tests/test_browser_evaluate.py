@@ -44,6 +44,7 @@ def choose(page, dropdown: str, option: str) -> None:
 
 
 def upload(page, box: str, path: Path) -> None:
+    page.locator(f"#{box}").get_by_text("Drop File Here").wait_for()  # mounted, visible and empty
     page.locator(f"#{box} input[type=file]").set_input_files(str(path))
     page.locator(f"#{box}").get_by_text(path.name).first.wait_for(timeout=20_000)
 
@@ -64,6 +65,7 @@ def test_upload_run_filter_open_download_and_compare(page, served, tmp_path: Pat
     page.locator("#eval-start").click()
     status_holds(page, "mine.jsonl: line 2: missing answers (use [] for an unanswerable question)")
     assert page.locator("#eval-status .citeqa-eval-error").count() == 1
+    page.locator("#eval-upload").get_by_text("mine.jsonl").wait_for(state="detached")  # the box is emptied
 
     good = tmp_path / "fixture_corpus.jsonl"
     good.write_bytes((QA / "fixture_corpus.jsonl").read_bytes())
