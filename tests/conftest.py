@@ -6,6 +6,7 @@ import contextlib
 import os
 import shutil
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -87,12 +88,15 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _start_app(folder: Path, auth: tuple[str, str] | None = None):
-    """Launch the app in this process on a free port; returns (app, url, holder, corpus)."""
-    from citeqa.app.ui import CSS, UploadSettings, build_app
+def _start_app(folder: Path, auth: tuple[str, str] | None = None, qa_dir: Path | None = None):
+    """Launch the app in this process on a free port; returns (app, url, holder, corpus).
+
+    ``qa_dir`` holds the QA files the Evaluate tab offers (none by default).
+    """
+    from citeqa.app.ui import CSS, EvalSettings, UploadSettings, build_app
 
     holder, corpus = _make_holder(folder)
-    app = build_app(holder, UploadSettings(corpus))
+    app = build_app(holder, UploadSettings(corpus), EvalSettings(qa_dir))
     app.queue().launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
                        css=CSS, auth=auth, footer_links=["api"])
     return app, app.local_url, holder, corpus
@@ -106,8 +110,35 @@ def make_holder():
 
 @pytest.fixture(scope="session")
 def start_app():
-    """``start_app(folder, auth=None) -> (app, url, holder, corpus)``: the app launched on a free port."""
+    """``start_app(folder, auth=None, qa_dir=None) -> (app, url, holder, corpus)``: the app launched on a free
+    port."""
     return _start_app
+
+
+class GatedEngine:
+    """A live engine whose evaluation questions wait: asked from an Evaluate-tab run (a thread named
+    ``citeqa-eval-*``), ``ask`` blocks until ``gate`` is set; the chat and the API pass straight through."""
+
+    def __init__(self, engine, gate: threading.Event | None = None) -> None:
+        self.engine = engine
+        self.gate = gate if gate is not None else threading.Event()
+        self.waiting = threading.Event()  # an evaluation question is waiting at the gate
+
+    def ask(self, *args, **kwargs):
+        if threading.current_thread().name.startswith("citeqa-eval"):
+            self.waiting.set()
+            if not self.gate.wait(30):
+                raise TimeoutError("the test never opened the gate")
+        return self.engine.ask(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self.engine, name)
+
+
+@pytest.fixture(scope="session")
+def gated_engine():
+    """``gated_engine(engine, gate=None)``: the engine with evaluation questions held at ``.gate``."""
+    return GatedEngine
 
 
 # --- the guarded server (as `citeqa serve` runs it) and the browser -----------------------------
@@ -121,9 +152,10 @@ class Served:
     """A guarded server in a thread, with its corpus and upload cache."""
 
     def __init__(self, folder: Path, cache: Path, auth: tuple[str, str] | None = None,
-                 allowed_hosts: tuple[str, ...] = (), quota: int | None = None, max_upload: int = 1 << 20) -> None:
+                 allowed_hosts: tuple[str, ...] = (), quota: int | None = None, max_upload: int = 1 << 20,
+                 qa_dir: Path | None = None) -> None:
         from citeqa.app import server
-        from citeqa.app.ui import UploadSettings, guarded_app
+        from citeqa.app.ui import EvalSettings, UploadSettings, guarded_app
 
         self.holder, self.corpus = _make_holder(folder)
         self.cache = cache
@@ -134,7 +166,8 @@ class Served:
         if quota is not None:
             policy = server.Policy(bind_host="127.0.0.1", port=self.port, allowed_hosts=allowed_hosts,
                                    upload_dir=cache, upload_quota_bytes=quota)
-        app = guarded_app(self.holder, UploadSettings(self.corpus, max_upload), policy, auth)
+        app = guarded_app(self.holder, UploadSettings(self.corpus, max_upload), policy, auth, EvalSettings(qa_dir))
+        self.evaluations = app.state.blocks.evaluations
         self.running = server.Running(app, sock, "127.0.0.1")
         self.url = self.running.url
 
@@ -156,12 +189,13 @@ class Served:
 
     def close(self) -> None:
         self.running.close()
+        self.evaluations.close()
 
 
 @pytest.fixture(scope="session")
 def guarded_server():
-    """``guarded_server(folder, cache, auth=None, allowed_hosts=(), quota=None, max_upload=1 MiB)``: the app
-    behind server.Guard in a thread, over the fixture corpus; ``.url``, ``.client()``, ``.close()``."""
+    """``guarded_server(folder, cache, auth=None, allowed_hosts=(), quota=None, max_upload=1 MiB, qa_dir=None)``:
+    the app behind server.Guard in a thread, over the fixture corpus; ``.url``, ``.client()``, ``.close()``."""
     return Served
 
 

@@ -438,7 +438,7 @@ def test_write_report(tmp_path: Path) -> None:
     results = _sample_results()
     metrics = summarize(results)
     paths = write_report(results, metrics, tmp_path / "report", settings={"index": tmp_path, "k": 0})
-    assert [p.name for p in paths] == ["report.json", "questions.csv", "metrics.png"]
+    assert [p.name for p in paths] == ["report.json", "questions.csv", "metrics.png", "reliability.png"]
     assert all(p.is_file() for p in paths)
     report = json.loads(paths[0].read_text(encoding="utf-8"))
     assert report["metrics"]["overall"]["n"] == 3 and report["languages"] == ["es", "pt", "en"]
@@ -447,7 +447,7 @@ def test_write_report(tmp_path: Path) -> None:
     assert [r["id"] for r in rows] == ["pt-1", "es-1", "en-1"]
     assert rows[0]["hit1"] == "1" and rows[0]["first_doc"] == "pt.txt" and rows[2]["rank"] == ""
     assert rows[1]["gold_answers"] == "1998" and rows[2]["abstained"] == "1"
-    assert paths[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths[2:])
 
 
 def test_render_and_print_table() -> None:
@@ -534,3 +534,11 @@ def test_reliability_buckets_by_hand():
     rows = reliability([result(gold, "x", 0.9), result(gold, "y", 0.85), result(none, None, 0.1),
                         result(gold, "x", 0.5)])
     assert [(b.n, b.right) for b in rows] == [(1, 1.0), (1, 1.0), (2, 0.5)]
+
+
+def test_plot_reliability_writes_a_png_with_empty_bins(tmp_path: Path) -> None:
+    from citeqa.evaluation.report import plot_reliability
+
+    path = plot_reliability(_sample_results(), tmp_path / "deep" / "reliability.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plot_reliability([], tmp_path / "none.png").stat().st_size > 1000  # no questions: axes only

@@ -107,3 +107,91 @@ EVIDENCE_LABELS = {
 def evidence_labels(lang: str) -> dict[str, str]:
     """Strings of the claim mode, citation tools, viewer and downloads in ``lang`` (English by default)."""
     return EVIDENCE_LABELS.get(lang, EVIDENCE_LABELS["en"])
+
+
+#: The Evaluate tab's strings. The tab is in English, as the other static labels of the page
+#: are (only the chat's labels follow the question's language).
+EVALUATE = {
+    "tab": "Evaluate",
+    "intro": "Run `citeqa eval` from the page: the live index answers every question of a QA file "
+             "(JSONL or CSV, one question per line, as `citeqa eval` takes it) and the answers are graded. "
+             "The run goes on in the background, one at a time for the whole server; the chat keeps "
+             "answering meanwhile.",
+    "upload": "QA file to upload (.jsonl or .csv)",
+    "shipped": "…or a QA file shipped in eval/",
+    "no_shipped": "(no QA files found)",
+    "start": "Run evaluation",
+    "cancel": "Cancel",
+    "status": "Status",
+    "no_file": "Upload a QA file or choose one from the list first.",
+    "busy": "An evaluation is already running ({source}, {done} of {total} questions); wait for it to finish "
+            "or cancel it.",
+    "started": "Evaluating {source}: {total} questions.",
+    "running": "Evaluating {source}: {done} of {total} questions.",
+    "cancelling": "Cancelling {source} after the current question…",
+    "nothing_running": "No evaluation is running.",
+    "done": "Evaluated {source}: {total} questions in {seconds:.1f} s.",
+    "cancelled": "Cancelled {source} after {done} of {total} questions; nothing was written.",
+    "failed": "The evaluation of {source} failed after {done} of {total} questions: {error}",
+    "metrics": "Metrics per question language",
+    "chart": "Main metrics",
+    "reliability": "Reliability of confidence",
+    "questions": "Questions (click one to see it below)",
+    "outcome": "Outcome",
+    "language": "Question language",
+    "all": "all",
+    "detail_empty": "Click a question in the table to see its gold answers, the answer record and its passages.",
+    "downloads": "Downloads",
+    "compare": "Compare with a previous run",
+    "compare_intro": "Upload the predictions of an earlier run (`predictions.jsonl`, downloaded from this tab or "
+                     "written by `citeqa eval --predictions`; add its `.meta.json` to see which settings changed), "
+                     "or compare with the run before this one on this server.",
+    "compare_upload": "Earlier predictions (.jsonl, optionally with its .meta.json)",
+    "compare_file": "Compare with the uploaded predictions",
+    "compare_previous": "Compare with the previous run",
+    "compare_no_run": "Run an evaluation first; the comparison is with its results.",
+    "compare_no_file": "Upload an earlier predictions file (.jsonl) first.",
+    "compare_no_previous": "There is no earlier run on this server yet.",
+    "compare_heading": "{old} → this run ({n} questions in both)",
+    "only_old": "only in the earlier run",
+    "only_new": "only in this run",
+    "changed": "changed between the runs",
+    "fixed": "fixed",
+    "broken": "broken",
+    "compare_note": "A metric is worse (or better) when its 95% bootstrap interval excludes 0 and the sign test "
+                    "gives p < 0.05; +/- counts the questions that got better/worse.",
+    "gold_answers": "Gold answers",
+    "unanswerable": "none: the documents do not answer this question",
+    "gold_doc": "Gold document",
+    "any_doc": "any",
+    "history": "Earlier questions",
+    "answer": "Answer",
+    "abstained": "abstained",
+    "short_answer": "short answer",
+    "confidence": "confidence",
+    "answer_language": "answered in",
+    "rank": "first relevant citation",
+    "no_rank": "none in the first {k}",
+    "latency": "latency",
+    "passages": "Cited passages",
+    "no_passages": "No passages were cited.",
+    "from_gold": "gold document",
+    "relevant": "holds a gold answer",
+    "key": "Marked in the passages:",
+    "key_gold": "gold answer",
+    "key_given": "given answer",
+    "record": "Answer record (JSON)",
+    "not_in_passage": "(the given answer is not in any cited passage)",
+}
+
+#: What each outcome means, as the tab says it next to the filter.
+OUTCOME_HELP = {
+    "right": "answered, and the answer holds a gold answer (as answer accuracy counts it)",
+    "wrong answer": "answered from the gold document (any document when the question names none), but the "
+                    "answer holds no gold answer",
+    "wrong document": "answered, the answer holds no gold answer, and the first citation is not from the gold "
+                      "document",
+    "false abstention": "abstained, but the documents answer the question",
+    "missed abstention": "answered a question the documents do not answer",
+    "right abstention": "abstained on a question the documents do not answer",
+}

@@ -58,7 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=int, default=10, help="passages cited per question (default 10, for MRR@10)")
     p.add_argument("--predictions", type=Path, default=None, metavar="PRED",
                    help="write one JSON line per question, and what produced the run to PRED.meta.json")
-    p.add_argument("--report", type=Path, default=None, help="write report.json, questions.csv and metrics.png here")
+    p.add_argument("--report", type=Path, default=None,
+                   help="write report.json, questions.csv, metrics.png and reliability.png here")
     p.add_argument("--fail-under", default=None,
                    help="e.g. hit1=0.9,answer=0.85: exit 1 when a metric is lower; for a claim file "
                         "accuracy, supported, conflicting, not_found and not_found_as_supported (a maximum count), "
@@ -93,6 +94,8 @@ def _parser() -> argparse.ArgumentParser:
                         "visible to every local user in the process list: prefer CITEQA_AUTH=USER:PASSWORD")
     p.add_argument("--max-upload-mb", type=_upload_mb, default=20.0,
                    help="largest accepted upload, more than 0 and at most 1024 (default 20 MB)")
+    p.add_argument("--eval-dir", type=Path, default=None, metavar="DIR",
+                   help="QA files (.jsonl, .csv) the Evaluate tab offers (default: eval/ beside the corpus folder)")
     p.set_defaults(auth_on_command_line=False)
     return parser
 
@@ -380,7 +383,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     try:
         serve(lambda: _open_engine(args), corpus_dir=args.corpus, host=args.host, port=args.port,
               auth=args.auth, max_upload_bytes=int(args.max_upload_mb * 1_048_576),
-              allowed_hosts=tuple(args.allowed_host), sock=sock)
+              allowed_hosts=tuple(args.allowed_host), sock=sock, qa_dir=args.eval_dir)
     finally:
         sock.close()
     return 0

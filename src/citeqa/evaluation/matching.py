@@ -72,3 +72,53 @@ def token_f1(prediction: str, gold: str) -> float:
         return 0.0
     precision, recall = same / len(pred), same / len(ref)
     return 2 * precision * recall / (precision + recall)
+
+
+def answer_spans(text: str, gold: str) -> list[tuple[int, int]]:
+    """Where ``gold`` occurs in ``text`` as :func:`contains_answer` finds it: ``(start, end)`` offsets into ``text``.
+
+    The comparison is the same (NFKC, casefold, collapsed whitespace, whole-word edges);
+    the offsets are mapped back to the original text, so the spans can be marked in it.
+    """
+    needle = normalize_text(gold)
+    if not needle:
+        return []
+    folded, origin = _normalized_with_origin(text)
+    spans: list[tuple[int, int]] = []
+    start = folded.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        if _is_edge(folded, start - 1, needle[0]) and _is_edge(folded, end, needle[-1]):
+            spans.append((origin[start], origin[end - 1] + 1))
+            start = folded.find(needle, end)
+        else:
+            start = folded.find(needle, start + 1)
+    return spans
+
+
+def _normalized_with_origin(text: str) -> tuple[str, list[int]]:
+    """``text`` folded as :func:`normalize_text` folds it (but not stripped), and for each folded
+    character the index of the original one it comes from.
+
+    A base character and the combining marks after it are folded together, as NFKC
+    composes them; of the characters they fold into, the last maps to the last mark, so a
+    span ending there ends after the marks.
+    """
+    out: list[str] = []
+    origin: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i].isspace():
+            if not out or out[-1] != " ":
+                out.append(" ")
+                origin.append(i)
+            i += 1
+            continue
+        j = i + 1
+        while j < n and unicodedata.combining(text[j]):
+            j += 1
+        folded = unicodedata.normalize("NFKC", text[i:j]).casefold()
+        out.extend(folded)
+        origin.extend([i] * (len(folded) - 1) + [j - 1])
+        i = j
+    return "".join(out), origin

@@ -1,4 +1,4 @@
-"""What a run leaves: the terminal table, predictions JSONL, report.json, questions.csv, metrics.png."""
+"""What a run leaves: the terminal table, predictions JSONL, report.json, questions.csv, metrics.png, reliability.png."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from citeqa.evaluation.grading import (
 from citeqa.evaluation.metrics import (
     Metrics,
     format_value,
+    reliability,
 )
 from citeqa.evaluation.qa_file import LIST_SEPARATOR
 
@@ -125,7 +126,7 @@ def write_report(
     settings: Mapping[str, Any] | None = None,
     provenance: Mapping[str, Any] | None = None,
 ) -> list[Path]:
-    """Write ``report.json``, ``questions.csv`` and ``metrics.png`` into ``out_dir``.
+    """Write ``report.json``, ``questions.csv``, ``metrics.png`` and ``reliability.png`` into ``out_dir``.
 
     ``settings`` (model, index, thresholds, ...) and ``provenance`` (what produced the run,
     see :func:`citeqa.evaluation.provenance.collect_provenance`) are stored verbatim in
@@ -137,6 +138,7 @@ def write_report(
         _write_report_json(out / "report.json", metrics, settings, provenance),
         write_questions_csv(results, out / "questions.csv"),
         plot_metrics(metrics, out / "metrics.png"),
+        plot_reliability(results, out / "reliability.png"),
     ]
 
 
@@ -265,3 +267,50 @@ def _style_axes(ax: Any, metrics: Metrics) -> None:
     ax.yaxis.grid(True, linestyle="--", alpha=0.5)
     ax.set_axisbelow(True)
     ax.legend(title="questions", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+RELIABILITY_EDGES: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+"""Inner edges of the reliability diagram's ten confidence bins."""
+
+
+def plot_reliability(results: Sequence[QuestionResult], path: Path,
+                     edges: Sequence[float] = RELIABILITY_EDGES) -> Path:
+    """A reliability diagram, saved as PNG: share of right outcomes per confidence bin, with counts.
+
+    "Right" is as in :func:`citeqa.evaluation.metrics.reliability` (a correct answer, or an
+    abstention on an unanswerable question). A well-calibrated confidence puts every bar on
+    the diagonal; an empty bin has no bar and shows ``n=0``.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    buckets = reliability(results, edges)
+    fig = Figure(figsize=(7, 5), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="perfect calibration")
+    label = "share right (a correct answer, or an abstention when unanswerable)"
+    for b in buckets:
+        width = b.high - b.low
+        middle = b.low + width / 2
+        if b.right is not None:
+            ax.bar(middle, b.right, width * 0.9, color="#4c72b0", label=label)
+            label = None  # one legend entry for all bars
+        top = b.right if b.right is not None else 0.0
+        ax.text(middle, top + 0.01, f"n={b.n}", ha="center", va="bottom", fontsize=8,
+                color="black" if b.n else "grey")
+    ax.set_xlim(0.0, 1.0)
+    ax.set_ylim(0.0, 1.1)
+    ax.set_yticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax.set_xticks([0.0, *edges, 1.0])
+    ax.set_xlabel("confidence")
+    ax.set_ylabel("share right")
+    ax.set_title(f"Reliability of confidence (n={len(results)})")
+    ax.yaxis.grid(True, linestyle="--", alpha=0.5)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png")
+    return path

@@ -1,0 +1,350 @@
+"""What the Evaluate tab shows, as plain data and escaped HTML: no Gradio here.
+
+The tab (built in :mod:`citeqa.app.ui`) calls these functions: the outcome of each graded
+question, the question table and its filters, the detail of one question with the gold and
+the given answer marked in its passages, the metrics and comparison tables, and the QA
+files offered from the ``eval/`` folder. Every piece of document, question or file text
+goes through :func:`citeqa.app.display.safe`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from citeqa.app.display import safe
+from citeqa.errors import QAFileError
+from citeqa.evaluation.compare import COLUMNS as COMPARE_COLUMNS
+from citeqa.evaluation.compare import Comparison, format_delta
+from citeqa.evaluation.grading import TOP_K, QuestionResult, is_relevant
+from citeqa.evaluation.matching import answer_spans
+from citeqa.evaluation.metrics import LANG_ORDER, Metrics
+from citeqa.evaluation.qa_file import CSV_SUFFIXES
+from citeqa.evaluation.report import table_rows
+from citeqa.messages import EVALUATE, OUTCOME_HELP
+from citeqa.records import Citation
+
+RIGHT = "right"
+WRONG_ANSWER = "wrong answer"
+WRONG_DOCUMENT = "wrong document"
+FALSE_ABSTENTION = "false abstention"
+MISSED_ABSTENTION = "missed abstention"
+RIGHT_ABSTENTION = "right abstention"
+OUTCOMES = (RIGHT, WRONG_ANSWER, WRONG_DOCUMENT, FALSE_ABSTENTION, MISSED_ABSTENTION, RIGHT_ABSTENTION)
+"""Every question has exactly one; the definitions are :data:`citeqa.messages.OUTCOME_HELP`."""
+
+ALL = "all"
+QUESTION_HEADERS = ["id", "lang", "outcome", "question", "answer", "confidence"]
+ANSWER_CELL_CHARS = 160
+QA_SUFFIXES = (".jsonl", *CSV_SUFFIXES)
+"""Shipped QA files offered: JSONL and CSV (``.json`` in eval/ is SQuAD, which the tab does not run)."""
+MAX_SHIPPED = 200
+
+
+def outcome(result: QuestionResult) -> str:
+    """The outcome of one graded question (one of :data:`OUTCOMES`).
+
+    An answerable question is *right* when the answer holds a gold answer (``correct``, the
+    answer accuracy of the metrics table, whatever document it came from); otherwise it is a
+    *wrong document* when the question names a gold document and the first citation is not
+    from it, else a *wrong answer*. Abstaining is a *false abstention* on an answerable
+    question and a *right abstention* on an unanswerable one; answering an unanswerable
+    question is a *missed abstention*.
+    """
+    if not result.answerable:
+        return RIGHT_ABSTENTION if result.abstained else MISSED_ABSTENTION
+    if result.abstained:
+        return FALSE_ABSTENTION
+    if result.correct:
+        return RIGHT
+    gold = result.item.doc
+    citations = result.answer.citations
+    if gold is not None and (not citations or citations[0].doc_id != gold):
+        return WRONG_DOCUMENT
+    return WRONG_ANSWER
+
+
+def outcome_counts(results: Iterable[QuestionResult]) -> dict[str, int]:
+    """How many questions have each outcome, in :data:`OUTCOMES` order (zeros included)."""
+    counts = Counter(outcome(r) for r in results)
+    return {name: counts.get(name, 0) for name in OUTCOMES}
+
+
+def outcome_choices(results: Sequence[QuestionResult]) -> list[tuple[str, str]]:
+    """The outcome filter's (label, value) choices, each label with its count: "all (12)", "right (5)", ..."""
+    counts = outcome_counts(results)
+    return [(f"{EVALUATE['all']} ({len(results)})", ALL), *((f"{name} ({n})", name) for name, n in counts.items())]
+
+
+def language_choices(results: Sequence[QuestionResult]) -> list[tuple[str, str]]:
+    """The language filter's (label, value) choices: all, then es, pt, en, then the rest, with counts."""
+    counts = Counter(r.item.lang for r in results)
+    order = sorted(counts, key=lambda lang: (LANG_ORDER.index(lang), "") if lang in LANG_ORDER else (9, lang))
+    return [(f"{EVALUATE['all']} ({len(results)})", ALL), *((f"{lang} ({counts[lang]})", lang) for lang in order)]
+
+
+def filtered(results: Iterable[QuestionResult], outcome_filter: str | None = ALL,
+             language: str | None = ALL) -> list[QuestionResult]:
+    """The results with the chosen outcome and question language (``all`` or None: any)."""
+    return [r for r in results
+            if outcome_filter in (None, "", ALL) or outcome(r) == outcome_filter
+            if language in (None, "", ALL) or r.item.lang == language]
+
+
+def question_rows(results: Iterable[QuestionResult], outcome_filter: str | None = ALL,
+                  language: str | None = ALL) -> list[list[str]]:
+    """Rows of the question table (see :data:`QUESTION_HEADERS`), plain text, in run order."""
+    rows = []
+    for r in filtered(results, outcome_filter, language):
+        given = EVALUATE["abstained"] if r.abstained or r.answer.answer is None else r.answer.answer
+        rows.append([_cell(r.item.id), _cell(r.item.lang), outcome(r), _cell(r.item.question),
+                     _cell(_shortened(given, ANSWER_CELL_CHARS)), f"{r.answer.confidence:.2f}"])
+    return rows
+
+
+def find_result(results: Iterable[QuestionResult], question_id: str | None) -> QuestionResult | None:
+    """The result of the question with this id (ids are unique in a QA file), or None."""
+    return next((r for r in results if r.item.id == question_id), None)
+
+
+def metrics_table(metrics: Metrics) -> dict[str, list]:
+    """The metrics table as ``{"headers": [...], "data": [...]}``: a row per metric, a column per language."""
+    header, *rows = table_rows(metrics)
+    return {"headers": header, "data": rows}
+
+
+def outcome_help_html() -> str:
+    """The definitions of the outcomes, as a short list."""
+    items = "".join(f"<li><b>{safe(name)}</b>: {safe(text)}</li>" for name, text in OUTCOME_HELP.items())
+    return f'<ul class="citeqa-outcomes">{items}</ul>'
+
+
+# --------------------------------------------------------------------------- one question
+
+
+def marked(text: str, gold: Sequence[tuple[int, int]], given: Sequence[tuple[int, int]]) -> str:
+    """``text`` escaped, gold-answer spans in ``<mark class="citeqa-gold">`` and given-answer spans in
+    ``<mark class="citeqa-given">`` (both classes where they overlap)."""
+    cuts = sorted({0, len(text), *(i for span in (*gold, *given) for i in span if 0 <= i <= len(text))})
+    out = []
+    for start, end in zip(cuts, cuts[1:]):
+        piece = safe(text[start:end])
+        classes = [name for name, spans in (("citeqa-gold", gold), ("citeqa-given", given))
+                   if any(s <= start and end <= e for s, e in spans)]
+        out.append(f'<mark class="{" ".join(classes)}">{piece}</mark>' if classes else piece)
+    return "".join(out)
+
+
+def gold_spans(text: str, answers: Iterable[str]) -> list[tuple[int, int]]:
+    """Where any of the gold answers occurs in ``text`` (as grading finds it)."""
+    return [span for gold in answers for span in answer_spans(text, gold)]
+
+
+def given_spans(text: str, result: QuestionResult) -> list[tuple[int, int]]:
+    """Where the given answer occurs in ``text`` (none for an abstention)."""
+    answer = result.answer
+    if answer.abstained or not answer.answer:
+        return []
+    at = text.find(answer.answer)
+    if at >= 0:
+        return [(at, at + len(answer.answer))]
+    return answer_spans(text, answer.answer)
+
+
+def citation_html(number: int, citation: Citation, result: QuestionResult) -> str:
+    """One cited passage: where it comes from, whether it is from the gold document or relevant, marked text."""
+    lab = EVALUATE
+    badges = []
+    if result.item.doc is not None and citation.doc_id == result.item.doc:
+        badges.append(f'<span class="citeqa-badge citeqa-from-gold">{safe(lab["from_gold"])}</span>')
+    if result.answerable and is_relevant(citation, result.item):
+        badges.append(f'<span class="citeqa-badge citeqa-relevant">{safe(lab["relevant"])}</span>')
+    text = citation.text
+    body = marked(text, gold_spans(text, result.item.answers), given_spans(text, result))
+    return (f'<div class="citeqa-source citeqa-eval-source"><div class="citeqa-head"><b>[{number}] '
+            f'{safe(citation.title)}</b> {" ".join(badges)}<br><small>{safe(citation.doc_id)} · '
+            f'{safe(citation.lang)} · characters {citation.start}–{citation.end} · score {citation.score:.3f}'
+            f'</small></div><div class="citeqa-passage">{body}</div></div>')
+
+
+def detail_html(result: QuestionResult | None) -> str:
+    """Everything about one question: the question, its gold answers and document, the answer
+    record, and every cited passage with the gold answers and the given answer marked."""
+    lab = EVALUATE
+    if result is None:
+        return f'<div class="citeqa-eval-detail"><em>{safe(lab["detail_empty"])}</em></div>'
+    item, answer = result.item, result.answer
+    name = outcome(result)
+    parts = [f'<h3>{safe(item.id)} · {safe(item.lang)} · <span class="citeqa-outcome citeqa-outcome-'
+             f'{name.replace(" ", "-")}">{safe(name)}</span></h3>',
+             f'<p class="citeqa-eval-question">{safe(item.question)}</p>']
+    if item.history:
+        earlier = "".join(f"<li>{safe(q)}</li>" for q in item.history)
+        parts.append(f"<p><b>{safe(lab['history'])}</b></p><ol>{earlier}</ol>")
+    golds = (", ".join(f'<span class="citeqa-gold-answer">{safe(g)}</span>' for g in item.answers)
+             if item.answers else f"<em>{safe(lab['unanswerable'])}</em>")
+    parts.append(f"<p><b>{safe(lab['gold_answers'])}</b>: {golds}<br><b>{safe(lab['gold_doc'])}</b>: "
+                 f"{safe(item.doc) if item.doc is not None else safe(lab['any_doc'])}</p>")
+    parts.append(f"<p><b>{safe(lab['answer'])}</b>: {_given_html(result)}<br><small>{_answer_facts(result)}"
+                 "</small></p>")
+    parts.append(f'<p class="citeqa-eval-key">{safe(lab["key"])} <span class="citeqa-key-gold">'
+                 f'{safe(lab["key_gold"])}</span> <span class="citeqa-key-given">{safe(lab["key_given"])}</span></p>')
+    parts.append(f"<h4>{safe(lab['passages'])}</h4>")
+    if answer.citations:
+        parts.extend(citation_html(i, c, result) for i, c in enumerate(answer.citations, start=1))
+        if not answer.abstained and answer.answer and not any(given_spans(c.text, result) for c in answer.citations):
+            parts.append(f"<p><em>{safe(lab['not_in_passage'])}</em></p>")
+    else:
+        parts.append(f"<p><em>{safe(lab['no_passages'])}</em></p>")
+    record = json.dumps(answer.to_dict(), ensure_ascii=False, indent=2)
+    parts.append(f'<details class="citeqa-context"><summary>{safe(lab["record"])}</summary>'
+                 f'<pre class="citeqa-record">{safe(record)}</pre></details>')
+    return f'<div class="citeqa-eval-detail">{"".join(parts)}</div>'
+
+
+def _given_html(result: QuestionResult) -> str:
+    """The given answer with the gold answers marked in it, or "abstained"."""
+    answer = result.answer
+    if answer.abstained or not answer.answer:
+        return f"<em>{safe(EVALUATE['abstained'])}</em>"
+    text = answer.answer
+    return f'<span class="citeqa-given-answer">{marked(text, gold_spans(text, result.item.answers), [])}</span>'
+
+
+def _answer_facts(result: QuestionResult) -> str:
+    """Short answer, confidence, language, rank of the first relevant citation, latency."""
+    lab, answer = EVALUATE, result.answer
+    facts = []
+    if answer.short_answer:
+        facts.append(f"{safe(lab['short_answer'])}: {safe(answer.short_answer)}")
+    facts.append(f"{safe(lab['confidence'])} {answer.confidence:.2f}")
+    facts.append(f"{safe(lab['answer_language'])} {safe(answer.language)}")
+    if result.answerable:
+        rank = f"[{result.rank}]" if result.rank is not None else lab["no_rank"].format(k=TOP_K)
+        facts.append(f"{safe(lab['rank'])}: {safe(rank)}")
+    facts.append(f"{safe(lab['latency'])} {answer.latency_ms:.0f} ms")
+    return " · ".join(facts)
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def comparison_table(comparison: Comparison) -> dict[str, list]:
+    """The metric changes as ``{"headers": [...], "data": [...]}``, the columns of ``citeqa eval --compare``."""
+    headers = [name or "verdict" for name in COMPARE_COLUMNS]
+    return {"headers": headers, "data": [format_delta(d) for d in comparison.deltas]}
+
+
+def comparison_html(comparison: Comparison, old_label: str, limit: int = 100) -> str:
+    """The heading, unpaired ids, changed settings, and the fixed and broken questions, escaped."""
+    lab = EVALUATE
+    parts = [f"<h4>{safe(lab['compare_heading'].format(old=old_label, n=comparison.n_paired))}</h4>",
+             f"<p><small>{safe(lab['compare_note'])}</small></p>"]
+    for key, ids in (("only_old", comparison.only_old), ("only_new", comparison.only_new)):
+        if ids:
+            shown = ", ".join(ids[:limit]) + (" …" if len(ids) > limit else "")
+            parts.append(f"<p>{safe(lab[key])}: {len(ids)}: {safe(shown)}</p>")
+    if comparison.changed_settings:
+        parts.append(f"<p>{safe(lab['changed'])}: {safe(', '.join(comparison.changed_settings))}</p>")
+    for key, changes in (("fixed", comparison.fixed), ("broken", comparison.broken)):
+        items = "".join(
+            f"<li><b>{safe(c.id)}</b> [{safe(c.lang)}] {safe(c.question)}<br><small>before: "
+            f"{safe(c.old_answer) if c.old_answer is not None else '<em>abstained</em>'} · now: "
+            f"{safe(c.new_answer) if c.new_answer is not None else '<em>abstained</em>'}</small></li>"
+            for c in changes[:limit])
+        more = f"<li>… and {len(changes) - limit} more</li>" if len(changes) > limit else ""
+        parts.append(f'<div class="citeqa-{key}"><b>{safe(lab[key])} ({len(changes)})</b><ul>{items}{more}</ul></div>')
+    return f'<div class="citeqa-comparison">{"".join(parts)}</div>'
+
+
+# --------------------------------------------------------------------------- QA files
+
+
+def shipped_qa_files(folder: Path | None) -> list[str]:
+    """The QA files in ``folder`` (and its subfolders) that look like QA files, as relative names.
+
+    A JSONL file counts when its first record has ``question`` and ``answers``; a CSV file
+    when its header names ``question`` and ``answers``. Other JSONL files (claims, SQuAD
+    predictions) are not offered.
+    """
+    if folder is None or not Path(folder).is_dir():
+        return []
+    root = Path(folder)
+    names = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if any(part.startswith(".") for part in relative.parts) or path.suffix.lower() not in QA_SUFFIXES:
+            continue
+        if path.is_file() and _looks_like_qa(path):
+            names.append(relative.as_posix())
+        if len(names) >= MAX_SHIPPED:
+            break
+    return names
+
+
+def shipped_path(folder: Path | None, name: str | None) -> Path:
+    """The file of a shipped QA file chosen by its name; refuses names that are not offered."""
+    if folder is None or not name or name not in shipped_qa_files(folder):
+        raise QAFileError(f"{name or '(none)'}: not a QA file of the eval folder")
+    return Path(folder) / name
+
+
+def _looks_like_qa(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8-sig") as fh:
+            first = next((line for line in fh if line.strip()), "")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if path.suffix.lower() in CSV_SUFFIXES:
+        header = {cell.strip().lower() for cell in first.split(",")}
+        return {"question", "answers"} <= header
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(record, dict) and "question" in record and "answers" in record
+
+
+def shown_error(message: str, path: Path, name: str) -> str:
+    """A QA file error with the file's temporary path replaced by the name the user knows it by."""
+    return message.replace(str(path), name)
+
+
+# --------------------------------------------------------------------------- helpers
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _cell(text: str) -> str:
+    """Text for a table cell: no control characters (the table shows text, never markup)."""
+    return _CONTROL.sub(" ", text)
+
+
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# --------------------------------------------------------------------------- status
+
+
+def status_html(status, error: str | None = None) -> str:  # status: eval_runner.RunStatus | None
+    """The line under the buttons: an error (a refused file, with its line and reason), or the
+    run's state, with a progress bar while it runs."""
+    lab = EVALUATE
+    if error is not None:
+        return f'<div class="citeqa-eval-status citeqa-eval-error" role="alert">{safe(error)}</div>'
+    if status is None:
+        return '<div class="citeqa-eval-status"></div>'
+    facts = {"source": status.source, "done": status.done, "total": status.total, "seconds": status.seconds,
+             "error": status.error or ""}
+    text = lab["cancelling" if status.running and status.cancelling else status.state]
+    line = safe(text.format(**facts))
+    if status.running:
+        bar = (f'<progress class="citeqa-eval-progress" max="{max(status.total, 1)}" value="{status.done}">'
+               f"{status.done}/{status.total}</progress>")
+        return f'<div class="citeqa-eval-status citeqa-eval-running">{bar} {line}</div>'
+    cls = "citeqa-eval-error" if status.state == "failed" else f"citeqa-eval-{status.state}"
+    return f'<div class="citeqa-eval-status {cls}">{line}</div>'

@@ -1,0 +1,138 @@
+"""The Evaluate tab in a real browser, behind the guarded server: upload, run, filter, open a question,
+download, compare; a bad file refused with its line; the chat answering while a run goes on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+QA = Path(__file__).parent / "data" / "qa"
+
+
+@pytest.fixture
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, guarded_server):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(cache))
+    s = guarded_server(tmp_path / "app", cache, qa_dir=QA)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def page(chromium: tuple[str, list[str]]):
+    from playwright.sync_api import sync_playwright
+
+    executable, args = chromium
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=args)
+        page = browser.new_page(viewport={"width": 1280, "height": 1100}, accept_downloads=True)
+        page.dialogs = []  # type: ignore[attr-defined]
+        page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))  # type: ignore[attr-defined]
+        yield page
+        browser.close()
+
+
+def choose(page, dropdown: str, option: str) -> None:
+    """Pick ``option`` in the Gradio dropdown ``#dropdown``."""
+    page.locator(f"#{dropdown} input").click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def upload(page, box: str, path: Path) -> None:
+    page.locator(f"#{box}").get_by_text("Drop File Here").wait_for()  # mounted, visible and empty
+    page.locator(f"#{box} input[type=file]").set_input_files(str(path))
+    page.locator(f"#{box}").get_by_text(path.name).first.wait_for(timeout=20_000)
+
+
+def status_holds(page, text: str, timeout: int = 30_000) -> None:
+    page.wait_for_function("([el, t]) => el.innerText.includes(t)", arg=[page.locator("#eval-status").element_handle(),
+                                                                         text], timeout=timeout)
+
+
+def test_upload_run_filter_open_download_and_compare(page, served, tmp_path: Path):
+    page.goto(served.url)
+    page.get_by_role("tab", name="Evaluate").click()
+
+    bad = tmp_path / "mine.jsonl"
+    bad.write_text('{"question": "q", "answers": ["a"], "lang": "en"}\n{"question": "q2", "lang": "en"}\n',
+                   encoding="utf-8")
+    upload(page, "eval-upload", bad)
+    page.locator("#eval-start").click()
+    status_holds(page, "mine.jsonl: line 2: missing answers (use [] for an unanswerable question)")
+    assert page.locator("#eval-status .citeqa-eval-error").count() == 1
+    page.locator("#eval-upload").get_by_text("mine.jsonl").wait_for(state="detached")  # the box is emptied
+
+    good = tmp_path / "fixture_corpus.jsonl"
+    good.write_bytes((QA / "fixture_corpus.jsonl").read_bytes())
+    upload(page, "eval-upload", good)
+    page.locator("#eval-start").click()
+    status_holds(page, "Evaluated fixture_corpus.jsonl: 13 questions")
+    metrics = page.locator("#eval-metrics")
+    metrics.get_by_text("hit@1").first.wait_for()
+    assert "overall" in metrics.inner_text() and "pt" in metrics.inner_text()
+    for image in ("#eval-chart img", "#eval-reliability img"):
+        page.wait_for_function("img => img.complete && img.naturalWidth > 300", arg=page.locator(image).element_handle())
+    assert "fixture_corpus.jsonl" not in served.cached_files()  # the upload was read, then discarded
+
+    questions = page.locator("#eval-questions")
+    questions.get_by_text("es-1", exact=True).filter(visible=True).wait_for()
+    choose(page, "eval-outcome", "wrong document (1)")
+    page.wait_for_function("el => !el.innerText.includes('es-1')", arg=questions.element_handle(), timeout=10_000)
+    assert "en-4" in questions.inner_text() and "pt-1" not in questions.inner_text()
+    questions.get_by_text("en-4", exact=True).filter(visible=True).click()
+    detail = page.locator("#eval-detail")
+    detail.locator("mark.citeqa-given").first.wait_for(timeout=10_000)
+    assert "How many people visit the lighthouse every year?" in detail.inner_text()
+    assert "wrong document" in detail.locator(".citeqa-outcome").inner_text()
+    assert detail.locator("mark.citeqa-gold").first.inner_text() == "30.000 personas"
+    assert "5,000 people climb its stairs" in detail.locator("mark.citeqa-given").first.inner_text()
+
+    choose(page, "eval-outcome", "all (13)")
+    choose(page, "eval-language", "pt (3)")
+    page.wait_for_function("el => !el.innerText.includes('en-4')", arg=questions.element_handle(), timeout=10_000)
+    assert {"pt-1", "pt-2", "pt-3"} <= set(questions.inner_text().split())
+
+    with page.expect_download() as caught:
+        page.locator("#eval-download-predictions-jsonl").click()
+    saved = tmp_path / "predictions.jsonl"
+    caught.value.save_as(saved)
+    records = [json.loads(line) for line in saved.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in records][:3] == ["es-1", "es-2", "es-3"] and len(records) == 13
+    assert records[0]["gold_answers"] == ["1887"] and records[0]["correct"] is True
+
+    page.locator("#eval-compare").get_by_text("Compare with a previous run").click()
+    upload(page, "eval-compare-upload", saved)
+    page.locator("#eval-compare-file").click()
+    lists = page.locator("#eval-compare-lists")
+    lists.get_by_text("predictions.jsonl → this run (13 questions in both)").wait_for(timeout=20_000)
+    assert "right outcome" in page.locator("#eval-compare-table").inner_text()
+    assert "fixed (0)" in lists.inner_text() and "broken (0)" in lists.inner_text()
+    assert page.dialogs == []
+
+
+def test_the_chat_answers_while_an_evaluation_runs(page, served, gated_engine):
+    gated = gated_engine(served.holder.engine)
+    served.holder.swap(gated)  # evaluation questions wait at the gate; the chat's do not
+    page.goto(served.url)
+    page.get_by_role("tab", name="Evaluate").click()
+    choose(page, "eval-shipped", "fixture_corpus.jsonl")
+    page.locator("#eval-start").click()
+    assert gated.waiting.wait(20)
+    status_holds(page, "Evaluating fixture_corpus.jsonl: 0 of 13 questions")
+    assert page.locator("#eval-status progress").count() == 1
+
+    page.get_by_role("tab", name="Chat").click()
+    page.locator("#question textarea").fill("When was the windmill of Greyhill built?")
+    page.locator("#ask").click()
+    page.locator("#chat").get_by_text("Thomas Hale").last.wait_for(timeout=20_000)
+    assert served.evaluations.status().running and served.evaluations.status().done == 0
+
+    gated.gate.set()
+    page.get_by_role("tab", name="Evaluate").click()
+    status_holds(page, "Evaluated fixture_corpus.jsonl: 13 questions")
+    page.locator("#eval-metrics").get_by_text("hit@1").first.wait_for()
