@@ -108,6 +108,20 @@ def make_holder():
     return _make_holder
 
 
+@pytest.fixture
+def holder(tmp_path: Path, make_holder):
+    """The chat app's engine holder over the fixture corpus (and the XSS document)."""
+    return make_holder(tmp_path)[0]
+
+
+@pytest.fixture
+def served(tmp_path: Path, start_app) -> Iterator[str]:
+    """The chat app launched over the fixture corpus; its URL."""
+    app, url, _, _ = start_app(tmp_path / "served")
+    yield url
+    app.close()
+
+
 @pytest.fixture(scope="session")
 def start_app():
     """``start_app(folder, auth=None, qa_dir=None) -> (app, url, holder, corpus)``: the app launched on a free

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,18 +12,6 @@ from citeqa.app.removal import corpus_file, recover_removals, remove_document
 from citeqa.app.ui import EngineHolder, UploadSettings, check_record, conversation_turn, open_document, remove
 from citeqa.app.validation import MISSING, validate_check
 from citeqa.errors import RequestError, UploadError
-
-
-@pytest.fixture
-def holder(tmp_path: Path, make_holder) -> EngineHolder:
-    return make_holder(tmp_path)[0]
-
-
-@pytest.fixture
-def served(tmp_path: Path, start_app) -> Iterator[str]:
-    app, url, _, _ = start_app(tmp_path / "served")
-    yield url
-    app.close()
 
 
 def test_check_api_through_gradio_client(served: str):

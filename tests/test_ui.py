@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,18 +14,6 @@ QUESTIONS = [  # one per language: question, language, first cited document, fac
     ("Quando foi inaugurado o farol da Ilha Clara?", "pt", "nested/farol.md", "1912"),
     ("When was the windmill of Greyhill restored?", "en", "mill.html", "2004"),
 ]
-
-
-@pytest.fixture
-def holder(tmp_path: Path, make_holder) -> EngineHolder:
-    return make_holder(tmp_path)[0]
-
-
-@pytest.fixture
-def served(tmp_path: Path, start_app) -> Iterator[str]:
-    app, url, _, _ = start_app(tmp_path / "served")
-    yield url
-    app.close()
 
 
 def test_chat_turn_answers_with_sources_and_follow_up(holder: EngineHolder):

@@ -19,7 +19,7 @@ from typing import Any
 
 from citeqa.answer.claims import VERDICTS
 from citeqa.errors import QAFileError
-from citeqa.evaluation.qa_file import CSV_SUFFIXES, JSONL_SUFFIXES, MAX_ERRORS_SHOWN, _read_text
+from citeqa.evaluation.qa_file import CSV_SUFFIXES, JSONL_SUFFIXES, _read_text, collect_items, jsonl_records
 
 CLAIM_COLUMNS = ("claim", "verdict")
 
@@ -71,39 +71,8 @@ def load_claims(path: Path) -> list[ClaimItem]:
     if suffix not in JSONL_SUFFIXES + CSV_SUFFIXES:
         raise QAFileError(f"{path}: unsupported claim file type {suffix or '(none)'!r}; use .jsonl, .json or .csv")
     text = _read_text(path)
-    rows = _jsonl(text) if suffix in JSONL_SUFFIXES else _csv(text)
-    items, errors, seen = [], [], {}
-    for lineno, record in rows:
-        try:
-            if isinstance(record, str):
-                raise ValueError(record)
-            item = _item(record, lineno)
-            if item.id in seen:
-                raise ValueError(f"duplicate id {item.id!r} (first used on line {seen[item.id]})")
-        except ValueError as exc:
-            errors.append(f"line {lineno}: {exc}")
-            continue
-        seen[item.id] = lineno
-        items.append(item)
-    if errors:
-        more = len(errors) - MAX_ERRORS_SHOWN
-        tail = f"; and {more} more problem{'s' if more > 1 else ''}" if more > 0 else ""
-        raise QAFileError(f"{path}: {'; '.join(errors[:MAX_ERRORS_SHOWN])}{tail}")
-    if not items:
-        raise QAFileError(f"{path}: the claim file holds no claims")
-    return items
-
-
-def _jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield lineno, f"invalid JSON ({exc.msg} at column {exc.colno})"
-            continue
-        yield lineno, record if isinstance(record, dict) else f"expected a JSON object, got {type(record).__name__}"
+    rows = jsonl_records(text) if suffix in JSONL_SUFFIXES else _csv(text)
+    return collect_items(path, rows, _item, "the claim file holds no claims")
 
 
 def _csv(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:

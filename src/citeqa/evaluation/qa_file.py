@@ -5,10 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from citeqa.errors import QAFileError
 
@@ -53,7 +53,7 @@ def load_qa(path: Path) -> list[QAItem]:
     if suffix not in JSONL_SUFFIXES + CSV_SUFFIXES:
         raise QAFileError(f"{path}: unsupported QA file type {suffix or '(none)'!r}; use .jsonl, .json or .csv")
     text = _read_text(path)
-    records = _jsonl_records(text) if suffix in JSONL_SUFFIXES else _csv_records(text)
+    records = jsonl_records(text) if suffix in JSONL_SUFFIXES else _csv_records(text)
     return _build_items(path, records)
 
 
@@ -74,28 +74,37 @@ def _read_text(path: Path) -> str:
     return text
 
 
+T = TypeVar("T")
+
+
 def _build_items(path: Path, records: Iterable[tuple[int, dict[str, Any] | str]]) -> list[QAItem]:
-    """Validate parsed records into items; collect every problem, then raise once."""
-    items: list[QAItem] = []
+    """Validate parsed records into QA items; collect every problem, then raise once."""
+    return collect_items(path, records, _item_from_record, "the QA file holds no questions")
+
+
+def collect_items(path: Path, records: Iterable[tuple[int, dict[str, Any] | str]],
+                  make_item: Callable[[Mapping[str, Any], int], T], empty: str) -> list[T]:
+    """Items made from parsed records (a string is a record's problem); every problem is collected,
+    duplicate ids included, then one :class:`QAFileError` names the first few with their lines."""
+    items: list[T] = []
     errors: list[tuple[int, str]] = []
     first_line: dict[str, int] = {}
     for lineno, record in records:
         try:
             if isinstance(record, str):
                 raise _BadRow(record)
-            item = _item_from_record(record, lineno)
-            if item.id in first_line:
-                first = first_line[item.id]
-                raise _BadRow(f"duplicate id {item.id!r} (first used on line {first})")
-        except _BadRow as exc:
+            item = make_item(record, lineno)
+            if item.id in first_line:  # type: ignore[attr-defined]
+                raise _BadRow(f"duplicate id {item.id!r} (first used on line {first_line[item.id]})")  # type: ignore[attr-defined]
+        except (_BadRow, ValueError) as exc:
             errors.append((lineno, str(exc)))
             continue
-        first_line[item.id] = lineno
+        first_line[item.id] = lineno  # type: ignore[attr-defined]
         items.append(item)
     if errors:
         raise QAFileError(_errors_message(path, errors))
     if not items:
-        raise QAFileError(f"{path}: the QA file holds no questions")
+        raise QAFileError(f"{path}: {empty}")
     return items
 
 
@@ -107,7 +116,7 @@ def _errors_message(path: Path, errors: Sequence[tuple[int, str]]) -> str:
     return f"{path}: {shown}{suffix}"
 
 
-def _jsonl_records(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
+def jsonl_records(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
     """(line number, object or error message) for each non-blank JSONL line."""
     # split on "\n" only: str.splitlines would also split on U+2028 inside JSON strings
     for lineno, line in enumerate(text.split("\n"), start=1):
