@@ -17,7 +17,6 @@ from citeqa.embedding.keyword import KeywordEmbedder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as the CLI sets it: e5's idle threads sleep
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).parent.parent

@@ -167,7 +167,6 @@ def main(argv: Sequence[str] | None = None, embedder_factory: EmbedderFactory | 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # e5's OpenMP threads sleep when idle, not spin (see e5.py)
     args = _parser().parse_args(argv)
     args.embedder_factory = embedder_factory if embedder_factory is not None else _default_embedder
     try:
