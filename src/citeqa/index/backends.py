@@ -61,11 +61,20 @@ def chunk_terms(chunk: Chunk) -> list[str]:
 
 
 def build_lexical(chunks: Sequence[Chunk]) -> object:
-    """A bm25s index over the passages' terms, in chunk order."""
+    """A bm25s index over the passages' terms, in chunk order.
+
+    Term ids follow the sorted vocabulary: bm25s numbers terms in the order of a ``set``,
+    which changes with Python's per-process string hashing, so the same passages gave
+    different files from one run to the next. Sorted, they give the same bytes.
+    """
     import bm25s
 
+    docs = [chunk_terms(c) for c in chunks]
+    vocab = {term: i for i, term in enumerate(sorted({t for doc in docs for t in doc}))}
+    ids = [[vocab[t] for t in doc] for doc in docs]
+    del docs
     retriever = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
-    retriever.index([chunk_terms(c) for c in chunks], show_progress=False)
+    retriever.index((ids, vocab), show_progress=False)
     return retriever
 
 
