@@ -96,6 +96,31 @@ def lexical_scores(bm25: object, query: Sequence[str]) -> np.ndarray | None:
     return bm25.get_scores_from_ids(ids)  # type: ignore[attr-defined]
 
 
+def lexical_search(bm25: object, query: Sequence[str], n: int) -> dict[int, float]:
+    """BM25 score of the top ``n`` passages with a positive score (chunk index -> score)."""
+    scores = lexical_scores(bm25, query)
+    if scores is None:
+        return {}
+    return {int(i): float(scores[i]) for i in top_n(scores, n) if scores[i] > 0}
+
+
+def top_n(scores: np.ndarray, n: int) -> np.ndarray:
+    """Indexes of the ``n`` highest scores, best first, ties by index (a stable sort's order).
+
+    A partial sort: O(len(scores)) instead of sorting every passage of a large index.
+    """
+    size = len(scores)
+    if n >= size:
+        return np.argsort(-scores, kind="stable")
+    if n <= 0:
+        return np.zeros(0, dtype=np.intp)
+    kth = np.partition(scores, size - n)[size - n]  # the n-th highest score
+    above = np.flatnonzero(scores > kth)
+    tied = np.flatnonzero(scores == kth)[: n - len(above)]
+    top = np.concatenate([above, tied])
+    return top[np.lexsort((top, -scores[top]))]
+
+
 def lexical_idf(bm25: object, n_docs: int) -> dict[str, float]:
     """IDF of every indexed term (Lucene's form), from the document frequencies bm25s stores."""
     df = np.diff(np.asarray(bm25.scores["indptr"]))  # type: ignore[attr-defined]
