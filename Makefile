@@ -47,8 +47,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e .
 	touch $@
 
+# The ray extra too: tests marked `ray` run `citeqa index --ray` on a real local Ray.
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
-	$(PIP) install --quiet -e '.[test]'
+	$(PIP) install --quiet -e '.[test,ray]'
 	touch $@
 
 # Debian's Chromium for the browser tests (Playwright drives it; never `playwright install`).

@@ -47,6 +47,11 @@ class IndexCorruptError(IndexStoreError):
     """An index file is missing, truncated or does not match the manifest."""
 
 
+class RayBuildError(CiteqaError):
+    """``citeqa index --ray`` cannot run (Ray missing, cluster unreachable) or failed (a worker
+    died); nothing replaced the live index."""
+
+
 class QuestionError(CiteqaError):
     """A question cannot be answered as given (empty, too long, not text)."""
 

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from citeqa.answer.answer_types import expected_type, highlight_in, short_answer_in
+from citeqa.answer.backend import RetrievalBackend
 from citeqa.answer.claims import ClaimThresholds, claim_thresholds
 from citeqa.answer.features import FEATURES, Passage, candidate_features
 from citeqa.answer.retrieval import RetrievalSettings, Retriever, prefer_language
 from citeqa.answer.scoring import ScoringModel, load_scoring, read_weights
 from citeqa.answer.spans import Candidate, candidates_from
 from citeqa.errors import QuestionError
-from citeqa.index.store import IndexData
 from citeqa.records import Answer, Citation, Highlight, Hit
 from citeqa.text.analysis import fold_accents, query_terms, words
 from citeqa.text.language import SUPPORTED, detect
@@ -104,9 +104,9 @@ class Trace:
 
 
 class AnswerPipeline:
-    """Answers questions from one loaded index with a given query encoder."""
+    """Answers questions from one index (any :class:`RetrievalBackend`) with a given query encoder."""
 
-    def __init__(self, data: IndexData, encode: Callable[[list[str]], np.ndarray],
+    def __init__(self, data: RetrievalBackend, encode: Callable[[list[str]], np.ndarray],
                  settings: AnswerSettings | None = None) -> None:
         self.data = data
         self.encode = encode

@@ -8,10 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from citeqa.answer.backend import RetrievalBackend
 from citeqa.answer.fusion import FusionMode, fuse
-from citeqa.index.store import IndexData
+from citeqa.index.backends import top_n
 from citeqa.records import Hit
 from citeqa.text.analysis import query_terms
+
+__all__ = ["RetrievalSettings", "Retriever", "prefer_language", "top_n"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,9 +29,9 @@ class RetrievalSettings:
 
 
 class Retriever:
-    """Finds the passages of one loaded index that best match a question."""
+    """Finds the passages of one index that best match a question."""
 
-    def __init__(self, data: IndexData, settings: RetrievalSettings | None = None) -> None:
+    def __init__(self, data: RetrievalBackend, settings: RetrievalSettings | None = None) -> None:
         self.data = data
         self.settings = settings if settings is not None else RetrievalSettings()
         self.langs = tuple(sorted({c.lang for c in data.chunks}))
@@ -39,10 +42,7 @@ class Retriever:
 
     def lexical_scores(self, question: str, n: int) -> dict[int, float]:
         """BM25 scores of the top ``n`` passages (question stemmed for every corpus language)."""
-        scores = self.data.lexical_scores(query_terms(question, self.langs))
-        if scores is None:
-            return {}
-        return {int(i): float(scores[i]) for i in top_n(scores, n) if scores[i] > 0}
+        return self.data.lexical_search(query_terms(question, self.langs), n)
 
     def search(self, question: str, query_vector: np.ndarray, k: int,
                timings: dict[str, float] | None = None) -> list[Hit]:
@@ -63,23 +63,6 @@ class Retriever:
         t3 = time.perf_counter()
         clock.update(dense=(t1 - t0) * 1000, lexical=(t2 - t1) * 1000, fusion=(t3 - t2) * 1000)
         return hits
-
-
-def top_n(scores: np.ndarray, n: int) -> np.ndarray:
-    """Indexes of the ``n`` highest scores, best first, ties by index (a stable sort's order).
-
-    A partial sort: O(len(scores)) instead of sorting every passage of a large index.
-    """
-    size = len(scores)
-    if n >= size:
-        return np.argsort(-scores, kind="stable")
-    if n <= 0:
-        return np.zeros(0, dtype=np.intp)
-    kth = np.partition(scores, size - n)[size - n]  # the n-th highest score
-    above = np.flatnonzero(scores > kth)
-    tied = np.flatnonzero(scores == kth)[: n - len(above)]
-    top = np.concatenate([above, tied])
-    return top[np.lexsort((top, -scores[top]))]
 
 
 def prefer_language(hits: Sequence[Hit], lang: str | None) -> list[Hit]:

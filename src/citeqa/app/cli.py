@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -35,6 +36,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rebuild", action="store_true", help="start over instead of updating")
     p.add_argument("--chunk-size", type=int, default=None, help="passage size in characters")
     p.add_argument("--chunk-overlap", type=int, default=None, help="passage overlap in characters")
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="read, chunk and embed on Ray: a local Ray started for this run (no ADDRESS), or an "
+                        "existing cluster (auto, ray://HOST:PORT); writes the same index. Needs "
+                        "pip install -e '.[ray]'")
+    p.add_argument("--ray-workers", type=_positive, default=None, metavar="N",
+                   help="embedding workers for --ray, one CPU each (default: one per CPU of the cluster)")
 
     p = sub.add_parser("ask", help="answer one question")
     common(p)
@@ -130,6 +137,16 @@ class _AuthAction(argparse.Action):
         namespace.auth_on_command_line = True
 
 
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+
 def _port(value: str) -> int:
     try:
         port = int(value)
@@ -218,6 +235,7 @@ def _index_model(args: argparse.Namespace, index: Path) -> str:
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
+    from citeqa.errors import ConfigError
     from citeqa.index.builder import update_index
     from citeqa.ingest.chunking import ChunkerSettings
 
@@ -226,9 +244,26 @@ def _cmd_index(args: argparse.Namespace) -> int:
         base = ChunkerSettings()
         chunker = ChunkerSettings(args.chunk_size if args.chunk_size is not None else base.size,
                                   args.chunk_overlap if args.chunk_overlap is not None else base.overlap)
-    embedder = args.embedder_factory(_index_model(args, args.index))
-    report = update_index(args.corpus, args.index, embedder, chunker, rebuild=args.rebuild,
-                          progress=sys.stderr.isatty())
+    model = _index_model(args, args.index)
+    embedder = args.embedder_factory(model)
+    progress = sys.stderr.isatty()
+    note = ""
+    if args.ray is None:
+        if args.ray_workers is not None:
+            raise ConfigError("--ray-workers needs --ray")
+        report = update_index(args.corpus, args.index, embedder, chunker, rebuild=args.rebuild, progress=progress)
+    else:
+        from citeqa.index.ray_build import RayOptions, ray_steps
+
+        # The workers build their own embedder: the factory and the model name travel, not the model.
+        factory = functools.partial(args.embedder_factory, model)
+        with ray_steps(factory, RayOptions(address=args.ray, workers=args.ray_workers), progress) as steps:
+            report = update_index(args.corpus, args.index, embedder, chunker, rebuild=args.rebuild,
+                                  progress=progress, steps=steps)
+        peaks = sorted(steps.stats.embed_peak_mb.values())
+        if peaks:
+            note = (f"on Ray: {len(peaks)} embedding workers, peak memory per worker "
+                    f"{peaks[0]:.0f}-{peaks[-1]:.0f} MB")
     if report.rebuilt_because:
         print(f"rebuilt the whole index with {embedder.model_id}: {report.rebuilt_because}")
     if report.up_to_date:
@@ -237,6 +272,8 @@ def _cmd_index(args: argparse.Namespace) -> int:
         print(f"indexed {len(report.documents)} documents, {report.chunks} passages "
               f"(added {len(report.added)}, changed {len(report.changed)}, removed {len(report.removed)}; "
               f"embedded {report.embedded}, reused {report.reused}) in {report.seconds:.1f} s")
+    if note:
+        print(note)
     for item in report.skipped:
         print(f"skipped {item.doc_id}: {item.reason}")
     return 0

@@ -61,11 +61,20 @@ def chunk_terms(chunk: Chunk) -> list[str]:
 
 
 def build_lexical(chunks: Sequence[Chunk]) -> object:
-    """A bm25s index over the passages' terms, in chunk order."""
+    """A bm25s index over the passages' terms, in chunk order.
+
+    Term ids follow the sorted vocabulary: bm25s numbers terms in the order of a ``set``,
+    which changes with Python's per-process string hashing, so the same passages gave
+    different files from one run to the next. Sorted, they give the same bytes.
+    """
     import bm25s
 
+    docs = [chunk_terms(c) for c in chunks]
+    vocab = {term: i for i, term in enumerate(sorted({t for doc in docs for t in doc}))}
+    ids = [[vocab[t] for t in doc] for doc in docs]
+    del docs
     retriever = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
-    retriever.index([chunk_terms(c) for c in chunks], show_progress=False)
+    retriever.index((ids, vocab), show_progress=False)
     return retriever
 
 
@@ -85,6 +94,31 @@ def lexical_scores(bm25: object, query: Sequence[str]) -> np.ndarray | None:
     if not ids:
         return None
     return bm25.get_scores_from_ids(ids)  # type: ignore[attr-defined]
+
+
+def lexical_search(bm25: object, query: Sequence[str], n: int) -> dict[int, float]:
+    """BM25 score of the top ``n`` passages with a positive score (chunk index -> score)."""
+    scores = lexical_scores(bm25, query)
+    if scores is None:
+        return {}
+    return {int(i): float(scores[i]) for i in top_n(scores, n) if scores[i] > 0}
+
+
+def top_n(scores: np.ndarray, n: int) -> np.ndarray:
+    """Indexes of the ``n`` highest scores, best first, ties by index (a stable sort's order).
+
+    A partial sort: O(len(scores)) instead of sorting every passage of a large index.
+    """
+    size = len(scores)
+    if n >= size:
+        return np.argsort(-scores, kind="stable")
+    if n <= 0:
+        return np.zeros(0, dtype=np.intp)
+    kth = np.partition(scores, size - n)[size - n]  # the n-th highest score
+    above = np.flatnonzero(scores > kth)
+    tied = np.flatnonzero(scores == kth)[: n - len(above)]
+    top = np.concatenate([above, tied])
+    return top[np.lexsort((top, -scores[top]))]
 
 
 def lexical_idf(bm25: object, n_docs: int) -> dict[str, float]:

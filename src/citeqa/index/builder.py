@@ -3,24 +3,33 @@
 Documents are compared by the sha256 of their file. Passages whose text was embedded
 before keep their vectors, so editing one file re-embeds only that file's new passages
 and a corpus with no change does no work at all.
+
+The work that can run elsewhere goes through one seam, :class:`BuildSteps`: reading and
+chunking files (:meth:`BuildSteps.read`) and embedding texts (:meth:`BuildSteps.encode`,
+called once per build with every new passage and span text). :class:`LocalSteps` does both
+in this process, ``citeqa.index.ray_build`` on Ray. Everything else (what changed, reuse by
+hash, the manifest, BM25, FAISS, the atomic write) happens here, the same for both.
 """
 
 from __future__ import annotations
 
 import time
+from collections import ChainMap
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from citeqa.embedding import Embedder
-from citeqa.errors import CorpusError, IndexFormatError, IndexMismatchError, IndexStoreError
+from citeqa.errors import CorpusError, DocumentError, IndexFormatError, IndexMismatchError, IndexStoreError
 from citeqa.index.backends import all_vectors, ann_kind, build_dense, build_lexical
 from citeqa.index.manifest import REBUILD_HINT, DocEntry, Manifest, check_backend, library_versions, now_iso
-from citeqa.index.spans import embed_spans
+from citeqa.index.spans import assemble_spans, plan_spans
 from citeqa.index.store import IndexData, current_generation, load_index, remove_stale, write_generation, write_lock
 from citeqa.ingest.chunking import ChunkerSettings, chunk_document
-from citeqa.ingest.documents import Skipped, scan_corpus
+from citeqa.ingest.documents import Skipped, corpus_entries, read_entry
 from citeqa.ingest.formats import suffix_list
 from citeqa.records import Chunk, Document, sha256_text
 
@@ -44,11 +53,94 @@ class IndexReport:
     rebuilt_because: str = ""
 
 
+@dataclass(frozen=True)
+class CorpusRead:
+    """The corpus as a build reads it: documents, skipped files, and new passages.
+
+    ``chunks`` holds the passages of every document that is new or changed (by sha256)
+    since the index being updated; unchanged documents keep their indexed passages.
+    """
+
+    documents: tuple[Document, ...]
+    skipped: tuple[Skipped, ...]
+    chunks: Mapping[str, list[Chunk]]
+
+
+class BuildSteps(Protocol):
+    """Where a build reads, chunks and embeds: this process, or a Ray cluster."""
+
+    def read(self, corpus: Path, settings: ChunkerSettings, indexed: Mapping[str, str]) -> CorpusRead:
+        """Read ``corpus``; chunk each document whose sha256 differs from ``indexed`` (doc_id -> sha256)."""
+        ...
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """One L2-normalised float32 passage vector per text, in order."""
+        ...
+
+
+class LocalSteps:
+    """Read, chunk and embed in this process, with ``embedder``."""
+
+    def __init__(self, embedder: Embedder, progress: bool = False) -> None:
+        self.embedder = embedder
+        self.progress = progress
+
+    def read(self, corpus: Path, settings: ChunkerSettings, indexed: Mapping[str, str]) -> CorpusRead:
+        return collect_read(
+            read_file(corpus, path, unconfirmed, settings, indexed.get(path.relative_to(corpus).as_posix()))
+            for path, unconfirmed in corpus_entries(corpus))
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return self.embedder.encode(texts, progress=self.progress)
+
+
+#: One file as :func:`read_file` reads it: the document (or why it is skipped), its passages
+#: when it needs chunking, and the reason when it has too many passages to be indexed.
+FileRead = tuple[Document | Skipped, list[Chunk] | None, Skipped | None]
+
+
+def read_file(corpus: Path, path: Path, unconfirmed: bool, settings: ChunkerSettings,
+              indexed_sha: str | None, default_lang: str = "en") -> FileRead:
+    """Read one file of ``corpus`` and, unless its sha256 is ``indexed_sha``, chunk it."""
+    entry = read_entry(corpus, path, unconfirmed, default_lang)
+    if isinstance(entry, Skipped) or entry.sha256 == indexed_sha:  # an indexed document was checked then
+        return entry, None, None
+    try:
+        return entry, chunk_document(entry, settings, checked=True), None
+    except DocumentError as exc:
+        return entry, None, Skipped(entry.doc_id, str(exc))
+
+
+def collect_read(results: Iterable[FileRead]) -> CorpusRead:
+    """:func:`read_file` results in corpus order as one CorpusRead; documents with too many
+    passages are skipped after the unreadable files."""
+    documents: list[Document] = []
+    skipped: list[Skipped] = []
+    refused: list[Skipped] = []
+    chunks: dict[str, list[Chunk]] = {}
+    for entry, passages, too_many in results:
+        if too_many is not None:
+            refused.append(too_many)
+        elif isinstance(entry, Skipped):
+            skipped.append(entry)
+        else:
+            documents.append(entry)
+            if passages is not None:
+                chunks[entry.doc_id] = passages
+    return CorpusRead(tuple(documents), tuple(skipped + refused), chunks)
+
+
 def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
                  chunker: ChunkerSettings | None = None, *, rebuild: bool = False,
-                 progress: bool = False) -> IndexReport:
-    """Bring the index in ``index_dir`` up to date with ``corpus``."""
+                 progress: bool = False, steps: BuildSteps | None = None) -> IndexReport:
+    """Bring the index in ``index_dir`` up to date with ``corpus``.
+
+    ``embedder`` names the model (its ``model_id`` and ``backend`` go into the manifest);
+    ``steps`` reads, chunks and embeds (default: :class:`LocalSteps` with ``embedder``).
+    Whatever fails before the new generation is switched in leaves the live index as it was.
+    """
     started = time.perf_counter()
+    steps = steps if steps is not None else LocalSteps(embedder, progress)
     with write_lock(index_dir):
         rebuilt_because = ""
         try:
@@ -57,49 +149,47 @@ def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
             previous, rebuilt_because = None, str(exc).split(";")[0]
         settings = chunker if chunker is not None else (
             previous.manifest.chunker if previous else ChunkerSettings())
-        scan = _within_limits(scan_corpus(corpus), previous, settings)
-        if not scan.documents:
-            raise CorpusError(f"no readable document in {corpus} ({len(scan.skipped)} skipped); "
+        indexed = {d.doc_id: d.sha256 for d in previous.manifest.documents} if previous else {}
+        read = steps.read(corpus, settings, indexed)
+        if not read.documents:
+            raise CorpusError(f"no readable document in {corpus} ({len(read.skipped)} skipped); "
                               f"add {suffix_list()} files")
-        plan = _plan(scan.documents, previous)
+        plan = _plan(read.documents, previous)
         if previous is not None and not (plan.added or plan.changed or plan.removed):
             live = current_generation(index_dir)
             if live is not None:  # leftovers of a build that was killed before it finished
                 remove_stale(index_dir, keep=live.name)
-            return IndexReport(unchanged=plan.unchanged, skipped=scan.skipped, up_to_date=True,
+            return IndexReport(unchanged=plan.unchanged, skipped=read.skipped, up_to_date=True,
                                chunks=len(previous.chunks), documents=plan.unchanged,
                                seconds=time.perf_counter() - started)
-        chunks, vectors, embedded = _assemble(scan.documents, previous, settings, embedder, progress)
-        known = previous.spans.texts_and_vectors(previous.chunks) if previous and previous.spans else None
-        spans, _ = embed_spans(chunks, lambda texts: embedder.encode(texts, progress=progress), vectors.shape[1],
-                               known)
-        manifest = _manifest(scan.documents, chunks, settings, embedder, vectors.shape[1], previous)
+        chunks = _passages(read, previous)
+        known = _known_vectors(previous)
+        keys = [sha256_text(c.text) for c in chunks]
+        todo = {k: c.text for k, c in zip(keys, chunks) if k not in known}
+        known_spans = previous.spans.texts_and_vectors(previous.chunks) if previous and previous.spans else {}
+        span_plan = plan_spans(chunks, known_spans)
+        fresh = _encode(steps, {**span_plan.todo, **todo})  # one call: a worker pool starts once
+        vectors = np.stack([known[k] if k in known else fresh[k] for k in keys]).astype(np.float32)
+        spans = assemble_spans(span_plan, ChainMap(known_spans, fresh), vectors.shape[1])
+        manifest = _manifest(read.documents, chunks, settings, embedder, vectors.shape[1], previous)
         lexical = build_lexical(chunks)  # first: its tokenising peak then comes before the graph exists
-        write_generation(index_dir, manifest, list(scan.documents), chunks, vectors,
+        write_generation(index_dir, manifest, list(read.documents), chunks, vectors,
                          build_dense(vectors, manifest.ann), lexical, spans)
-    return IndexReport(plan.added, plan.changed, plan.removed, plan.unchanged, scan.skipped,
-                       embedded=embedded, reused=len(chunks) - embedded, chunks=len(chunks),
+    return IndexReport(plan.added, plan.changed, plan.removed, plan.unchanged, read.skipped,
+                       embedded=len(todo), reused=len(chunks) - len(todo), chunks=len(chunks),
                        seconds=time.perf_counter() - started,
-                       documents=tuple(d.doc_id for d in scan.documents), rebuilt_because=rebuilt_because)
+                       documents=tuple(d.doc_id for d in read.documents), rebuilt_because=rebuilt_because)
 
 
-def _within_limits(scan, previous: IndexData | None, settings: ChunkerSettings):  # CorpusScan
-    """``scan`` with new or changed documents over the passage limit moved to its skipped files."""
-    from citeqa.errors import DocumentError
-    from citeqa.ingest.chunking import check_passages
-    from citeqa.ingest.documents import CorpusScan
-
-    indexed = {d.doc_id: d.sha256 for d in previous.manifest.documents} if previous else {}
-    kept, skipped = [], list(scan.skipped)
-    for doc in scan.documents:
-        if indexed.get(doc.doc_id) != doc.sha256:  # a document already indexed was checked then
-            try:
-                check_passages(doc, settings)
-            except DocumentError as exc:
-                skipped.append(Skipped(doc.doc_id, str(exc)))
-                continue
-        kept.append(doc)
-    return CorpusScan(tuple(kept), tuple(skipped))
+def _encode(steps: BuildSteps, todo: dict[str, str]) -> dict[str, np.ndarray]:
+    """Vectors of ``todo`` (text hash -> text) from one call of ``steps.encode``, by text hash."""
+    if not todo:
+        return {}
+    items = sorted(todo.items())
+    fresh = np.asarray(steps.encode([text for _, text in items]))
+    if fresh.ndim != 2 or len(fresh) != len(items):
+        raise IndexStoreError(f"the embedder returned vectors of shape {fresh.shape} for {len(items)} texts")
+    return {k: fresh[i] for i, (k, _) in enumerate(items)}
 
 
 def _previous(index_dir: Path, embedder: Embedder, chunker: ChunkerSettings | None) -> IndexData | None:
@@ -142,31 +232,30 @@ def _plan(documents: tuple[Document, ...], previous: IndexData | None) -> _Plan:
     )
 
 
-def _assemble(documents: tuple[Document, ...], previous: IndexData | None, settings: ChunkerSettings,
-              embedder: Embedder, progress: bool) -> tuple[list[Chunk], np.ndarray, int]:
-    """All passages in document order, with vectors reused where the text is known."""
-    known: dict[str, np.ndarray] = {}
+def _passages(read: CorpusRead, previous: IndexData | None) -> list[Chunk]:
+    """All passages in document order: the indexed ones of unchanged documents, new ones for the others."""
     old_chunks: dict[str, list[Chunk]] = {}
     if previous is not None:
-        vectors = all_vectors(previous.dense)
-        for i, chunk in enumerate(previous.chunks):
-            known.setdefault(sha256_text(chunk.text), vectors[i])
+        for chunk in previous.chunks:
             old_chunks.setdefault(chunk.doc_id, []).append(chunk)
-        old_sha = {d.doc_id: d.sha256 for d in previous.manifest.documents}
     chunks: list[Chunk] = []
-    for doc in documents:
-        if previous is not None and old_sha.get(doc.doc_id) == doc.sha256:
-            chunks.extend(old_chunks.get(doc.doc_id, []))
-        else:
-            chunks.extend(chunk_document(doc, settings))
+    for doc in read.documents:
+        fresh = read.chunks.get(doc.doc_id)
+        chunks.extend(fresh if fresh is not None else old_chunks.get(doc.doc_id, []))
     if not chunks:
         raise IndexStoreError("the documents produced no passages")
-    keys = [sha256_text(c.text) for c in chunks]
-    todo = sorted({k: c.text for k, c in zip(keys, chunks) if k not in known}.items())
-    if todo:
-        fresh = embedder.encode([text for _, text in todo], progress=progress)
-        known.update({k: fresh[i] for i, (k, _) in enumerate(todo)})
-    return chunks, np.stack([known[k] for k in keys]).astype(np.float32), len(todo)
+    return chunks
+
+
+def _known_vectors(previous: IndexData | None) -> dict[str, np.ndarray]:
+    """Passage text hash -> vector, from the index being updated."""
+    if previous is None:
+        return {}
+    vectors = all_vectors(previous.dense)
+    known: dict[str, np.ndarray] = {}
+    for i, chunk in enumerate(previous.chunks):
+        known.setdefault(sha256_text(chunk.text), vectors[i])
+    return known
 
 
 def _manifest(documents: tuple[Document, ...], chunks: list[Chunk], settings: ChunkerSettings,

@@ -9,7 +9,7 @@ passage, CSR style, ``len(chunks) + 1``) and ``bounds`` (span offsets inside the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,24 +66,35 @@ class SpanVectors:
         return out
 
 
-def embed_spans(chunks: Sequence[Chunk], encode: Callable[[list[str]], np.ndarray], dimension: int,
-                known: dict[str, np.ndarray] | None = None) -> tuple[SpanVectors, int]:
-    """Span vectors of ``chunks``, reusing ``known`` ones by text; returns them and how many were encoded."""
-    known = dict(known or {})
+@dataclass(frozen=True)
+class SpanPlan:
+    """The spans of some passages: where they are, their text hashes, and the texts still to embed."""
+
+    bounds: list[tuple[int, int]]
+    keys: list[str]  # sha256 of each span's text
+    ptr: list[int]
+    todo: dict[str, str]  # text hash -> text, for spans without a known vector
+
+
+def plan_spans(chunks: Sequence[Chunk], known: Mapping[str, np.ndarray] | None = None) -> SpanPlan:
+    """Every span of ``chunks``; those whose text is not in ``known`` are to be embedded."""
+    known = known or {}
     bounds, keys, ptr = [], [], [0]
-    texts: dict[str, str] = {}
+    todo: dict[str, str] = {}
     for chunk in chunks:
         for a, b in span_bounds(chunk.text):
             key = sha256_text(chunk.text[a:b])
             bounds.append((a, b))
             keys.append(key)
             if key not in known:
-                texts[key] = chunk.text[a:b]
+                todo[key] = chunk.text[a:b]
         ptr.append(len(bounds))
-    todo = sorted(texts.items())
-    if todo:
-        fresh = encode([text for _, text in todo])
-        known.update({k: fresh[i] for i, (k, _) in enumerate(todo)})
-    vectors = np.stack([known[k] for k in keys]).astype(np.float16) if keys else np.zeros((0, dimension), np.float16)
-    return SpanVectors(vectors, np.asarray(ptr, dtype=np.int64), np.asarray(bounds, dtype=np.int32).reshape(-1, 2)), \
-        len(todo)
+    return SpanPlan(bounds, keys, ptr, todo)
+
+
+def assemble_spans(plan: SpanPlan, vectors: Mapping[str, np.ndarray], dimension: int) -> SpanVectors:
+    """The span vectors of ``plan``, each looked up by its text hash in ``vectors``."""
+    stacked = np.stack([vectors[k] for k in plan.keys]).astype(np.float16) if plan.keys \
+        else np.zeros((0, dimension), np.float16)
+    return SpanVectors(stacked, np.asarray(plan.ptr, dtype=np.int64),
+                       np.asarray(plan.bounds, dtype=np.int32).reshape(-1, 2))

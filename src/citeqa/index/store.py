@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from citeqa.errors import IndexCorruptError, IndexMissingError, IndexStoreError
-from citeqa.index.backends import HNSW_EF_SEARCH, dense_search, lexical_idf, lexical_scores
+from citeqa.index.backends import HNSW_EF_SEARCH, dense_search, lexical_idf, lexical_scores, lexical_search
 from citeqa.index.manifest import REBUILD_HINT, Manifest, read_manifest, write_manifest
 from citeqa.index.spans import SPAN_DIR, SpanVectors
 from citeqa.records import Chunk, Document, from_dict, sha256_file, to_dict
@@ -46,7 +46,8 @@ BM25_DIR = "bm25"
 
 @dataclass(frozen=True)
 class IndexData:
-    """Everything one generation holds, in memory."""
+    """Everything one generation holds, in memory; the
+    :class:`~citeqa.answer.backend.RetrievalBackend` that answering uses."""
 
     manifest: Manifest
     documents: dict[str, Document]
@@ -62,6 +63,10 @@ class IndexData:
     def lexical_scores(self, terms: Sequence[str]) -> np.ndarray | None:
         """BM25 score of every passage for ``terms``; None when no term is indexed."""
         return lexical_scores(self.lexical, terms)
+
+    def lexical_search(self, terms: Sequence[str], n: int) -> dict[int, float]:
+        """BM25 score of the ``n`` best passages for ``terms`` (chunk index -> score), positive scores only."""
+        return lexical_search(self.lexical, terms, n)
 
     def lexical_idf(self) -> dict[str, float]:
         """IDF of every indexed term, for weighting words when answers are scored."""

@@ -68,19 +68,28 @@ def split_spans(text: str, settings: ChunkerSettings) -> list[tuple[int, int]]:
 
 def check_passages(document: Document, settings: ChunkerSettings) -> int:
     """The number of passages of ``document``; DocumentError when above :data:`MAX_PASSAGES_PER_DOCUMENT`."""
+    return len(_checked_spans(document, settings))
+
+
+def _checked_spans(document: Document, settings: ChunkerSettings) -> list[tuple[int, int]]:
     from citeqa.errors import DocumentError
 
-    count = len(split_spans(document.text, settings))
-    if count > MAX_PASSAGES_PER_DOCUMENT:
-        raise DocumentError(f"too many passages ({count:,}; the limit is {MAX_PASSAGES_PER_DOCUMENT:,} per "
+    spans = split_spans(document.text, settings)
+    if len(spans) > MAX_PASSAGES_PER_DOCUMENT:
+        raise DocumentError(f"too many passages ({len(spans):,}; the limit is {MAX_PASSAGES_PER_DOCUMENT:,} per "
                             f"document at chunk size {settings.size}): split the file")
-    return count
+    return spans
 
 
-def chunk_document(document: Document, settings: ChunkerSettings) -> list[Chunk]:
-    """The passages of one document, each tagged with its own detected language."""
+def chunk_document(document: Document, settings: ChunkerSettings, *, checked: bool = False) -> list[Chunk]:
+    """The passages of one document, each tagged with its own detected language.
+
+    With ``checked``, a document over :data:`MAX_PASSAGES_PER_DOCUMENT` raises DocumentError
+    before any passage's language is detected (the text is split once either way).
+    """
+    spans = _checked_spans(document, settings) if checked else split_spans(document.text, settings)
     chunks = []
-    for start, end in split_spans(document.text, settings):
+    for start, end in spans:
         text = document.text[start:end]
         chunks.append(Chunk.make(document.doc_id, start, end, text, chunk_language(text, document.lang)))
     return chunks

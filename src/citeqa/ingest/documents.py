@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,34 +58,49 @@ def iter_files(corpus: Path) -> Iterator[Path]:
 
 def scan_corpus(corpus: Path, default_lang: str = "en") -> CorpusScan:
     """Read every supported file under ``corpus``; unreadable ones go to ``skipped``."""
+    return collect([read_entry(corpus, path, unconfirmed, default_lang)
+                    for path, unconfirmed in corpus_entries(corpus)])
+
+
+def corpus_entries(corpus: Path) -> Iterator[tuple[Path, bool]]:
+    """Each file :func:`scan_corpus` considers, in its order, with whether its upload is unconfirmed.
+
+    The listing is cheap; :func:`read_entry` does the work, so a distributed build can
+    list here and read elsewhere (``citeqa.index.ray_build``).
+    """
     if not corpus.is_dir():
         raise CorpusError(f"corpus folder not found: {corpus} (create it and add {suffix_list()} files)")
-    docs: list[Document] = []
-    skipped: list[Skipped] = []
     from citeqa.ingest.pending import interrupted
 
     unconfirmed = interrupted(corpus)
     for path in iter_files(corpus):
-        doc_id = path.relative_to(corpus).as_posix()
-        if doc_id in unconfirmed:
-            skipped.append(Skipped(doc_id, "its upload was interrupted before it was indexed "
-                                           "(citeqa serve removes it when it starts)"))
-            continue
-        if not _encodable(doc_id):  # the index stores ids as UTF-8 text
-            skipped.append(Skipped(os.fsencode(doc_id).decode("utf-8", "backslashreplace"),
-                                   "file name is not valid UTF-8 (rename the file)"))
-            continue
-        if path.is_symlink() and path.is_dir():
-            skipped.append(Skipped(doc_id, "symbolic link to a folder (not followed)"))
-            continue
-        if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-            skipped.append(Skipped(doc_id, f"unsupported type {path.suffix or '(none)'}"))
-            continue
-        try:
-            docs.append(load_document(path, doc_id, default_lang))
-        except DocumentError as exc:
-            skipped.append(Skipped(doc_id, str(exc)))
-    return CorpusScan(tuple(docs), tuple(skipped))
+        yield path, path.relative_to(corpus).as_posix() in unconfirmed
+
+
+def read_entry(corpus: Path, path: Path, unconfirmed: bool = False, default_lang: str = "en") -> Document | Skipped:
+    """One file of the corpus as a Document, or the reason it is skipped."""
+    doc_id = path.relative_to(corpus).as_posix()
+    if unconfirmed:
+        return Skipped(doc_id, "its upload was interrupted before it was indexed "
+                               "(citeqa serve removes it when it starts)")
+    if not _encodable(doc_id):  # the index stores ids as UTF-8 text
+        return Skipped(os.fsencode(doc_id).decode("utf-8", "backslashreplace"),
+                       "file name is not valid UTF-8 (rename the file)")
+    if path.is_symlink() and path.is_dir():
+        return Skipped(doc_id, "symbolic link to a folder (not followed)")
+    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+        return Skipped(doc_id, f"unsupported type {path.suffix or '(none)'}")
+    try:
+        return load_document(path, doc_id, default_lang)
+    except DocumentError as exc:
+        return Skipped(doc_id, str(exc))
+
+
+def collect(entries: Iterable[Document | Skipped]) -> CorpusScan:
+    """Documents and skipped files of :func:`read_entry` results, each in the given order."""
+    entries = list(entries)
+    return CorpusScan(tuple(e for e in entries if isinstance(e, Document)),
+                      tuple(e for e in entries if isinstance(e, Skipped)))
 
 
 def _encodable(text: str) -> bool:

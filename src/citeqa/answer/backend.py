@@ -1,0 +1,49 @@
+"""What answering needs from an index: the retrieval interface a second backend would implement.
+
+:class:`~citeqa.index.store.IndexData` (one FAISS + bm25s generation in memory) is the only
+implementation. A backend over a search engine (OpenSearch, Qdrant) or over FAISS shards
+behind a service would implement the same methods; retrieval fusion, span scoring,
+citations, offsets and the answer record stay as they are (docs/scale.md).
+
+Passages are addressed by their *row*: the position of the passage in :attr:`chunks`, the
+same number that :meth:`dense_search` and :meth:`lexical_search` return and that the span
+vectors are indexed by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from citeqa.index.spans import SpanVectors
+    from citeqa.records import Chunk, Document
+
+
+class RetrievalBackend(Protocol):
+    """Dense and lexical search over passages, and the records to cite them."""
+
+    #: Passages by row.
+    chunks: Sequence[Chunk]
+    #: Documents by id (titles, pages and sections for citations; text for context).
+    documents: Mapping[str, Document]
+    #: A vector for every candidate answer span (None: answers are scored without them).
+    spans: SpanVectors | None
+
+    def dense_search(self, vector: np.ndarray, n: int) -> dict[int, float]:
+        """Cosine similarity of the ``n`` nearest passages to a normalised query vector (row -> score)."""
+        ...
+
+    def lexical_search(self, terms: Sequence[str], n: int) -> dict[int, float]:
+        """BM25 score of the ``n`` best passages for the stemmed query ``terms`` (row -> score, > 0)."""
+        ...
+
+    def lexical_idf(self) -> dict[str, float]:
+        """IDF of every indexed term (weights words when answers are scored)."""
+        ...
+
+    def majority_lang(self, default: str = "en") -> str:
+        """The language most passages are in."""
+        ...

@@ -1,0 +1,40 @@
+"""Answering depends only on the RetrievalBackend protocol, which IndexData implements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from citeqa.answer.backend import RetrievalBackend
+from citeqa.answer.pipeline import AnswerPipeline
+from citeqa.embedding.keyword import KeywordEmbedder
+from citeqa.index.store import IndexData, load_index
+from citeqa.text.analysis import query_terms
+
+QUESTIONS = ["¿En qué año se construyó el faro de Punta Brava?", "Quando foi inaugurado o farol da Ilha Clara?",
+             "When was the windmill of Greyhill restored?", "How many people climb the windmill every year?"]
+
+
+class OnlyTheProtocol:
+    """A backend with the protocol's members and nothing else (no FAISS, BM25 or manifest in sight)."""
+
+    def __init__(self, data: IndexData) -> None:
+        self.chunks, self.documents, self.spans = data.chunks, data.documents, data.spans
+        self.dense_search, self.lexical_search = data.dense_search, data.lexical_search
+        self.lexical_idf, self.majority_lang = data.lexical_idf, data.majority_lang
+
+
+def test_index_data_is_a_retrieval_backend(built_index: Path):
+    data: RetrievalBackend = load_index(built_index)
+    found = data.lexical_search(query_terms("faro de Punta Brava", ("es",)), 2)
+    assert len(found) == 1 and data.chunks[next(iter(found))].doc_id == "faro.txt" and min(found.values()) > 0
+    assert data.lexical_search(["\x00nothing"], 5) == {}
+
+
+def test_answers_need_nothing_but_the_protocol(built_index: Path):
+    data = load_index(built_index)
+    embedder = KeywordEmbedder()
+    direct, behind = AnswerPipeline(data, embedder.encode), AnswerPipeline(OnlyTheProtocol(data), embedder.encode)
+    for question in QUESTIONS:
+        a, b = direct.run(question).answer.to_dict(), behind.run(question).answer.to_dict()
+        a.pop("latency_ms"), b.pop("latency_ms")
+        assert a == b
