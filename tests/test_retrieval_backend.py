@@ -21,6 +21,7 @@ class OnlyTheProtocol:
         self.chunks, self.documents, self.spans = data.chunks, data.documents, data.spans
         self.dense_search, self.lexical_search = data.dense_search, data.lexical_search
         self.lexical_idf, self.majority_lang = data.lexical_idf, data.majority_lang
+        self.model = data.model
 
 
 def test_index_data_is_a_retrieval_backend(built_index: Path):

@@ -32,6 +32,11 @@ class RetrievalBackend(Protocol):
     #: A vector for every candidate answer span (None: answers are scored without them).
     spans: SpanVectors | None
 
+    @property
+    def model(self) -> str:
+        """The embedding model that made the vectors: which fitted weights answers use."""
+        ...
+
     def dense_search(self, vector: np.ndarray, n: int) -> dict[int, float]:
         """Cosine similarity of the ``n`` nearest passages to a normalised query vector (row -> score)."""
         ...

@@ -110,7 +110,7 @@ class AnswerPipeline:
                  settings: AnswerSettings | None = None) -> None:
         self.data = data
         self.encode = encode
-        self.settings = settings if settings is not None else AnswerSettings.for_model(data.manifest.model)
+        self.settings = settings if settings is not None else AnswerSettings.for_model(data.model)
         self.retriever = Retriever(data, self.settings.retrieval)
         self.idf = data.lexical_idf()
         self.default_idf = math.log(1 + len(data.chunks))

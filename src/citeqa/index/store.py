@@ -56,6 +56,11 @@ class IndexData:
     lexical: object  # bm25s.BM25
     spans: SpanVectors | None = None
 
+    @property
+    def model(self) -> str:
+        """The embedding model that made the vectors (the manifest's)."""
+        return self.manifest.model
+
     def dense_search(self, vector: np.ndarray, n: int) -> dict[int, float]:
         """Cosine similarity of the ``n`` nearest passages (chunk index -> score)."""
         return dense_search(self.dense, vector, n)
