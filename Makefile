@@ -21,6 +21,7 @@ test: $(VENV)/.installed-test browser
 # ruff: the rules and the format are in pyproject.toml; .ci/run lints before it tests.
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests eval bench
+	$(BIN)/ruff format --check src tests eval bench
 
 format: $(VENV)/.installed-test
 	$(BIN)/ruff check --fix src tests eval bench

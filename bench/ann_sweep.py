@@ -89,16 +89,20 @@ def main(argv: list[str] | None = None) -> int:
             np.savez(args.cache, sentences=sentence_vectors, queries=queries)
     passages = make_passages(sentences, max(sizes), args.seed)
     vectors_all = compose(sentence_vectors, member_matrix(passages))
-    print(f"{len(flat)} sentences, {len(queries)} queries, faiss {faiss.__version__}, "
-          f"{faiss.omp_get_max_threads()} threads")
+    print(
+        f"{len(flat)} sentences, {len(queries)} queries, faiss {faiss.__version__}, "
+        f"{faiss.omp_get_max_threads()} threads"
+    )
     for size in sizes:
         vectors = np.ascontiguousarray(vectors_all[:size])
         distinct = len(np.unique(vectors, axis=0))
         exact = faiss.IndexFlatIP(vectors.shape[1])
         exact.add(vectors)
         truth, flat_ms = search_each(exact, queries)
-        print(f"\n{size} vectors ({distinct} distinct): flat p50 {pct(flat_ms, .5):.2f} ms, "
-              f"p95 {pct(flat_ms, .95):.2f} ms")
+        print(
+            f"\n{size} vectors ({distinct} distinct): flat p50 {pct(flat_ms, 0.5):.2f} ms, "
+            f"p95 {pct(flat_ms, 0.95):.2f} ms"
+        )
         for m in _ints(args.m):
             for efc in _ints(args.ef_construction):
                 index = faiss.IndexHNSWFlat(vectors.shape[1], m, faiss.METRIC_INNER_PRODUCT)
@@ -109,9 +113,12 @@ def main(argv: list[str] | None = None) -> int:
                 for ef in _ints(args.ef_search):
                     index.hnsw.efSearch = ef
                     found, ms = search_each(index, queries)
-                    print(f"  M={m:<3} efC={efc:<4} build {build:6.1f} s  efSearch={ef:<4} "
-                          f"recall@10 {recall_at(found, truth):.4f}  p50 {pct(ms, .5):.3f} ms  "
-                          f"p95 {pct(ms, .95):.3f} ms", flush=True)
+                    print(
+                        f"  M={m:<3} efC={efc:<4} build {build:6.1f} s  efSearch={ef:<4} "
+                        f"recall@10 {recall_at(found, truth):.4f}  p50 {pct(ms, 0.5):.3f} ms  "
+                        f"p95 {pct(ms, 0.95):.3f} ms",
+                        flush=True,
+                    )
     return 0
 
 

@@ -139,11 +139,16 @@ def token_stats(tokenizer: object, passages: list[tuple[str, str]], limit: int) 
     for lang, rows in sorted(by_lang.items()):
         chars = np.array([r[0] for r in rows])
         pieces = np.array([r[1] for r in rows])
-        stats[lang] = {"passages": len(rows), "chars_mean": round(float(chars.mean()), 1),
-                       "pieces_mean": round(float(pieces.mean()), 1),
-                       "pieces_p50": int(np.median(pieces)), "pieces_p90": int(np.percentile(pieces, 90)),
-                       "pieces_max": int(pieces.max()), "pieces_per_char": round(float(pieces.sum() / chars.sum()), 3),
-                       "truncated_share": round(float((pieces > limit).mean()), 3)}
+        stats[lang] = {
+            "passages": len(rows),
+            "chars_mean": round(float(chars.mean()), 1),
+            "pieces_mean": round(float(pieces.mean()), 1),
+            "pieces_p50": int(np.median(pieces)),
+            "pieces_p90": int(np.percentile(pieces, 90)),
+            "pieces_max": int(pieces.max()),
+            "pieces_per_char": round(float(pieces.sum() / chars.sum()), 3),
+            "truncated_share": round(float((pieces > limit).mean()), 3),
+        }
     return stats
 
 
@@ -176,7 +181,7 @@ class Pipeline:
             order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
         else:
             order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        batches = [order[s:s + self.batch_size] for s in range(0, len(order), self.batch_size)]
+        batches = [order[s : s + self.batch_size] for s in range(0, len(order), self.batch_size)]
         real = sum(len(e.ids) for e in encodings)
         padded = sum(len(b) * max(len(encodings[i].ids) for i in b) for b in batches)
         self.padding.append(1.0 - real / padded)
@@ -213,10 +218,12 @@ def ort_infer(model: Path, threads: int = 2, level: str = "all", arena: bool = T
     """An ONNX Runtime session on ``model`` with the given session options."""
     import onnxruntime as ort
 
-    levels = {"disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
-              "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
-              "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
-              "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}
+    levels = {
+        "disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+        "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+    }
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
@@ -240,8 +247,11 @@ def openvino_infer(model: Path, threads: int = 2, hint: str = "LATENCY") -> Infe
     import openvino as ov
 
     core = ov.Core()
-    compiled = core.compile_model(core.read_model(str(model)), "CPU", {
-        "PERFORMANCE_HINT": hint, "INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": "f32"})
+    compiled = core.compile_model(
+        core.read_model(str(model)),
+        "CPU",
+        {"PERFORMANCE_HINT": hint, "INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": "f32"},
+    )
     names = {p.get_any_name() for p in compiled.inputs}
     output = compiled.output(0)
     local = __import__("threading").local()
@@ -297,8 +307,9 @@ def model_files(work: Path) -> dict[str, Callable[[], Path]]:
         if not out.is_file():
             from onnxruntime.transformers.optimizer import optimize_model
 
-            optimize_model(str(fp32), model_type="bert", num_heads=HEADS, hidden_size=HIDDEN,
-                           opt_level=1, use_gpu=False).save_model_to_file(str(out))
+            optimize_model(
+                str(fp32), model_type="bert", num_heads=HEADS, hidden_size=HIDDEN, opt_level=1, use_gpu=False
+            ).save_model_to_file(str(out))
         return out
 
     def quantized(source: Callable[[], Path], name: str, **kwargs: object) -> Callable[[], Path]:
@@ -309,25 +320,31 @@ def model_files(work: Path) -> dict[str, Callable[[], Path]]:
 
                 quantize_dynamic(str(source()), str(out), **kwargs)
             return out
+
         return make
 
     from onnx import TensorProto
     from onnxruntime.quantization import QuantType
 
-    matmul = {"op_types_to_quantize": ["MatMul"], "per_channel": True,
-              "extra_options": {"DefaultTensorType": TensorProto.FLOAT}}  # fused ops have no inferred types
+    matmul = {
+        "op_types_to_quantize": ["MatMul"],
+        "per_channel": True,
+        "extra_options": {"DefaultTensorType": TensorProto.FLOAT},
+    }  # fused ops have no inferred types
     return {
         "fp32": lambda: fp32,
         "citeqa-int8": lambda: _exported(folder, layout, quantized=True),
         "int8-all-ops": quantized(lambda: fp32, "model-int8-all-ops.onnx", weight_type=QuantType.QInt8),
         "fused": fused,
         "int8-pc": quantized(lambda: fp32, "model-int8-matmul-pc.onnx", weight_type=QuantType.QInt8, **matmul),
-        "int8-pc-rr": quantized(lambda: fp32, "model-int8-matmul-pc-rr.onnx", weight_type=QuantType.QInt8,
-                                reduce_range=True, **matmul),
+        "int8-pc-rr": quantized(
+            lambda: fp32, "model-int8-matmul-pc-rr.onnx", weight_type=QuantType.QInt8, reduce_range=True, **matmul
+        ),
         "uint8-pc": quantized(lambda: fp32, "model-uint8-matmul-pc.onnx", weight_type=QuantType.QUInt8, **matmul),
         "fused-int8-pc": quantized(fused, "model-fused-int8-matmul-pc.onnx", weight_type=QuantType.QInt8, **matmul),
-        "fused-int8-pc-rr": quantized(fused, "model-fused-int8-matmul-pc-rr.onnx", weight_type=QuantType.QInt8,
-                                      reduce_range=True, **matmul),
+        "fused-int8-pc-rr": quantized(
+            fused, "model-fused-int8-matmul-pc-rr.onnx", weight_type=QuantType.QInt8, reduce_range=True, **matmul
+        ),
     }
 
 
@@ -343,8 +360,14 @@ def levers(files: dict[str, Callable[[], Path]], tokenizer_path: Path) -> dict[s
         t.no_padding()
         return t
 
-    def ort(model: str = "fp32", bs: int = 32, order: str = "tokens", workers: int = 1,
-            max_length: int = 256, **options: object) -> Callable[[], Pipeline]:
+    def ort(
+        model: str = "fp32",
+        bs: int = 32,
+        order: str = "tokens",
+        workers: int = 1,
+        max_length: int = 256,
+        **options: object,
+    ) -> Callable[[], Pipeline]:
         return lambda: Pipeline(ort_infer(files[model](), **options), tok(), bs, order, workers, max_length)
 
     def ov(bs: int = 32, workers: int = 1, **options: object) -> Callable[[], Pipeline]:
@@ -352,7 +375,7 @@ def levers(files: dict[str, Callable[[], Path]], tokenizer_path: Path) -> dict[s
 
     table: dict[str, Callable[[], object]] = {}
     for bs in (8, 16, 32, 64):
-        table[f"citeqa-onnx-bs{bs}"] = (lambda b=bs: CiteqaRunner(b))
+        table[f"citeqa-onnx-bs{bs}"] = lambda b=bs: CiteqaRunner(b)
     table["citeqa-int8-bs16"] = lambda: CiteqaRunner(16, "onnx-int8")
     table["ort-chars-bs32"] = ort(order="chars")
     for bs in (8, 16, 32, 64):
@@ -380,7 +403,7 @@ def levers(files: dict[str, Callable[[], Path]], tokenizer_path: Path) -> dict[s
     table["openvino-fp32-bs16-2x1thread"] = ov(bs=16, threads=1, workers=2, hint="THROUGHPUT")
     table["openvino-fp32-bs16-threads1"] = ov(bs=16, threads=1)
     for threads in (1, 2):
-        table[f"torch-threads{threads}-bs32"] = (lambda t=threads: TorchRunner(t, 32))
+        table[f"torch-threads{threads}-bs32"] = lambda t=threads: TorchRunner(t, 32)
     table["torch-threads2-bs16"] = lambda: TorchRunner(2, 16)
     return table
 
@@ -399,12 +422,15 @@ def measure(runner: object, texts: list[str], repeats: int, warm_up: bool) -> tu
         drift = max(drift, float(np.abs(again - vectors).max()))
     padding = getattr(runner, "padding", [])
     best = min(walls)
-    return {"passages_per_s": round(len(texts) / best, 2),
-            "passages_per_cpu_s": round(len(texts) / float(np.median(cpus)), 2),
-            "passages_per_s_median": round(len(texts) / float(np.median(walls)), 2),
-            "cpu_ms_per_passage": round(1000 * float(np.median(cpus)) / len(texts), 1),
-            "padding_share": round(float(padding[-1]), 3) if padding else None,
-            "run_to_run_diff": float(f"{drift:.2e}"), "best_s": round(best, 3)}, vectors
+    return {
+        "passages_per_s": round(len(texts) / best, 2),
+        "passages_per_cpu_s": round(len(texts) / float(np.median(cpus)), 2),
+        "passages_per_s_median": round(len(texts) / float(np.median(walls)), 2),
+        "cpu_ms_per_passage": round(1000 * float(np.median(cpus)) / len(texts), 1),
+        "padding_share": round(float(padding[-1]), 3) if padding else None,
+        "run_to_run_diff": float(f"{drift:.2e}"),
+        "best_s": round(best, 3),
+    }, vectors
 
 
 def interleaved(runners: dict[str, object], texts: list[str], rounds: int) -> dict[str, dict]:
@@ -423,11 +449,15 @@ def interleaved(runners: dict[str, object], texts: list[str], rounds: int) -> di
             runners[name].encode(texts)  # type: ignore[attr-defined]
             walls[name].append(time.perf_counter() - wall)
             cpus[name].append(time.process_time() - cpu)
-    return {n: {"passages_per_s": round(len(texts) / min(walls[n]), 2),
-                "passages_per_s_median": round(len(texts) / float(np.median(walls[n])), 2),
-                "passages_per_cpu_s": round(len(texts) / float(np.median(cpus[n])), 2),
-                "rounds_faster_than_first": sum(a < b for a, b in zip(walls[n], walls[names[0]]))}
-            for n in names}
+    return {
+        n: {
+            "passages_per_s": round(len(texts) / min(walls[n]), 2),
+            "passages_per_s_median": round(len(texts) / float(np.median(walls[n])), 2),
+            "passages_per_cpu_s": round(len(texts) / float(np.median(cpus[n])), 2),
+            "rounds_faster_than_first": sum(a < b for a, b in zip(walls[n], walls[names[0]])),
+        }
+        for n in names
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -436,13 +466,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--synthetic", type=int, default=192, help="synthetic passages (0: none)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--levers", default="", help="comma-separated lever names (default: all)")
-    parser.add_argument("--work", type=Path, default=cache_dir() / "bench-encode",
-                        help="where derived model files (fused, int8) are kept")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=cache_dir() / "bench-encode",
+        help="where derived model files (fused, int8) are kept",
+    )
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--list", action="store_true", help="print the lever names and stop")
     parser.add_argument("--no-sgemm", action="store_true")
-    parser.add_argument("--ab", type=int, default=0, metavar="ROUNDS",
-                        help="instead: interleaved A/B of the --levers on the real passages, ROUNDS rounds")
+    parser.add_argument(
+        "--ab",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="instead: interleaved A/B of the --levers on the real passages, ROUNDS rounds",
+    )
     args = parser.parse_args(argv)
 
     folder = Path(resolve_model_path(MINILM))
@@ -461,9 +500,11 @@ def main(argv: list[str] | None = None) -> int:
         texts = [t for _, t in real_passages(args.corpus)]
         results = interleaved({n: table[n]() for n in asked}, texts, args.ab)
         for name, r in results.items():
-            print(f"{name:34s} best {r['passages_per_s']:6.2f}/s  median {r['passages_per_s_median']:6.2f}/s  "
-                  f"{r['passages_per_cpu_s']:6.2f}/cpu-s  rounds faster than the first lever "
-                  f"{r['rounds_faster_than_first']}/{args.ab}")
+            print(
+                f"{name:34s} best {r['passages_per_s']:6.2f}/s  median {r['passages_per_s_median']:6.2f}/s  "
+                f"{r['passages_per_cpu_s']:6.2f}/cpu-s  rounds faster than the first lever "
+                f"{r['rounds_faster_than_first']}/{args.ab}"
+            )
         if args.json is not None:
             _write(args.json, {"ab_rounds": args.ab, "levers": results})
         return 0
@@ -476,14 +517,20 @@ def main(argv: list[str] | None = None) -> int:
     samples = {"real": real_passages(args.corpus)}
     if args.synthetic > 0:
         samples["synthetic"] = synthetic_passages(args.corpus, args.synthetic)
-    report: dict = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                                "processor": platform.processor() or platform.machine()},
-                    "tokens": {name: token_stats(tokenizer, p, 256) for name, p in samples.items()},
-                    "levers": {}}
+    report: dict = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "processor": platform.processor() or platform.machine(),
+        },
+        "tokens": {name: token_stats(tokenizer, p, 256) for name, p in samples.items()},
+        "levers": {},
+    }
     if not args.no_sgemm:
         report["sgemm_gflops"] = sgemm_ceiling()
-    useful = {name: sum(passage_flops(min(len(tokenizer.encode(t).ids), 256)) for _, t in p)
-              for name, p in samples.items()}
+    useful = {
+        name: sum(passage_flops(min(len(tokenizer.encode(t).ids), 256)) for _, t in p) for name, p in samples.items()
+    }
     report["gflop_per_passage"] = {name: round(useful[name] / len(p) / 1e9, 2) for name, p in samples.items()}
 
     reference: dict[str, np.ndarray] = {}
@@ -523,9 +570,11 @@ def _row(name: str, row: dict) -> str:
             continue
         s = row[sample]
         pad = "   -" if s["padding_share"] is None else f"{100 * s['padding_share']:3.0f}%"
-        cells.append(f"{sample[:4]} {s['passages_per_s']:6.2f}/s (med {s['passages_per_s_median']:6.2f}) "
-                     f"{s['passages_per_cpu_s']:6.2f}/cpu-s pad {pad} {s['gflops']:5.1f} GFLOP/s "
-                     f"diff {s['max_abs_diff']:.1e}")
+        cells.append(
+            f"{sample[:4]} {s['passages_per_s']:6.2f}/s (med {s['passages_per_s_median']:6.2f}) "
+            f"{s['passages_per_cpu_s']:6.2f}/cpu-s pad {pad} {s['gflops']:5.1f} GFLOP/s "
+            f"diff {s['max_abs_diff']:.1e}"
+        )
     return " | ".join(cells)
 
 
@@ -533,10 +582,12 @@ def _summary(report: dict) -> str:
     lines = ["word pieces per passage ([CLS]/[SEP] included, before truncation at 256):"]
     for sample, by_lang in report["tokens"].items():
         for lang, s in by_lang.items():
-            lines.append(f"  {sample:9s} {lang:3s} n={s['passages']:4d} chars {s['chars_mean']:6.1f} "
-                         f"pieces mean {s['pieces_mean']:6.1f} p50 {s['pieces_p50']:4d} p90 {s['pieces_p90']:4d} "
-                         f"max {s['pieces_max']:4d} pieces/char {s['pieces_per_char']:.3f} "
-                         f"truncated {100 * s['truncated_share']:.1f}%")
+            lines.append(
+                f"  {sample:9s} {lang:3s} n={s['passages']:4d} chars {s['chars_mean']:6.1f} "
+                f"pieces mean {s['pieces_mean']:6.1f} p50 {s['pieces_p50']:4d} p90 {s['pieces_p90']:4d} "
+                f"max {s['pieces_max']:4d} pieces/char {s['pieces_per_char']:.3f} "
+                f"truncated {100 * s['truncated_share']:.1f}%"
+            )
     lines.append(f"model GFLOP per passage: {report['gflop_per_passage']}")
     if "sgemm_gflops" in report:
         lines.append(f"numpy sgemm 2048^3 ceiling GFLOP/s: {report['sgemm_gflops']}")

@@ -57,8 +57,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import ENV, citeqa_bin, free_port, load_questions, machine, pct, vm_hwm_mb  # noqa: E402 - run.py sits beside this script
 
 CORPUS = ROOT / "corpus"
-LOCAL_ENV = {**ENV, "GRADIO_ANALYTICS_ENABLED": "False", "NO_PROXY": "127.0.0.1,localhost",
-             "no_proxy": "127.0.0.1,localhost"}
+LOCAL_ENV = {
+    **ENV,
+    "GRADIO_ANALYTICS_ENABLED": "False",
+    "NO_PROXY": "127.0.0.1,localhost",
+    "no_proxy": "127.0.0.1,localhost",
+}
 
 
 # --------------------------------------------------------------------------- pure helpers
@@ -84,11 +88,11 @@ class Sample:
     client: int
     question: int
     seconds: float
-    ok: bool             # a record without "error"
-    same: bool | None    # equal to the reference (None: no reference, or the call failed)
+    ok: bool  # a record without "error"
+    same: bool | None  # equal to the reference (None: no reference, or the call failed)
     server_ms: float | None = None
     error: str | None = None
-    end: float = 0.0     # perf_counter() when the call returned
+    end: float = 0.0  # perf_counter() when the call returned
 
 
 @dataclass
@@ -116,8 +120,13 @@ def summarize(phase: Phase) -> dict:
         "errors": len(samples) - answers + len(phase.client_errors),
         "error_examples": sorted({s.error for s in samples if s.error})[:5] + phase.client_errors[:5],
         "throughput_per_s": answers / phase.wall_s if phase.wall_s > 0 else None,
-        "latency_ms": {"p50": pct(lat, 0.5), "p95": pct(lat, 0.95), "max": max(lat) if lat else None,
-                       "mean": sum(lat) / len(lat) if lat else None, "n": len(lat)},
+        "latency_ms": {
+            "p50": pct(lat, 0.5),
+            "p95": pct(lat, 0.95),
+            "max": max(lat) if lat else None,
+            "mean": sum(lat) / len(lat) if lat else None,
+            "n": len(lat),
+        },
         "server_p50_ms": pct(server, 0.5),
         "server_p95_ms": pct(server, 0.95),
         "compared": len(compared),
@@ -136,9 +145,15 @@ def ensure_index(index: Path, corpus: Path, log: Path) -> dict:
         return {"built": False}
     t0 = time.perf_counter()
     with log.open("w") as fh:
-        proc = subprocess.run([citeqa_bin(), "index", "--index", str(index), "--corpus", str(corpus)],
-                              stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, **LOCAL_ENV}, cwd=ROOT,
-                              timeout=3600, check=False)
+        proc = subprocess.run(
+            [citeqa_bin(), "index", "--index", str(index), "--corpus", str(corpus)],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **LOCAL_ENV},
+            cwd=ROOT,
+            timeout=3600,
+            check=False,
+        )
     if proc.returncode != 0:
         raise SystemExit(f"citeqa index failed with {proc.returncode}; see {log}")
     return {"built": True, "seconds": time.perf_counter() - t0}
@@ -154,10 +169,24 @@ class Server:
         self._fh = log.open("w")
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
-            [citeqa_bin(), "serve", "--index", str(index), "--corpus", str(corpus), "--host", "127.0.0.1",
-             "--port", str(self.port)],
-            stdout=self._fh, stderr=subprocess.STDOUT, env={**os.environ, **LOCAL_ENV}, cwd=ROOT,
-            start_new_session=True)
+            [
+                citeqa_bin(),
+                "serve",
+                "--index",
+                str(index),
+                "--corpus",
+                str(corpus),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+            ],
+            stdout=self._fh,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **LOCAL_ENV},
+            cwd=ROOT,
+            start_new_session=True,
+        )
 
     def wait_ready(self, question: str, timeout: float) -> dict:
         import httpx
@@ -179,7 +208,8 @@ class Server:
         client = new_client(self.url)
         try:
             record = client.submit(question, [], 5, "auto", api_name="/ask").result(
-                timeout=max(1.0, deadline - time.perf_counter()))
+                timeout=max(1.0, deadline - time.perf_counter())
+            )
         finally:
             client.close()
         if not isinstance(record, dict) or "error" in record:
@@ -215,8 +245,16 @@ def new_client(url: str):
 # --------------------------------------------------------------------------- phases
 
 
-def run_phase(name: str, url: str, questions: list[str], clients: int, seconds: float, max_requests: int,
-              request_timeout: float, reference: dict[int, object] | None) -> tuple[Phase, dict[int, object]]:
+def run_phase(
+    name: str,
+    url: str,
+    questions: list[str],
+    clients: int,
+    seconds: float,
+    max_requests: int,
+    request_timeout: float,
+    reference: dict[int, object] | None,
+) -> tuple[Phase, dict[int, object]]:
     """``clients`` threads, each with its own Client, asking in a loop until ``seconds`` pass.
 
     With ``reference=None`` the first record for each question becomes the reference (the
@@ -256,7 +294,8 @@ def run_phase(name: str, url: str, questions: list[str], clients: int, seconds: 
                 t0 = time.perf_counter()
                 try:
                     record = client.submit(questions[qi], [], 5, "auto", api_name="/ask").result(
-                        timeout=request_timeout)
+                        timeout=request_timeout
+                    )
                 except Exception as exc:
                     s = Sample(n, qi, time.perf_counter() - t0, False, None, error=f"{type(exc).__name__}: {exc}")
                 else:
@@ -269,8 +308,15 @@ def run_phase(name: str, url: str, questions: list[str], clients: int, seconds: 
                             if qi not in ref and reference is None:
                                 ref[qi] = key
                             same = ref.get(qi) == key if qi in ref else None
-                    s = Sample(n, qi, took, ok, same, record.get("latency_ms") if ok else None,
-                               None if ok else str(record)[:200])
+                    s = Sample(
+                        n,
+                        qi,
+                        took,
+                        ok,
+                        same,
+                        record.get("latency_ms") if ok else None,
+                        None if ok else str(record)[:200],
+                    )
                 s.end = time.perf_counter()
                 with samples_lock:
                     phase.samples.append(s)
@@ -311,18 +357,37 @@ def print_table(report: dict) -> None:
     def ms(v):
         return "–" if v is None else f"{v:.0f}"
 
-    table = Table(title=f"citeqa serve under load ({report['seconds']:.0f} s per phase, "
-                        f"{report['questions']} questions, commit {report['machine']['commit'][:7] or 'unknown'})")
-    for col in ("phase", "clients", "requests", "errors", "answers/s", "p50 ms", "p95 ms", "max ms",
-                "server p50 ms", "identical to serial"):
+    table = Table(
+        title=f"citeqa serve under load ({report['seconds']:.0f} s per phase, "
+        f"{report['questions']} questions, commit {report['machine']['commit'][:7] or 'unknown'})"
+    )
+    for col in (
+        "phase",
+        "clients",
+        "requests",
+        "errors",
+        "answers/s",
+        "p50 ms",
+        "p95 ms",
+        "max ms",
+        "server p50 ms",
+        "identical to serial",
+    ):
         table.add_column(col, justify="left" if col == "phase" else "right")
     for key in ("serial", "load"):
         s = report[key]
-        table.add_row(key, str(s["clients"]), str(s["requests"]), str(s["errors"]),
-                      f"{s['throughput_per_s']:.2f}" if s["throughput_per_s"] is not None else "–",
-                      ms(s["latency_ms"]["p50"]), ms(s["latency_ms"]["p95"]), ms(s["latency_ms"]["max"]),
-                      ms(s["server_p50_ms"]),
-                      f"{'yes' if s['identical_to_serial'] else 'NO'} ({s['mismatches']}/{s['compared']} differ)")
+        table.add_row(
+            key,
+            str(s["clients"]),
+            str(s["requests"]),
+            str(s["errors"]),
+            f"{s['throughput_per_s']:.2f}" if s["throughput_per_s"] is not None else "–",
+            ms(s["latency_ms"]["p50"]),
+            ms(s["latency_ms"]["p95"]),
+            ms(s["latency_ms"]["max"]),
+            ms(s["server_p50_ms"]),
+            f"{'yes' if s['identical_to_serial'] else 'NO'} ({s['mismatches']}/{s['compared']} differ)",
+        )
     Console(width=max(150, Console().width)).print(table)
 
 
@@ -346,31 +411,57 @@ def main(argv: list[str] | None = None) -> int:
     questions = [q["question"] for q in items]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     serve_log = args.out.with_suffix(".serve.log")
-    report: dict = {"command": "python bench/load.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-                    "machine": machine(), "clients": args.clients, "seconds": args.seconds,
-                    "questions": len(questions), "server_concurrency_limit": 4}
+    report: dict = {
+        "command": "python bench/load.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "machine": machine(),
+        "clients": args.clients,
+        "seconds": args.seconds,
+        "questions": len(questions),
+        "server_concurrency_limit": 4,
+    }
     with tempfile.TemporaryDirectory(prefix="citeqa-load-") as tmp:
         index = args.index or Path(tmp) / "index"
-        report["index"] = {"path": str(args.index) if args.index else "(temporary, over corpus/)",
-                           **ensure_index(index, args.corpus, args.out.with_suffix(".index.log"))}
-        print(f"index ready ({'built' if report['index']['built'] else 'reused'}); starting citeqa serve …",
-              flush=True)
+        report["index"] = {
+            "path": str(args.index) if args.index else "(temporary, over corpus/)",
+            **ensure_index(index, args.corpus, args.out.with_suffix(".index.log")),
+        }
+        print(f"index ready ({'built' if report['index']['built'] else 'reused'}); starting citeqa serve …", flush=True)
         server = Server(index, args.corpus, serve_log)
         try:
             report["start"] = server.wait_ready(questions[0], args.start_timeout)
-            print(f"serving on {server.url} after {report['start']['first_answer_s']:.1f} s; "
-                  f"serial baseline for {args.seconds:.0f} s …", flush=True)
-            serial, reference = run_phase("serial", server.url, questions, 1, args.seconds, args.max_requests,
-                                          args.request_timeout, None)
+            print(
+                f"serving on {server.url} after {report['start']['first_answer_s']:.1f} s; "
+                f"serial baseline for {args.seconds:.0f} s …",
+                flush=True,
+            )
+            serial, reference = run_phase(
+                "serial", server.url, questions, 1, args.seconds, args.max_requests, args.request_timeout, None
+            )
             missing = [i for i in range(len(questions)) if i not in reference]
             if missing:  # a short serial phase: complete the reference before the load
-                _, filled = run_phase("fill", server.url, [questions[i] for i in missing], 1,
-                                      args.request_timeout, len(missing), args.request_timeout, None)
+                _, filled = run_phase(
+                    "fill",
+                    server.url,
+                    [questions[i] for i in missing],
+                    1,
+                    args.request_timeout,
+                    len(missing),
+                    args.request_timeout,
+                    None,
+                )
                 reference.update({missing[i]: rec for i, rec in filled.items()})
                 report["reference_filled"] = len(filled)
             print(f"{args.clients} clients for {args.seconds:.0f} s …", flush=True)
-            load, _ = run_phase("load", server.url, questions, args.clients, args.seconds, args.max_requests,
-                                args.request_timeout, reference)
+            load, _ = run_phase(
+                "load",
+                server.url,
+                questions,
+                args.clients,
+                args.seconds,
+                args.max_requests,
+                args.request_timeout,
+                reference,
+            )
             report["serve_vm_hwm_mb"] = vm_hwm_mb(server.proc.pid)
         finally:
             server.stop()

@@ -39,8 +39,10 @@ def row(name: str, s: dict, rss: float | None) -> str:
     lat = s["latency_ms"]
     fmt = lambda v: "-" if v is None else f"{v:,.0f}"
     per_s = "-" if s["throughput_per_s"] is None else f"{s['throughput_per_s']:.2f}"
-    return (f"{name:>8} {s['requests']:>8} {per_s:>9} {fmt(lat['p50']):>8} {fmt(lat['p95']):>8} "
-            f"{fmt(lat['max']):>8} {s['errors']:>6} {s['mismatches']:>8} {fmt(rss):>8}")
+    return (
+        f"{name:>8} {s['requests']:>8} {per_s:>9} {fmt(lat['p50']):>8} {fmt(lat['p95']):>8} "
+        f"{fmt(lat['max']):>8} {s['errors']:>6} {s['mismatches']:>8} {fmt(rss):>8}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,8 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     questions = [q["question"] for q in load_questions()]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     report: dict = {"machine": machine(), "seconds": args.seconds, "questions": len(questions), "phases": {}}
-    header = (f"{'clients':>8} {'requests':>8} {'answers/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} "
-              f"{'errors':>6} {'differ':>8} {'RSS MB':>8}")
+    header = (
+        f"{'clients':>8} {'requests':>8} {'answers/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} "
+        f"{'errors':>6} {'differ':>8} {'RSS MB':>8}"
+    )
     ok = True
     with tempfile.TemporaryDirectory(prefix="citeqa-load-") as tmp:
         index = args.index or Path(tmp) / "index"
@@ -71,17 +75,34 @@ def main(argv: list[str] | None = None) -> int:
         try:
             report["start"] = server.wait_ready(questions[0], 600)
             print(header, flush=True)
-            phase, reference = run_phase("serial", server.url, questions, 1, args.seconds, 10_000,
-                                         args.request_timeout, None)
+            phase, reference = run_phase(
+                "serial", server.url, questions, 1, args.seconds, 10_000, args.request_timeout, None
+            )
             missing = [i for i in range(len(questions)) if i not in reference]
             if missing:  # a short serial phase: complete the reference first
-                _, filled = run_phase("fill", server.url, [questions[i] for i in missing], 1,
-                                      args.request_timeout, len(missing), args.request_timeout, None)
+                _, filled = run_phase(
+                    "fill",
+                    server.url,
+                    [questions[i] for i in missing],
+                    1,
+                    args.request_timeout,
+                    len(missing),
+                    args.request_timeout,
+                    None,
+                )
                 reference.update({missing[i]: rec for i, rec in filled.items()})
             for name, clients in [("serial", None), *((str(n), n) for n in counts)]:
                 if clients is not None:
-                    phase, _ = run_phase(f"load-{clients}", server.url, questions, clients, args.seconds, 10_000,
-                                         args.request_timeout, reference)
+                    phase, _ = run_phase(
+                        f"load-{clients}",
+                        server.url,
+                        questions,
+                        clients,
+                        args.seconds,
+                        10_000,
+                        args.request_timeout,
+                        reference,
+                    )
                 summary = summarize(phase)
                 rss = vm_hwm_mb(server.proc.pid)
                 report["phases"][name] = {**summary, "serve_vm_hwm_mb": rss}

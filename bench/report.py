@@ -43,29 +43,56 @@ def rows(report: dict) -> dict[str, list[list[str]]]:
         build = _f(_get(ix, "seconds"), "{:.0f}")
         if "projected_unique_s" in ix:
             build += f" (unique: {_f(ix['projected_unique_s'], '{:.0f}')})"
-        overview.append([
-            size_label(s), _get(ix, "ann", default="–"), build, measured, _f(_get(ix, "disk_mb")),
-            _f(_get(q, "latency_ms", "p50")), _f(_get(q, "latency_ms", "p95")),
-            _f(_get(s, "cold_ask", "best_s")), _f(_get(s, "cold_serve", "first_answer_s")),
-            _f(_get(q, "maxrss_mb"), "{:.0f}"), _f(_get(s, "cold_serve", "vm_hwm_mb"), "{:.0f}"),
-            _f(_get(ix, "maxrss_mb"), "{:.0f}"),
-        ])
+        overview.append(
+            [
+                size_label(s),
+                _get(ix, "ann", default="–"),
+                build,
+                measured,
+                _f(_get(ix, "disk_mb")),
+                _f(_get(q, "latency_ms", "p50")),
+                _f(_get(q, "latency_ms", "p95")),
+                _f(_get(s, "cold_ask", "best_s")),
+                _f(_get(s, "cold_serve", "first_answer_s")),
+                _f(_get(q, "maxrss_mb"), "{:.0f}"),
+                _f(_get(s, "cold_serve", "vm_hwm_mb"), "{:.0f}"),
+                _f(_get(ix, "maxrss_mb"), "{:.0f}"),
+            ]
+        )
         st = _get(q, "stages_ms", default={})
-        stages.append([size_label(s)] + [_f(_get(st, name, "p50"), "{:.2f}") for name in STAGES]
-                      + [_f(_get(q, "latency_ms", "p50"), "{:.1f}")])
+        stages.append(
+            [size_label(s)]
+            + [_f(_get(st, name, "p50"), "{:.2f}") for name in STAGES]
+            + [_f(_get(q, "latency_ms", "p50"), "{:.1f}")]
+        )
         ratio = None
         if _get(p, "latency_ms", "p50") and _get(q, "latency_ms", "p50"):
             ratio = p["latency_ms"]["p50"] / q["latency_ms"]["p50"]
-        peer.append([
-            size_label(s), _f(_get(p, "latency_ms", "p50")), _f(_get(p, "latency_ms", "p95")),
-            _f(ratio, "{:.2f}×"), _f(_get(p, "maxrss_mb"), "{:.0f}"),
-            _hit(q, p), _recall(q),
-            _f(_get(q, "faiss", "flat_ms_p50"), "{:.2f}"), _f(_get(q, "faiss", "hnsw_ms_p50"), "{:.2f}"),
-        ])
+        peer.append(
+            [
+                size_label(s),
+                _f(_get(p, "latency_ms", "p50")),
+                _f(_get(p, "latency_ms", "p95")),
+                _f(ratio, "{:.2f}×"),
+                _f(_get(p, "maxrss_mb"), "{:.0f}"),
+                _hit(q, p),
+                _recall(q),
+                _f(_get(q, "faiss", "flat_ms_p50"), "{:.2f}"),
+                _f(_get(q, "faiss", "hnsw_ms_p50"), "{:.2f}"),
+            ]
+        )
         for ef, m in sorted(_get(q, "faiss", "ef_sweep", default={}).items(), key=lambda kv: int(kv[0])):
-            ann.append([size_label(s), f"M={q['faiss']['M']}, efC={q['faiss']['ef_construction']}", str(ef),
-                        _f(m["recall_at_10_ids"], "{:.3f}"), _f(m["ms_p50"], "{:.3f}"), _f(m["ms_p95"], "{:.3f}"),
-                        _f(_get(q, "faiss", "flat_ms_p50"), "{:.2f}")])
+            ann.append(
+                [
+                    size_label(s),
+                    f"M={q['faiss']['M']}, efC={q['faiss']['ef_construction']}",
+                    str(ef),
+                    _f(m["recall_at_10_ids"], "{:.3f}"),
+                    _f(m["ms_p50"], "{:.3f}"),
+                    _f(m["ms_p95"], "{:.3f}"),
+                    _f(_get(q, "faiss", "flat_ms_p50"), "{:.2f}"),
+                ]
+            )
     return {"overview": overview, "stages": stages, "peer": peer, "ann": ann}
 
 
@@ -88,18 +115,40 @@ def _hit(q: dict, p: dict) -> str:
 
 STAGES = ["language", "query", "encode", "dense", "lexical", "fusion", "candidates", "choose", "answer", "other"]
 HEADERS = {
-    "overview": ["size", "ANN", "index build s", "index chunks/s", "index MB", "warm p50 ms", "warm p95 ms",
-                 "cold `ask` s", "cold `serve` → 1st answer s", "query RSS MB", "serve RSS MB", "index RSS MB"],
+    "overview": [
+        "size",
+        "ANN",
+        "index build s",
+        "index chunks/s",
+        "index MB",
+        "warm p50 ms",
+        "warm p95 ms",
+        "cold `ask` s",
+        "cold `serve` → 1st answer s",
+        "query RSS MB",
+        "serve RSS MB",
+        "index RSS MB",
+    ],
     "stages": ["size"] + [f"{n} p50" for n in STAGES] + ["total p50"],
-    "peer": ["size", "Haystack p50 ms", "Haystack p95 ms", "Haystack/citeqa p50", "Haystack RSS MB",
-             "hit@1 citeqa answer / citeqa retrieval / Haystack", "HNSW recall@10", "flat ms/query",
-             "HNSW ms/query"],
+    "peer": [
+        "size",
+        "Haystack p50 ms",
+        "Haystack p95 ms",
+        "Haystack/citeqa p50",
+        "Haystack RSS MB",
+        "hit@1 citeqa answer / citeqa retrieval / Haystack",
+        "HNSW recall@10",
+        "flat ms/query",
+        "HNSW ms/query",
+    ],
     "ann": ["size", "HNSW graph", "efSearch", "recall@10 (ids)", "HNSW ms p50", "HNSW ms p95", "flat ms p50"],
 }
-TITLES = {"overview": "citeqa: indexing, warm latency, cold start, memory",
-          "stages": "citeqa warm latency by stage (ms, p50 over questions)",
-          "peer": "peer (Haystack hybrid, retrieval only) and FAISS HNSW vs exact",
-          "ann": "FAISS HNSW against exact search, by efSearch (same graph, one query at a time)"}
+TITLES = {
+    "overview": "citeqa: indexing, warm latency, cold start, memory",
+    "stages": "citeqa warm latency by stage (ms, p50 over questions)",
+    "peer": "peer (Haystack hybrid, retrieval only) and FAISS HNSW vs exact",
+    "ann": "FAISS HNSW against exact search, by efSearch (same graph, one query at a time)",
+}
 
 
 def print_tables(report: dict) -> None:
@@ -148,12 +197,21 @@ def plot(report: dict, path: Path) -> None:
     px = [(c, v) for c, v in px if v is not None]
     if px:
         a.plot(*zip(*px), "s-", label="Haystack hybrid retrieval p50")
-    a.set(xscale="log", yscale="log", xlabel="chunks in index", ylabel="warm latency (ms)",
-          title="Warm latency per question")
+    a.set(
+        xscale="log",
+        yscale="log",
+        xlabel="chunks in index",
+        ylabel="warm latency (ms)",
+        title="Warm latency per question",
+    )
     a.grid(True, which="both", alpha=0.3)
     a.legend()
-    for label, key in (("query process", ("query", "maxrss_mb")), ("serve process", ("cold_serve", "vm_hwm_mb")),
-                       ("index build", ("index", "maxrss_mb")), ("index on disk", ("index", "disk_mb"))):
+    for label, key in (
+        ("query process", ("query", "maxrss_mb")),
+        ("serve process", ("cold_serve", "vm_hwm_mb")),
+        ("index build", ("index", "maxrss_mb")),
+        ("index on disk", ("index", "disk_mb")),
+    ):
         pts = [(s["index"]["chunks"], _get(s, *key)) for s in sizes]
         pts = [(c, v) for c, v in pts if v is not None]
         if pts:

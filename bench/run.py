@@ -76,8 +76,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 QUESTIONS = ROOT / "bench" / "questions.json"
 EVAL = ROOT / "eval" / "qa.jsonl"
 CORPUS = ROOT / "corpus"
-ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-       "HAYSTACK_TELEMETRY_ENABLED": "False", "PYTHONUNBUFFERED": "1"}
+ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "HAYSTACK_TELEMETRY_ENABLED": "False",
+    "PYTHONUNBUFFERED": "1",
+}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -187,8 +192,13 @@ def worker_embed_sentences(args: dict) -> dict:
     vectors = emb.encode(sentences)
     seconds = time.perf_counter() - t0
     np.save(args["vectors"], vectors)
-    result = {"sentences": len(sentences), "sentence_seconds": seconds, "sentence_rate": len(sentences) / seconds,
-              "model_load_s": load, "backend": emb.backend}
+    result = {
+        "sentences": len(sentences),
+        "sentence_seconds": seconds,
+        "sentence_rate": len(sentences) / seconds,
+        "model_load_s": load,
+        "backend": emb.backend,
+    }
     if check:
         t0 = time.perf_counter()
         real = emb.encode([c["text"] for c in check])
@@ -202,16 +212,22 @@ def worker_embed_sentences(args: dict) -> dict:
         real_rank = np.argsort(-(queries @ real.T), axis=1)
         comp_rank = np.argsort(-(queries @ composed.T), axis=1)
         k = min(10, len(check))
-        result.update({
-            "count": len(check), "seconds": check_seconds, "rate": len(check) / check_seconds,
-            "cosine_mean": float(cos.mean()), "cosine_p5": float(np.percentile(cos, 5)),
-            "cosine_min": float(cos.min()),
-            "pairwise_cosine_real": float((real @ real.T)[off_diagonal].mean()),
-            "pairwise_cosine_composed": float((composed @ composed.T)[off_diagonal].mean()),
-            "top1_agreement": float((real_rank[:, 0] == comp_rank[:, 0]).mean()),
-            "top10_overlap": float(np.mean([len(set(a[:k]) & set(b[:k])) / k
-                                            for a, b in zip(real_rank, comp_rank)])),
-        })
+        result.update(
+            {
+                "count": len(check),
+                "seconds": check_seconds,
+                "rate": len(check) / check_seconds,
+                "cosine_mean": float(cos.mean()),
+                "cosine_p5": float(np.percentile(cos, 5)),
+                "cosine_min": float(cos.min()),
+                "pairwise_cosine_real": float((real @ real.T)[off_diagonal].mean()),
+                "pairwise_cosine_composed": float((composed @ composed.T)[off_diagonal].mean()),
+                "top1_agreement": float((real_rank[:, 0] == comp_rank[:, 0]).mean()),
+                "top10_overlap": float(
+                    np.mean([len(set(a[:k]) & set(b[:k])) / k for a, b in zip(real_rank, comp_rank)])
+                ),
+            }
+        )
     result["maxrss_mb"] = maxrss_mb()
     return result
 
@@ -228,18 +244,30 @@ def worker_index(args: dict) -> dict:
     inner.warm_up()
     load = time.perf_counter() - t0
     if args.get("pool_keys"):
-        emb = SynthEmbedder(inner, np.load(args["pool_keys"]), np.load(args["pool_members"]),
-                            np.load(args["sentence_vectors"]),
-                            json.loads(Path(args["sentences"]).read_text(encoding="utf-8")))
+        emb = SynthEmbedder(
+            inner,
+            np.load(args["pool_keys"]),
+            np.load(args["pool_members"]),
+            np.load(args["sentence_vectors"]),
+            json.loads(Path(args["sentences"]).read_text(encoding="utf-8")),
+        )
     else:
         emb = SynthEmbedder(inner)
     report = update_index(Path(args["corpus"]), Path(args["index"]), emb, rebuild=True)
     from citeqa.index.store import load_index
 
     ann = load_index(Path(args["index"])).manifest.ann
-    return {"seconds": report.seconds, "chunks": report.chunks, "documents": len(report.documents),
-            "encoded": emb.encoded, "composed": emb.composed, "encode_seconds": emb.encode_seconds, "model_load_s": load,
-            "ann": ann, "maxrss_mb": maxrss_mb()}
+    return {
+        "seconds": report.seconds,
+        "chunks": report.chunks,
+        "documents": len(report.documents),
+        "encoded": emb.encoded,
+        "composed": emb.composed,
+        "encode_seconds": emb.encode_seconds,
+        "model_load_s": load,
+        "ann": ann,
+        "maxrss_mb": maxrss_mb(),
+    }
 
 
 #: Stages of ``Engine.trace(...).timings_ms`` reported by the benchmark, in pipeline order
@@ -259,6 +287,7 @@ def worker_query(args: dict) -> dict:
     t0 = time.perf_counter()
     from citeqa.engine import Engine
     from citeqa.text.language import _detector
+
     t_import = time.perf_counter() - t0
 
     index = Path(args["index"])
@@ -294,13 +323,23 @@ def worker_query(args: dict) -> dict:
     result = {
         "chunks": len(engine.data.chunks),
         "ann": engine.data.manifest.ann,
-        "cold": {"import_s": t_import, "open_index_s": t_open, "model_load_s": t_model,
-                 "lingua_load_s": t_lingua, "first_ask_s": t_first},
-        "latency_ms": {"p50": pct(totals, 0.5), "p95": pct(totals, 0.95), "mean": statistics.fmean(totals),
-                       "n": len(totals)},
+        "cold": {
+            "import_s": t_import,
+            "open_index_s": t_open,
+            "model_load_s": t_model,
+            "lingua_load_s": t_lingua,
+            "first_ask_s": t_first,
+        },
+        "latency_ms": {
+            "p50": pct(totals, 0.5),
+            "p95": pct(totals, 0.95),
+            "mean": statistics.fmean(totals),
+            "n": len(totals),
+        },
         "latency_by_lang_p50_ms": {lang: pct(v, 0.5) for lang, v in sorted(by_lang.items())},
-        "stages_ms": {name: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "mean": statistics.fmean(v)}
-                      for name, v in stages.items()},
+        "stages_ms": {
+            name: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "mean": statistics.fmean(v)} for name, v in stages.items()
+        },
         "maxrss_mb": maxrss_mb(),
     }
     if args.get("eval"):
@@ -326,14 +365,22 @@ def citeqa_hit1(engine) -> dict:
         trace = engine.trace(item.question, item.history, k=10)
         answer = trace.answer
         retrieved = [_as_citation(h.chunk, h.score) for h in trace.hits]
-        rows.append((bool(item.history), first_relevant_rank(answer.citations, item) == 1,
-                     first_relevant_rank(retrieved, item) == 1))
+        rows.append(
+            (
+                bool(item.history),
+                first_relevant_rank(answer.citations, item) == 1,
+                first_relevant_rank(retrieved, item) == 1,
+            )
+        )
     plain = [r for r in rows if not r[0]]
-    return {"n": len(rows), "n_no_history": len(plain),
-            "answer_citations": sum(r[1] for r in rows) / len(rows),
-            "retrieval": sum(r[2] for r in rows) / len(rows),
-            "answer_citations_no_history": sum(r[1] for r in plain) / len(plain),
-            "retrieval_no_history": sum(r[2] for r in plain) / len(plain)}
+    return {
+        "n": len(rows),
+        "n_no_history": len(plain),
+        "answer_citations": sum(r[1] for r in rows) / len(rows),
+        "retrieval": sum(r[2] for r in rows) / len(rows),
+        "answer_citations_no_history": sum(r[1] for r in plain) / len(plain),
+        "retrieval_no_history": sum(r[2] for r in plain) / len(plain),
+    }
 
 
 EF_SWEEP = (64, 128, 256, 512, 768, 1024)
@@ -376,17 +423,32 @@ def faiss_recall(engine) -> dict:
             kth = fs[0][-1] - 1e-5
             tie.append(sum(1 for s, i in zip(hs[0], hi[0]) if i >= 0 and s >= kth) / k)
             strict.append(len(set(hi[0].tolist()) & set(fi[0].tolist())) / k)
-        sweep[ef] = {"recall_at_10_ids": statistics.fmean(strict), "recall_at_10_ties": statistics.fmean(tie),
-                     "ms_p50": pct(ms, 0.5), "ms_p95": pct(ms, 0.95)}
+        sweep[ef] = {
+            "recall_at_10_ids": statistics.fmean(strict),
+            "recall_at_10_ties": statistics.fmean(tie),
+            "ms_p50": pct(ms, 0.5),
+            "ms_p95": pct(ms, 0.95),
+        }
     hnsw.hnsw.efSearch = HNSW_EF_SEARCH  # type: ignore[attr-defined]
     chosen = sweep[HNSW_EF_SEARCH]
-    return {"vectors": int(len(vectors)), "distinct_vectors": int(len(np.unique(vectors, axis=0))),
-            "queries": len(queries), "M": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION, "ef_search": HNSW_EF_SEARCH,
-            "recall_at_10": chosen["recall_at_10_ids"], "recall_at_10_ids": chosen["recall_at_10_ids"],
-            "recall_at_10_ties": chosen["recall_at_10_ties"],
-            "flat_ms_p50": pct(flat_ms, 0.5), "flat_ms_p95": pct(flat_ms, 0.95),
-            "hnsw_ms_p50": chosen["ms_p50"], "hnsw_ms_p95": chosen["ms_p95"], "ef_sweep": sweep,
-            "flat_build_s": flat_build, "hnsw_build_s": hnsw_build}
+    return {
+        "vectors": int(len(vectors)),
+        "distinct_vectors": int(len(np.unique(vectors, axis=0))),
+        "queries": len(queries),
+        "M": HNSW_M,
+        "ef_construction": HNSW_EF_CONSTRUCTION,
+        "ef_search": HNSW_EF_SEARCH,
+        "recall_at_10": chosen["recall_at_10_ids"],
+        "recall_at_10_ids": chosen["recall_at_10_ids"],
+        "recall_at_10_ties": chosen["recall_at_10_ties"],
+        "flat_ms_p50": pct(flat_ms, 0.5),
+        "flat_ms_p95": pct(flat_ms, 0.95),
+        "hnsw_ms_p50": chosen["ms_p50"],
+        "hnsw_ms_p95": chosen["ms_p95"],
+        "ef_sweep": sweep,
+        "flat_build_s": flat_build,
+        "hnsw_build_s": hnsw_build,
+    }
 
 
 def worker_peer(args: dict) -> dict:
@@ -408,9 +470,10 @@ def worker_peer(args: dict) -> dict:
 
     data = load_index(Path(args["index"]))
     t_import_load = time.perf_counter() - t0
-    docs = [Document(content=c.text, meta={"doc_id": c.doc_id, "lang": c.lang, "start": c.start,
-                                           "end": c.end, "n": i})
-            for i, c in enumerate(data.chunks)]
+    docs = [
+        Document(content=c.text, meta={"doc_id": c.doc_id, "lang": c.lang, "start": c.start, "end": c.end, "n": i})
+        for i, c in enumerate(data.chunks)
+    ]
     path = model_path()
     t0 = time.perf_counter()
     if args.get("embed_docs"):
@@ -425,8 +488,9 @@ def worker_peer(args: dict) -> dict:
     t_index = time.perf_counter() - t0
 
     pipe = Pipeline()
-    pipe.add_component("text_embedder", SentenceTransformersTextEmbedder(model=path, local_files_only=True,
-                                                                        progress_bar=False))
+    pipe.add_component(
+        "text_embedder", SentenceTransformersTextEmbedder(model=path, local_files_only=True, progress_bar=False)
+    )
     pipe.add_component("embedding_retriever", InMemoryEmbeddingRetriever(document_store=store, top_k=10))
     pipe.add_component("bm25_retriever", InMemoryBM25Retriever(document_store=store, top_k=10))
     pipe.add_component("joiner", DocumentJoiner(join_mode="reciprocal_rank_fusion", top_k=10))
@@ -450,11 +514,20 @@ def worker_peer(args: dict) -> dict:
             t0 = time.perf_counter()
             run(q["question"])
             totals.append((time.perf_counter() - t0) * 1000)
-    result = {"version": haystack.__version__, "documents": store.count_documents(),
-              "import_and_load_s": t_import_load, "index_s": t_index, "warm_up_s": t_warm,
-              "latency_ms": {"p50": pct(totals, 0.5), "p95": pct(totals, 0.95), "mean": statistics.fmean(totals),
-                             "n": len(totals)},
-              "maxrss_mb": maxrss_mb()}
+    result = {
+        "version": haystack.__version__,
+        "documents": store.count_documents(),
+        "import_and_load_s": t_import_load,
+        "index_s": t_index,
+        "warm_up_s": t_warm,
+        "latency_ms": {
+            "p50": pct(totals, 0.5),
+            "p95": pct(totals, 0.95),
+            "mean": statistics.fmean(totals),
+            "n": len(totals),
+        },
+        "maxrss_mb": maxrss_mb(),
+    }
     if args.get("eval"):
         from citeqa.evaluation import first_relevant_rank, load_qa
         from citeqa.records import Citation
@@ -463,12 +536,25 @@ def worker_peer(args: dict) -> dict:
         for item in load_qa(EVAL):
             if not item.answerable:
                 continue
-            found = [Citation(d.meta["doc_id"], "", d.meta["lang"], d.meta["start"], d.meta["end"], d.content,
-                              float(d.score or 0.0)) for d in run(item.question)]
+            found = [
+                Citation(
+                    d.meta["doc_id"],
+                    "",
+                    d.meta["lang"],
+                    d.meta["start"],
+                    d.meta["end"],
+                    d.content,
+                    float(d.score or 0.0),
+                )
+                for d in run(item.question)
+            ]
             rows.append((bool(item.history), first_relevant_rank(found, item) == 1))
         plain = [r for r in rows if not r[0]]
-        result["hit1"] = {"n": len(rows), "retrieval": sum(r[1] for r in rows) / len(rows),
-                          "retrieval_no_history": sum(r[1] for r in plain) / len(plain)}
+        result["hit1"] = {
+            "n": len(rows),
+            "retrieval": sum(r[1] for r in rows) / len(rows),
+            "retrieval_no_history": sum(r[1] for r in plain) / len(plain),
+        }
     return result
 
 
@@ -483,8 +569,13 @@ def run_worker(name: str, args: dict, work: Path, log_dir: Path, tag: str) -> di
     log = log_dir / f"{tag}-{name}.log"
     started = time.perf_counter()
     with log.open("w") as fh:
-        proc = subprocess.run([sys.executable, __file__, "--worker", name, str(spec), str(out)],
-                              stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, **ENV}, cwd=ROOT)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--worker", name, str(spec), str(out)],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **ENV},
+            cwd=ROOT,
+        )
     wall = time.perf_counter() - started
     if proc.returncode != 0 or not out.exists():
         tail = log.read_text(errors="replace").strip().splitlines()[-3:]
@@ -506,8 +597,13 @@ def cold_ask(index: Path, question: str, runs: int = 2) -> dict:
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        proc = subprocess.run([citeqa_bin(), "ask", question, "--index", str(index), "--json"],
-                              capture_output=True, text=True, env={**os.environ, **ENV}, cwd=ROOT)
+        proc = subprocess.run(
+            [citeqa_bin(), "ask", question, "--index", str(index), "--json"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **ENV},
+            cwd=ROOT,
+        )
         times.append(time.perf_counter() - t0)
         if proc.returncode != 0:
             return {"error": proc.stderr.strip()[-300:]}
@@ -538,9 +634,13 @@ def cold_serve(index: Path, question: str, log: Path, timeout: float = 900) -> d
     url = f"http://127.0.0.1:{port}/"
     with log.open("w") as fh:
         t0 = time.perf_counter()
-        proc = subprocess.Popen([citeqa_bin(), "serve", "--index", str(index), "--host", "127.0.0.1",
-                                 "--port", str(port)], stdout=fh, stderr=subprocess.STDOUT,
-                                env={**os.environ, **ENV}, cwd=ROOT)
+        proc = subprocess.Popen(
+            [citeqa_bin(), "serve", "--index", str(index), "--host", "127.0.0.1", "--port", str(port)],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **ENV},
+            cwd=ROOT,
+        )
         try:
             ready = None
             while time.perf_counter() - t0 < timeout:
@@ -572,17 +672,35 @@ def cold_serve(index: Path, question: str, log: Path, timeout: float = 900) -> d
 
 
 def machine() -> dict:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
-    mem = next((int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-                if line.startswith("MemTotal")), 0)
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    mem = next(
+        (
+            int(line.split()[1])
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("MemTotal")
+        ),
+        0,
+    )
 
     def git(*a):
         return subprocess.run(["git", *a], capture_output=True, text=True, cwd=ROOT).stdout.strip()
 
-    return {"nproc": os.cpu_count(), "cpu": cpu, "ram_gb": round(mem / 2**20, 1), "python": platform.python_version(),
-            "commit": git("rev-parse", "HEAD"), "dirty_src": git("status", "--porcelain", "--", "src").splitlines(),
-            "loadavg_start": os.getloadavg()}
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "ram_gb": round(mem / 2**20, 1),
+        "python": platform.python_version(),
+        "commit": git("rev-parse", "HEAD"),
+        "dirty_src": git("status", "--porcelain", "--", "src").splitlines(),
+        "loadavg_start": os.getloadavg(),
+    }
 
 
 def parse_sizes(text: str) -> list[str]:
@@ -606,11 +724,23 @@ def prepare_pool(work: Path, log_dir: Path, count: int, check: int, seed: int) -
     (work / "sentences.json").write_text(json.dumps(flat, ensure_ascii=False), encoding="utf-8")
     sample = [{"text": p.text, "sentences": list(p.sentences)} for p in passages[:check]]
     (work / "check.json").write_text(json.dumps(sample, ensure_ascii=False), encoding="utf-8")
-    print(f"{count} synthetic passages from {len(flat)} corpus sentences; embedding the sentences "
-          f"and {len(sample)} whole passages with the real model …", flush=True)
-    info = run_worker("embed_sentences", {"sentences": str(work / "sentences.json"), "check": str(work / "check.json"),
-                                          "vectors": str(work / "sentences.npy"), "model": MODEL},
-                      work, log_dir, "pool")
+    print(
+        f"{count} synthetic passages from {len(flat)} corpus sentences; embedding the sentences "
+        f"and {len(sample)} whole passages with the real model …",
+        flush=True,
+    )
+    info = run_worker(
+        "embed_sentences",
+        {
+            "sentences": str(work / "sentences.json"),
+            "check": str(work / "check.json"),
+            "vectors": str(work / "sentences.npy"),
+            "model": MODEL,
+        },
+        work,
+        log_dir,
+        "pool",
+    )
     info["passages"] = passages
     return info
 
@@ -632,8 +762,12 @@ def bench_size(size: str, args, work: Path, log_dir: Path, pool: dict | None, re
     print(f"[{size}] indexing {corpus} …", flush=True)
     idx_args = {"corpus": str(corpus), "index": str(index), "model": MODEL}
     if size != "real":
-        idx_args.update(pool_keys=str(work / "pool_keys.npy"), pool_members=str(work / "pool_members.npy"),
-                        sentence_vectors=str(work / "sentences.npy"), sentences=str(work / "sentences.json"))
+        idx_args.update(
+            pool_keys=str(work / "pool_keys.npy"),
+            pool_members=str(work / "pool_members.npy"),
+            sentence_vectors=str(work / "sentences.npy"),
+            sentences=str(work / "sentences.json"),
+        )
     ix = run_worker("index", idx_args, work, log_dir, tag)
     result["index"] = ix
     if "error" in ix:
@@ -645,13 +779,32 @@ def bench_size(size: str, args, work: Path, log_dir: Path, pool: dict | None, re
         ix["projected_unique_s"] = projected
         ix["projected_chunks_per_s"] = ix["chunks"] / projected
     print(f"[{size}] {ix['chunks']} chunks in {ix['seconds']:.1f} s; warm latency …", flush=True)
-    result["query"] = run_worker("query", {"index": str(index), "rounds": args.rounds, "eval": size == "real",
-                                           "recall": size != "real" and int(size) >= 10000}, work, log_dir, tag)
+    result["query"] = run_worker(
+        "query",
+        {
+            "index": str(index),
+            "rounds": args.rounds,
+            "eval": size == "real",
+            "recall": size != "real" and int(size) >= 10000,
+        },
+        work,
+        log_dir,
+        tag,
+    )
     if not args.no_peer:
         print(f"[{size}] peer …", flush=True)
-        result["peer"] = run_worker("peer", {"index": str(index), "rounds": args.rounds if size == "real" else 1,
-                                             "eval": size == "real", "embed_docs": size == "real"},
-                                    work, log_dir, tag)
+        result["peer"] = run_worker(
+            "peer",
+            {
+                "index": str(index),
+                "rounds": args.rounds if size == "real" else 1,
+                "eval": size == "real",
+                "embed_docs": size == "real",
+            },
+            work,
+            log_dir,
+            tag,
+        )
     question = load_questions()[0]["question"]
     print(f"[{size}] cold start …", flush=True)
     result["cold_ask"] = cold_ask(index, question)
@@ -664,8 +817,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="real,10000,100000")
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "bench")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--check", type=int, default=200,
-                        help="synthetic passages embedded whole to check the composed vectors")
+    parser.add_argument(
+        "--check", type=int, default=200, help="synthetic passages embedded whole to check the composed vectors"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="rounds over the 30 questions")
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--worker", nargs=3, metavar=("NAME", "SPEC", "OUT"), help=argparse.SUPPRESS)
@@ -688,8 +842,14 @@ def main(argv: list[str] | None = None) -> int:
     sizes = parse_sizes(args.sizes)
     args.out.mkdir(parents=True, exist_ok=True)
     log_dir = args.out
-    report = {"command": "python bench/run.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "machine": machine(), "seed": args.seed, "rounds": args.rounds, "check": args.check, "sizes": []}
+    report = {
+        "command": "python bench/run.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "machine": machine(),
+        "seed": args.seed,
+        "rounds": args.rounds,
+        "check": args.check,
+        "sizes": [],
+    }
     out_json = args.out / "results.json"
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="citeqa-bench-") as tmp:

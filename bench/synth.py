@@ -107,7 +107,7 @@ def write_corpus(out_dir: Path, passages: list[Passage], real_dir: Path | None =
     for lang in sorted(by_lang):
         texts = by_lang[lang]
         for start in range(0, len(texts), PER_DOC):
-            body = "\n\n".join(texts[start:start + PER_DOC]) + "\n"
+            body = "\n\n".join(texts[start : start + PER_DOC]) + "\n"
             (out_dir / f"syn_{n_docs:06d}_{lang}.txt").write_text(body, encoding="utf-8")
             n_docs += 1
     return n_docs
@@ -123,7 +123,7 @@ def member_matrix(passages: list[Passage]) -> np.ndarray:
     width = max((len(p.sentences) for p in passages), default=1)
     out = np.full((len(passages), width), -1, dtype=np.int32)
     for row, p in enumerate(passages):
-        out[row, :len(p.sentences)] = p.sentences
+        out[row, : len(p.sentences)] = p.sentences
     return out
 
 

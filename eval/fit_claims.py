@@ -68,8 +68,17 @@ def features(engine: Engine, path: Path) -> list[Claim]:
         parts = analyse_claim(trace.question, trace.language)
         titles = {h.chunk.doc_id: engine.data.documents[h.chunk.doc_id].title for h in trace.hits}
         judged = judge_candidates(parts, trace.hits, cands, dense, titles)
-        rows = [(j.judgement.names, j.judgement.terms, j.judgement.dense, j.judgement.n_facts,
-                 float(j.judgement.all_same), float(j.judgement.different is not None)) for j in judged]
+        rows = [
+            (
+                j.judgement.names,
+                j.judgement.terms,
+                j.judgement.dense,
+                j.judgement.n_facts,
+                float(j.judgement.all_same),
+                float(j.judgement.different is not None),
+            )
+            for j in judged
+        ]
         out.append(Claim(item.id, item.verdict, np.asarray(rows, dtype=float).reshape(-1, 6)))
     return out
 
@@ -141,14 +150,22 @@ def report(label: str, claims: list[Claim], got: list[str]) -> None:
         n = sum(n for (gold, _), n in by.items() if gold == v)
         parts.append(f"{v} {by[(v, v)] / n:.3f} ({by[(v, v)]}/{n})" if n else f"{v} n/a")
     right = sum(by[(v, v)] for v in VERDICTS)
-    print(f"{label}: accuracy {right / len(claims):.3f} ({right}/{len(claims)}); " + ", ".join(parts)
-          + f"; not_found called supported: {by[('not_found', 'supported')]}")
+    print(
+        f"{label}: accuracy {right / len(claims):.3f} ({right}/{len(claims)}); "
+        + ", ".join(parts)
+        + f"; not_found called supported: {by[('not_found', 'supported')]}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", action="append", required=True, metavar="CLAIMS=INDEX",
-                        help="a claim file and the index of its corpus (repeatable)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        required=True,
+        metavar="CLAIMS=INDEX",
+        help="a claim file and the index of its corpus (repeatable)",
+    )
     parser.add_argument("--folds", type=int, default=2)
     parser.add_argument("--write", action="store_true", help="write the thresholds into the model's weights file")
     args = parser.parse_args(argv)
@@ -170,8 +187,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fold {f}: fitted on {len(train)} claims: {asdict(t)}")
         report(f"  fold {f} train", train, verdicts(train, t))
         report(f"  fold {f} held out", test, got)
-    report("held out (every claim judged by thresholds fitted on the other folds)", claims,
-           [held_out[c.id] for c in claims])
+    report(
+        "held out (every claim judged by thresholds fitted on the other folds)",
+        claims,
+        [held_out[c.id] for c in claims],
+    )
     if len(sets) > 1:
         for path, ids in sets.items():
             part = [c for c in claims if c.id in ids]
@@ -188,13 +208,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         if len(models) != 1:
             raise SystemExit(f"the indexes were built with different models: {sorted(models)}")
-        write_claims(models.pop(), final, args, {c.id: h for c, h in zip(claims, [held_out[c.id] for c in claims])},
-                     claims)
+        write_claims(
+            models.pop(), final, args, {c.id: h for c, h in zip(claims, [held_out[c.id] for c in claims])}, claims
+        )
     return 0
 
 
-def write_claims(model: str, thresholds: ClaimThresholds, args: argparse.Namespace, held_out: dict[str, str],
-                 claims: list[Claim]) -> None:
+def write_claims(
+    model: str, thresholds: ClaimThresholds, args: argparse.Namespace, held_out: dict[str, str], claims: list[Claim]
+) -> None:
     """Store ``thresholds`` as the ``claims`` block of ``model``'s weights file."""
     import json
     import subprocess
@@ -208,10 +230,16 @@ def write_claims(model: str, thresholds: ClaimThresholds, args: argparse.Namespa
     data = read_weights(path=path)
     right = sum(held_out[c.id] == c.gold for c in claims)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    data["claims"] = {**asdict(thresholds), "fitted": {
-        "by": "eval/fit_claims.py " + " ".join(f"--set {s}" for s in args.set) + f" --folds {args.folds} --write",
-        "date": date.today().isoformat(), "commit": commit or None,
-        "held_out_accuracy": round(right / len(claims), 3), "claims": len(claims)}}
+    data["claims"] = {
+        **asdict(thresholds),
+        "fitted": {
+            "by": "eval/fit_claims.py " + " ".join(f"--set {s}" for s in args.set) + f" --folds {args.folds} --write",
+            "date": date.today().isoformat(),
+            "commit": commit or None,
+            "held_out_accuracy": round(right / len(claims), 3),
+            "claims": len(claims),
+        },
+    }
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", "utf-8")
     print(f"wrote the claims block of {path}")
 

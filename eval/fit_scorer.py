@@ -77,12 +77,19 @@ def collect(engine: Engine, set_name: str, items: Sequence[ev.QAItem]) -> list[Q
     out = []
     for item in items:
         trace = engine.trace(item.question, item.history, k=engine.settings.pool)
-        right = np.array([any(ev.contains_answer(s.candidate.text, a) for a in item.answers) for s in trace.spans],
-                         dtype=bool)
-        gold = np.array([item.doc is not None and trace.hits[s.candidate.hit_index].chunk.doc_id == item.doc
-                         for s in trace.spans], dtype=bool)
-        passage_ok = {i: item.doc is not None and h.chunk.doc_id == item.doc
-                      and any(ev.contains_answer(h.chunk.text, a) for a in item.answers) for i, h in enumerate(trace.hits)}
+        right = np.array(
+            [any(ev.contains_answer(s.candidate.text, a) for a in item.answers) for s in trace.spans], dtype=bool
+        )
+        gold = np.array(
+            [item.doc is not None and trace.hits[s.candidate.hit_index].chunk.doc_id == item.doc for s in trace.spans],
+            dtype=bool,
+        )
+        passage_ok = {
+            i: item.doc is not None
+            and h.chunk.doc_id == item.doc
+            and any(ev.contains_answer(h.chunk.text, a) for a in item.answers)
+            for i, h in enumerate(trace.hits)
+        }
         cited = np.array([passage_ok[s.candidate.hit_index] for s in trace.spans], dtype=bool)
         out.append(Question(set_name, item, trace, right & gold, right, cited))
     return out
@@ -93,8 +100,10 @@ def without_dense(q: Question) -> Question:
     cols = [FEATURES.index(f) for f in DENSE_FEATURES]
     features = q.trace.features.copy()
     features[:, cols] = 0.0
-    spans = tuple(replace(s, features={k: (0.0 if k in DENSE_FEATURES else v) for k, v in s.features.items()})
-                  for s in q.trace.spans)
+    spans = tuple(
+        replace(s, features={k: (0.0 if k in DENSE_FEATURES else v) for k, v in s.features.items()})
+        for s in q.trace.spans
+    )
     return replace(q, trace=replace(q.trace, features=features, spans=spans))
 
 
@@ -102,8 +111,9 @@ def fold_of(q: Question, folds: int) -> int:
     return int(hashlib.sha1(f"{q.set_name}/{q.item.id}".encode()).hexdigest(), 16) % folds
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 4000, lr: float = 0.5,
-                 balanced: bool = True) -> tuple[np.ndarray, float]:
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 4000, lr: float = 0.5, balanced: bool = True
+) -> tuple[np.ndarray, float]:
     """Gradient descent on the mean log loss with an L2 penalty (weights only), on standardised
     columns (features such as e5 cosines vary over a tenth of their range), returned on the raw scale."""
     mu, sd = x.mean(axis=0), x.std(axis=0)
@@ -112,11 +122,14 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 40
     return w / sd, b - float((w / sd) @ mu)
 
 
-def _descend(x: np.ndarray, y: np.ndarray, l2: float, steps: int, lr: float, balanced: bool) -> tuple[np.ndarray, float]:
+def _descend(
+    x: np.ndarray, y: np.ndarray, l2: float, steps: int, lr: float, balanced: bool
+) -> tuple[np.ndarray, float]:
     w, b = np.zeros(x.shape[1]), 0.0
     pos = max(1.0, y.sum())
-    sample_w = (np.where(y > 0, len(y) / (2 * pos), len(y) / (2 * max(1.0, len(y) - pos)))
-                if balanced else np.ones(len(y)))
+    sample_w = (
+        np.where(y > 0, len(y) / (2 * pos), len(y) / (2 * max(1.0, len(y) - pos))) if balanced else np.ones(len(y))
+    )
     for _ in range(steps):
         p = 1 / (1 + np.exp(-np.clip(x @ w + b, -30, 30)))
         g = (p - y) * sample_w
@@ -148,8 +161,14 @@ def fit_listwise(train: Sequence[Question], l2: float = 0.01, steps: int = 3000,
 def choose(model: ScoringModel, q: Question, settings) -> int | None:
     """The span the engine would choose with ``model`` (the same rule, on the stored features)."""
     feats = q.trace.features
-    return choose_span(model.scores(feats), model.probabilities(feats), q.langs, q.trace.prefer,
-                       settings.language_margin, settings.language_floor)
+    return choose_span(
+        model.scores(feats),
+        model.probabilities(feats),
+        q.langs,
+        q.trace.prefer,
+        settings.language_margin,
+        settings.language_floor,
+    )
 
 
 def calibration_row(model: ScoringModel, q: Question, best: int) -> list[float]:
@@ -214,10 +233,14 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, float]:
     def share(xs: Sequence[bool]) -> float:
         return round(sum(xs) / len(xs), 3) if xs else float("nan")
 
-    return {"hit1": share([o.hit1 for o in ans]), "accuracy": share([o.right for o in ans]),
-            "abstain_recall": share([o.abstained for o in una]), "false_abstention": share([o.abstained for o in ans]),
-            "high_conf_share": share([o.confidence >= HIGH_CONFIDENCE for o in answered]),
-            "high_conf_right": share([o.right if o.q.item.answerable else False for o in high])}
+    return {
+        "hit1": share([o.hit1 for o in ans]),
+        "accuracy": share([o.right for o in ans]),
+        "abstain_recall": share([o.abstained for o in una]),
+        "false_abstention": share([o.abstained for o in ans]),
+        "high_conf_share": share([o.confidence >= HIGH_CONFIDENCE for o in answered]),
+        "high_conf_right": share([o.right if o.q.item.answerable else False for o in high]),
+    }
 
 
 def cross_validate(questions: Sequence[Question], folds: int, settings) -> list[Outcome]:
@@ -237,29 +260,42 @@ def report(outcomes: Sequence[Outcome], names: Sequence[str]) -> dict[str, dict[
     return table
 
 
-def provenance(sets: Sequence[tuple[str, str]], model_id: str, folds: int, metrics: dict,
-               dense_weight: float | None) -> dict:
+def provenance(
+    sets: Sequence[tuple[str, str]], model_id: str, folds: int, metrics: dict, dense_weight: float | None
+) -> dict:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     fusion = f" --dense-weight {dense_weight}" if dense_weight is not None else ""
-    return {"by": "eval/fit_scorer.py " + " ".join(f"--set {qa}={idx}" for qa, idx in sets) + fusion + " --write",
-            "data": [qa for qa, _ in sets], "folds": f"{folds} folds by sha1(set/id); metrics are out-of-fold",
-            "model": model_id, "commit": commit or None, "date": date.today().isoformat(),
-            "ranker": "listwise softmax over each question's candidate spans, L2-penalised",
-            "calibration": "logistic regression of the chosen span being right on " + ", ".join(CALIBRATION_INPUTS),
-            "abstain_below": f"highest threshold whose false abstentions stay within {MAX_FALSE_ABSTENTION:.0%}",
-            "metrics": metrics}
+    return {
+        "by": "eval/fit_scorer.py " + " ".join(f"--set {qa}={idx}" for qa, idx in sets) + fusion + " --write",
+        "data": [qa for qa, _ in sets],
+        "folds": f"{folds} folds by sha1(set/id); metrics are out-of-fold",
+        "model": model_id,
+        "commit": commit or None,
+        "date": date.today().isoformat(),
+        "ranker": "listwise softmax over each question's candidate spans, L2-penalised",
+        "calibration": "logistic regression of the chosen span being right on " + ", ".join(CALIBRATION_INPUTS),
+        "abstain_below": f"highest threshold whose false abstentions stay within {MAX_FALSE_ABSTENTION:.0%}",
+        "metrics": metrics,
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", action="append", required=True, metavar="QA=INDEX", help="a QA file and its index")
     parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--dense-weight", type=float, default=None,
-                        help="weight of the dense score in retrieval fusion (lexical gets the rest; default: the "
-                             "model's current weights file)")
-    parser.add_argument("--generic", action="store_true",
-                        help=f"fit without the dense features ({', '.join(DENSE_FEATURES)}) and write "
-                             f"weights/{GENERIC}.json, the weights of models that have none of their own")
+    parser.add_argument(
+        "--dense-weight",
+        type=float,
+        default=None,
+        help="weight of the dense score in retrieval fusion (lexical gets the rest; default: the "
+        "model's current weights file)",
+    )
+    parser.add_argument(
+        "--generic",
+        action="store_true",
+        help=f"fit without the dense features ({', '.join(DENSE_FEATURES)}) and write "
+        f"weights/{GENERIC}.json, the weights of models that have none of their own",
+    )
     parser.add_argument("--write", action="store_true", help="write citeqa/answer/weights/<model>.json")
     args = parser.parse_args()
     sets = [tuple(s.split("=", 1)) for s in args.set]
@@ -277,8 +313,10 @@ def main() -> int:
     if len(models) != 1:
         raise SystemExit(f"the indexes were built with different models: {sorted(models)}")
     settings = engines[0].settings
-    print(f"{len(questions)} questions, {sum(len(q.trace.spans) for q in questions)} candidate spans; "
-          f"out-of-fold over {args.folds} folds:")
+    print(
+        f"{len(questions)} questions, {sum(len(q.trace.spans) for q in questions)} candidate spans; "
+        f"out-of-fold over {args.folds} folds:"
+    )
     metrics = report(cross_validate(questions, args.folds, settings), [qa for qa, _ in sets])
     final = fit(questions, settings)
     print("fitted on all questions (in-sample):")
@@ -291,8 +329,11 @@ def main() -> int:
         if path.stem != model_id.replace("/", "__"):
             path = path.with_name(f"{model_id.replace('/', '__')}.json")
         fusion = {"dense_weight": settings.retrieval.dense_weight, "lexical_weight": settings.retrieval.lexical_weight}
-        write_scoring(replace(final, fitted=provenance(sets, model_id, args.folds, metrics, args.dense_weight)), path,
-                      retrieval=fusion)
+        write_scoring(
+            replace(final, fitted=provenance(sets, model_id, args.folds, metrics, args.dense_weight)),
+            path,
+            retrieval=fusion,
+        )
         print(f"wrote {path}")
     return 0
 

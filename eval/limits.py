@@ -55,7 +55,9 @@ def ceilings(engine: Engine, items: list[ev.QAItem], kinds: dict[str, str]) -> d
         c["gold in top 10"] += any(is_right(h.chunk.doc_id, h.chunk.text, item) for h in hits)
         c["right span offered"] += bool(right)
         if right:
-            c["no shared stem"] += not set(terms(item.question, right[0].lang)) & set(terms(right[0].text, right[0].lang))
+            c["no shared stem"] += not set(terms(item.question, right[0].lang)) & set(
+                terms(right[0].text, right[0].lang)
+            )
     return counts
 
 

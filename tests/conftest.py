@@ -96,8 +96,15 @@ def _start_app(folder: Path, auth: tuple[str, str] | None = None, qa_dir: Path |
 
     holder, corpus = _make_holder(folder)
     app = build_app(holder, UploadSettings(corpus), EvalSettings(qa_dir))
-    app.queue().launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True,
-                       css=CSS, auth=auth, footer_links=["api"])
+    app.queue().launch(
+        server_name="127.0.0.1",
+        server_port=_free_port(),
+        prevent_thread_lock=True,
+        quiet=True,
+        css=CSS,
+        auth=auth,
+        footer_links=["api"],
+    )
     return app, app.local_url, holder, corpus
 
 
@@ -157,16 +164,30 @@ def gated_engine():
 # --- the guarded server (as `citeqa serve` runs it) and the browser -----------------------------
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 class Served:
     """A guarded server in a thread, with its corpus and upload cache."""
 
-    def __init__(self, folder: Path, cache: Path, auth: tuple[str, str] | None = None,
-                 allowed_hosts: tuple[str, ...] = (), quota: int | None = None, max_upload: int = 1 << 20,
-                 qa_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        cache: Path,
+        auth: tuple[str, str] | None = None,
+        allowed_hosts: tuple[str, ...] = (),
+        quota: int | None = None,
+        max_upload: int = 1 << 20,
+        qa_dir: Path | None = None,
+    ) -> None:
         from citeqa.app import server
         from citeqa.app.ui import EvalSettings, UploadSettings, guarded_app
 
@@ -174,11 +195,15 @@ class Served:
         self.cache = cache
         sock = server.bind("127.0.0.1", 0)
         self.port = sock.getsockname()[1]
-        policy = server.policy_for("127.0.0.1", self.port, allowed_hosts, max_upload_bytes=max_upload,
-                                   upload_dir=cache)
+        policy = server.policy_for("127.0.0.1", self.port, allowed_hosts, max_upload_bytes=max_upload, upload_dir=cache)
         if quota is not None:
-            policy = server.Policy(bind_host="127.0.0.1", port=self.port, allowed_hosts=allowed_hosts,
-                                   upload_dir=cache, upload_quota_bytes=quota)
+            policy = server.Policy(
+                bind_host="127.0.0.1",
+                port=self.port,
+                allowed_hosts=allowed_hosts,
+                upload_dir=cache,
+                upload_quota_bytes=quota,
+            )
         app = guarded_app(self.holder, UploadSettings(self.corpus, max_upload), policy, auth, EvalSettings(qa_dir))
         self.evaluations = app.state.blocks.evaluations
         self.running = server.Running(app, sock, "127.0.0.1")

@@ -21,51 +21,56 @@ def short(question: str, answer: str, lang: str, query: str | None = None) -> st
     """The short answer as the pipeline asks for it (``query`` adds a previous turn)."""
     query = query or question
     asked = frozenset(fold_accents(w) for w in words(query))
-    span = short_answer_in(answer, lang, expected_type(question), asked, set(query_terms(query, (lang,))),
-                           question=question)
-    return answer[span[0]:span[1]] if span else None
+    span = short_answer_in(
+        answer, lang, expected_type(question), asked, set(query_terms(query, (lang,))), question=question
+    )
+    return answer[span[0] : span[1]] if span else None
 
 
 # --- question types --------------------------------------------------------------------
 
-@pytest.mark.parametrize("question,kind", [
-    # which/what + a measure noun asks for a number
-    ("¿Qué altura alcanza la torre del reloj?", AnswerType.QUANTITY),
-    ("Qual foi a pontuação da equipa na final?", AnswerType.QUANTITY),
-    ("What word accuracy did the new parser reach?", AnswerType.QUANTITY),
-    ("What did the relay team score in the final?", AnswerType.QUANTITY),
-    ("Qual é o tempo de viagem entre as duas vilas?", AnswerType.QUANTITY),
-    # ... a time noun for a date, a place noun for a place, a price noun for a price
-    ("¿Qué día abrió el museo del vidrio?", AnswerType.DATE),
-    ("Em quais cidades a cadeia abriu lojas?", AnswerType.PLACE),
-    ("What is the price of a monthly pass?", AnswerType.PRICE),
-    # a preposition or a conjunction before the wh-word
-    ("¿A qué empresa vendió la familia la fábrica?", AnswerType.NAME),
-    ("¿Con qué herramienta se reparó el casco?", AnswerType.NAME),
-    ("E para qual estaleiro foi o navio?", AnswerType.NAME),
-    ("And which bank approved the loan?", AnswerType.NAME),
-    ("A partir de que ano o porto passou a receber cruzeiros?", AnswerType.DATE),
-    # the interrogative clause decides, not a "cuando"/"when" in a subordinate clause
-    ("¿Qué barco zarpó cuando llegó la tormenta?", AnswerType.NAME),
-    ("When the bridge closed, which ferry replaced it?", AnswerType.NAME),
-    ("Si la lluvia sigue, ¿cuántos litros caerán mañana?", AnswerType.QUANTITY),
-    # a reason, a purpose, a manner, what someone said or what happened: a sentence
-    ("Com que objetivo a prefeitura comprou os ônibus?", AnswerType.OTHER),
-    ("¿Para qué sirve la nueva esclusa?", AnswerType.OTHER),
-    ("What did the mayor say about the budget?", AnswerType.OTHER),
-    ("¿Qué ocurrió con el puente viejo?", AnswerType.OTHER),
-    ("O que aconteceu com a ponte velha?", AnswerType.OTHER),
-    # a category or a part ("what kind of", "part of") is a common-noun phrase
-    ("¿Qué tipo de suelo prefiere la planta?", AnswerType.OTHER),
-    ("What technique did the bakers use to keep the bread fresh?", AnswerType.OTHER),
-    ("Which part of the engine failed first?", AnswerType.OTHER),
-    ("Which Siemens part did the engineers replace?", AnswerType.NAME),
-    # "how is it called" asks for a name; "how much ... in euros" for a price
-    ("Como se chama o cão do capitão?", AnswerType.NAME),
-    ("¿Cómo llaman los vecinos a la plaza mayor?", AnswerType.NAME),
-    ("E quanto isso custa em euros?", AnswerType.PRICE),
-    ("How long is the new tunnel?", AnswerType.QUANTITY),
-])
+
+@pytest.mark.parametrize(
+    "question,kind",
+    [
+        # which/what + a measure noun asks for a number
+        ("¿Qué altura alcanza la torre del reloj?", AnswerType.QUANTITY),
+        ("Qual foi a pontuação da equipa na final?", AnswerType.QUANTITY),
+        ("What word accuracy did the new parser reach?", AnswerType.QUANTITY),
+        ("What did the relay team score in the final?", AnswerType.QUANTITY),
+        ("Qual é o tempo de viagem entre as duas vilas?", AnswerType.QUANTITY),
+        # ... a time noun for a date, a place noun for a place, a price noun for a price
+        ("¿Qué día abrió el museo del vidrio?", AnswerType.DATE),
+        ("Em quais cidades a cadeia abriu lojas?", AnswerType.PLACE),
+        ("What is the price of a monthly pass?", AnswerType.PRICE),
+        # a preposition or a conjunction before the wh-word
+        ("¿A qué empresa vendió la familia la fábrica?", AnswerType.NAME),
+        ("¿Con qué herramienta se reparó el casco?", AnswerType.NAME),
+        ("E para qual estaleiro foi o navio?", AnswerType.NAME),
+        ("And which bank approved the loan?", AnswerType.NAME),
+        ("A partir de que ano o porto passou a receber cruzeiros?", AnswerType.DATE),
+        # the interrogative clause decides, not a "cuando"/"when" in a subordinate clause
+        ("¿Qué barco zarpó cuando llegó la tormenta?", AnswerType.NAME),
+        ("When the bridge closed, which ferry replaced it?", AnswerType.NAME),
+        ("Si la lluvia sigue, ¿cuántos litros caerán mañana?", AnswerType.QUANTITY),
+        # a reason, a purpose, a manner, what someone said or what happened: a sentence
+        ("Com que objetivo a prefeitura comprou os ônibus?", AnswerType.OTHER),
+        ("¿Para qué sirve la nueva esclusa?", AnswerType.OTHER),
+        ("What did the mayor say about the budget?", AnswerType.OTHER),
+        ("¿Qué ocurrió con el puente viejo?", AnswerType.OTHER),
+        ("O que aconteceu com a ponte velha?", AnswerType.OTHER),
+        # a category or a part ("what kind of", "part of") is a common-noun phrase
+        ("¿Qué tipo de suelo prefiere la planta?", AnswerType.OTHER),
+        ("What technique did the bakers use to keep the bread fresh?", AnswerType.OTHER),
+        ("Which part of the engine failed first?", AnswerType.OTHER),
+        ("Which Siemens part did the engineers replace?", AnswerType.NAME),
+        # "how is it called" asks for a name; "how much ... in euros" for a price
+        ("Como se chama o cão do capitão?", AnswerType.NAME),
+        ("¿Cómo llaman los vecinos a la plaza mayor?", AnswerType.NAME),
+        ("E quanto isso custa em euros?", AnswerType.PRICE),
+        ("How long is the new tunnel?", AnswerType.QUANTITY),
+    ],
+)
 def test_question_types(question: str, kind: AnswerType):
     assert expected_type(question) is kind
 
@@ -82,6 +87,7 @@ def test_question_shape_tells_head_noun_and_number():
 
 # --- facts in a text -------------------------------------------------------------------
 
+
 def test_years_before_1900_are_dates_after_a_date_word_but_counts_are_not():
     assert entities("La iglesia se terminó en 1887 tras un incendio.", AnswerType.DATE) == ["1887"]
     assert entities("The shop sold 1500 hats last winter.", AnswerType.DATE) == []
@@ -93,17 +99,20 @@ def test_old_years_do_not_change_the_type_match_feature():
     assert type_match("The mill was built in 1760 by a miller.", "en", AnswerType.DATE, frozenset(), {"mill"}) == 0.0
 
 
-@pytest.mark.parametrize("text,date", [
-    ("El puerto abrirá en el primer trimestre de 2027, según la autoridad.", "primer trimestre de 2027"),
-    ("The plant will open in the first quarter of 2027.", "first quarter of 2027"),
-    ("A obra termina no segundo semestre de 2026.", "segundo semestre de 2026"),
-    ("Shipments start in Q3 2026 for most buyers.", "Q3 2026"),
-    ("La línea se cerrará a finales de 2025.", "finales de 2025"),
-    ("The museum reopens in mid-2024.", "mid-2024"),
-    ("A ponte foi inaugurada em 19 set 2026 pelo autarca.", "19 set 2026"),
-    ("The bakery opened on March 3, 2021.", "March 3, 2021"),
-    ("O mercado abriu em março.", "março"),
-])
+@pytest.mark.parametrize(
+    "text,date",
+    [
+        ("El puerto abrirá en el primer trimestre de 2027, según la autoridad.", "primer trimestre de 2027"),
+        ("The plant will open in the first quarter of 2027.", "first quarter of 2027"),
+        ("A obra termina no segundo semestre de 2026.", "segundo semestre de 2026"),
+        ("Shipments start in Q3 2026 for most buyers.", "Q3 2026"),
+        ("La línea se cerrará a finales de 2025.", "finales de 2025"),
+        ("The museum reopens in mid-2024.", "mid-2024"),
+        ("A ponte foi inaugurada em 19 set 2026 pelo autarca.", "19 set 2026"),
+        ("The bakery opened on March 3, 2021.", "March 3, 2021"),
+        ("O mercado abriu em março.", "março"),
+    ],
+)
 def test_date_patterns(text: str, date: str):
     assert entities(text, AnswerType.DATE) == [date]
 
@@ -113,15 +122,18 @@ def test_may_the_verb_and_marco_the_frame_are_not_months():
     assert entities("Aprobaron el marco legal del puerto.", AnswerType.DATE) == []
 
 
-@pytest.mark.parametrize("text,quantity", [
-    ("Plantaron 100 mil árboles junto al río.", "100 mil"),
-    ("They trained a 12-million-parameter tagger on the archive.", "12-million"),
-    ("O servidor entrega 4 teraFLOPS com pouca energia.", "4 teraFLOPS"),
-    ("The drive holds 512 GB of photos.", "512 GB"),
-    ("El río lleva 30 metros cúbicos por segundo en primavera.", "30 metros cúbicos por segundo"),
-    ("A viagem demorou 1 hora a mais.", "1 hora"),
-    ("La reforma duró tres trimestres completos.", "tres trimestres"),
-])
+@pytest.mark.parametrize(
+    "text,quantity",
+    [
+        ("Plantaron 100 mil árboles junto al río.", "100 mil"),
+        ("They trained a 12-million-parameter tagger on the archive.", "12-million"),
+        ("O servidor entrega 4 teraFLOPS com pouca energia.", "4 teraFLOPS"),
+        ("The drive holds 512 GB of photos.", "512 GB"),
+        ("El río lleva 30 metros cúbicos por segundo en primavera.", "30 metros cúbicos por segundo"),
+        ("A viagem demorou 1 hora a mais.", "1 hora"),
+        ("La reforma duró tres trimestres completos.", "tres trimestres"),
+    ],
+)
 def test_quantity_patterns(text: str, quantity: str):
     assert entities(text, AnswerType.QUANTITY)[0] == quantity
 
@@ -133,14 +145,17 @@ def test_model_numbers_are_names_not_quantities():
     assert "Falcon 9" in entities(text, AnswerType.NAME)
 
 
-@pytest.mark.parametrize("text,name", [
-    ("La tienda vende el Galaxy Tab 3.5 desde ayer.", "Galaxy Tab 3.5"),
-    ("The lab moved its code to cuDNN last year.", "cuDNN"),
-    ("O crédito veio do Banco de Portugal na semana passada.", "Banco de Portugal"),
-    ("El Nexus 7 llegó tarde a las tiendas.", "Nexus 7"),
-    ("She finished The Silent Valley in a single summer.", "The Silent Valley"),
-    ("La unidad de IA Norlax diseñó el sensor.", "Norlax"),
-])
+@pytest.mark.parametrize(
+    "text,name",
+    [
+        ("La tienda vende el Galaxy Tab 3.5 desde ayer.", "Galaxy Tab 3.5"),
+        ("The lab moved its code to cuDNN last year.", "cuDNN"),
+        ("O crédito veio do Banco de Portugal na semana passada.", "Banco de Portugal"),
+        ("El Nexus 7 llegó tarde a las tiendas.", "Nexus 7"),
+        ("She finished The Silent Valley in a single summer.", "The Silent Valley"),
+        ("La unidad de IA Norlax diseñó el sensor.", "Norlax"),
+    ],
+)
 def test_name_patterns(text: str, name: str):
     assert entities(text, AnswerType.NAME) == [name]
 
@@ -152,6 +167,7 @@ def test_a_name_ending_in_a_question_word_is_the_question_s_own_thing():
 
 
 # --- the short answer ------------------------------------------------------------------
+
 
 def test_the_number_that_counts_the_question_s_noun_wins():
     answer = "La ciudad tiene 3 millones de habitantes y unos 200 mil coches matriculados."

@@ -19,8 +19,13 @@ def test_public_names_import_and_stay_lazy(repo: Path):
     with pytest.raises(AttributeError):
         citeqa.Pipeline  # noqa: B018 - no such name
     code = "import sys, citeqa; print([m for m in ('citeqa.engine', 'faiss', 'torch', 'gradio') if m in sys.modules])"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(repo / "src")})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(repo / "src")},
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -33,12 +38,17 @@ def test_errors_share_one_base():
 def readme_example(repo: Path) -> str:
     """The Python block under the README's "Python API" heading."""
     text = (repo / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Python API"):]
+    section = text[text.index("## Python API") :]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
-def test_readme_example_runs(repo: Path, fixture_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                             capsys: pytest.CaptureFixture[str]):
+def test_readme_example_runs(
+    repo: Path,
+    fixture_corpus: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+):
     """The example, as written, over the fixture corpus (the keyword embedder stands in for the model)."""
     from citeqa.embedding.keyword import KeywordEmbedder
 

@@ -42,8 +42,9 @@ def test_corpus_is_byte_identical_and_uses_each_passage_once(tmp_path):
     n2 = write_corpus(tmp_path / "b", passages)
     assert n1 == n2
     assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
-    written = [t for p in sorted((tmp_path / "a").iterdir())
-               for t in p.read_text(encoding="utf-8").strip().split("\n\n")]
+    written = [
+        t for p in sorted((tmp_path / "a").iterdir()) for t in p.read_text(encoding="utf-8").strip().split("\n\n")
+    ]
     assert sorted(written) == sorted(p.text for p in passages)
     lang_of = {p.text: p.lang for p in passages}
     for path in (tmp_path / "a").iterdir():

@@ -35,8 +35,10 @@ def test_start_offsets_mix_languages_for_eight_clients():
 def test_summarize_counts_errors_mismatches_and_percentiles():
     phase = Phase("load", clients=2, wall_s=2.0)
     phase.samples = [Sample(0, i, 0.1 * (i + 1), True, True, server_ms=10.0) for i in range(10)]
-    phase.samples += [Sample(1, 0, 5.0, False, None, error="TimeoutError: "),
-                      Sample(1, 1, 0.2, True, False, server_ms=20.0)]
+    phase.samples += [
+        Sample(1, 0, 5.0, False, None, error="TimeoutError: "),
+        Sample(1, 1, 0.2, True, False, server_ms=20.0),
+    ]
     out = summarize(phase)
     assert out["requests"] == 12 and out["answers"] == 11 and out["errors"] == 1
     assert out["throughput_per_s"] == pytest.approx(5.5)

@@ -9,7 +9,6 @@ import pytest
 pytestmark = pytest.mark.browser
 
 
-
 @pytest.fixture
 def page(tmp_path: Path, chromium: tuple[str, list[str]]):
     """A Chromium page; dialogs (an alert() from injected script) are recorded on ``page.dialogs``."""

@@ -50,8 +50,11 @@ def upload(page, box: str, path: Path) -> None:
 
 
 def status_holds(page, text: str, timeout: int = 30_000) -> None:
-    page.wait_for_function("([el, t]) => el.innerText.includes(t)", arg=[page.locator("#eval-status").element_handle(),
-                                                                         text], timeout=timeout)
+    page.wait_for_function(
+        "([el, t]) => el.innerText.includes(t)",
+        arg=[page.locator("#eval-status").element_handle(), text],
+        timeout=timeout,
+    )
 
 
 def test_upload_run_filter_open_download_and_compare(page, served, tmp_path: Path):
@@ -59,8 +62,9 @@ def test_upload_run_filter_open_download_and_compare(page, served, tmp_path: Pat
     page.get_by_role("tab", name="Evaluate").click()
 
     bad = tmp_path / "mine.jsonl"
-    bad.write_text('{"question": "q", "answers": ["a"], "lang": "en"}\n{"question": "q2", "lang": "en"}\n',
-                   encoding="utf-8")
+    bad.write_text(
+        '{"question": "q", "answers": ["a"], "lang": "en"}\n{"question": "q2", "lang": "en"}\n', encoding="utf-8"
+    )
     upload(page, "eval-upload", bad)
     page.locator("#eval-start").click()
     status_holds(page, "mine.jsonl: line 2: missing answers (use [] for an unanswerable question)")
@@ -76,7 +80,9 @@ def test_upload_run_filter_open_download_and_compare(page, served, tmp_path: Pat
     metrics.get_by_text("hit@1").first.wait_for()
     assert "overall" in metrics.inner_text() and "pt" in metrics.inner_text()
     for image in ("#eval-chart img", "#eval-reliability img"):
-        page.wait_for_function("img => img.complete && img.naturalWidth > 300", arg=page.locator(image).element_handle())
+        page.wait_for_function(
+            "img => img.complete && img.naturalWidth > 300", arg=page.locator(image).element_handle()
+        )
     assert "fixture_corpus.jsonl" not in served.cached_files()  # the upload was read, then discarded
 
     questions = page.locator("#eval-questions")

@@ -112,8 +112,9 @@ def test_another_site_cannot_upload_from_the_browser(browser, served):
         assert page.evaluate("attack()") == "sent"  # the request left the browser; the server refused it
         with page.expect_navigation():
             page.evaluate("formPost()")
-    assert json.loads(page.locator("body").inner_text()) == {"error": f"requests from another site ({origin}) "
-                                                                      "are refused"}
+    assert json.loads(page.locator("body").inner_text()) == {
+        "error": f"requests from another site ({origin}) are refused"
+    }
     assert served.cached_files() == before and "poison.txt" not in served.corpus_files()
 
 

@@ -63,8 +63,10 @@ def test_check_a_claim_and_copy_its_citation(browser, served):
     first.locator("[data-citeqa-copy=plain]").click()
     page.wait_for_function("document.querySelector('#sources [data-citeqa-copy=plain]').dataset.copied === 'yes'")
     copied = page.evaluate("navigator.clipboard.readText()")
-    assert copied.startswith("“The windmill of Greyhill was built in 1760 by the miller Thomas Hale.” — "
-                             "The Windmill of Greyhill. mill.html, language en, characters ")
+    assert copied.startswith(
+        "“The windmill of Greyhill was built in 1760 by the miller Thomas Hale.” — "
+        "The Windmill of Greyhill. mill.html, language en, characters "
+    )
     assert "Indexed 20" in copied
     first.locator("[data-citeqa-copy=bibtex]").click()
     page.wait_for_function("document.querySelector('#sources [data-citeqa-copy=bibtex]').dataset.copied === 'yes'")
@@ -103,11 +105,14 @@ def test_a_citation_opens_the_whole_document_at_the_passage(browser, served):
     from citeqa.app.ui import UploadSettings, upload
 
     url, holder, corpus = served
-    filler = "\n\n".join(f"Paragraph {i}: the harbour records list ships, cargoes and tides of that year." for i in
-                         range(400))
-    (corpus / "harbour.md").write_text("# Harbour log <b>bold</b>\n\n" + filler + "\n\nThe harbour crane of "
-                                       "Porto Velho was installed in 1931 <script>alert('x')</script>.\n",
-                                       encoding="utf-8")
+    filler = "\n\n".join(
+        f"Paragraph {i}: the harbour records list ships, cargoes and tides of that year." for i in range(400)
+    )
+    (corpus / "harbour.md").write_text(
+        "# Harbour log <b>bold</b>\n\n" + filler + "\n\nThe harbour crane of "
+        "Porto Velho was installed in 1931 <script>alert('x')</script>.\n",
+        encoding="utf-8",
+    )
     upload(holder, UploadSettings(corpus), [])  # re-scan: the long document joins the index
     page = new_page(browser, url)
     send(page, "When was the harbour crane of Porto Velho installed?", "1931")
@@ -117,11 +122,13 @@ def test_a_citation_opens_the_whole_document_at_the_passage(browser, served):
     mark = page.locator("#doc-viewer mark#cited")
     mark.wait_for(timeout=10_000)
     assert "The harbour crane of Porto Velho was installed in 1931" in mark.inner_text()
-    page.wait_for_function("""() => { const m = document.querySelector('#doc-viewer mark#cited');
+    page.wait_for_function(
+        """() => { const m = document.querySelector('#doc-viewer mark#cited');
         const box = document.querySelector('#citeqa-doc-text').getBoundingClientRect();
         const r = m.getBoundingClientRect();
         return r.top >= box.top && r.bottom <= box.bottom && r.top >= 0 && r.bottom <= innerHeight; }""",
-                           timeout=10_000)
+        timeout=10_000,
+    )
     assert page.locator("#citeqa-doc-text").evaluate("e => e.scrollTop") > 1000  # scrolled down to it
     text = page.locator("#citeqa-doc-text").inner_text()
     assert text.startswith("# Harbour log <b>bold</b>") and "<script>alert('x')</script>" in text
@@ -147,8 +154,9 @@ def test_remove_a_document_only_after_confirming(browser, served):
     assert (corpus / "mill.html").exists() and "mill.html" in holder.engine.data.documents
     page.locator("#remove-confirm input").check()
     page.locator("#remove").click()
-    page.wait_for_function("document.querySelector('#remove-status textarea').value.startsWith('removed')",
-                           timeout=30_000)
+    page.wait_for_function(
+        "document.querySelector('#remove-status textarea').value.startsWith('removed')", timeout=30_000
+    )
     assert status.input_value() == "removed mill.html (3 documents, 4 passages left)"
     assert not (corpus / "mill.html").exists() and "mill.html" not in holder.engine.data.documents
     assert "faro.txt" in holder.engine.data.documents  # the others stay indexed

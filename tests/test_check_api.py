@@ -23,8 +23,9 @@ def test_check_api_through_gradio_client(served: str):
     first = record["evidence"][0]
     assert first["relation"] == "conflicts" and (first["claim_value"], first["document_value"]) == ("1790", "1760")
     assert first["citation"]["doc_id"] == "mill.html"
-    assert client.predict("El faro de Punta Brava se construyó en 1887.", 3, api_name="/check")["verdict"] == \
-        "supported"
+    assert (
+        client.predict("El faro de Punta Brava se construyó en 1887.", 3, api_name="/check")["verdict"] == "supported"
+    )
     assert client.predict("", 3, api_name="/check") == {"error": "the claim is empty; type a claim", "field": "claim"}
     long = client.predict("x" * 100_000, 3, api_name="/check")
     assert long == {"error": "the claim is too long (100000 characters; the limit is 2000)", "field": "claim"}
@@ -39,18 +40,21 @@ def test_check_record_and_validation(holder: EngineHolder):
     assert check_record(holder, "The windmill of Greyhill was built in 1760.", 1)["verdict"] == "supported"
 
 
-@pytest.mark.parametrize("text,claim", [
-    ("GLM-5 tiene 744 mil millones de parámetros.", True),
-    ("The windmill was built in 1760", True),  # a date, no question mark
-    ("O farol fica na Ilha Clara.", True),
-    ("¿Cuántos parámetros tiene GLM-5?", False),
-    ("How many parameters does GLM-5 have", False),  # a question without its mark
-    ("Qual chip a Baidu está testando", False),
-    ("Tell me about the windmill.", False),
-    ("GLM-5", False),
-    ("windmill built", False),
-    ("the windmill of Greyhill", False),  # no stop, no fact: asked, not checked
-])
+@pytest.mark.parametrize(
+    "text,claim",
+    [
+        ("GLM-5 tiene 744 mil millones de parámetros.", True),
+        ("The windmill was built in 1760", True),  # a date, no question mark
+        ("O farol fica na Ilha Clara.", True),
+        ("¿Cuántos parámetros tiene GLM-5?", False),
+        ("How many parameters does GLM-5 have", False),  # a question without its mark
+        ("Qual chip a Baidu está testando", False),
+        ("Tell me about the windmill.", False),
+        ("GLM-5", False),
+        ("windmill built", False),
+        ("the windmill of Greyhill", False),  # no stop, no fact: asked, not checked
+    ],
+)
 def test_auto_mode_checks_only_clear_statements(text, claim):
     assert looks_like_claim(text) is claim
 
@@ -70,7 +74,9 @@ def test_open_document_only_for_indexed_documents(holder: EngineHolder):
     html, error = open_document(holder, {"doc": "mill.html", "start": 26, "end": 95})
     assert error == "" and '<mark id="cited">The windmill of Greyhill was built in 1760' in html
     assert open_document(holder, {"doc": "../../etc/passwd", "start": 0, "end": 5}) == (
-        "", "that document is not in the index")
+        "",
+        "that document is not in the index",
+    )
     html, _ = open_document(holder, {"doc": "beacon.md", "start": -5, "end": 10**9})
     assert "<script" not in html and "<img" not in html and '<mark id="cited">' in html
 
@@ -82,8 +88,13 @@ def test_check_html_is_inert():
     xss = "<script>alert(1)</script> ![x](http://e/x.png) 1760"
     cit = Citation("a<b>.md", xss, "en", 0, len(xss), xss, 1.0)
     at = xss.index("1760")
-    check = ClaimCheck("<img src=x onerror=alert(2)>", "en", "conflicting", "The documents say “<b>”, not “1790”.",
-                       (ClaimEvidence(cit, "conflicts", Highlight(0, len(xss)), Highlight(at, at + 4), "<i>", "1760"),))
+    check = ClaimCheck(
+        "<img src=x onerror=alert(2)>",
+        "en",
+        "conflicting",
+        "The documents say “<b>”, not “1790”.",
+        (ClaimEvidence(cit, "conflicts", Highlight(0, len(xss)), Highlight(at, at + 4), "<i>", "1760"),),
+    )
     for html in (display.check_html(check), display.check_sources_html(check)):
         for bad in ("<script", "<img", "“<b>”", "<i>", "!["):
             assert bad not in html

@@ -15,7 +15,7 @@ def test_offsets_reproduce_text_on_the_whole_corpus(repo: Path, settings: Chunke
         chunks = chunk_document(doc, settings)
         assert chunks
         for chunk in chunks:
-            assert doc.text[chunk.start:chunk.end] == chunk.text
+            assert doc.text[chunk.start : chunk.end] == chunk.text
             assert len(chunk.text) <= settings.size
         starts = [c.start for c in chunks]
         assert starts == sorted(starts)

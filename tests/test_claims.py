@@ -35,27 +35,57 @@ def test_claim_parts_names_facts_and_words():
     assert "lanzo" in parts.keys  # cognate keys: folded, five letters
 
 
-@pytest.mark.parametrize("claim,lang,sentence,sentence_lang", [
-    ("GLM-5 tiene unos 744 mil millones de parámetros.", "es",
-     "GLM-5 es un modelo de lenguaje de aproximadamente 744 mil millones de parámetros.", "es"),
-    ("O GLM-5 tem 744 bilhões de parâmetros.", "pt", "GLM-5 is a model of roughly 744 billion parameters.", "en"),
-    ("The Punta Brava lighthouse was built in 1887.", "en",
-     "El faro de Punta Brava se construyó en 1887 con piedra traída de una cantera cercana.", "es"),
-    ("O farol da Ilha Clara foi inaugurado a 3 de maio de 1912.", "pt",
-     "The lighthouse of Ilha Clara opened on May 3, 1912.", "en"),
-])
+@pytest.mark.parametrize(
+    "claim,lang,sentence,sentence_lang",
+    [
+        (
+            "GLM-5 tiene unos 744 mil millones de parámetros.",
+            "es",
+            "GLM-5 es un modelo de lenguaje de aproximadamente 744 mil millones de parámetros.",
+            "es",
+        ),
+        ("O GLM-5 tem 744 bilhões de parâmetros.", "pt", "GLM-5 is a model of roughly 744 billion parameters.", "en"),
+        (
+            "The Punta Brava lighthouse was built in 1887.",
+            "en",
+            "El faro de Punta Brava se construyó en 1887 con piedra traída de una cantera cercana.",
+            "es",
+        ),
+        (
+            "O farol da Ilha Clara foi inaugurado a 3 de maio de 1912.",
+            "pt",
+            "The lighthouse of Ilha Clara opened on May 3, 1912.",
+            "en",
+        ),
+    ],
+)
 def test_the_same_facts_support_across_languages(claim, lang, sentence, sentence_lang):
     assert relation(claim, lang, sentence, sentence_lang) == "supports"
 
 
-@pytest.mark.parametrize("claim,lang,sentence,other", [
-    ("GLM-5 tiene unos 800 mil millones de parámetros.", "es",
-     "GLM-5 es un modelo de lenguaje de aproximadamente 744 mil millones de parámetros.", "744 mil millones de parámetros"),
-    ("The API of GLM-Image charges 0.5 yuan per image.", "en",
-     "La API de GLM-Image cuesta 0,1 yuan por imagen generada.", "0,1 yuan"),
-    ("O farol da Ilha Clara foi inaugurado em 1920.", "pt",
-     "O farol da Ilha Clara foi inaugurado em 1912 e tem 35 metros de altura.", "1912"),
-])
+@pytest.mark.parametrize(
+    "claim,lang,sentence,other",
+    [
+        (
+            "GLM-5 tiene unos 800 mil millones de parámetros.",
+            "es",
+            "GLM-5 es un modelo de lenguaje de aproximadamente 744 mil millones de parámetros.",
+            "744 mil millones de parámetros",
+        ),
+        (
+            "The API of GLM-Image charges 0.5 yuan per image.",
+            "en",
+            "La API de GLM-Image cuesta 0,1 yuan por imagen generada.",
+            "0,1 yuan",
+        ),
+        (
+            "O farol da Ilha Clara foi inaugurado em 1920.",
+            "pt",
+            "O farol da Ilha Clara foi inaugurado em 1912 e tem 35 metros de altura.",
+            "1912",
+        ),
+    ],
+)
 def test_another_value_for_the_same_thing_conflicts(claim, lang, sentence, other):
     parts = analyse_claim(claim, lang)
     judged = judge_sentence(parts, sentence, lang if "GLM-Image" not in claim else "es")
@@ -64,8 +94,10 @@ def test_another_value_for_the_same_thing_conflicts(claim, lang, sentence, other
 
 
 def test_the_value_in_place_of_the_claims_is_compared_not_any_value():
-    sentence = ("Arquitectura híbrida: un modelo autorregresivo de 9 mil millones de parámetros y un "
-                "decodificador de difusión de 7 mil millones responsable del detalle fino.")
+    sentence = (
+        "Arquitectura híbrida: un modelo autorregresivo de 9 mil millones de parámetros y un "
+        "decodificador de difusión de 7 mil millones responsable del detalle fino."
+    )
     decoder_9 = analyse_claim("El decodificador de difusión de GLM-Image tiene 9 mil millones de parámetros.", "es")
     decoder_7 = analyse_claim("El decodificador de difusión de GLM-Image tiene 7 mil millones de parámetros.", "es")
     para = "GLM-Image, de Zhipu AI (enero de 2026). " + sentence
@@ -80,15 +112,18 @@ def test_nearest_words_tie_a_value_to_its_subject():
         assert match.relation == "different" and match.doc.text == value
 
 
-@pytest.mark.parametrize("claim,lang,sentence", [
-    # a missing name: the sentence is about another thing
-    ("El Huawei Connect 2026 se celebró en Shanghái.", "es", "En el Huawei Connect 2026, celebrado en septiembre."),
-    # a value of another kind or unit is no conflict
-    ("Training GLM-5 took about four months.", "en", "GLM-5 was trained on around 100,000 chips in 2026."),
-    # another subject with another value: not the same thing
-    ("DeepSeek V4 has 1.2 trillion parameters.", "en", "GLM-5 is a model of roughly 744 billion parameters."),
-    ("The Eiffel Tower is 330 metres tall.", "en", "The windmill of Greyhill was built in 1760."),
-])
+@pytest.mark.parametrize(
+    "claim,lang,sentence",
+    [
+        # a missing name: the sentence is about another thing
+        ("El Huawei Connect 2026 se celebró en Shanghái.", "es", "En el Huawei Connect 2026, celebrado en septiembre."),
+        # a value of another kind or unit is no conflict
+        ("Training GLM-5 took about four months.", "en", "GLM-5 was trained on around 100,000 chips in 2026."),
+        # another subject with another value: not the same thing
+        ("DeepSeek V4 has 1.2 trillion parameters.", "en", "GLM-5 is a model of roughly 744 billion parameters."),
+        ("The Eiffel Tower is 330 metres tall.", "en", "The windmill of Greyhill was built in 1760."),
+    ],
+)
 def test_unrelated_sentences_neither_support_nor_conflict(claim, lang, sentence):
     assert relation(claim, lang, sentence) == "related"
 
@@ -112,8 +147,10 @@ def test_decide_prefers_support_then_conflict():
 
 
 def test_messages_in_the_claims_language_name_both_values():
-    assert claim_message("conflicting", "es", "800 mil millones", "744 billion") == \
-        "Los documentos dicen «744 billion», no «800 mil millones»."
+    assert (
+        claim_message("conflicting", "es", "800 mil millones", "744 billion")
+        == "Los documentos dicen «744 billion», no «800 mil millones»."
+    )
     assert claim_message("conflicting", "pt", "0,14", "0,014").startswith("Os documentos dizem «0,014»")
     assert claim_message("not_found", "en") == "Nothing in the documents speaks to this claim."
     assert "respaldan" in claim_message("supported", "es")
@@ -138,9 +175,9 @@ def test_engine_check_on_the_fixture_corpus(built_index, embedder):
     first = supported.evidence[0]
     assert first.relation == "supports" and first.citation.doc_id == "faro.txt"
     doc = engine.data.documents["faro.txt"].text
-    assert first.citation.text == doc[first.citation.start:first.citation.end]
-    assert "1887" in first.citation.text[first.highlight.start:first.highlight.end]
-    assert first.citation.text[first.value.start:first.value.end] == "1887"
+    assert first.citation.text == doc[first.citation.start : first.citation.end]
+    assert "1887" in first.citation.text[first.highlight.start : first.highlight.end]
+    assert first.citation.text[first.value.start : first.value.end] == "1887"
 
     conflicting = engine.check("The windmill of Greyhill was built in 1790.")
     assert conflicting.verdict == CONFLICTING and conflicting.evidence[0].document_value == "1760"

@@ -14,8 +14,12 @@ from citeqa.evaluation import file_kind, load_claims, parse_claim_thresholds
 CLAIMS = [
     {"id": "s1", "claim": "El faro de Punta Brava se construyó en 1887.", "verdict": "supported", "lang": "es"},
     {"id": "c1", "claim": "The windmill of Greyhill was built in 1790.", "verdict": "conflicting", "lang": "en"},
-    {"id": "n1", "claim": "O farol da Ilha Clara tem um elevador de vidro da Siemens.", "verdict": "not_found",
-     "lang": "pt"},
+    {
+        "id": "n1",
+        "claim": "O farol da Ilha Clara tem um elevador de vidro da Siemens.",
+        "verdict": "not_found",
+        "lang": "pt",
+    },
 ]
 
 
@@ -70,13 +74,29 @@ def test_eval_dispatches_a_claim_file(keyword_cli, built_index: Path, tmp_path: 
     path = _write(tmp_path / "claims.jsonl", CLAIMS)
     assert file_kind(path) == "claims" and file_kind(Path("eval/qa.jsonl")) == "qa"
     pred = tmp_path / "pred.jsonl"
-    assert keyword_cli(["eval", str(path), "--index", str(built_index), "--predictions", str(pred),
-                        "--fail-under", "accuracy=1,not_found_as_supported=0"]) == 0
+    assert (
+        keyword_cli(
+            [
+                "eval",
+                str(path),
+                "--index",
+                str(built_index),
+                "--predictions",
+                str(pred),
+                "--fail-under",
+                "accuracy=1,not_found_as_supported=0",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "citeqa claim checking" in out and "not_found claims called supported: 0" in out
     rows = [json.loads(line) for line in pred.read_text(encoding="utf-8").splitlines()]
     assert [(r["id"], r["verdict"], r["correct"]) for r in rows] == [
-        ("s1", "supported", True), ("c1", "conflicting", True), ("n1", "not_found", True)]
+        ("s1", "supported", True),
+        ("c1", "conflicting", True),
+        ("n1", "not_found", True),
+    ]
     wrong = _write(tmp_path / "wrong.jsonl", [{**CLAIMS[2], "verdict": "supported"}])
     assert keyword_cli(["eval", str(wrong), "--index", str(built_index), "--fail-under", "supported=0.9"]) == 1
     assert "supported = 0.000 is below the required 0.9" in capsys.readouterr().err
@@ -92,8 +112,10 @@ def test_claim_files_are_validated_whole(tmp_path: Path):
         load_claims(bad)
     with pytest.raises(ConfigError, match="unknown claim metric"):
         parse_claim_thresholds("hit1=0.9")
-    assert parse_claim_thresholds("acc=0.85,not_found_as_supported=0") == {"accuracy": 0.85,
-                                                                           "not_found_as_supported": 0.0}
+    assert parse_claim_thresholds("acc=0.85,not_found_as_supported=0") == {
+        "accuracy": 0.85,
+        "not_found_as_supported": 0.0,
+    }
 
 
 def test_the_shipped_claim_files_are_balanced(repo: Path):
@@ -103,5 +125,6 @@ def test_the_shipped_claim_files_are_balanced(repo: Path):
         for lang in ("es", "pt", "en"):
             verdicts = [i.verdict for i in items if i.lang == lang]
             assert {v: verdicts.count(v) for v in set(verdicts)} == dict.fromkeys(
-                ("supported", "conflicting", "not_found"), len(items) // 9)
+                ("supported", "conflicting", "not_found"), len(items) // 9
+            )
     assert CONVERSATION_FORMAT == "citeqa-conversation"

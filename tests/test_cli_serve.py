@@ -39,16 +39,19 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_busy_port_is_one_line_and_exit_2_before_the_model_loads(busy_port: int, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch, capsys):
+def test_busy_port_is_one_line_and_exit_2_before_the_model_loads(
+    busy_port: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+):
     def never(*args, **kwargs):
         raise AssertionError("the index and the model must not be loaded when the port is busy")
 
     monkeypatch.setattr(Engine, "open", never)
     assert cli.main(["serve", "--index", str(tmp_path / "index"), "--port", str(busy_port)]) == 2
     err = capsys.readouterr().err
-    assert err == (f"citeqa: error: port {busy_port} on 127.0.0.1 is already in use (another citeqa serve?); "
-                   "stop it or choose another port with --port\n")
+    assert err == (
+        f"citeqa: error: port {busy_port} on 127.0.0.1 is already in use (another citeqa serve?); "
+        "stop it or choose another port with --port\n"
+    )
 
 
 def test_busy_port_in_a_real_process(busy_port: int, fixture_corpus: Path, tmp_path: Path, repo: Path):
@@ -57,9 +60,24 @@ def test_busy_port_in_a_real_process(busy_port: int, fixture_corpus: Path, tmp_p
     update_index(fixture_corpus, index, KeywordEmbedder(model_id=DEFAULT_MODEL, dim=384))
     env = {**os.environ, "PYTHONPATH": str(repo / "src"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "citeqa.app.cli", "serve", "--index", str(index), "--corpus",
-                           str(fixture_corpus), "--port", str(busy_port)], capture_output=True, text=True,
-                          env=env, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "citeqa.app.cli",
+            "serve",
+            "--index",
+            str(index),
+            "--corpus",
+            str(fixture_corpus),
+            "--port",
+            str(busy_port),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and f"port {busy_port} on 127.0.0.1 is already in use" in proc.stderr
     assert "Traceback" not in proc.stderr and time.monotonic() - started < 15
@@ -80,8 +98,19 @@ def test_port_must_be_a_port(value: str, capsys):
 
 
 def test_serve_options_parse():
-    args = cli._parser().parse_args(["serve", "--max-upload-mb", "0.5", "--allowed-host", "docs.lan",
-                                     "--allowed-host", "citeqa.example", "--port", "8080"])
+    args = cli._parser().parse_args(
+        [
+            "serve",
+            "--max-upload-mb",
+            "0.5",
+            "--allowed-host",
+            "docs.lan",
+            "--allowed-host",
+            "citeqa.example",
+            "--port",
+            "8080",
+        ]
+    )
     assert args.max_upload_mb == 0.5 and args.allowed_host == ["docs.lan", "citeqa.example"] and args.port == 8080
     assert cli._parser().parse_args(["serve"]).allowed_host == []
 
@@ -95,8 +124,7 @@ def test_help_says_auth_on_the_command_line_is_visible(capsys):
 
 
 @pytest.mark.parametrize("argv,env,warned", [(["--auth", "ana:pw"], None, True), ([], "ana:pw", False)])
-def test_auth_given_on_the_command_line_is_warned_about(argv, env, warned, monkeypatch: pytest.MonkeyPatch,
-                                                        capsys):
+def test_auth_given_on_the_command_line_is_warned_about(argv, env, warned, monkeypatch: pytest.MonkeyPatch, capsys):
     if env:
         monkeypatch.setenv("CITEQA_AUTH", env)
     else:
@@ -108,10 +136,9 @@ def test_auth_given_on_the_command_line_is_warned_about(argv, env, warned, monke
     assert ("visible to every local user" in capsys.readouterr().err) is warned
 
 
-
-
-def test_citeqa_serve_runs_the_guarded_server(keyword_cli, fixture_corpus: Path, tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch, capsys):
+def test_citeqa_serve_runs_the_guarded_server(
+    keyword_cli, fixture_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+):
     """The whole `citeqa serve` path (CLI, bind, engine, guard, uvicorn) with the keyword model."""
     from gradio_client import Client
 
@@ -127,18 +154,36 @@ def test_citeqa_serve_runs_the_guarded_server(keyword_cli, fixture_corpus: Path,
             with httpx.Client(base_url=running.url, trust_env=False) as client:
                 checked["evil"] = client.get("/", headers={"Host": f"evil.example:{port}"}).status_code
                 checked["lan"] = client.get("/", headers={"Host": f"docs.lan:{port}"}).status_code
-            record = Client(running.url, verbose=False).predict("When was the windmill built?", [], 2, "auto",
-                                                                api_name="/ask")
+            record = Client(running.url, verbose=False).predict(
+                "When was the windmill built?", [], 2, "auto", api_name="/ask"
+            )
             checked["answer"] = record["answer"]
         finally:
             running.close()
 
     monkeypatch.setattr(server, "run", run_and_probe)
     port = free_port()
-    assert keyword_cli(["serve", "--index", str(index), "--corpus", str(fixture_corpus), "--port", str(port),
-                        "--allowed-host", "docs.lan"]) == 0
-    assert checked == {"evil": 403, "lan": 200, "answer": "The windmill of Greyhill was built in 1760 by the "
-                                                          "miller Thomas Hale."}
+    assert (
+        keyword_cli(
+            [
+                "serve",
+                "--index",
+                str(index),
+                "--corpus",
+                str(fixture_corpus),
+                "--port",
+                str(port),
+                "--allowed-host",
+                "docs.lan",
+            ]
+        )
+        == 0
+    )
+    assert checked == {
+        "evil": 403,
+        "lan": 200,
+        "answer": "The windmill of Greyhill was built in 1760 by the miller Thomas Hale.",
+    }
     assert f"serving on http://127.0.0.1:{port}/" in capsys.readouterr().err
 
 
@@ -160,9 +205,23 @@ def test_a_real_serve_process_refuses_rebinding_and_stops_cleanly(fixture_corpus
     update_index(fixture_corpus, index, KeywordEmbedder())
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(repo / "src"), "GRADIO_TEMP_DIR": str(tmp_path / "cache")}
-    proc = subprocess.Popen([sys.executable, "-c", SERVE_WITH_KEYWORD_MODEL,
-                             "serve", "--index", str(index), "--corpus", str(fixture_corpus), "--port", str(port)],
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            SERVE_WITH_KEYWORD_MODEL,
+            "serve",
+            "--index",
+            str(index),
+            "--corpus",
+            str(fixture_corpus),
+            "--port",
+            str(port),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert proc.stderr.readline().startswith(f"citeqa: serving on http://127.0.0.1:{port}/")
         url = f"http://127.0.0.1:{port}/"

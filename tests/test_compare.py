@@ -31,15 +31,39 @@ UNANSWERABLE = [f"u{i}" for i in range(1, 7)]
 def record(qid: str, *, right: bool, abstained: bool = False, f1: float | None = None) -> dict:
     """A predictions line as ``--predictions`` writes it (the fields compare reads)."""
     answerable = qid.startswith("q")
-    flags = {"rank": 1 if right else None, "hit1": right, "hit5": right, "rr": 1.0 if right else 0.0,
-             "correct": right, "exact": False, "f1": f1 if f1 is not None else (0.5 if right else 0.0),
-             "lang_first": True} if answerable else dict.fromkeys(("rank", "hit1", "hit5", "rr", "correct",
-                                                                   "exact", "f1", "lang_first"))
+    flags = (
+        {
+            "rank": 1 if right else None,
+            "hit1": right,
+            "hit5": right,
+            "rr": 1.0 if right else 0.0,
+            "correct": right,
+            "exact": False,
+            "f1": f1 if f1 is not None else (0.5 if right else 0.0),
+            "lang_first": True,
+        }
+        if answerable
+        else dict.fromkeys(("rank", "hit1", "hit5", "rr", "correct", "exact", "f1", "lang_first"))
+    )
     abstained = abstained if answerable else right
-    return {"id": qid, "question": f"question {qid}?", "language": "en", "answer": None if abstained else "an answer",
-            "abstained": abstained, "confidence": 0.5, "citations": [], "latency_ms": 3.0, "highlight": None,
-            "lang": "en", "gold_answers": ["x"] if answerable else [], "gold_doc": None, "answerable": answerable,
-            **flags, "citations_exact": 0, "citations_total": 0}
+    return {
+        "id": qid,
+        "question": f"question {qid}?",
+        "language": "en",
+        "answer": None if abstained else "an answer",
+        "abstained": abstained,
+        "confidence": 0.5,
+        "citations": [],
+        "latency_ms": 3.0,
+        "highlight": None,
+        "lang": "en",
+        "gold_answers": ["x"] if answerable else [],
+        "gold_doc": None,
+        "answerable": answerable,
+        **flags,
+        "citations_exact": 0,
+        "citations_total": 0,
+    }
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:
@@ -49,23 +73,29 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 def old_run() -> list[dict]:
     """q01-q12 right, q13-q24 wrong; abstained on u1-u3; plus "gone", only in this run."""
-    return ([record(q, right=i < 12) for i, q in enumerate(ANSWERABLE)]
-            + [record(u, right=i < 3) for i, u in enumerate(UNANSWERABLE)]
-            + [record("gone", right=True)])
+    return (
+        [record(q, right=i < 12) for i, q in enumerate(ANSWERABLE)]
+        + [record(u, right=i < 3) for i, u in enumerate(UNANSWERABLE)]
+        + [record("gone", right=True)]
+    )
 
 
 def new_run() -> list[dict]:
     """q03-q12 broken (10), q13, q14 and u4 fixed (3); plus "new1", only in this run."""
     right = set(ANSWERABLE[:2]) | {"q13", "q14"}
-    return ([record(q, right=q in right) for q in ANSWERABLE]
-            + [record(u, right=i < 4) for i, u in enumerate(UNANSWERABLE)]
-            + [record("new1", right=True)])
+    return (
+        [record(q, right=q in right) for q in ANSWERABLE]
+        + [record(u, right=i < 4) for i, u in enumerate(UNANSWERABLE)]
+        + [record("new1", right=True)]
+    )
 
 
 @pytest.fixture
 def runs(tmp_path: Path):
-    return (load_predictions(write_jsonl(tmp_path / "old.jsonl", old_run())),
-            load_predictions(write_jsonl(tmp_path / "new.jsonl", new_run())))
+    return (
+        load_predictions(write_jsonl(tmp_path / "old.jsonl", old_run())),
+        load_predictions(write_jsonl(tmp_path / "new.jsonl", new_run())),
+    )
 
 
 def test_fixed_broken_and_unpaired_questions(runs) -> None:
@@ -80,8 +110,18 @@ def test_fixed_broken_and_unpaired_questions(runs) -> None:
 def test_metric_deltas_counts_and_tests(runs) -> None:
     old, new = runs
     deltas = {d.metric: d for d in compare_runs(old.records, new.records).deltas}
-    assert {"right", "hit1", "hit5", "rr", "correct", "exact", "f1", "abstain_right", "false_abstention",
-            "lang_first"} <= set(deltas)
+    assert {
+        "right",
+        "hit1",
+        "hit5",
+        "rr",
+        "correct",
+        "exact",
+        "f1",
+        "abstain_right",
+        "false_abstention",
+        "lang_first",
+    } <= set(deltas)
     correct = deltas["correct"]
     assert correct.n == 24 and correct.binary and (len(correct.better_ids), len(correct.worse_ids)) == (2, 10)
     assert correct.old == pytest.approx(0.5) and correct.new == pytest.approx(4 / 24)
@@ -189,11 +229,13 @@ def test_sidecar_provenance_and_changed_settings(tmp_path: Path) -> None:
     [
         ("", "holds no records"),
         ('{"id": "a"\n', "line 1: invalid JSON"),
-        ('[1]\n', "line 1: expected a JSON object"),
+        ("[1]\n", "line 1: expected a JSON object"),
         ('{"answerable": true, "abstained": false}\n', "line 1: missing or empty id"),
         ('{"id": "a", "abstained": false}\n', "line 1: answerable must be true or false"),
-        ('{"id": "a", "answerable": true, "abstained": false}\n\n{"id": "a", "answerable": true, "abstained": true}\n',
-         "line 3: duplicate id 'a' (first used on line 1)"),
+        (
+            '{"id": "a", "answerable": true, "abstained": false}\n\n{"id": "a", "answerable": true, "abstained": true}\n',
+            "line 3: duplicate id 'a' (first used on line 1)",
+        ),
     ],
 )
 def test_bad_predictions_files(tmp_path: Path, content: str, expected: str) -> None:
@@ -225,8 +267,13 @@ QUESTIONS = [
 def current(keyword_cli, built_index: Path, tmp_path: Path):
     """A run over 8 questions whose gold answer never occurs, so every answer is wrong: (qa file, predictions)."""
     qa = tmp_path / "qa.jsonl"
-    qa.write_text("".join(json.dumps({"id": f"c{i}", "question": q, "answers": [NEVER], "lang": lang}) + "\n"
-                          for i, (q, lang) in enumerate(QUESTIONS)), encoding="utf-8")
+    qa.write_text(
+        "".join(
+            json.dumps({"id": f"c{i}", "question": q, "answers": [NEVER], "lang": lang}) + "\n"
+            for i, (q, lang) in enumerate(QUESTIONS)
+        ),
+        encoding="utf-8",
+    )
     pred = tmp_path / "now.jsonl"
     assert keyword_cli(["eval", str(qa), "--index", str(built_index), "--predictions", str(pred)]) == 0
     records = [json.loads(line) for line in pred.read_text(encoding="utf-8").splitlines()]
@@ -236,8 +283,9 @@ def current(keyword_cli, built_index: Path, tmp_path: Path):
 
 def test_cli_compare_exit_codes(keyword_cli, current, built_index: Path, tmp_path: Path, capsys) -> None:
     qa, records = current
-    better = write_jsonl(tmp_path / "better.jsonl", [r | {"correct": True} for r in records]
-                         + [record("gone", right=True)])
+    better = write_jsonl(
+        tmp_path / "better.jsonl", [r | {"correct": True} for r in records] + [record("gone", right=True)]
+    )
     args = ["eval", str(qa), "--index", str(built_index), "--compare", str(better)]
     capsys.readouterr()
     assert keyword_cli(args) == 0  # a regression, but nobody asked to fail on it
@@ -250,13 +298,15 @@ def test_cli_compare_exit_codes(keyword_cli, current, built_index: Path, tmp_pat
     data = json.loads(report.read_text(encoding="utf-8"))
     assert [c["id"] for c in data["broken"]] == [f"c{i}" for i in range(8)] and "correct" in data["regressions"]
     same = write_jsonl(tmp_path / "same.jsonl", records)
-    assert keyword_cli(["eval", str(qa), "--index", str(built_index), "--compare", str(same),
-                        "--fail-on-regression"]) == 0
+    assert (
+        keyword_cli(["eval", str(qa), "--index", str(built_index), "--compare", str(same), "--fail-on-regression"]) == 0
+    )
     assert "fixed (0):" in capsys.readouterr().out
 
 
-def test_cli_compare_reports_changed_provenance(keyword_cli, current, built_index: Path, tmp_path: Path,
-                                                capsys) -> None:
+def test_cli_compare_reports_changed_provenance(
+    keyword_cli, current, built_index: Path, tmp_path: Path, capsys
+) -> None:
     qa, _ = current
     pred = tmp_path / "now.jsonl"
     meta = json.loads(meta_path(pred).read_text(encoding="utf-8"))
@@ -274,8 +324,9 @@ def test_cli_compare_reports_changed_provenance(keyword_cli, current, built_inde
         (["--compare", "missing.jsonl"], "predictions file not found"),
     ],
 )
-def test_cli_compare_errors_are_one_line(keyword_cli, built_index: Path, tmp_path: Path, capsys,
-                                         extra: list[str], expected: str) -> None:
+def test_cli_compare_errors_are_one_line(
+    keyword_cli, built_index: Path, tmp_path: Path, capsys, extra: list[str], expected: str
+) -> None:
     qa = tmp_path / "qa.jsonl"
     qa.write_text('{"question": "¿Qué?", "answers": [], "lang": "es"}\n', encoding="utf-8")
     extra = [str(tmp_path / e) if e.endswith(".jsonl") else e for e in extra]

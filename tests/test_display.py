@@ -14,7 +14,7 @@ from citeqa.index.manifest import DocEntry
 from citeqa.records import Answer, Citation, Document, Highlight, PageSpan, SectionSpan
 
 XSS = '<script>alert(1)</script> <img src=x onerror="alert(2)"> ![pic](http://evil/x.png) [link](javascript:alert(3))'
-BAD = ("<script", "<img", "![", "](", "onerror=\"", "javascript:")
+BAD = ("<script", "<img", "![", "](", 'onerror="', "javascript:")
 
 
 def _doc(doc_id: str, text: str, pages: tuple[PageSpan, ...] = ()) -> Document:
@@ -76,10 +76,17 @@ def test_sources_show_page_and_context_from_the_document():
 def test_sources_show_the_section_of_the_answer_in_the_question_language():
     text = "Report\n\nChapter 1\n\nThe tower is 32 m high.\n\nChapter 2\n\nThe lamp became electric in 1954."
     one, two = text.index("Chapter 1"), text.index("Chapter 2")
-    doc = Document("r.docx", "R", text, "en", "0" * 64, "docx",
-                   sections=(SectionSpan(one, two - 2, "Chapter 1"), SectionSpan(two, len(text), "Chapter <2>")))
+    doc = Document(
+        "r.docx",
+        "R",
+        text,
+        "en",
+        "0" * 64,
+        "docx",
+        sections=(SectionSpan(one, two - 2, "Chapter 1"), SectionSpan(two, len(text), "Chapter <2>")),
+    )
     first = Citation("r.docx", "R", "en", 0, len(text), text, 0.9)  # a passage from the title into chapter 2
-    second = Citation("r.docx", "R", "en", 0, two - 2, text[:two - 2], 0.5)  # starts before any section
+    second = Citation("r.docx", "R", "en", 0, two - 2, text[: two - 2], 0.5)  # starts before any section
     answer = Answer("q", "es", "The lamp became electric in 1954.", False, 0.9, (first, second))
     html = sources_html(answer, {"r.docx": doc})
     assert html.count("sección: Chapter &#60;2&#62;") == 1  # where the answer is, escaped

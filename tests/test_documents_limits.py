@@ -30,12 +30,14 @@ def compressed_text_pdf(pages: int, chars_per_page: int) -> bytes:
     objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"", b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
     kids = []
     text = (SENTENCE * (chars_per_page // len(SENTENCE) + 1))[:chars_per_page]
-    lines = " ".join(f"({text[i:i + 100]}) Tj T*" for i in range(0, len(text), 100))
+    lines = " ".join(f"({text[i : i + 100]}) Tj T*" for i in range(0, len(text), 100))
     stream = zlib.compress(f"BT /F1 8 Tf 10 TL 20 780 Td {lines} ET".encode(), 9)
     for _ in range(pages):
         objects.append(b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream")
-        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> "
-                       b">> /Contents %d 0 R >>" % len(objects))
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> "
+            b">> /Contents %d 0 R >>" % len(objects)
+        )
         kids.append(len(objects))
     objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), pages)
     out, offsets = io.BytesIO(), []
@@ -59,13 +61,14 @@ def bomb(tmp_path: Path) -> Path:
     return path
 
 
-
-
 def test_a_pdf_that_expands_past_the_limit_is_refused_early(bomb: Path):
     assert bomb.stat().st_size < 60_000
     started = time.monotonic()
-    with pytest.raises(DocumentError, match=r"too much text \(1,0\d\d,\d\d\d characters or more; the limit is "
-                                            r"1,000,000 per file\): split the file"):
+    with pytest.raises(
+        DocumentError,
+        match=r"too much text \(1,0\d\d,\d\d\d characters or more; the limit is "
+        r"1,000,000 per file\): split the file",
+    ):
         load_document(bomb, "bomb.pdf")
     assert time.monotonic() - started < 5  # extraction stops at the limit, half of the pages unread
 
@@ -85,8 +88,9 @@ def test_text_files_are_limited_too(tmp_path: Path):
     assert [(s.doc_id, s.reason.split(" (")[0]) for s in scan.skipped] == [("over.txt", "too much text")]
 
 
-def test_cli_index_prints_why_the_file_was_skipped(keyword_cli, fixture_corpus: Path, bomb: Path, tmp_path: Path,
-                                                    capsys):
+def test_cli_index_prints_why_the_file_was_skipped(
+    keyword_cli, fixture_corpus: Path, bomb: Path, tmp_path: Path, capsys
+):
     (fixture_corpus / "bomb.pdf").write_bytes(bomb.read_bytes())
     assert keyword_cli(["index", "--corpus", str(fixture_corpus), "--index", str(tmp_path / "idx")]) == 0
     out = capsys.readouterr().out
@@ -115,6 +119,20 @@ def test_passages_per_document_are_limited(fixture_corpus: Path, tmp_path: Path)
 
 def test_cli_index_prints_the_passage_limit(keyword_cli, fixture_corpus: Path, tmp_path: Path, capsys):
     (fixture_corpus / "long.txt").write_text(" ".join(f"w{n}" for n in range(30_000)), encoding="utf-8")
-    assert keyword_cli(["index", "--corpus", str(fixture_corpus), "--index", str(tmp_path / "i"),
-                     "--chunk-size", "50", "--chunk-overlap", "0"]) == 0
+    assert (
+        keyword_cli(
+            [
+                "index",
+                "--corpus",
+                str(fixture_corpus),
+                "--index",
+                str(tmp_path / "i"),
+                "--chunk-size",
+                "50",
+                "--chunk-overlap",
+                "0",
+            ]
+        )
+        == 0
+    )
     assert "skipped long.txt: too many passages" in capsys.readouterr().out

@@ -19,18 +19,21 @@ def real_engine(tmp_path_factory: pytest.TempPathFactory, repo: Path) -> Engine:
     return Engine.open(index_dir, embedder=embedder)
 
 
-@pytest.mark.parametrize("question,lang,doc,fact", [
-    ("¿Cuántos parámetros tiene el modelo openPangu 2.0?", "es", "000_5ef921f8f2204520.txt", "505 mil millones"),
-    ("Em que mês de 2025 o CANN foi aberto?", "pt", "001_87af5d9abf78f73b.txt", "agosto de 2025"),
-    ("How much memory is the 960DT estimated to have?", "en", "004_2c6e8a6cf80e6993.txt", "288 GB"),
-])
+@pytest.mark.parametrize(
+    "question,lang,doc,fact",
+    [
+        ("¿Cuántos parámetros tiene el modelo openPangu 2.0?", "es", "000_5ef921f8f2204520.txt", "505 mil millones"),
+        ("Em que mês de 2025 o CANN foi aberto?", "pt", "001_87af5d9abf78f73b.txt", "agosto de 2025"),
+        ("How much memory is the 960DT estimated to have?", "en", "004_2c6e8a6cf80e6993.txt", "288 GB"),
+    ],
+)
 def test_first_citation_is_in_the_question_language(real_engine: Engine, question, lang, doc, fact):
     answer = real_engine.ask(question)
     first = answer.citations[0]
     assert answer.language == lang
     assert first.doc_id == doc and first.lang == lang
     assert fact in first.text
-    assert real_engine.doc_text(first.doc_id)[first.start:first.end] == first.text
+    assert real_engine.doc_text(first.doc_id)[first.start : first.end] == first.text
     assert not answer.abstained and answer.answer in first.text and fact in answer.answer
 
 
@@ -41,8 +44,16 @@ def test_unanswerable_question_abstains_with_closest_passages(real_engine: Engin
 
 #: Overall numbers of `citeqa eval eval/qa.jsonl` quoted in the README; the test allows
 #: a small margin for floating-point and library-version noise, not for regressions.
-REPORTED = {"hit1": 0.885, "hit5": 0.973, "accuracy": 0.743, "short_accuracy": 0.690, "exact_match": 0.558,
-            "f1": 0.613, "lang_first": 1.0, "abstain_recall": 0.542}
+REPORTED = {
+    "hit1": 0.885,
+    "hit5": 0.973,
+    "accuracy": 0.743,
+    "short_accuracy": 0.690,
+    "exact_match": 0.558,
+    "f1": 0.613,
+    "lang_first": 1.0,
+    "abstain_recall": 0.542,
+}
 MARGIN = 0.03
 
 

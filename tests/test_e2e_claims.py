@@ -16,8 +16,10 @@ pytestmark = pytest.mark.slow
 #: verdict and overall. The margin allows library-version noise (one claim in 24 is 0.042), not regressions.
 REPORTED = {
     "eval/claims.jsonl": ("corpus", {"supported": 1.0, "conflicting": 0.958, "not_found": 1.0, "accuracy": 0.986}),
-    "eval/dev2/claims.jsonl": ("eval/dev2/corpus", {"supported": 0.833, "conflicting": 0.917, "not_found": 0.750,
-                                                    "accuracy": 0.833}),
+    "eval/dev2/claims.jsonl": (
+        "eval/dev2/corpus",
+        {"supported": 0.833, "conflicting": 0.917, "not_found": 0.750, "accuracy": 0.833},
+    ),
 }
 MARGIN = 0.045
 
@@ -42,4 +44,4 @@ def test_claim_accuracy_per_verdict(claims_file: str, repo: Path, tmp_path: Path
     for r in results:  # every passage shown is the document's text at its range
         for e in r.check.evidence:
             c = e.citation
-            assert engine.doc_text(c.doc_id)[c.start:c.end] == c.text
+            assert engine.doc_text(c.doc_id)[c.start : c.end] == c.text

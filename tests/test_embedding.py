@@ -26,18 +26,29 @@ from citeqa.errors import ModelError
 def fake_model_folder(folder: Path, pooling: str = "mean", model_type: str = "bert") -> Path:
     """The files that decide whether a sentence-transformers folder can run on ONNX."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "modules.json").write_text(json.dumps([
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]))
+    (folder / "modules.json").write_text(
+        json.dumps(
+            [
+                {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+                {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+            ]
+        )
+    )
     (folder / "config.json").write_text(json.dumps({"model_type": model_type, "hidden_size": 8}))
     (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 64, "do_lower_case": False}))
     (folder / "tokenizer.json").write_text("{}")
     (folder / "model.safetensors").write_bytes(b"weights")
     (folder / "1_Pooling").mkdir(exist_ok=True)
-    (folder / "1_Pooling" / "config.json").write_text(json.dumps({
-        "pooling_mode_cls_token": pooling == "cls", "pooling_mode_mean_tokens": pooling == "mean",
-        "pooling_mode_max_tokens": pooling == "max"}))
+    (folder / "1_Pooling" / "config.json").write_text(
+        json.dumps(
+            {
+                "pooling_mode_cls_token": pooling == "cls",
+                "pooling_mode_mean_tokens": pooling == "mean",
+                "pooling_mode_max_tokens": pooling == "max",
+            }
+        )
+    )
     return folder
 
 
@@ -126,11 +137,18 @@ def test_onnx_worker_threads_do_not_spin():
 @pytest.mark.slow
 def test_answering_with_onnx_never_imports_torch():
     SentenceTransformerEmbedder(backend="onnx").warm_up()  # the export, once, may use torch
-    code = ("import sys; from citeqa.embedding.sbert import SentenceTransformerEmbedder as E; "
-            "e = E(); v = e.encode(['hola']); "
-            "print(e.backend, v.shape, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "HF_HUB_OFFLINE": "1"})  # same cache folder as the export
+    code = (
+        "import sys; from citeqa.embedding.sbert import SentenceTransformerEmbedder as E; "
+        "e = E(); v = e.encode(['hola']); "
+        "print(e.backend, v.shape, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )  # same cache folder as the export
     assert out.stdout.split() == ["onnx", "(1,", "384)", "False", "False"]
 
 
@@ -165,7 +183,7 @@ def test_onnx_batches_follow_word_pieces_not_characters():
     by_chars = sorted(range(4), key=lambda i: -len(texts[i]))
     longest = sorted(pieces, reverse=True)
     widths = [(2, longest[0]), (2, longest[2])]  # the least padding possible
-    assert [(2, max(pieces[i] for i in by_chars[s:s + 2])) for s in (0, 2)] != widths
+    assert [(2, max(pieces[i] for i in by_chars[s : s + 2])) for s in (0, 2)] != widths
     vectors = model.encode(texts, batch_size=2, progress=False)
     assert model.session.shapes == widths
     alone = np.vstack([model.encode([t], batch_size=1, progress=False) for t in texts])

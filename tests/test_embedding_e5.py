@@ -60,12 +60,18 @@ def test_the_engine_threads_sleep_when_idle(repo):
     import subprocess
     import sys
 
-    code = ("import os; from citeqa.embedding import E5Embedder; E5Embedder().warm_up(); "
-            "print(os.environ['OMP_WAIT_POLICY'])")
+    code = (
+        "import os; from citeqa.embedding import E5Embedder; E5Embedder().warm_up(); "
+        "print(os.environ['OMP_WAIT_POLICY'])"
+    )
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     env["PYTHONPATH"] = str(repo / "src")
-    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          check=True).stdout.strip() == "PASSIVE"
+    assert (
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+        == "PASSIVE"
+    )
     env["OMP_WAIT_POLICY"] = "ACTIVE"
-    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          check=True).stdout.strip() == "ACTIVE"
+    assert (
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+        == "ACTIVE"
+    )

@@ -15,17 +15,20 @@ def engine(built_index: Path) -> Engine:
 
 def assert_exact(engine: Engine, answer) -> None:
     for c in answer.citations:
-        assert engine.doc_text(c.doc_id)[c.start:c.end] == c.text
+        assert engine.doc_text(c.doc_id)[c.start : c.end] == c.text
     if not answer.abstained:
         assert answer.answer in answer.citations[0].text
         assert len(answer.answer) < len(answer.citations[0].text)
 
 
-@pytest.mark.parametrize("question,lang,doc,fact", [
-    ("¿En qué año se construyó el faro de Punta Brava?", "es", "faro.txt", "1887"),
-    ("Quando foi inaugurado o farol da Ilha Clara?", "pt", "nested/farol.md", "1912"),
-    ("When was the windmill of Greyhill restored?", "en", "mill.html", "2004"),
-])
+@pytest.mark.parametrize(
+    "question,lang,doc,fact",
+    [
+        ("¿En qué año se construyó el faro de Punta Brava?", "es", "faro.txt", "1887"),
+        ("Quando foi inaugurado o farol da Ilha Clara?", "pt", "nested/farol.md", "1912"),
+        ("When was the windmill of Greyhill restored?", "en", "mill.html", "2004"),
+    ],
+)
 def test_answers_in_each_language_with_exact_citations(engine: Engine, question, lang, doc, fact):
     answer = engine.ask(question)
     assert answer.language == lang
@@ -37,12 +40,21 @@ def test_answers_in_each_language_with_exact_citations(engine: Engine, question,
 
 def test_record_has_the_documented_fields(engine: Engine):
     record = engine.ask("How many people climb the windmill every year?", k=2).to_dict()
-    assert set(record) == {"question", "language", "answer", "abstained", "confidence", "citations",
-                           "latency_ms", "highlight", "short_answer"}
+    assert set(record) == {
+        "question",
+        "language",
+        "answer",
+        "abstained",
+        "confidence",
+        "citations",
+        "latency_ms",
+        "highlight",
+        "short_answer",
+    }
     assert len(record["citations"]) == 2
     if record["short_answer"] is not None:  # the short answer is the highlighted phrase of the sentence
         h = record["highlight"]
-        assert record["answer"][h["start"]:h["end"]] == record["short_answer"]
+        assert record["answer"][h["start"] : h["end"]] == record["short_answer"]
 
 
 def test_short_answer_is_the_fact_the_question_asks_for(engine: Engine):
@@ -52,8 +64,13 @@ def test_short_answer_is_the_fact_the_question_asks_for(engine: Engine):
 
 
 def test_follow_up_uses_history_only_when_needed(engine: Engine):
-    assert engine.pipeline.retrieval_query("¿Y cuánto cuesta la entrada?", ["¿Qué es hoy el faro?"]).startswith("¿Qué es")
-    assert engine.pipeline.retrieval_query("When was the windmill built?", ["Who was João Pereira?"]) == "When was the windmill built?"
+    assert engine.pipeline.retrieval_query("¿Y cuánto cuesta la entrada?", ["¿Qué es hoy el faro?"]).startswith(
+        "¿Qué es"
+    )
+    assert (
+        engine.pipeline.retrieval_query("When was the windmill built?", ["Who was João Pereira?"])
+        == "When was the windmill built?"
+    )
     assert engine.pipeline.retrieval_query("When was the windmill built?", []) == "When was the windmill built?"
 
 

@@ -28,8 +28,16 @@ def cite(doc: str, start: int = 0, end: int | None = None) -> Citation:
     return Citation(doc, doc.upper(), "en", start, end, text[start:end], 0.5)
 
 
-def graded(answers: tuple[str, ...], doc: str | None, given: str | None, citations: tuple[Citation, ...],
-           qid: str = "q", lang: str = "en", confidence: float = 0.5, question: str = "When was it built?"):
+def graded(
+    answers: tuple[str, ...],
+    doc: str | None,
+    given: str | None,
+    citations: tuple[Citation, ...],
+    qid: str = "q",
+    lang: str = "en",
+    confidence: float = 0.5,
+    question: str = "When was it built?",
+):
     item = QAItem(qid, question, answers, lang, doc)
     answer = Answer(question, lang, given, given is None, confidence, citations)
     return score_question(item, answer, DOCS, {"en"})
@@ -44,8 +52,14 @@ def sample() -> list:
     return [
         graded(("1887",), "gold.txt", "The tower was built in 1887.", (cite("gold.txt"),), "right"),
         graded(("1887",), "gold.txt", "It is 42 metres tall.", (cite("gold.txt"),), "wrong-answer"),
-        graded(("1887",), "gold.txt", "Built in 1900 by <b>Ana</b>.", (cite("other.txt"), cite("gold.txt")),
-               "wrong-doc", lang="es"),
+        graded(
+            ("1887",),
+            "gold.txt",
+            "Built in 1900 by <b>Ana</b>.",
+            (cite("other.txt"), cite("gold.txt")),
+            "wrong-doc",
+            lang="es",
+        ),
         graded(("1887",), "gold.txt", None, (cite("gold.txt"),), "false-abst"),
         graded((), None, "Built in 1900 by <b>Ana</b>.", (cite("other.txt"),), "missed", lang="pt"),
         graded((), None, None, (cite("other.txt"),), "right-abst", lang="pt"),
@@ -57,7 +71,13 @@ def sample() -> list:
 
 def test_each_question_has_one_outcome():
     assert [view.outcome(r) for r in sample()] == [
-        "right", "wrong answer", "wrong document", "false abstention", "missed abstention", "right abstention"]
+        "right",
+        "wrong answer",
+        "wrong document",
+        "false abstention",
+        "missed abstention",
+        "right abstention",
+    ]
     assert view.outcome_counts(sample()) == dict.fromkeys(view.OUTCOMES, 1)
 
 
@@ -84,18 +104,25 @@ def test_question_rows_filter_by_outcome_and_language():
 
 def test_cells_are_plain_text_and_long_answers_are_cut():
     long = "x" * 500
-    result = graded(("1887",), "gold.txt", "The tower was built in 1887.\x00" + long, (cite("gold.txt"),),
-                    question="Line\nbreak\x1b?")
+    result = graded(
+        ("1887",),
+        "gold.txt",
+        "The tower was built in 1887.\x00" + long,
+        (cite("gold.txt"),),
+        question="Line\nbreak\x1b?",
+    )
     row = view.question_rows([result])[0]
     assert row[3] == "Line break ?" and len(row[4]) == view.ANSWER_CELL_CHARS and row[4].endswith("…")
 
 
 def test_filter_choices_carry_counts():
     results = sample()
-    assert view.outcome_choices(results)[:3] == [("all (6)", "all"), ("right (1)", "right"),
-                                                 ("wrong answer (1)", "wrong answer")]
-    assert view.language_choices(results) == [("all (6)", "all"), ("es (1)", "es"), ("pt (2)", "pt"),
-                                              ("en (3)", "en")]
+    assert view.outcome_choices(results)[:3] == [
+        ("all (6)", "all"),
+        ("right (1)", "right"),
+        ("wrong answer (1)", "wrong answer"),
+    ]
+    assert view.language_choices(results) == [("all (6)", "all"), ("es (1)", "es"), ("pt (2)", "pt"), ("en (3)", "en")]
 
 
 def test_metrics_table_has_a_column_per_language():
@@ -112,12 +139,15 @@ def test_outcome_help_names_every_outcome():
 # --------------------------------------------------------------------------- marking and the detail
 
 
-@pytest.mark.parametrize("text,gold", [
-    ("Fundada EN  1998, y en 1998.", "en 1998"),
-    ("Café ﬁnal CAFE\u0301", "café"),
-    ("In 2023 and 2", "2"),
-    ("nothing here", "1887"),
-])
+@pytest.mark.parametrize(
+    "text,gold",
+    [
+        ("Fundada EN  1998, y en 1998.", "en 1998"),
+        ("Café ﬁnal CAFE\u0301", "café"),
+        ("In 2023 and 2", "2"),
+        ("nothing here", "1887"),
+    ],
+)
 def test_answer_spans_find_what_grading_finds(text: str, gold: str):
     spans = answer_spans(text, gold)
     assert bool(spans) == contains_answer(text, gold)
@@ -132,8 +162,14 @@ def test_marked_escapes_and_marks_overlaps_with_both_classes():
 
 
 def test_detail_marks_the_gold_and_the_given_answer_and_escapes_everything():
-    evil = graded(("1900",), "other.txt", "Built in 1900 by <b>Ana</b>.", (cite("other.txt"), cite("gold.txt")),
-                  qid="<script>x</script>", question="<img src=x onerror=alert(1)> When?")
+    evil = graded(
+        ("1900",),
+        "other.txt",
+        "Built in 1900 by <b>Ana</b>.",
+        (cite("other.txt"), cite("gold.txt")),
+        qid="<script>x</script>",
+        question="<img src=x onerror=alert(1)> When?",
+    )
     html = view.detail_html(evil)
     for bad in ("<script", "<img", "<b>Ana"):
         assert bad not in html
@@ -150,9 +186,12 @@ def test_detail_of_abstentions_unanswerable_and_follow_ups():
     assert "<em>abstained</em>" in view.detail_html(results[3]) and "citeqa-given" not in view.detail_html(results[3])
     missed = view.detail_html(results[4])
     assert "the documents do not answer" in text_of(missed) and "Gold document: any" in text_of(missed)
-    follow = score_question(QAItem("f", "And who?", ("Ana",), "en", None, ("When was it built?",)),
-                            Answer("And who?", "en", "Built in 1900 by <b>Ana</b>.", False, 0.4,
-                                   (cite("other.txt"),)), DOCS, {"en"})
+    follow = score_question(
+        QAItem("f", "And who?", ("Ana",), "en", None, ("When was it built?",)),
+        Answer("And who?", "en", "Built in 1900 by <b>Ana</b>.", False, 0.4, (cite("other.txt"),)),
+        DOCS,
+        {"en"},
+    )
     html = view.detail_html(follow)
     assert "<ol><li>When was it built?</li></ol>" in html and "first relevant citation: [1]" in text_of(html)
     assert "Click a question" in view.detail_html(None)
@@ -160,8 +199,9 @@ def test_detail_of_abstentions_unanswerable_and_follow_ups():
 
 def test_status_lines():
     assert "citeqa-eval-error" in view.status_html(None, "qa.jsonl: line 3: <missing> question")
-    assert text_of(view.status_html(None, "qa.jsonl: line 3: <missing> question")) == ("qa.jsonl: line 3: "
-                                                                                          "<missing> question")
+    assert text_of(view.status_html(None, "qa.jsonl: line 3: <missing> question")) == (
+        "qa.jsonl: line 3: <missing> question"
+    )
     from citeqa.app.eval_runner import RunStatus
 
     running = view.status_html(RunStatus(1, "qa.jsonl", 10, 4, "running"))
@@ -231,8 +271,14 @@ def test_a_run_grades_every_question_and_writes_the_downloads(runner: Evaluation
     assert run is not None and run.run_id == status.run_id and len(run.results) == len(items)
     counts = view.outcome_counts(run.results)
     assert set(counts) == set(view.OUTCOMES) and sum(counts.values()) == len(items)  # one outcome per question
-    names = {"report.json", "questions.csv", "metrics.png", "reliability.png", "predictions.jsonl",
-             "predictions.meta.json"}
+    names = {
+        "report.json",
+        "questions.csv",
+        "metrics.png",
+        "reliability.png",
+        "predictions.jsonl",
+        "predictions.meta.json",
+    }
     assert names <= set(run.files) and all(run.files[n].is_file() for n in names)
     meta = json.loads(run.files["predictions.meta.json"].read_text(encoding="utf-8"))
     assert meta["provenance"]["qa_file"]["name"] == "fixture_corpus.jsonl" and meta["provenance"]["run"]["k"] == 10
@@ -240,8 +286,7 @@ def test_a_run_grades_every_question_and_writes_the_downloads(runner: Evaluation
     assert [json.loads(line)["id"] for line in lines] == [i.id for i in items]
 
 
-def test_one_run_at_a_time_and_cancel_between_questions(holder: EngineHolder, runner: EvaluationRunner,
-                                                        gated_engine):
+def test_one_run_at_a_time_and_cancel_between_questions(holder: EngineHolder, runner: EvaluationRunner, gated_engine):
     gated = gated_engine(holder.engine)
     holder.swap(gated)
     items = load_qa(FIXTURE_QA)
@@ -272,8 +317,7 @@ def test_the_engine_is_taken_once_per_run(holder: EngineHolder, runner: Evaluati
     assert runner.wait(30) and runner.status().state == DONE
 
 
-def test_a_failing_engine_ends_the_run_with_its_message(holder: EngineHolder, runner: EvaluationRunner,
-                                                        gated_engine):
+def test_a_failing_engine_ends_the_run_with_its_message(holder: EngineHolder, runner: EvaluationRunner, gated_engine):
     from citeqa.errors import CiteqaError
 
     class Failing(gated_engine):
@@ -287,8 +331,7 @@ def test_a_failing_engine_ends_the_run_with_its_message(holder: EngineHolder, ru
     assert status.state == FAILED and status.error == "the index is damaged" and status.done == 0
 
 
-def test_the_next_run_removes_the_last_runs_files_and_close_removes_all(runner: EvaluationRunner,
-                                                                        tmp_path: Path):
+def test_the_next_run_removes_the_last_runs_files_and_close_removes_all(runner: EvaluationRunner, tmp_path: Path):
     items = load_qa(FIXTURE_QA)[:2]
     runner.start(items, "first.jsonl")
     assert runner.wait(30)
@@ -306,8 +349,9 @@ def test_start_evaluation_refuses_a_bad_file_with_its_line_and_reason(runner: Ev
     settings = EvalSettings(QA)
     bad = tmp_path / "upload" / "mine.jsonl"
     bad.parent.mkdir()
-    bad.write_text('{"question": "q", "answers": ["a"], "lang": "en"}\n{"question": "q2", "lang": "en"}\n',
-                   encoding="utf-8")
+    bad.write_text(
+        '{"question": "q", "answers": ["a"], "lang": "en"}\n{"question": "q2", "lang": "en"}\n', encoding="utf-8"
+    )
     message = start_evaluation(runner, settings, {"path": str(bad), "orig_name": "my questions.jsonl"})
     assert message == "my questions.jsonl: line 2: missing answers (use [] for an unanswerable question)"
     assert runner.status() is None
@@ -323,8 +367,7 @@ def test_compare_with_uploaded_predictions_and_with_the_previous_run(runner: Eva
     runner.start(items[:6], "part.jsonl")
     assert runner.wait(30)
     first = runner.finished()
-    assert compare_evaluation(runner, first, use_previous=True) == (None, "There is no earlier run on this server "
-                                                                          "yet.")
+    assert compare_evaluation(runner, first, use_previous=True) == (None, "There is no earlier run on this server yet.")
     runner.start(items, "all.jsonl")
     assert runner.wait(30)
     run = runner.finished()
@@ -359,8 +402,12 @@ def test_the_chat_answers_while_a_run_waits(holder: EngineHolder, runner: Evalua
     assert gated.waiting.wait(10)
     done = threading.Event()
     reply: list = []
-    worker = threading.Thread(target=lambda: (reply.append(chat_turn(holder, "When was the windmill of Greyhill "
-                                                                             "built?", [], [], 3)), done.set()))
+    worker = threading.Thread(
+        target=lambda: (
+            reply.append(chat_turn(holder, "When was the windmill of Greyhill built?", [], [], 3)),
+            done.set(),
+        )
+    )
     worker.start()
     assert done.wait(10) and runner.status().running
     assert "1760" in reply[0][0][-1]["content"]

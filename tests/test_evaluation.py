@@ -68,9 +68,7 @@ def ans(
     return Answer("q?", "pt", None if abstained else text, abstained, 0.5, citations, latency)
 
 
-def qa(
-    answers: tuple[str, ...] = ("Lisboa",), lang: str = "pt", doc: str | None = "pt.txt", id: str = "q"
-) -> QAItem:
+def qa(answers: tuple[str, ...] = ("Lisboa",), lang: str = "pt", doc: str | None = "pt.txt", id: str = "q") -> QAItem:
     return QAItem(id, "Qual é a capital?", answers, lang, doc)
 
 
@@ -212,9 +210,7 @@ def test_no_abstentions_and_empty_results_give_none() -> None:
     assert m.false_abstention == 0.0
     empty = summarize([])
     assert empty.by_lang == {} and empty.overall.n == 0
-    assert all(
-        getattr(empty.overall, k) is None for k in METRIC_KEYS if not (k == "n" or k.startswith("n_"))
-    )
+    assert all(getattr(empty.overall, k) is None for k in METRIC_KEYS if not (k == "n" or k.startswith("n_")))
 
 
 def test_answer_len_counts_non_abstained_answers() -> None:
@@ -497,25 +493,18 @@ def test_check_thresholds() -> None:
     failures = check_thresholds(metrics, {"hit1": 1.0, "latency_p95": 20.0, "false_abstention": 0.0})
     assert failures == ["latency_p95 = 28 ms is above the maximum 20 ms"]
     lonely = summarize([score(qa(answers=()), ans(abstained=True))])
-    assert check_thresholds(lonely, {"hit1": 0.5}) == [
-        "hit1 is not applicable on this QA file (threshold 0.500)"
-    ]
+    assert check_thresholds(lonely, {"hit1": 0.5}) == ["hit1 is not applicable on this QA file (threshold 0.500)"]
     low = summarize([score(qa(), ans("Porto"))])
-    assert check_thresholds(low, {"answer": 0.85}) == [
-        "accuracy = 0.000 is below the required 0.850"
-    ]
+    assert check_thresholds(low, {"answer": 0.85}) == ["accuracy = 0.000 is below the required 0.850"]
 
 
 def test_import_is_light() -> None:
     code = (
-        "import sys, citeqa.evaluation; "
-        "print([m for m in ('matplotlib', 'rich', 'tqdm', 'torch') if m in sys.modules])"
+        "import sys, citeqa.evaluation; print([m for m in ('matplotlib', 'rich', 'tqdm', 'torch') if m in sys.modules])"
     )
     src = str(Path(citeqa.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.strip() == "[]"
 
 
@@ -531,8 +520,9 @@ def test_reliability_buckets_by_hand():
         ans = Answer("¿?", "es", text, text is None, conf, cit)
         return score_question(item, ans, doc, {"es"})
 
-    rows = reliability([result(gold, "x", 0.9), result(gold, "y", 0.85), result(none, None, 0.1),
-                        result(gold, "x", 0.5)])
+    rows = reliability(
+        [result(gold, "x", 0.9), result(gold, "y", 0.85), result(none, None, 0.1), result(gold, "x", 0.5)]
+    )
     assert [(b.n, b.right) for b in rows] == [(1, 1.0), (1, 1.0), (2, 0.5)]
 
 

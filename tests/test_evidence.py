@@ -27,14 +27,21 @@ PASSAGE = DOC_TEXT[PASSAGE_START:]
 ANSWER = "The windmill of Greyhill was built in 1760 by the miller Thomas Hale."
 CIT = Citation("mills/mill_1.pdf", "The {Windmill} & 100% of_it", "en", PASSAGE_START, len(DOC_TEXT), PASSAGE, 0.9)
 INFO = DocumentInfo("mills/mill_1.pdf", "The {Windmill} & 100% of_it", "en", "pdf", "2026-11-30T14:19:33+00:00")
-DOC = Document("mills/mill_1.pdf", INFO.title, DOC_TEXT, "en", "0" * 64, "pdf",
-               (PageSpan(0, 12, 1), PageSpan(12, len(DOC_TEXT), 2)))
+DOC = Document(
+    "mills/mill_1.pdf",
+    INFO.title,
+    DOC_TEXT,
+    "en",
+    "0" * 64,
+    "pdf",
+    (PageSpan(0, 12, 1), PageSpan(12, len(DOC_TEXT), 2)),
+)
 ANS = Answer("When was the *windmill* built?", "en", ANSWER, False, 0.87, (CIT,), 12.0, Highlight(38, 42), "1760")
 
 
 def test_a_quote_is_the_document_text_at_its_range():
     q = answer_quotes(ANS, {INFO.doc_id: INFO}, {DOC.doc_id: DOC})[0]
-    assert q.quote == ANSWER == DOC_TEXT[q.start:q.end]
+    assert q.quote == ANSWER == DOC_TEXT[q.start : q.end]
     assert q.page == 2 and q.indexed_at.startswith("2026-11-30") and q.kind == "pdf"
     whole = cited_quote(CIT)
     assert whole.quote == PASSAGE and (whole.start, whole.end) == (CIT.start, CIT.end) and whole.page is None
@@ -43,8 +50,10 @@ def test_a_quote_is_the_document_text_at_its_range():
 def test_plain_citation_names_quote_title_file_language_page_range_and_date():
     q = answer_quotes(ANS, {INFO.doc_id: INFO}, {DOC.doc_id: DOC})[0]
     text = plain_citation(q)
-    assert text == (f"“{ANSWER}” — The {{Windmill}} & 100% of_it. mills/mill_1.pdf, language en, "
-                    f"page 2, characters {q.start}–{q.end}. Indexed 2026-11-30.")
+    assert text == (
+        f"“{ANSWER}” — The {{Windmill}} & 100% of_it. mills/mill_1.pdf, language en, "
+        f"page 2, characters {q.start}–{q.end}. Indexed 2026-11-30."
+    )
 
 
 def test_bibtex_is_escaped_and_has_a_stable_key():
@@ -71,13 +80,15 @@ def test_csl_json_item():
 def _check() -> ClaimCheck:
     at = PASSAGE.index("1760")
     ev = ClaimEvidence(CIT, "conflicts", Highlight(0, len(ANSWER)), Highlight(at, at + 4), "1790", "1760")
-    return ClaimCheck("The windmill was built in 1790.", "en", "conflicting",
-                      "The documents say “1760”, not “1790”.", (ev,), 20.0)
+    return ClaimCheck(
+        "The windmill was built in 1790.", "en", "conflicting", "The documents say “1760”, not “1790”.", (ev,), 20.0
+    )
 
 
 def test_conversation_markdown_numbers_turns_and_sources():
-    md = conversation_markdown([ANS, _check()], {INFO.doc_id: INFO}, {DOC.doc_id: DOC},
-                               exported_at="2026-12-01T10:00:00+00:00")
+    md = conversation_markdown(
+        [ANS, _check()], {INFO.doc_id: INFO}, {DOC.doc_id: DOC}, exported_at="2026-12-01T10:00:00+00:00"
+    )
     assert md.startswith("# citeqa conversation\n\nExported 2026-12-01T10:00:00+00:00 · 2 turns\n")
     assert "## 1. When was the \\*windmill\\* built?" in md  # user text shown as written
     assert "The windmill of Greyhill was built in **1760** by the miller Thomas Hale. [1]" in md

@@ -35,8 +35,9 @@ def test_unchanged_corpus_does_no_work(fixture_corpus: Path, built_index: Path):
 def test_changed_file_re_embeds_only_its_chunks(fixture_corpus: Path, built_index: Path):
     before = load_index(built_index)
     path = fixture_corpus / "faro.txt"
-    path.write_text(path.read_text(encoding="utf-8") + "\nUn párrafo nuevo sobre la tienda del museo.\n",
-                    encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8") + "\nUn párrafo nuevo sobre la tienda del museo.\n", encoding="utf-8"
+    )
     again = KeywordEmbedder()
     report = update_index(fixture_corpus, built_index, again)
     assert report.changed == ("faro.txt",) and not report.added and not report.removed
@@ -81,8 +82,9 @@ def test_other_model_or_format_names_rebuild(fixture_corpus: Path, built_index: 
         load_index(built_index)
 
 
-def test_citeqa_index_rebuilds_an_index_of_another_format(fixture_corpus: Path, built_index: Path, keyword_cli,
-                                                           capsys: pytest.CaptureFixture[str]):
+def test_citeqa_index_rebuilds_an_index_of_another_format(
+    fixture_corpus: Path, built_index: Path, keyword_cli, capsys: pytest.CaptureFixture[str]
+):
     """An index written by another citeqa (its format version differs) is rebuilt from the corpus, not refused."""
     folder = current_generation(built_index)
     manifest = json.loads((folder / MANIFEST_NAME).read_text())
@@ -115,8 +117,7 @@ def test_failed_build_leaves_previous_index(fixture_corpus: Path, built_index: P
     assert [p.name for p in built_index.iterdir() if p.name.startswith(".tmp")] == []
 
 
-def test_manifest_records_the_backend_and_refuses_another_kind(fixture_corpus: Path, built_index: Path,
-                                                                monkeypatch):
+def test_manifest_records_the_backend_and_refuses_another_kind(fixture_corpus: Path, built_index: Path, monkeypatch):
     from citeqa.embedding import BACKEND_ENV
     from citeqa.engine import Engine
 
@@ -189,8 +190,9 @@ def test_hnsw_is_built_with_the_measured_settings():
     assert index.hnsw.efConstruction == backends.HNSW_EF_CONSTRUCTION
 
 
-def test_loaded_hnsw_index_searches_with_the_current_ef_search(fixture_corpus: Path, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch):
+def test_loaded_hnsw_index_searches_with_the_current_ef_search(
+    fixture_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     from citeqa.index import backends, store
 
     monkeypatch.setattr(backends, "HNSW_THRESHOLD", 0)
@@ -219,7 +221,7 @@ def test_every_span_of_every_passage_has_its_vector(built_index: Path, embedder)
     assert spans is not None and len(spans.ptr) == len(data.chunks) + 1
     for i, chunk in enumerate(data.chunks):
         bounds = span_bounds(chunk.text)
-        assert [tuple(b) for b in spans.bounds[spans.ptr[i]:spans.ptr[i + 1]]] == bounds
+        assert [tuple(b) for b in spans.bounds[spans.ptr[i] : spans.ptr[i + 1]]] == bounds
         for j, (a, b) in enumerate(bounds):
             row = spans.row(i, j, a, b)
             expected = embedder.encode([chunk.text[a:b]])[0]

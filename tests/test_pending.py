@@ -40,8 +40,7 @@ add_files([(Path({source!r}), "bridge.md")], Path({corpus!r}), Path({index!r}), 
 
 def kill_mid_upload(corpus: Path, index: Path, source: Path) -> None:
     """Run an upload in another process and SIGKILL it while the new index is being embedded."""
-    script = KILLED_UPLOAD.format(source=str(source), corpus=str(corpus),
-                                  index=str(index))
+    script = KILLED_UPLOAD.format(source=str(source), corpus=str(corpus), index=str(index))
     src = str(Path(__file__).resolve().parents[1] / "src")  # this checkout's package, for the child process
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
@@ -101,10 +100,9 @@ def test_recover_never_leaves_the_corpus(tmp_path: Path):
     assert pending.recover(corpus) == [] and outside.exists()
 
 
-
-
-def test_serve_removes_interrupted_uploads_when_it_starts(fixture_corpus: Path, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch, capsys):
+def test_serve_removes_interrupted_uploads_when_it_starts(
+    fixture_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+):
     """Killed after the index switch but before the upload was confirmed: removed, and the index follows."""
     index = tmp_path / "index"
     (fixture_corpus / "bridge.md").write_text("The bridge of Alvor opened in 1931.", encoding="utf-8")

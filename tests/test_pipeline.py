@@ -24,8 +24,9 @@ def test_trace_holds_every_step_and_its_answer_is_ask(engine: Engine):
     assert span is not None and set(span.features) == set(FEATURES)
     assert list(span.features.values()) == pytest.approx(list(trace.features[trace.chosen]))
     assert trace.answer.answer == span.candidate.text and trace.confidence == trace.answer.confidence
-    assert {"language", "query", "encode", "dense", "lexical", "fusion", "candidates", "choose", "total"} \
-        <= set(trace.timings_ms)
+    assert {"language", "query", "encode", "dense", "lexical", "fusion", "candidates", "choose", "total"} <= set(
+        trace.timings_ms
+    )
     record = engine.ask("¿En qué año se construyó el faro de Punta Brava?", k=3).to_dict()
     record.pop("latency_ms")
     expected = trace.answer.to_dict()

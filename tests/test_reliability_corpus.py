@@ -20,8 +20,6 @@ LATIN1 = "El faro de Cádiz tiene una luz rotatoria que alcanza veinte millas n�
 CP1252 = "O farol “Ilha Norte” é famoso — a visita custa 5 €, às terças-feiras e quintas-feiras, às 10h."
 
 
-
-
 def blank_pdf(path: Path) -> None:
     from pypdf import PdfWriter
 
@@ -82,7 +80,9 @@ def add_bad_files(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, st
     (corpus / "broken.pdf").write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 9 0 R >>\nendobj\ntrailer <<>>\n")
     (corpus / "scripts.html").write_text(
         "<html><head><title></title><script>var a = 'hidden';</script><style>p{color:red}</style></head>"
-        "<body><script>document.write('no');</script><noscript></noscript></body></html>", encoding="utf-8")
+        "<body><script>document.write('no');</script><noscript></noscript></body></html>",
+        encoding="utf-8",
+    )
     (corpus / "loop").mkdir()
     os.symlink("..", corpus / "loop" / "up")  # a folder link back to its parent
     os.symlink("nowhere.txt", corpus / "dangling.txt")
@@ -132,7 +132,8 @@ def test_legacy_encodings_keep_their_accents(tmp_path: Path):
 
 
 def test_cli_index_lists_skipped_files_last_and_indexes_the_rest(
-        keyword_cli, fixture_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
+    keyword_cli, fixture_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+):
     expected = add_bad_files(fixture_corpus, monkeypatch)
     index = tmp_path / "index"
     assert keyword_cli(["index", "--corpus", str(fixture_corpus), "--index", str(index)]) == 0
@@ -148,8 +149,9 @@ def test_cli_index_lists_skipped_files_last_and_indexes_the_rest(
     assert answer.citations[0].doc_id == "latin1.txt"
 
 
-def test_update_index_survives_bad_files_and_reports_them(fixture_corpus: Path, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch):
+def test_update_index_survives_bad_files_and_reports_them(
+    fixture_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     expected = add_bad_files(fixture_corpus, monkeypatch)
     report = update_index(fixture_corpus, tmp_path / "index", KeywordEmbedder())
     assert set(report.documents) == GOOD and {s.doc_id for s in report.skipped} == set(expected)

@@ -153,18 +153,19 @@ def test_garbage_current_pointer_is_a_clear_error(built_index: Path, garbage: st
         load_index(built_index)
 
 
-
-
 @pytest.mark.parametrize("damage", ["faiss_truncated", "bm25_altered", "manifest_drops_a_document", "current"])
-def test_cli_names_rebuild_and_rebuild_repairs(keyword_cli, fixture_corpus: Path, built_index: Path, capsys,
-                                               damage: str):
+def test_cli_names_rebuild_and_rebuild_repairs(
+    keyword_cli, fixture_corpus: Path, built_index: Path, capsys, damage: str
+):
     before = records(built_index)
     if damage == "current":
         (built_index / CURRENT).write_bytes(CURRENT_GARBAGE["binary"])
     else:
         DAMAGE[damage](live(built_index))
-    for argv in (["ask", "--index", str(built_index), "faro"],
-                 ["index", "--corpus", str(fixture_corpus), "--index", str(built_index)]):
+    for argv in (
+        ["ask", "--index", str(built_index), "faro"],
+        ["index", "--corpus", str(fixture_corpus), "--index", str(built_index)],
+    ):
         assert keyword_cli(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith("citeqa: error: ") and err.count("\n") == 1 and "citeqa index --rebuild" in err
@@ -179,8 +180,9 @@ def test_concurrent_build_is_refused_not_interleaved(fixture_corpus: Path, built
         pass
 
 
-def test_opening_while_a_build_replaces_the_generation_reads_the_new_one(fixture_corpus: Path, built_index: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch):
+def test_opening_while_a_build_replaces_the_generation_reads_the_new_one(
+    fixture_corpus: Path, built_index: Path, monkeypatch: pytest.MonkeyPatch
+):
     """A reader that picked the old generation just before a build deleted it is not told to rebuild."""
     import citeqa.index.store as store
 
@@ -258,8 +260,9 @@ KILLED_BUILD = textwrap.dedent("""
 STAGES = ("encode", "files_written", "before_switch", "pointer_written")
 
 
-def test_sigkill_during_build_keeps_the_previous_index(fixture_corpus: Path, built_index: Path, tmp_path: Path,
-                                                       repo: Path):
+def test_sigkill_during_build_keeps_the_previous_index(
+    fixture_corpus: Path, built_index: Path, tmp_path: Path, repo: Path
+):
     """Kill a build at each stage (in parallel, one index copy per stage); nothing is lost."""
     import shutil
 
@@ -276,9 +279,12 @@ def test_sigkill_during_build_keeps_the_previous_index(fixture_corpus: Path, bui
             shutil.copytree(built_index, index, symlinks=True)
             (corpus / "new.txt").write_text(NEW_DOC, encoding="utf-8")
             copies[stage] = (corpus, index)
-            procs[stage] = subprocess.Popen([sys.executable, str(script), str(corpus), str(index), stage,
-                                             str(repo / "tests")],
-                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            procs[stage] = subprocess.Popen(
+                [sys.executable, str(script), str(corpus), str(index), stage, str(repo / "tests")],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
         for stage, proc in procs.items():
             line = proc.stdout.readline().decode().strip()
             assert line == "READY", (stage, proc.stderr.read().decode()[-2000:])

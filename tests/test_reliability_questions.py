@@ -37,14 +37,12 @@ def engine(index_dir: Path) -> Engine:
     return Engine.open(index_dir, embedder=KeywordEmbedder())
 
 
-
-
 def assert_valid(engine: Engine, answer: Answer) -> None:
     """The answer-record contract: exact citations, verbatim answer, bounded confidence."""
     assert isinstance(answer, Answer)
     assert 0.0 <= answer.confidence <= 1.0 and not math.isnan(answer.confidence)
     for c in answer.citations:
-        assert engine.doc_text(c.doc_id)[c.start:c.end] == c.text
+        assert engine.doc_text(c.doc_id)[c.start : c.end] == c.text
     if answer.abstained:
         assert answer.answer is None
     else:
@@ -89,14 +87,17 @@ def test_mixed_language_question_still_finds_the_fact(engine: Engine):
     assert "1760" in trace.chosen_span.candidate.text and "1760" in trace.answer.citations[0].text
 
 
-@pytest.mark.parametrize("bad,message", [
-    ("", "empty"),
-    (" \n\t\r\x0b\x0c ", "empty"),
-    ("\x00\x01\x02\x7f", "empty"),
-    ("\ud800\udc00\udfff", "empty"),
-    ("x" * 100_000, "too long"),
-    ("¿Dónde está el faro? " * 5000, "too long"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        ("", "empty"),
+        (" \n\t\r\x0b\x0c ", "empty"),
+        ("\x00\x01\x02\x7f", "empty"),
+        ("\ud800\udc00\udfff", "empty"),
+        ("x" * 100_000, "too long"),
+        ("¿Dónde está el faro? " * 5000, "too long"),
+    ],
+)
 def test_bad_questions_are_refused_with_a_reason(engine: Engine, bad: str, message: str):
     with pytest.raises(QuestionError, match=message):
         engine.ask(bad)
@@ -109,7 +110,9 @@ def test_overlong_message_names_the_limit(engine: Engine):
 
 
 def test_bad_history_does_not_break_a_good_question(engine: Engine):
-    answer = engine.ask("And when was it restored?", history=["\ud800", "x" * 100_000, "", "When was the windmill built?"])
+    answer = engine.ask(
+        "And when was it restored?", history=["\ud800", "x" * 100_000, "", "When was the windmill built?"]
+    )
     assert_valid(engine, answer)
 
 
@@ -123,8 +126,11 @@ ANY_TEXT = st.one_of(
     st.lists(NASTY_CHARS, max_size=80).map("".join),
     st.text(max_size=MAX_QUESTION_CHARS + 50),
     st.sampled_from(list(ODD_QUESTIONS.values())),
-    st.builds(lambda a, b: a + b, st.sampled_from(["¿En qué año se construyó el faro? ", "When was the windmill built? "]),
-              st.text(alphabet=st.characters(exclude_categories=()), max_size=30)),
+    st.builds(
+        lambda a, b: a + b,
+        st.sampled_from(["¿En qué año se construyó el faro? ", "When was the windmill built? "]),
+        st.text(alphabet=st.characters(exclude_categories=()), max_size=30),
+    ),
 )
 
 
@@ -148,13 +154,17 @@ def test_history_with_lone_surrogates_is_cleaned(engine: Engine):
 
 # --- the CLI: one line `citeqa: error: ...`, exit 2 -------------------------------
 
-@pytest.mark.parametrize("bad,message", [
-    ("", "empty"),
-    ("   ", "empty"),
-    ("\x00\x1b", "empty"),
-    ("\udcff\udcfe", "empty"),  # how Python hands invalid UTF-8 argv bytes to main()
-    ("x" * 100_000, "too long"),
-])
+
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("\x00\x1b", "empty"),
+        ("\udcff\udcfe", "empty"),  # how Python hands invalid UTF-8 argv bytes to main()
+        ("x" * 100_000, "too long"),
+    ],
+)
 def test_cli_refuses_bad_questions_in_one_line(keyword_cli, index_dir: Path, capsys, bad: str, message: str):
     assert keyword_cli(["ask", "--index", str(index_dir), bad]) == 2
     captured = capsys.readouterr()
@@ -174,14 +184,19 @@ def test_cli_subprocess_invalid_utf8_argv_is_one_line_error(index_dir: Path, rep
     """Real process, real argv bytes: invalid UTF-8 and nothing printable left."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(repo / "src")}
     for arg in (b"\xff\xfe\x80", b"   "):
-        proc = subprocess.run([sys.executable, "-m", "citeqa.app.cli", "ask", "--index", os.fsencode(index_dir), arg],
-                              capture_output=True, env=env, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "citeqa.app.cli", "ask", "--index", os.fsencode(index_dir), arg],
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
         err = proc.stderr.decode("utf-8")
         assert proc.returncode == 2, err
         assert err.startswith("citeqa: error: ") and err.count("\n") == 1 and "empty" in err
 
 
 # --- security in scope: the server listens on localhost unless told otherwise ---------
+
 
 def test_serve_binds_localhost_by_default(monkeypatch: pytest.MonkeyPatch):
     import socket

@@ -10,8 +10,12 @@ from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.index.store import IndexData, load_index
 from citeqa.text.analysis import query_terms
 
-QUESTIONS = ["¿En qué año se construyó el faro de Punta Brava?", "Quando foi inaugurado o farol da Ilha Clara?",
-             "When was the windmill of Greyhill restored?", "How many people climb the windmill every year?"]
+QUESTIONS = [
+    "¿En qué año se construyó el faro de Punta Brava?",
+    "Quando foi inaugurado o farol da Ilha Clara?",
+    "When was the windmill of Greyhill restored?",
+    "How many people climb the windmill every year?",
+]
 
 
 class OnlyTheProtocol:

@@ -30,13 +30,16 @@ def test_round_trip_through_the_file(tmp_path: Path):
     assert again == model or again.to_dict() == model.to_dict()
 
 
-@pytest.mark.parametrize("change,message", [
-    (lambda d: d["features"].pop("dense"), "no weight for: dense"),
-    (lambda d: d["features"].update(colour=1.0), "no such feature: colour"),
-    (lambda d: d["calibration"]["inputs"].update(nope=1.0), "no such feature: nope"),
-    (lambda d: d.update(format=99), "format 99"),
-    (lambda d: d.pop("abstain_below"), "missing or bad entry"),
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (lambda d: d["features"].pop("dense"), "no weight for: dense"),
+        (lambda d: d["features"].update(colour=1.0), "no such feature: colour"),
+        (lambda d: d["calibration"]["inputs"].update(nope=1.0), "no such feature: nope"),
+        (lambda d: d.update(format=99), "format 99"),
+        (lambda d: d.pop("abstain_below"), "missing or bad entry"),
+    ],
+)
 def test_a_file_that_does_not_match_the_code_is_refused(tmp_path: Path, change, message: str):
     data = load_scoring().to_dict()
     change(data)
@@ -49,8 +52,9 @@ def test_a_file_that_does_not_match_the_code_is_refused(tmp_path: Path, change, 
 def test_weights_apply_by_name_not_by_position():
     """Reordering the mapping changes nothing: each weight meets its own feature's column."""
     base = load_scoring()
-    reordered = ScoringModel(dict(reversed(list(base.weights.items()))), base.bias, base.calibration,
-                             base.calib_bias, base.abstain_below)
+    reordered = ScoringModel(
+        dict(reversed(list(base.weights.items()))), base.bias, base.calibration, base.calib_bias, base.abstain_below
+    )
     rows = np.random.default_rng(0).random((5, len(FEATURES)))
     assert np.allclose(base.scores(rows), reordered.scores(rows))
     only_dense = ScoringModel({f: float(f == "dense") for f in FEATURES}, 0.0, {RANKER_SCORE: 1.0}, 0.0, 0.5)

@@ -48,8 +48,11 @@ def upload_body(name: str = "rebind.txt", text: str = "The bridge of Alvor opene
 def add_through_queue(client: httpx.Client, paths: list[str], headers: dict) -> httpx.Response:
     """The second step of the reviewer's attack: the Corpus tab's "Add" event, through queue/join."""
     files = [{"path": p, "orig_name": Path(p).name, "meta": {"_type": "gradio.FileData"}} for p in paths]
-    return client.post("/gradio_api/queue/join", headers=headers,
-                       json={"data": [files], "fn_index": 0, "session_hash": "attacker1", "trigger_id": None})
+    return client.post(
+        "/gradio_api/queue/join",
+        headers=headers,
+        json={"data": [files], "fn_index": 0, "session_hash": "attacker1", "trigger_id": None},
+    )
 
 
 # --------------------------------------------------------------------------- 1. DNS rebinding
@@ -71,15 +74,28 @@ def test_rebinding_host_is_refused_before_anything_is_read_or_added(served):
     assert served.corpus_files() == before_corpus and served.cached_files() == before_cache
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "LOCALHOST.:{port}", "[::1]:{port}",
-                                  "citeqa.lan:{port}", "citeqa.lan"])
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1:{port}", "localhost:{port}", "LOCALHOST.:{port}", "[::1]:{port}", "citeqa.lan:{port}", "citeqa.lan"],
+)
 def test_local_names_and_allowed_hosts_are_served(served, host: str):
     with served.client() as client:
         assert client.get("/config", headers={"Host": host.format(port=served.port)}).status_code == 200
 
 
-@pytest.mark.parametrize("host", ["", "evil.example", "127.0.0.1.evil.example", "localhost.evil.example:1",
-                                  "citeqa.lan.evil.example", "10.0.0.5", "127.0.0.1:notaport", "[::1"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "",
+        "evil.example",
+        "127.0.0.1.evil.example",
+        "localhost.evil.example:1",
+        "citeqa.lan.evil.example",
+        "10.0.0.5",
+        "127.0.0.1:notaport",
+        "[::1",
+    ],
+)
 def test_other_hosts_are_refused(served, host: str):
     with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:  # Host exactly as given
         sock.sendall(f"GET /config HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
@@ -103,9 +119,12 @@ def test_cross_site_uploads_are_refused(served):
     """Defect 2: a multipart POST from another origin (a "simple request") was written to the cache."""
     before = served.cached_files()
     with served.page_client() as client:
-        for headers in ({"Origin": "http://evil.example"}, {"Origin": "null"},
-                        {"Origin": f"http://localhost:{served.port + 1}"},  # same site, other origin
-                        {"Sec-Fetch-Site": "cross-site"}):
+        for headers in (
+            {"Origin": "http://evil.example"},
+            {"Origin": "null"},
+            {"Origin": f"http://localhost:{served.port + 1}"},  # same site, other origin
+            {"Sec-Fetch-Site": "cross-site"},
+        ):
             response = client.post("/gradio_api/upload", files=upload_body(), headers=headers)
             assert response.status_code == 403, headers
             assert "error" in response.json() and "access-control-allow-origin" not in response.headers
@@ -172,14 +191,27 @@ def _raw_post(port: int, path: str, headers: str, body: bytes, read_timeout: flo
         return sock.recv(200).split(b"\r\n")[0], time.monotonic() - started
 
 
-@pytest.mark.parametrize("path", ["/gradio_api/call/ask", "/gradio_api/queue/join", "/gradio_api/run/ask",
-                                  "/login", "/gradio_api/upload", "/no/such/route"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/gradio_api/call/ask",
+        "/gradio_api/queue/join",
+        "/gradio_api/run/ask",
+        "/login",
+        "/gradio_api/upload",
+        "/no/such/route",
+    ],
+)
 def test_a_200_mb_body_is_refused_before_it_is_read(served, path: str):
     """Defect 3: a 200 MB question was read whole (RSS 655 MB -> 2.84 GB, 15.6 s) before "too long"."""
     with served.page_client() as client:  # with the page's session, so that uploads meet the size check
         cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
-    status, seconds = _raw_post(served.port, path, f"Content-Type: application/json\r\nCookie: {cookie}\r\n"
-                                                   "Content-Length: 200000000\r\n", b'{"data": ["' + b"a" * 1000)
+    status, seconds = _raw_post(
+        served.port,
+        path,
+        f"Content-Type: application/json\r\nCookie: {cookie}\r\nContent-Length: 200000000\r\n",
+        b'{"data": ["' + b"a" * 1000,
+    )
     assert status.startswith(b"HTTP/1.1 413"), status
     assert seconds < 2
 
@@ -196,7 +228,9 @@ def test_chunked_bodies_are_cut_off_at_the_limit(served):
     assert response.status_code == 413 and "too large" in response.json()["error"]
     assert _rss_mb() - rss_before < 50
     with served.client() as client:  # the server is fine afterwards
-        record = client.post("/gradio_api/call/ask", json={"data": ["When was the windmill of Greyhill restored?", [], 1, "auto"]})
+        record = client.post(
+            "/gradio_api/call/ask", json={"data": ["When was the windmill of Greyhill restored?", [], 1, "auto"]}
+        )
         assert record.status_code == 200
 
 
@@ -227,10 +261,12 @@ def served_auth(guarded_server, tmp_path: Path, cache_dir: Path):
 def test_login_attempts_are_limited(served_auth):
     """Defect 8: 200 wrong logins in 2.8 s were all answered."""
     url = served_auth.url + "login"
-    codes = [httpx.post(url, data={"username": "ana", "password": f"guess{n}"}, trust_env=False).status_code
-             for n in range(server.LOGIN_FAILURES + 3)]
-    assert codes[:server.LOGIN_FAILURES] == [400] * server.LOGIN_FAILURES
-    assert codes[server.LOGIN_FAILURES:] == [429] * 3
+    codes = [
+        httpx.post(url, data={"username": "ana", "password": f"guess{n}"}, trust_env=False).status_code
+        for n in range(server.LOGIN_FAILURES + 3)
+    ]
+    assert codes[: server.LOGIN_FAILURES] == [400] * server.LOGIN_FAILURES
+    assert codes[server.LOGIN_FAILURES :] == [429] * 3
     locked = httpx.post(url, data={"username": "ana", "password": "secret"}, trust_env=False)
     assert locked.status_code == 429 and int(locked.headers["retry-after"]) > 0
 
@@ -284,16 +320,19 @@ def test_uploads_are_refused_when_the_server_has_none(make_holder, tmp_path: Pat
         running.close()
 
 
-@pytest.mark.parametrize("origin,host,same", [
-    ("http://127.0.0.1:7860", "127.0.0.1:7860", True),
-    ("http://LOCALHOST:7860", "localhost:7860", True),
-    ("https://docs.lan", "docs.lan", True),
-    ("http://docs.lan", "docs.lan:80", True),
-    ("http://127.0.0.1:7861", "127.0.0.1:7860", False),
-    ("http://localhost:7860", "127.0.0.1:7860", False),
-    ("null", "127.0.0.1:7860", False),
-    ("file://", "127.0.0.1:7860", False),
-    ("http://[::1]:7860", "[::1]:7860", True),
-])
+@pytest.mark.parametrize(
+    "origin,host,same",
+    [
+        ("http://127.0.0.1:7860", "127.0.0.1:7860", True),
+        ("http://LOCALHOST:7860", "localhost:7860", True),
+        ("https://docs.lan", "docs.lan", True),
+        ("http://docs.lan", "docs.lan:80", True),
+        ("http://127.0.0.1:7861", "127.0.0.1:7860", False),
+        ("http://localhost:7860", "127.0.0.1:7860", False),
+        ("null", "127.0.0.1:7860", False),
+        ("file://", "127.0.0.1:7860", False),
+        ("http://[::1]:7860", "[::1]:7860", True),
+    ],
+)
 def test_same_origin(origin: str, host: str, same: bool):
     assert server.same_origin(origin, host) is same

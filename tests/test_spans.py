@@ -9,8 +9,10 @@ def sentences(text: str) -> list[str]:
 
 
 def test_decimals_and_abbreviations_do_not_split():
-    text = ("Lideró el benchmark CVTG-2K (precisión de 0,9116) y el LongText-Bench (0.952 en inglés). "
-            "Las restricciones de EE. UU. se endurecieron. ¿Qué pasó después? Nadie lo sabe.")
+    text = (
+        "Lideró el benchmark CVTG-2K (precisión de 0,9116) y el LongText-Bench (0.952 en inglés). "
+        "Las restricciones de EE. UU. se endurecieron. ¿Qué pasó después? Nadie lo sabe."
+    )
     assert sentences(text) == [
         "Lideró el benchmark CVTG-2K (precisión de 0,9116) y el LongText-Bench (0.952 en inglés).",
         "Las restricciones de EE. UU. se endurecieron.",
@@ -20,7 +22,7 @@ def test_decimals_and_abbreviations_do_not_split():
 
 
 def test_quotes_and_newlines_end_sentences():
-    text = 'Dijo: «La competencia ha llegado». Luego se fue.\nTítulo\nOtra línea'
+    text = "Dijo: «La competencia ha llegado». Luego se fue.\nTítulo\nOtra línea"
     assert sentences(text) == ["Dijo: «La competencia ha llegado».", "Luego se fue.", "Título", "Otra línea"]
 
 
@@ -31,29 +33,34 @@ def test_spans_are_exact_offsets():
 
 
 def test_clauses_split_long_sentences_at_semicolons():
-    text = ("El stack tiene tres pisos: los NPUs Ascend en el hardware; CANN, la capa que traduce "
-            "instrucciones; y MindSpore como framework de entrenamiento.")
+    text = (
+        "El stack tiene tres pisos: los NPUs Ascend en el hardware; CANN, la capa que traduce "
+        "instrucciones; y MindSpore como framework de entrenamiento."
+    )
     parts = [text[a:b] for a, b in clause_spans(text, 0, len(text))]
     assert len(parts) >= 2 and all(p in text for p in parts)
 
 
-@pytest.mark.parametrize("question,kind", [
-    ("¿Cuántos chips usó?", AnswerType.QUANTITY),
-    ("Quantos parâmetros tem o modelo?", AnswerType.QUANTITY),
-    ("How many NPUs?", AnswerType.QUANTITY),
-    ("¿Cuándo se abrió CANN?", AnswerType.DATE),
-    ("Em que ano chega o Ascend 970?", AnswerType.DATE),
-    ("When was it released?", AnswerType.DATE),
-    ("¿Cuánto cuesta la API?", AnswerType.PRICE),
-    ("Quanto custa a API por imagem?", AnswerType.PRICE),
-    ("How much does the API cost?", AnswerType.PRICE),
-    ("Which chip is Baidu testing?", AnswerType.NAME),
-    ("¿Qué framework usaron?", AnswerType.NAME),
-    ("¿En qué ciudad se celebró?", AnswerType.PLACE),
-    ("Onde fica a sede?", AnswerType.PLACE),
-    ("Which country buys most?", AnswerType.PLACE),
-    ("Por que isso importa?", AnswerType.OTHER),
-])
+@pytest.mark.parametrize(
+    "question,kind",
+    [
+        ("¿Cuántos chips usó?", AnswerType.QUANTITY),
+        ("Quantos parâmetros tem o modelo?", AnswerType.QUANTITY),
+        ("How many NPUs?", AnswerType.QUANTITY),
+        ("¿Cuándo se abrió CANN?", AnswerType.DATE),
+        ("Em que ano chega o Ascend 970?", AnswerType.DATE),
+        ("When was it released?", AnswerType.DATE),
+        ("¿Cuánto cuesta la API?", AnswerType.PRICE),
+        ("Quanto custa a API por imagem?", AnswerType.PRICE),
+        ("How much does the API cost?", AnswerType.PRICE),
+        ("Which chip is Baidu testing?", AnswerType.NAME),
+        ("¿Qué framework usaron?", AnswerType.NAME),
+        ("¿En qué ciudad se celebró?", AnswerType.PLACE),
+        ("Onde fica a sede?", AnswerType.PLACE),
+        ("Which country buys most?", AnswerType.PLACE),
+        ("Por que isso importa?", AnswerType.OTHER),
+    ],
+)
 def test_expected_answer_types(question: str, kind: AnswerType):
     assert expected_type(question) is kind
 
@@ -73,6 +80,9 @@ def test_a_single_capitalised_word_mid_sentence_is_a_name_but_not_a_sentence_sta
 
 
 def test_a_place_is_a_name_after_a_locative_preposition_but_not_a_month():
-    assert [t for t in ("Se celebró en Shenzhen, en septiembre.", "O evento foi em São Paulo.")
-            for t in [t[slice(*find_entity(t, AnswerType.PLACE))]]] == ["Shenzhen", "São Paulo"]
+    assert [
+        t
+        for t in ("Se celebró en Shenzhen, en septiembre.", "O evento foi em São Paulo.")
+        for t in [t[slice(*find_entity(t, AnswerType.PLACE))]]
+    ] == ["Shenzhen", "São Paulo"]
     assert find_entity("It was held in September at the fair.", AnswerType.PLACE) is None

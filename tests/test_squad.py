@@ -20,12 +20,18 @@ from citeqa.evaluation.squad import (
 from citeqa.index.manifest import MANIFEST_NAME
 from citeqa.index.store import current_generation
 
-FARO = ("El faro de Punta Brava se construyó en 1887 con piedra traída de una cantera cercana. "
-        "Mide 42 metros de altura y su luz alcanza 24 millas náuticas.")
-GUARDIANA = ("La última guardiana, Marta Ruiz, vivió en el faro hasta 1994, cuando el sistema se automatizó "
-             "por completo. Hoy el edificio funciona como museo y la entrada cuesta 6 euros.")
-MILL = ("The windmill of Greyhill was built in 1760 by the miller Thomas Hale. Its four sails span 26 metres.\n"
-        "The mill ground wheat until 1921, when a storm broke its main shaft.")
+FARO = (
+    "El faro de Punta Brava se construyó en 1887 con piedra traída de una cantera cercana. "
+    "Mide 42 metros de altura y su luz alcanza 24 millas náuticas."
+)
+GUARDIANA = (
+    "La última guardiana, Marta Ruiz, vivió en el faro hasta 1994, cuando el sistema se automatizó "
+    "por completo. Hoy el edificio funciona como museo y la entrada cuesta 6 euros."
+)
+MILL = (
+    "The windmill of Greyhill was built in 1760 by the miller Thomas Hale. Its four sails span 26 metres.\n"
+    "The mill ground wheat until 1921, when a storm broke its main shaft."
+)
 
 
 def answer(context: str, text: str) -> dict:
@@ -35,26 +41,60 @@ def answer(context: str, text: str) -> dict:
 SQUAD = {
     "version": "v2.0",
     "data": [
-        {"title": "El faro: Punta Brava", "paragraphs": [
-            {"context": FARO, "qas": [
-                {"id": "es-1", "question": "¿En qué año se construyó el faro de Punta Brava?",
-                 "answers": [answer(FARO, "1887"), answer(FARO, "1887")], "is_impossible": False},
-                {"id": "es-2", "question": "¿Quién diseñó el faro de Punta Brava?", "answers": [],
-                 "plausible_answers": [answer(FARO, "1887")], "is_impossible": True},
-            ]},
-            {"context": GUARDIANA, "qas": [
-                {"id": "es-3", "question": "¿Cuánto cuesta la entrada al museo del faro?",
-                 "answers": [answer(GUARDIANA, "6 euros")]},
-            ]},
-        ]},
-        {"title": "The Windmill of Greyhill", "paragraphs": [
-            {"context": MILL, "qas": [
-                {"id": "en-1", "question": "Who built the windmill of Greyhill?",
-                 "answers": [answer(MILL, "Thomas Hale"), answer(MILL, "the miller Thomas Hale")]},
-                {"id": "en-2", "question": "What colour are the sails of the windmill?", "answers": [],
-                 "is_impossible": True},
-            ]},
-        ]},
+        {
+            "title": "El faro: Punta Brava",
+            "paragraphs": [
+                {
+                    "context": FARO,
+                    "qas": [
+                        {
+                            "id": "es-1",
+                            "question": "¿En qué año se construyó el faro de Punta Brava?",
+                            "answers": [answer(FARO, "1887"), answer(FARO, "1887")],
+                            "is_impossible": False,
+                        },
+                        {
+                            "id": "es-2",
+                            "question": "¿Quién diseñó el faro de Punta Brava?",
+                            "answers": [],
+                            "plausible_answers": [answer(FARO, "1887")],
+                            "is_impossible": True,
+                        },
+                    ],
+                },
+                {
+                    "context": GUARDIANA,
+                    "qas": [
+                        {
+                            "id": "es-3",
+                            "question": "¿Cuánto cuesta la entrada al museo del faro?",
+                            "answers": [answer(GUARDIANA, "6 euros")],
+                        },
+                    ],
+                },
+            ],
+        },
+        {
+            "title": "The Windmill of Greyhill",
+            "paragraphs": [
+                {
+                    "context": MILL,
+                    "qas": [
+                        {
+                            "id": "en-1",
+                            "question": "Who built the windmill of Greyhill?",
+                            "answers": [answer(MILL, "Thomas Hale"), answer(MILL, "the miller Thomas Hale")],
+                        },
+                        {
+                            "id": "en-2",
+                            "question": "What colour are the sails of the windmill?",
+                            "answers": [],
+                            "is_impossible": True,
+                        },
+                    ],
+                },
+            ],
+        },
     ],
 }
 IDS = ["es-1", "es-2", "es-3", "en-1", "en-2"]
@@ -82,8 +122,24 @@ def test_load_squad_maps_questions(squad_file: Path) -> None:
 
 def test_v1_file_without_is_impossible(tmp_path: Path) -> None:
     path = tmp_path / "v1.json"
-    path.write_text(json.dumps({"version": "1.1", "data": [{"title": "T", "paragraphs": [
-        {"context": MILL, "qas": [{"id": 7, "question": "Who?", "answers": [answer(MILL, "Thomas Hale")]}]}]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "version": "1.1",
+                "data": [
+                    {
+                        "title": "T",
+                        "paragraphs": [
+                            {
+                                "context": MILL,
+                                "qas": [{"id": 7, "question": "Who?", "answers": [answer(MILL, "Thomas Hale")]}],
+                            }
+                        ],
+                    }
+                ],
+            }
+        )
+    )
     (item,) = load_squad(path).items
     assert item.id == "7" and item.answers == ("Thomas Hale",) and item.doc == "000-000-T.txt"
 
@@ -110,7 +166,7 @@ def test_write_corpus_exact_contexts_and_stale_files(squad_file: Path, tmp_path:
             text = (corpus / document_name(a, p, article["title"])).read_text(encoding="utf-8")
             for qa in paragraph["qas"]:
                 for ans in qa["answers"]:
-                    assert text[ans["answer_start"]:ans["answer_start"] + len(ans["text"])] == ans["text"]
+                    assert text[ans["answer_start"] : ans["answer_start"] + len(ans["text"])] == ans["text"]
     smaller = SQUAD | {"data": SQUAD["data"][:1]}
     squad_file.write_text(json.dumps(smaller), encoding="utf-8")
     write_corpus(load_squad(squad_file), corpus)
@@ -118,8 +174,10 @@ def test_write_corpus_exact_contexts_and_stale_files(squad_file: Path, tmp_path:
 
 
 def test_squad_folders(tmp_path: Path) -> None:
-    assert squad_folders(Path("data/dev-v2.0.json"), None, None) == (Path("out/squad-dev-v2.0/index"),
-                                                                       Path("out/squad-dev-v2.0/corpus"))
+    assert squad_folders(Path("data/dev-v2.0.json"), None, None) == (
+        Path("out/squad-dev-v2.0/index"),
+        Path("out/squad-dev-v2.0/corpus"),
+    )
     assert squad_folders(Path("dev.json"), tmp_path / "idx", None) == (tmp_path / "idx", tmp_path / "squad-dev-corpus")
     assert squad_folders(Path("dev.json"), None, tmp_path / "c")[1] == tmp_path / "c"
     with pytest.raises(ConfigError, match="must be separate"):
@@ -141,8 +199,21 @@ def test_squad_prediction_prefers_the_short_answer() -> None:
 def test_eval_squad_round_trip(keyword_cli, squad_file: Path, tmp_path: Path, capsys) -> None:
     index, corpus = tmp_path / "idx", tmp_path / "squad-corpus"
     out, pred, report = tmp_path / "out" / "squad-pred.json", tmp_path / "pred.jsonl", tmp_path / "report"
-    args = ["eval", "--squad", str(squad_file), "--index", str(index), "--squad-corpus", str(corpus),
-            "--squad-predictions", str(out), "--predictions", str(pred), "--report", str(report)]
+    args = [
+        "eval",
+        "--squad",
+        str(squad_file),
+        "--index",
+        str(index),
+        "--squad-corpus",
+        str(corpus),
+        "--squad-predictions",
+        str(out),
+        "--predictions",
+        str(pred),
+        "--report",
+        str(report),
+    ]
     assert keyword_cli(args) == 0
     printed = capsys.readouterr().out
     assert f"SQuAD corpus {corpus}: 3 paragraphs; index {index}: 3 passages (embedded 3, reused 0)" in printed
@@ -179,20 +250,30 @@ def _mutated(change) -> dict:
     [
         ("{not json", "invalid JSON"),
         ([1, 2], 'not a SQuAD file (expected an object with a "data" list)'),
-        ({"version": "v2.0"}, 'not a SQuAD file'),
+        ({"version": "v2.0"}, "not a SQuAD file"),
         ({"data": []}, "holds no questions"),
         (_mutated(lambda d: d["data"].append("x")), "data[2]: expected an object, got str"),
         (_mutated(lambda d: d["data"][1].pop("paragraphs")), 'data[1]: missing "paragraphs" list'),
-        (_mutated(lambda d: d["data"][0]["paragraphs"][1].update(context=" ")),
-         "data[0].paragraphs[1].context: missing"),
-        (_mutated(lambda d: d["data"][0]["paragraphs"][0]["qas"][1].pop("question")),
-         "data[0].paragraphs[0].qas[1].question: missing or empty"),
-        (_mutated(lambda d: d["data"][1]["paragraphs"][0]["qas"][0]["answers"][1].pop("text")),
-         "data[1].paragraphs[0].qas[0].answers[1].text: missing or empty"),
-        (_mutated(lambda d: d["data"][1]["paragraphs"][0]["qas"][1].update(is_impossible="yes")),
-         "data[1].paragraphs[0].qas[1].is_impossible: must be true or false"),
-        (_mutated(lambda d: d["data"][1]["paragraphs"][0]["qas"][1].update(id="es-1")),
-         "data[1].paragraphs[0].qas[1]: duplicate id 'es-1' (first used at data[0].paragraphs[0].qas[0])"),
+        (
+            _mutated(lambda d: d["data"][0]["paragraphs"][1].update(context=" ")),
+            "data[0].paragraphs[1].context: missing",
+        ),
+        (
+            _mutated(lambda d: d["data"][0]["paragraphs"][0]["qas"][1].pop("question")),
+            "data[0].paragraphs[0].qas[1].question: missing or empty",
+        ),
+        (
+            _mutated(lambda d: d["data"][1]["paragraphs"][0]["qas"][0]["answers"][1].pop("text")),
+            "data[1].paragraphs[0].qas[0].answers[1].text: missing or empty",
+        ),
+        (
+            _mutated(lambda d: d["data"][1]["paragraphs"][0]["qas"][1].update(is_impossible="yes")),
+            "data[1].paragraphs[0].qas[1].is_impossible: must be true or false",
+        ),
+        (
+            _mutated(lambda d: d["data"][1]["paragraphs"][0]["qas"][1].update(id="es-1")),
+            "data[1].paragraphs[0].qas[1]: duplicate id 'es-1' (first used at data[0].paragraphs[0].qas[0])",
+        ),
         (_mutated(lambda d: d["data"][0]["paragraphs"][0].update(context="a\r\nb")), "carriage return"),
     ],
 )
@@ -216,8 +297,10 @@ def test_several_problems_are_summarised(tmp_path: Path) -> None:
         load_squad(path)
 
 
-@pytest.mark.parametrize(("extra", "expected"), [([], "give either a QA file or --squad FILE"),
-                                                 (["qa.jsonl", "--squad", "s.json"], "give either")])
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [([], "give either a QA file or --squad FILE"), (["qa.jsonl", "--squad", "s.json"], "give either")],
+)
 def test_qa_file_or_squad(keyword_cli, capsys, extra: list[str], expected: str) -> None:
     assert keyword_cli(["eval", *extra]) == 2
     assert expected in capsys.readouterr().err
@@ -235,4 +318,4 @@ def test_shipped_sample_answers_are_verbatim_corpus_text(repo: Path) -> None:
             assert any(context in text for text in corpus)
             for qa in paragraph["qas"]:
                 for ans in qa["answers"]:
-                    assert context[ans["answer_start"]:ans["answer_start"] + len(ans["text"])] == ans["text"]
+                    assert context[ans["answer_start"] : ans["answer_start"] + len(ans["text"])] == ans["text"]

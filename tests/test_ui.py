@@ -39,8 +39,9 @@ def test_chat_turn_controls_language_and_confidence(holder: EngineHolder):
 
 
 def test_chat_turn_escapes_questions_and_documents(holder: EngineHolder):
-    messages, _, sources, _, _ = chat_turn(holder, "<img src=x onerror=alert(1)> When was the beacon of Cabo Frio lit?",
-                                           [], [], 3)
+    messages, _, sources, _, _ = chat_turn(
+        holder, "<img src=x onerror=alert(1)> When was the beacon of Cabo Frio lit?", [], [], 3
+    )
     html = messages[0]["content"] + messages[1]["content"] + sources
     assert "1899" in messages[1]["content"]
     for bad in ("<img", "<script", "![", "]("):
@@ -50,8 +51,7 @@ def test_chat_turn_escapes_questions_and_documents(holder: EngineHolder):
 def test_chat_turn_reports_errors_in_the_chat(holder: EngineHolder):
     messages, asked, sources, _, _ = chat_turn(holder, "   ", [], [], 3)
     assert "empty" in messages[-1]["content"] and asked == [] and sources == ""
-    assert ask_record(holder, "", [], 3) == {"error": "the question is empty; type a question",
-                                             "field": "question"}
+    assert ask_record(holder, "", [], 3) == {"error": "the question is empty; type a question", "field": "question"}
     assert "error" in ask_record(holder, "hi", [], "many")
 
 
@@ -95,10 +95,13 @@ def test_ask_api_errors_and_history(served: str):
     from gradio_client import Client
 
     client = Client(served, verbose=False)
-    assert client.predict("", [], 3, "auto", api_name="/ask") == {"error": "the question is empty; type a question",
-                                                                  "field": "question"}
-    record = client.predict("¿Y cuánto cuesta la entrada?", ["¿Qué es hoy el faro de Punta Brava?"], 2, "auto",
-                            api_name="/ask")
+    assert client.predict("", [], 3, "auto", api_name="/ask") == {
+        "error": "the question is empty; type a question",
+        "field": "question",
+    }
+    record = client.predict(
+        "¿Y cuánto cuesta la entrada?", ["¿Qué es hoy el faro de Punta Brava?"], 2, "auto", api_name="/ask"
+    )
     assert "6 euros" in record["answer"]
     assert sorted(client.view_api(print_info=False, return_format="dict")["named_endpoints"]) == ["/ask", "/check"]
 

@@ -18,17 +18,20 @@ from citeqa.errors import IndexStoreError, UploadError
 from citeqa.index.store import load_index
 
 
-@pytest.mark.parametrize("name,expected", [
-    ("../../etc/passwd.txt", "passwd.txt"),
-    ("/etc/passwd.md", "passwd.md"),
-    ("C:\\Users\\me\\notes.TXT", "notes.txt"),
-    (".hidden.txt", "hidden.txt"),
-    ("informe año 2026.md", "informe año 2026.md"),
-    ("a<b>|c?.html", "a_b_c.html"),
-    ("x\x00y.txt", "xy.txt"),
-    ("..\\..\\boot.ini", "boot.ini"),
-    (".txt", "txt"),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("../../etc/passwd.txt", "passwd.txt"),
+        ("/etc/passwd.md", "passwd.md"),
+        ("C:\\Users\\me\\notes.TXT", "notes.txt"),
+        (".hidden.txt", "hidden.txt"),
+        ("informe año 2026.md", "informe año 2026.md"),
+        ("a<b>|c?.html", "a_b_c.html"),
+        ("x\x00y.txt", "xy.txt"),
+        ("..\\..\\boot.ini", "boot.ini"),
+        (".txt", "txt"),
+    ],
+)
 def test_safe_name_keeps_only_a_plain_last_part(name, expected):
     assert safe_name(name) == expected
     assert safe_name(safe_name(name)) == safe_name(name)
@@ -92,9 +95,13 @@ def test_save_upload_validates_before_copying(tmp_path: Path):
     assert save_upload(good, "note.txt", corpus) is None  # same bytes: nothing to do
     other = _file(tmp_path, "note2.txt", "Another text entirely.")
     assert save_upload(other, "note.txt", corpus).name == "note-2.txt"  # never overwrites
-    for name, data, reason in [("bin.txt", b"\x00\x01\x02" * 10, "binary"), ("e.md", b"", "empty"),
-                               ("broken.pdf", b"%PDF-1.4 not really", "PDF"), ("run.sh", "echo", "unsupported"),
-                               ("blank.html", "<html><script>x()</script></html>", "no text")]:
+    for name, data, reason in [
+        ("bin.txt", b"\x00\x01\x02" * 10, "binary"),
+        ("e.md", b"", "empty"),
+        ("broken.pdf", b"%PDF-1.4 not really", "PDF"),
+        ("run.sh", "echo", "unsupported"),
+        ("blank.html", "<html><script>x()</script></html>", "no text"),
+    ]:
         with pytest.raises(UploadError, match=reason):
             save_upload(_file(tmp_path, name, data), name, corpus)
     with pytest.raises(UploadError, match="too large"):
@@ -107,8 +114,13 @@ def test_add_files_indexes_new_documents(fixture_corpus: Path, built_index: Path
     doc = _file(tmp_path, "bridge.md", "# The bridge of Alvor\n\nThe bridge of Alvor opened in 1931.")
     bad = _file(tmp_path, "tool.exe", "MZ")
     steps: list[tuple[float, str]] = []
-    result = add_files([(doc, "bridge.md"), (bad, "tool.exe")], fixture_corpus, built_index, KeywordEmbedder(),
-                       progress=lambda f, t: steps.append((f, t)))
+    result = add_files(
+        [(doc, "bridge.md"), (bad, "tool.exe")],
+        fixture_corpus,
+        built_index,
+        KeywordEmbedder(),
+        progress=lambda f, t: steps.append((f, t)),
+    )
     assert result.indexed and result.added == ["bridge.md"] and result.refused[0][0] == "tool.exe"
     after = load_index(built_index).manifest
     assert {d.doc_id for d in after.documents} == {d.doc_id for d in before.documents} | {"bridge.md"}
@@ -120,8 +132,9 @@ def test_add_files_indexes_new_documents(fixture_corpus: Path, built_index: Path
 def test_refused_upload_leaves_corpus_and_index_untouched(fixture_corpus: Path, built_index: Path, tmp_path: Path):
     files_before = sorted(p.name for p in fixture_corpus.rglob("*"))
     current = (built_index / "CURRENT").read_text()
-    result = add_files([(_file(tmp_path, "x.pdf", b"%PDF-garbage"), "x.pdf")], fixture_corpus, built_index,
-                       KeywordEmbedder())
+    result = add_files(
+        [(_file(tmp_path, "x.pdf", b"%PDF-garbage"), "x.pdf")], fixture_corpus, built_index, KeywordEmbedder()
+    )
     assert not result.indexed and result.refused and not result.added
     assert sorted(p.name for p in fixture_corpus.rglob("*")) == files_before
     assert (built_index / "CURRENT").read_text() == current

@@ -21,16 +21,38 @@ from citeqa.errors import RequestError
 GOOD = ("When was the windmill built?", [], 3, "auto")
 
 
-@pytest.mark.parametrize("k", ["abc", "5", [1], {"k": 1}, None, True, False, 5.0, 2.5, math.nan, math.inf,
-                               -math.inf, float("1e400"), 0, -1, MAX_K + 1, 10**9, 10**400])
+@pytest.mark.parametrize(
+    "k",
+    [
+        "abc",
+        "5",
+        [1],
+        {"k": 1},
+        None,
+        True,
+        False,
+        5.0,
+        2.5,
+        math.nan,
+        math.inf,
+        -math.inf,
+        float("1e400"),
+        0,
+        -1,
+        MAX_K + 1,
+        10**9,
+        10**400,
+    ],
+)
 def test_k_outside_the_schema_is_refused(k):
     with pytest.raises(RequestError) as info:
         validate_ask(GOOD[0], [], k, "auto")
     assert info.value.field == "k" and f"from 1 to {MAX_K}" in str(info.value) and len(str(info.value)) < 200
 
 
-@pytest.mark.parametrize("language,expected", [("auto", "auto"), ("ANY", "any"), ("ES", "es"), (" pt ", "pt"),
-                                               ("En", "en"), (None, "auto")])
+@pytest.mark.parametrize(
+    "language,expected", [("auto", "auto"), ("ANY", "any"), ("ES", "es"), (" pt ", "pt"), ("En", "en"), (None, "auto")]
+)
 def test_language_codes_are_case_insensitive(language, expected):
     assert validate_ask(GOOD[0], [], 3, language).language == expected
 
@@ -62,11 +84,17 @@ def test_history_forms(history, expected):
     assert validate_ask(GOOD[0], history).history == expected
 
 
-@pytest.mark.parametrize("history,reason", [
-    (5, "must be a list"), ({"q": 1}, "must be a list"), (["ok", 3], "item 2 must be text"),
-    (["ok", None], "item 2 must be text"), (["q"] * (MAX_HISTORY_ITEMS + 1), f"limit is {MAX_HISTORY_ITEMS}"),
-    (["x" * (MAX_QUESTION_CHARS + 1)], "item 1 is too long"),
-])
+@pytest.mark.parametrize(
+    "history,reason",
+    [
+        (5, "must be a list"),
+        ({"q": 1}, "must be a list"),
+        (["ok", 3], "item 2 must be text"),
+        (["ok", None], "item 2 must be text"),
+        (["q"] * (MAX_HISTORY_ITEMS + 1), f"limit is {MAX_HISTORY_ITEMS}"),
+        (["x" * (MAX_QUESTION_CHARS + 1)], "item 1 is too long"),
+    ],
+)
 def test_bad_history_is_refused(history, reason):
     with pytest.raises(RequestError, match=reason) as info:
         validate_ask(GOOD[0], history)
@@ -109,13 +137,26 @@ def call_ask(url: str, raw_json: str) -> object:
     return json.loads(data.removeprefix("data: "))[0]
 
 
-@pytest.mark.parametrize("args,field", [
-    ('"q", [], "abc", "auto"', "k"), ('"q", [], [1], "auto"', "k"), ('"q", [], NaN, "auto"', "k"),
-    ('"q", [], Infinity, "auto"', "k"), ('"q", [], 1e400, "auto"', "k"), ('"q", [], 1000000000, "auto"', "k"),
-    ('"q", [], true, "auto"', "k"), ('"q", [], 3, "xx"', "language"), ('"q", [], 3, 123', "language"),
-    ('123, [], 3, "auto"', "question"), ('"q", "", 3', "language"), ('"q", []', "k"), ('"q"', "history"),
-    ("", "question"), ('"q", [1], 3, "auto"', "history"),
-])
+@pytest.mark.parametrize(
+    "args,field",
+    [
+        ('"q", [], "abc", "auto"', "k"),
+        ('"q", [], [1], "auto"', "k"),
+        ('"q", [], NaN, "auto"', "k"),
+        ('"q", [], Infinity, "auto"', "k"),
+        ('"q", [], 1e400, "auto"', "k"),
+        ('"q", [], 1000000000, "auto"', "k"),
+        ('"q", [], true, "auto"', "k"),
+        ('"q", [], 3, "xx"', "language"),
+        ('"q", [], 3, 123', "language"),
+        ('123, [], 3, "auto"', "question"),
+        ('"q", "", 3', "language"),
+        ('"q", []', "k"),
+        ('"q"', "history"),
+        ("", "question"),
+        ('"q", [1], 3, "auto"', "history"),
+    ],
+)
 def test_http_refusals_are_typed_error_records(served: str, args: str, field: str, capfd):
     record = call_ask(served, f'{{"data": [{args}]}}')
     assert isinstance(record, dict) and record.keys() == {"error", "field"}, record
@@ -134,10 +175,19 @@ def test_k_is_at_most_the_ui_maximum_over_gradio_client(served: str):
     from gradio_client import Client
 
     client = Client(served, verbose=False)
-    assert len(client.predict("¿En qué año se construyó el faro de Punta Brava?", [], MAX_K, "auto", api_name="/ask")["citations"]) <= MAX_K
+    assert (
+        len(
+            client.predict("¿En qué año se construyó el faro de Punta Brava?", [], MAX_K, "auto", api_name="/ask")[
+                "citations"
+            ]
+        )
+        <= MAX_K
+    )
     refused = client.predict("¿En qué año se construyó el faro de Punta Brava?", [], 10**9, "auto", api_name="/ask")
     assert refused["field"] == "k" and "citations" not in refused
-    big = client.predict("¿En qué año se construyó el faro de Punta Brava?", [], 3, "x" * 1_000_000, api_name="/ask")  # 1 MB fits the body limit
+    big = client.predict(
+        "¿En qué año se construyó el faro de Punta Brava?", [], 3, "x" * 1_000_000, api_name="/ask"
+    )  # 1 MB fits the body limit
     assert big["field"] == "language" and len(big["error"]) < 200
 
 
@@ -145,6 +195,8 @@ def test_ask_record_maps_engine_refusals_to_the_question(tmp_path: Path, make_ho
     from citeqa.app.ui import ask_record
 
     holder, _ = make_holder(tmp_path)
-    assert ask_record(holder, "\x00\x01", [], 3) == {"error": "the question is empty; type a question",
-                                                     "field": "question"}
+    assert ask_record(holder, "\x00\x01", [], 3) == {
+        "error": "the question is empty; type a question",
+        "field": "question",
+    }
     assert ask_record(holder, "hi", [], "many")["field"] == "k"

@@ -33,8 +33,19 @@ _EXPORTS = {
     "load_embedder": "citeqa.embedding",
     "CiteqaError": "citeqa.errors",
 }
-__all__ = ["Answer", "AnswerSettings", "Chunk", "CiteqaError", "Citation", "Document", "Engine", "Trace",
-           "__version__", "build_index", "load_embedder"]
+__all__ = [
+    "Answer",
+    "AnswerSettings",
+    "Chunk",
+    "CiteqaError",
+    "Citation",
+    "Document",
+    "Engine",
+    "Trace",
+    "__version__",
+    "build_index",
+    "load_embedder",
+]
 
 if TYPE_CHECKING:
     from citeqa.answer.pipeline import AnswerSettings, Trace

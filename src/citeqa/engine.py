@@ -26,8 +26,9 @@ EngineSettings = AnswerSettings
 class Engine:
     """Answers questions from one index. Thread-safe for concurrent ``ask`` calls."""
 
-    def __init__(self, data: IndexData, embedder: Embedder, settings: AnswerSettings | None = None,
-                 index_dir: Path | None = None) -> None:
+    def __init__(
+        self, data: IndexData, embedder: Embedder, settings: AnswerSettings | None = None, index_dir: Path | None = None
+    ) -> None:
         self.data = data
         self.embedder = embedder
         self.index_dir = index_dir
@@ -35,8 +36,13 @@ class Engine:
         self.pipeline = AnswerPipeline(data, self._encode_queries, settings)
 
     @classmethod
-    def open(cls, index_dir: Path | str = "index", model: str | None = None,
-             settings: AnswerSettings | None = None, embedder: Embedder | None = None) -> Engine:
+    def open(
+        cls,
+        index_dir: Path | str = "index",
+        model: str | None = None,
+        settings: AnswerSettings | None = None,
+        embedder: Embedder | None = None,
+    ) -> Engine:
         """Open an index; ``model`` (if given) must be the one it was built with."""
         data = load_index(Path(index_dir))
         check_model(data.manifest, model)
@@ -89,8 +95,16 @@ class Engine:
 
         started = time.perf_counter()
         trace, cands, dense = self.claim_inputs(claim, k)
-        result = check_claim(trace.question, trace.language, trace.hits, cands, dense, self.data.documents, k,
-                             thresholds if thresholds is not None else self.settings.claims)
+        result = check_claim(
+            trace.question,
+            trace.language,
+            trace.hits,
+            cands,
+            dense,
+            self.data.documents,
+            k,
+            thresholds if thresholds is not None else self.settings.claims,
+        )
         return replace(result, latency_ms=round((time.perf_counter() - started) * 1000, 3))
 
     def claim_inputs(self, claim: str, k: int = 5) -> tuple[Trace, list[Candidate], list[float | None]]:

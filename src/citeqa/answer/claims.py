@@ -140,7 +140,8 @@ _QUESTION_START = re.compile(
     r"has|have|had|may|might|must|shall|tell|show|list|give|find|explain|describe|summari[sz]e|compare|"
     r"que|qual|quais|cual|cuales|quien|quienes|quem|cuando|quando|donde|onde|adonde|aonde|por que|porque|como|"
     r"cuanto|cuanta|cuantos|cuantas|quanto|quanta|quantos|quantas|o que|existe|existen|hay|ha|dime|muestra|"
-    r"explica|describe|resume|enumera|compara|diz|diga|mostra|mostre|explique|descreva|resuma|liste|compare)\b")
+    r"explica|describe|resume|enumera|compara|diz|diga|mostra|mostre|explique|descreva|resuma|liste|compare)\b"
+)
 
 
 def looks_like_claim(text: str) -> bool:
@@ -197,8 +198,16 @@ def analyse_claim(claim: str, lang: str) -> ClaimParts:
         elif raw[:1].isupper() and folded not in stop:
             (soft if i == 0 else names).add(folded)  # a capital at the start may just start the sentence
     plain = _without(claim, [(f.start, f.end) for f in facts] + [(a, b) for a, b, f in toks if f in names])
-    return ClaimParts(claim, lang, facts, frozenset(names), frozenset(soft - names),
-                      frozenset(terms(plain, lang)), cognate_keys(plain), tuple(toks))
+    return ClaimParts(
+        claim,
+        lang,
+        facts,
+        frozenset(names),
+        frozenset(soft - names),
+        frozenset(terms(plain, lang)),
+        cognate_keys(plain),
+        tuple(toks),
+    )
 
 
 def _without(text: str, spans: Sequence[tuple[int, int]]) -> str:
@@ -255,8 +264,9 @@ class SentenceJudgement:
         return self.names + self.terms + self.dense + 0.5 * same
 
 
-def judge_sentence(parts: ClaimParts, sentence: str, lang: str, paragraph: str = "",
-                   dense: float = 0.0, title: str = "") -> SentenceJudgement:
+def judge_sentence(
+    parts: ClaimParts, sentence: str, lang: str, paragraph: str = "", dense: float = 0.0, title: str = ""
+) -> SentenceJudgement:
     """Compare ``sentence`` (in ``lang``, inside ``paragraph`` of a document called ``title``) with the claim.
 
     Names are looked for in the whole paragraph and the document's title (the subject is
@@ -285,8 +295,7 @@ def _match_fact(parts: ClaimParts, claim_fact: Fact, sentence: str, facts: Seque
     if not candidates:
         return FactMatch(claim_fact, "missing")
     scores = _anchor_scores(_anchors(parts, claim_fact), sentence, candidates)
-    ranked = sorted(range(len(candidates)),
-                    key=lambda i: (-scores[i], not same_value(claim_fact, candidates[i]), i))
+    ranked = sorted(range(len(candidates)), key=lambda i: (-scores[i], not same_value(claim_fact, candidates[i]), i))
     best = candidates[ranked[0]]
     if same_value(claim_fact, best):
         return FactMatch(claim_fact, "same", best)
@@ -303,8 +312,7 @@ def _anchor_key(token: str, names: frozenset[str]) -> frozenset[str]:
 
 def _anchors(parts: ClaimParts, fact: Fact) -> frozenset[str]:
     """The claim's words (names, cognate keys) within :data:`ANCHOR_WORDS` words of ``fact``."""
-    outside = [(a, b, t) for a, b, t in parts.tokens
-               if not any(f.start < b and a < f.end for f in parts.facts)]
+    outside = [(a, b, t) for a, b, t in parts.tokens if not any(f.start < b and a < f.end for f in parts.facts)]
     before = [t for a, b, t in outside if b <= fact.start][-ANCHOR_WORDS:]
     after = [t for a, b, t in outside if a >= fact.end][:ANCHOR_WORDS]
     keys: set[str] = set()
@@ -333,8 +341,9 @@ def _anchor_scores(anchors: frozenset[str], sentence: str, candidates: Sequence[
         spans.append((min(inside), max(inside)) if inside else (0, 0))
     scores = [0.0] * len(candidates)
     for a, b, tok, p in toks:
-        if any(f.start < b and a < f.end for f in candidates) or not (tok in anchors
-                                                                       or _anchor_key(tok, frozenset()) & anchors):
+        if any(f.start < b and a < f.end for f in candidates) or not (
+            tok in anchors or _anchor_key(tok, frozenset()) & anchors
+        ):
             continue
         dist = [lo - p if p < lo else p - hi if p > hi else 0 for lo, hi in spans]
         if min(dist) > ANCHOR_WORDS + SEPARATOR_WORDS:
@@ -352,11 +361,17 @@ def sentence_relation(j: SentenceJudgement, t: ClaimThresholds) -> str:
     """``supports``, ``conflicts`` or ``related`` for one judged sentence."""
     if j.n_facts and j.all_same and j.names >= t.support_names_facts and j.terms >= t.support_terms_facts:
         return SUPPORTS
-    if (not j.n_facts and j.names >= t.support_names_plain
-            and (j.terms >= t.support_terms_plain or j.dense >= t.support_dense_plain)):
+    if (
+        not j.n_facts
+        and j.names >= t.support_names_plain
+        and (j.terms >= t.support_terms_plain or j.dense >= t.support_dense_plain)
+    ):
         return SUPPORTS
-    if j.different is not None and j.names >= t.conflict_names and (
-            j.terms >= t.conflict_terms or j.dense >= t.conflict_dense):
+    if (
+        j.different is not None
+        and j.names >= t.conflict_names
+        and (j.terms >= t.conflict_terms or j.dense >= t.conflict_dense)
+    ):
         return CONFLICTS
     return RELATED
 
@@ -384,8 +399,13 @@ class JudgedSpan:
     judgement: SentenceJudgement
 
 
-def judge_candidates(parts: ClaimParts, hits: Sequence[Hit], cands: Sequence[Candidate],
-                     dense: Sequence[float | None], titles: Mapping[str, str] | None = None) -> list[JudgedSpan]:
+def judge_candidates(
+    parts: ClaimParts,
+    hits: Sequence[Hit],
+    cands: Sequence[Candidate],
+    dense: Sequence[float | None],
+    titles: Mapping[str, str] | None = None,
+) -> list[JudgedSpan]:
     """Judge every candidate sentence (``dense``: its cosine to the claim, None for the passage's;
     ``titles``: document titles by doc_id)."""
     out = []
@@ -394,17 +414,30 @@ def judge_candidates(parts: ClaimParts, hits: Sequence[Hit], cands: Sequence[Can
         a, b = cand.start - chunk.start, cand.end - chunk.start
         para_start = chunk.text.rfind("\n", 0, a) + 1
         para_end = chunk.text.find("\n", b)
-        paragraph = chunk.text[para_start:para_end if para_end >= 0 else len(chunk.text)]
+        paragraph = chunk.text[para_start : para_end if para_end >= 0 else len(chunk.text)]
         similarity = sim if sim is not None else hits[cand.hit_index].dense
         title = (titles or {}).get(chunk.doc_id, "")
-        out.append(JudgedSpan(cand.hit_index, cand.start, cand.end,
-                              judge_sentence(parts, cand.text, cand.lang, paragraph, similarity, title)))
+        out.append(
+            JudgedSpan(
+                cand.hit_index,
+                cand.start,
+                cand.end,
+                judge_sentence(parts, cand.text, cand.lang, paragraph, similarity, title),
+            )
+        )
     return out
 
 
-def check_claim(claim: str, lang: str, hits: Sequence[Hit], cands: Sequence[Candidate],
-                dense: Sequence[float | None], documents: Mapping[str, Document], k: int = 5,
-                thresholds: ClaimThresholds | None = None) -> ClaimCheck:
+def check_claim(
+    claim: str,
+    lang: str,
+    hits: Sequence[Hit],
+    cands: Sequence[Candidate],
+    dense: Sequence[float | None],
+    documents: Mapping[str, Document],
+    k: int = 5,
+    thresholds: ClaimThresholds | None = None,
+) -> ClaimCheck:
     """The :class:`ClaimCheck` of ``claim`` (in ``lang``) from its retrieved passages (``hits``),
     their candidate sentences and each sentence's cosine to the claim."""
     t = thresholds if thresholds is not None else ClaimThresholds()
@@ -414,13 +447,20 @@ def check_claim(claim: str, lang: str, hits: Sequence[Hit], cands: Sequence[Cand
     evidence = _evidence(judged, hits, documents, verdict, k, t)
     wanted = CONFLICTS if verdict == CONFLICTING else SUPPORTS
     shown = next((e for e in evidence if e.relation == wanted), None)
-    message = claim_message(verdict, lang, shown.claim_value if shown else None,
-                            shown.document_value if shown else None)
+    message = claim_message(
+        verdict, lang, shown.claim_value if shown else None, shown.document_value if shown else None
+    )
     return ClaimCheck(claim, lang, verdict, message, tuple(evidence))
 
 
-def _evidence(judged: Sequence[JudgedSpan], hits: Sequence[Hit], documents: Mapping[str, Document], verdict: str,
-              k: int, t: ClaimThresholds) -> list[ClaimEvidence]:
+def _evidence(
+    judged: Sequence[JudgedSpan],
+    hits: Sequence[Hit],
+    documents: Mapping[str, Document],
+    verdict: str,
+    k: int,
+    t: ClaimThresholds,
+) -> list[ClaimEvidence]:
     """Up to ``k`` passages, one entry each (its best sentence): supporting first, then conflicting,
     then the closest. After ``not_found`` every passage is only ``related``."""
     order = {SUPPORTS: 0, CONFLICTS: 1, RELATED: 2}
@@ -442,7 +482,9 @@ def _evidence(judged: Sequence[JudgedSpan], hits: Sequence[Hit], documents: Mapp
     return out
 
 
-def _one_evidence(j: JudgedSpan, relation: str, hits: Sequence[Hit], documents: Mapping[str, Document]) -> ClaimEvidence:
+def _one_evidence(
+    j: JudgedSpan, relation: str, hits: Sequence[Hit], documents: Mapping[str, Document]
+) -> ClaimEvidence:
     hit = hits[j.hit_index]
     citation = _citation(hit, documents)
     offset = j.start - hit.chunk.start
@@ -461,5 +503,6 @@ def _one_evidence(j: JudgedSpan, relation: str, hits: Sequence[Hit], documents: 
 def _citation(hit: Hit, documents: Mapping[str, Document]) -> Citation:
     c = hit.chunk
     doc = documents.get(c.doc_id)
-    return Citation(c.doc_id, doc.title if doc is not None else c.doc_id, c.lang, c.start, c.end, c.text,
-                    round(hit.score, 6))
+    return Citation(
+        c.doc_id, doc.title if doc is not None else c.doc_id, c.lang, c.start, c.end, c.text, round(hit.score, 6)
+    )

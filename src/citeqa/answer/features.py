@@ -48,16 +48,19 @@ HEADING_MAX_CHARS = 80
 LENGTH_SCALE_CHARS = 300
 
 
-def local_weights(question_terms: Sequence[str], candidate_terms: Sequence[set[str]],
-                  idf: Mapping[str, float], default_idf: float) -> dict[str, float]:
+def local_weights(
+    question_terms: Sequence[str], candidate_terms: Sequence[set[str]], idf: Mapping[str, float], default_idf: float
+) -> dict[str, float]:
     """Weight each question term by global IDF times its rarity among the candidates.
 
     A term found in most candidate sentences (the passage's topic) says little about
     which sentence answers; a term found in one sentence says a lot.
     """
     n = max(1, len(candidate_terms))
-    return {t: idf.get(t, default_idf) * math.log(1 + n / (1 + sum(t in c for c in candidate_terms)))
-            for t in question_terms}
+    return {
+        t: idf.get(t, default_idf) * math.log(1 + n / (1 + sum(t in c for c in candidate_terms)))
+        for t in question_terms
+    }
 
 
 @dataclass(frozen=True)
@@ -70,9 +73,16 @@ class Passage:
     fused: float
 
 
-def candidate_features(question: str, query: str, question_lang: str, cands: Sequence[Candidate],
-                       passages: Sequence[Passage], idf: Mapping[str, float],
-                       default_idf: float, span_dense: Sequence[float | None] = ()) -> np.ndarray:
+def candidate_features(
+    question: str,
+    query: str,
+    question_lang: str,
+    cands: Sequence[Candidate],
+    passages: Sequence[Passage],
+    idf: Mapping[str, float],
+    default_idf: float,
+    span_dense: Sequence[float | None] = (),
+) -> np.ndarray:
     """One feature row (see :data:`FEATURES`) per candidate.
 
     ``question`` decides the expected answer type; ``query`` (the question, plus the
@@ -87,15 +97,18 @@ def candidate_features(question: str, query: str, question_lang: str, cands: Seq
     entity_in_passage = [_present_share(entities, p.text) for p in passages]
     best_fused = max((p.fused for p in passages), default=0.0)
     by_lang: dict[str, tuple[dict[str, float], dict[str, float]]] = {}
-    sims = [s if s is not None else passages[c.hit_index].dense
-            for c, s in zip(cands, list(span_dense) + [None] * (len(cands) - len(span_dense)))]
+    sims = [
+        s if s is not None else passages[c.hit_index].dense
+        for c, s in zip(cands, list(span_dense) + [None] * (len(cands) - len(span_dense)))
+    ]
     best_sim = max(sims, default=0.0)
     by_place = {(c.hit_index, c.number): s for c, s in zip(cands, sims)}
     rows = []
     for cand, present, sim in zip(cands, cand_terms, sims):
         if cand.lang not in by_lang:
-            by_lang[cand.lang] = _question_weights(question, query, cand.lang, question_lang, cand_terms,
-                                                   idf, default_idf)
+            by_lang[cand.lang] = _question_weights(
+                question, query, cand.lang, question_lang, cand_terms, idf, default_idf
+            )
         local, global_ = by_lang[cand.lang]
         passage = passages[cand.hit_index]
         around = _term_set(cand.context, cand.lang, question_lang) - present
@@ -110,7 +123,8 @@ def candidate_features(question: str, query: str, question_lang: str, cands: Seq
             "expects_type": 0.0 if kind is AnswerType.OTHER else 1.0,
             "same_lang": 1.0 if cand.lang == question_lang else 0.0,
             "length": math.log(max(2, len(cand.text))) / math.log(LENGTH_SCALE_CHARS),
-            "heading": 1.0 if len(cand.text) < HEADING_MAX_CHARS and cand.text.rstrip()[-1:] not in _FINAL_STOPS
+            "heading": 1.0
+            if len(cand.text) < HEADING_MAX_CHARS and cand.text.rstrip()[-1:] not in _FINAL_STOPS
             else 0.0,
             "entity_passage": entity_in_passage[cand.hit_index],
             "has_entities": 1.0 if entities else 0.0,
@@ -124,7 +138,7 @@ def candidate_features(question: str, query: str, question_lang: str, cands: Seq
     return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(FEATURES))
 
 
-_FINAL_STOPS = ".!?…»”\")"
+_FINAL_STOPS = '.!?…»”")'
 
 
 def _term_set(text: str, lang: str, question_lang: str) -> set[str]:
@@ -132,9 +146,15 @@ def _term_set(text: str, lang: str, question_lang: str) -> set[str]:
     return set(terms(text, lang)) if lang == question_lang else set(cognate_keys(text))
 
 
-def _question_weights(question: str, query: str, lang: str, question_lang: str,
-                      cand_terms: Sequence[set[str]], idf: Mapping[str, float],
-                      default_idf: float) -> tuple[dict[str, float], dict[str, float]]:
+def _question_weights(
+    question: str,
+    query: str,
+    lang: str,
+    question_lang: str,
+    cand_terms: Sequence[set[str]],
+    idf: Mapping[str, float],
+    default_idf: float,
+) -> tuple[dict[str, float], dict[str, float]]:
     """Local and global weights of the query's terms against spans in ``lang``.
 
     Across languages the query is matched by cognate keys, for which the index keeps
@@ -148,8 +168,7 @@ def _question_weights(question: str, query: str, lang: str, question_lang: str,
         q, own, idf = sorted(cognate_keys(query)), cognate_keys(question), {}
     scale = {t: 1.0 if t in own else HISTORY_WEIGHT for t in q}
     local = local_weights(q, cand_terms, idf, default_idf)
-    return ({t: w * scale[t] for t, w in local.items()},
-            {t: idf.get(t, default_idf) * scale[t] for t in q})
+    return ({t: w * scale[t] for t, w in local.items()}, {t: idf.get(t, default_idf) * scale[t] for t in q})
 
 
 _NAMEISH = re.compile(r"[^\W_]*(?:\d|[A-ZÁÉÍÓÚÂÊÔÃÕÇÑ])[^\W_]*")
@@ -165,7 +184,7 @@ def question_entities(text: str) -> frozenset[str]:
     found = set()
     for match in _NAMEISH.finditer(text):
         token = match.group(0)
-        first = text[:match.start()].strip(" ¿¡\"'«“(") == ""
+        first = text[: match.start()].strip(" ¿¡\"'«“(") == ""
         inner_caps = any(c.isupper() for c in token[1:])
         if len(token) < 2 or (first and not (inner_caps or any(c.isdigit() for c in token))):
             continue

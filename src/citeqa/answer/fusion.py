@@ -45,8 +45,12 @@ def weighted_scores(score_maps: Sequence[Mapping[int, float]], weights: Sequence
     return fused
 
 
-def fuse(score_maps: Sequence[Mapping[int, float]], weights: Sequence[float],
-         mode: FusionMode = FusionMode.WEIGHTED, rrf_k: float = 60.0) -> list[tuple[int, float]]:
+def fuse(
+    score_maps: Sequence[Mapping[int, float]],
+    weights: Sequence[float],
+    mode: FusionMode = FusionMode.WEIGHTED,
+    rrf_k: float = 60.0,
+) -> list[tuple[int, float]]:
     """Fuse score maps and return ``(id, score)`` best first (ties broken by id)."""
     if mode is FusionMode.RRF:
         rankings = [sorted(m, key=lambda key, m=m: (-m[key], key)) for m in score_maps]

@@ -58,8 +58,9 @@ class AnswerSettings:
         data = read_weights(model)
         fusion = data.get("retrieval", {})
         retrieval = RetrievalSettings(**{k: float(v) for k, v in fusion.items() if k in _FUSION_WEIGHTS})
-        return cls(retrieval=retrieval, scoring=ScoringModel.from_dict(data),
-                   claims=claim_thresholds(data.get("claims", {})))
+        return cls(
+            retrieval=retrieval, scoring=ScoringModel.from_dict(data), claims=claim_thresholds(data.get("claims", {}))
+        )
 
     @property
     def abstain_below(self) -> float:
@@ -106,8 +107,9 @@ class Trace:
 class AnswerPipeline:
     """Answers questions from one index (any :class:`RetrievalBackend`) with a given query encoder."""
 
-    def __init__(self, data: RetrievalBackend, encode: Callable[[list[str]], np.ndarray],
-                 settings: AnswerSettings | None = None) -> None:
+    def __init__(
+        self, data: RetrievalBackend, encode: Callable[[list[str]], np.ndarray], settings: AnswerSettings | None = None
+    ) -> None:
         self.data = data
         self.encode = encode
         self.settings = settings if settings is not None else AnswerSettings.for_model(data.model)
@@ -135,8 +137,20 @@ class AnswerPipeline:
         chosen, spans = clock.step("choose", lambda: self.choose(cands, feats, prefer))
         answer = clock.step("answer", lambda: self.record(question, query, lang, hits, spans, chosen, k))
         answer = replace(answer, latency_ms=round(clock.total_ms(), 3))
-        return Trace(question, history, lang, prefer, query, tuple(hits), tuple(spans), feats, chosen,
-                     answer.confidence, answer, clock.timings)
+        return Trace(
+            question,
+            history,
+            lang,
+            prefer,
+            query,
+            tuple(hits),
+            tuple(spans),
+            feats,
+            chosen,
+            answer.confidence,
+            answer,
+            clock.timings,
+        )
 
     def question_language(self, question: str, history: Sequence[str] = ()) -> str:
         """ISO 639-1 code of the question; history or the corpus decide when unclear."""
@@ -155,23 +169,40 @@ class AnswerPipeline:
             return f"{history[-1]} {question}"
         return question
 
-    def candidates(self, question: str, query: str, lang: str, prefer: str | None, hits: Sequence[Hit],
-                   vector: np.ndarray) -> tuple[list[Candidate], np.ndarray]:
+    def candidates(
+        self, question: str, query: str, lang: str, prefer: str | None, hits: Sequence[Hit], vector: np.ndarray
+    ) -> tuple[list[Candidate], np.ndarray]:
         """Answer candidates from the top passages and their feature rows."""
         pool = self._answer_pool(hits, prefer)
         cands = candidates_from([(i, hits[i].chunk.start, hits[i].chunk.text, hits[i].chunk.lang) for i in pool])
         passages = [Passage(h.chunk.text, h.chunk.lang, h.dense, h.score) for h in hits]
-        return cands, candidate_features(question, query, lang, cands, passages, self.idf, self.default_idf,
-                                         self.span_similarities(cands, hits, vector))
+        return cands, candidate_features(
+            question,
+            query,
+            lang,
+            cands,
+            passages,
+            self.idf,
+            self.default_idf,
+            self.span_similarities(cands, hits, vector),
+        )
 
-    def span_similarities(self, cands: Sequence[Candidate], hits: Sequence[Hit],
-                          vector: np.ndarray) -> list[float | None]:
+    def span_similarities(
+        self, cands: Sequence[Candidate], hits: Sequence[Hit], vector: np.ndarray
+    ) -> list[float | None]:
         """Each candidate's cosine to the question, from the index's span vectors (None without one)."""
         spans = self.data.spans
         if spans is None:
             return [None] * len(cands)
-        rows = [spans.row(hits[c.hit_index].row, c.number, c.start - hits[c.hit_index].chunk.start,
-                          c.end - hits[c.hit_index].chunk.start) for c in cands]
+        rows = [
+            spans.row(
+                hits[c.hit_index].row,
+                c.number,
+                c.start - hits[c.hit_index].chunk.start,
+                c.end - hits[c.hit_index].chunk.start,
+            )
+            for c in cands
+        ]
         found = [r for r in rows if r is not None]
         sims = dict(zip(found, spans.similarities(found, vector).tolist()))
         return [sims[r] if r is not None else None for r in rows]
@@ -183,19 +214,31 @@ class AnswerPipeline:
         lexical = sorted(range(len(hits)), key=lambda i: -hits[i].lexical)[:n]
         return sorted(set(range(min(n, len(hits)))) | set(same) | set(lexical))
 
-    def choose(self, cands: Sequence[Candidate], feats: np.ndarray,
-               prefer: str | None) -> tuple[int | None, list[ScoredSpan]]:
+    def choose(
+        self, cands: Sequence[Candidate], feats: np.ndarray, prefer: str | None
+    ) -> tuple[int | None, list[ScoredSpan]]:
         """Score every span and pick one (see :func:`choose_span`)."""
         model = self.settings.scoring
         scores, probs = model.scores(feats), model.probabilities(feats)
-        spans = [ScoredSpan(c, dict(zip(FEATURES, map(float, row))), float(s), float(p))
-                 for c, row, s, p in zip(cands, feats, scores, probs)]
+        spans = [
+            ScoredSpan(c, dict(zip(FEATURES, map(float, row))), float(s), float(p))
+            for c, row, s, p in zip(cands, feats, scores, probs)
+        ]
         langs = [c.lang for c in cands]
-        return choose_span(scores, probs, langs, prefer, self.settings.language_margin,
-                           self.settings.language_floor), spans
+        return choose_span(
+            scores, probs, langs, prefer, self.settings.language_margin, self.settings.language_floor
+        ), spans
 
-    def record(self, question: str, query: str, lang: str, hits: Sequence[Hit], spans: Sequence[ScoredSpan],
-               chosen: int | None, k: int) -> Answer:
+    def record(
+        self,
+        question: str,
+        query: str,
+        lang: str,
+        hits: Sequence[Hit],
+        spans: Sequence[ScoredSpan],
+        chosen: int | None,
+        k: int,
+    ) -> Answer:
         """The answer record: the chosen span (or an abstention) and ``k`` citations."""
         if chosen is None:
             return Answer(question, lang, None, True, 0.0, tuple(self._citation(h) for h in hits[:k]))
@@ -209,22 +252,26 @@ class AnswerPipeline:
         cand = span.candidate
         words_asked = frozenset(fold_accents(w) for w in words(query))
         kind = expected_type(question)
-        short = short_answer_in(cand.text, cand.lang, kind, words_asked, set(query_terms(query, (cand.lang,))),
-                                question=question)
+        short = short_answer_in(
+            cand.text, cand.lang, kind, words_asked, set(query_terms(query, (cand.lang,))), question=question
+        )
         key = short if short is not None else highlight_in(cand.text, kind, words_asked)
         highlight = Highlight(*key) if key is not None else None
-        short_answer = cand.text[short[0]:short[1]] if short is not None else None
-        return Answer(question, lang, cand.text, False, confidence, citations, highlight=highlight,
-                      short_answer=short_answer)
+        short_answer = cand.text[short[0] : short[1]] if short is not None else None
+        return Answer(
+            question, lang, cand.text, False, confidence, citations, highlight=highlight, short_answer=short_answer
+        )
 
     def _citation(self, hit: Hit) -> Citation:
         c = hit.chunk
-        return Citation(c.doc_id, self.data.documents[c.doc_id].title, c.lang, c.start, c.end, c.text,
-                        round(hit.score, 6))
+        return Citation(
+            c.doc_id, self.data.documents[c.doc_id].title, c.lang, c.start, c.end, c.text, round(hit.score, 6)
+        )
 
 
-def choose_span(scores: np.ndarray, probs: np.ndarray, langs: Sequence[str], prefer: str | None,
-                margin: float, floor: float) -> int | None:
+def choose_span(
+    scores: np.ndarray, probs: np.ndarray, langs: Sequence[str], prefer: str | None, margin: float, floor: float
+) -> int | None:
     """The ranker's best span, or the best in ``prefer`` when that one is likely enough:
     at least ``floor``, or within ``margin`` of the best anywhere. None when there are no spans."""
     if len(scores) == 0:
@@ -260,7 +307,8 @@ _FOLLOW_UP = re.compile(
     r"^\W*(and|also|what about|y|e|tambien|tambem|ademas|alem disso|y que|e que|e o|e a|y el|y la)\b"
     r"|\b(it|its|it's|they|them|their|this|that|those|these|he|she|"
     r"eso|esto|ese|esa|ello|ella|ellos|ellas|dicho|dicha|su|sus|"
-    r"isso|isto|esse|essa|ele|ela|eles|elas|dele|dela|seu|sua|seus|suas|o mesmo|a mesma)\b")
+    r"isso|isto|esse|essa|ele|ela|eles|elas|dele|dela|seu|sua|seus|suas|o mesmo|a mesma)\b"
+)
 
 
 def is_follow_up(question: str, n_terms: int) -> bool:

@@ -44,8 +44,9 @@ class Retriever:
         """BM25 scores of the top ``n`` passages (question stemmed for every corpus language)."""
         return self.data.lexical_search(query_terms(question, self.langs), n)
 
-    def search(self, question: str, query_vector: np.ndarray, k: int,
-               timings: dict[str, float] | None = None) -> list[Hit]:
+    def search(
+        self, question: str, query_vector: np.ndarray, k: int, timings: dict[str, float] | None = None
+    ) -> list[Hit]:
         """The ``k`` best passages by fused score (the engine decides on language).
 
         ``timings``, when given, receives the milliseconds of each step (dense, lexical, fusion).

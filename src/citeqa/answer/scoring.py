@@ -64,15 +64,24 @@ class ScoringModel:
         if len(features) == 0:
             return np.zeros(0)
         scores = self.scores(features)
-        columns = {RANKER_SCORE: scores, RANKER_MARGIN: margins(scores), **{f: features[:, i] for i, f in enumerate(FEATURES)}}
+        columns = {
+            RANKER_SCORE: scores,
+            RANKER_MARGIN: margins(scores),
+            **{f: features[:, i] for i, f in enumerate(FEATURES)},
+        }
         z = sum(w * columns[name] for name, w in self.calibration.items()) + self.calib_bias
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
 
     def to_dict(self) -> dict[str, Any]:
         """The ``weights.json`` form."""
-        return {"format": WEIGHTS_FORMAT, "features": dict(self.weights), "bias": self.bias,
-                "calibration": {"inputs": dict(self.calibration), "bias": self.calib_bias},
-                "abstain_below": self.abstain_below, "fitted": dict(self.fitted)}
+        return {
+            "format": WEIGHTS_FORMAT,
+            "features": dict(self.weights),
+            "bias": self.bias,
+            "calibration": {"inputs": dict(self.calibration), "bias": self.calib_bias},
+            "abstain_below": self.abstain_below,
+            "fitted": dict(self.fitted),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ScoringModel:
@@ -81,8 +90,14 @@ class ScoringModel:
             raise ConfigError(f"scorer weights: format {data.get('format')!r}, expected {WEIGHTS_FORMAT}")
         try:
             calib = data["calibration"]
-            return cls(data["features"], float(data["bias"]), calib["inputs"], float(calib["bias"]),
-                       float(data["abstain_below"]), data.get("fitted", {}))
+            return cls(
+                data["features"],
+                float(data["bias"]),
+                calib["inputs"],
+                float(calib["bias"]),
+                float(data["abstain_below"]),
+                data.get("fitted", {}),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"scorer weights: missing or bad entry {exc}") from None
 
@@ -103,8 +118,10 @@ def check_names(what: str, given: Mapping[str, float], known: tuple[str, ...], e
     if unknown or missing:
         parts = [f"no such feature: {', '.join(unknown)}"] * bool(unknown)
         parts += [f"no weight for: {', '.join(missing)}"] * bool(missing)
-        raise ConfigError(f"scorer {what} weights do not match the features the code computes "
-                          f"({'; '.join(parts)}); refit with eval/fit_scorer.py --write")
+        raise ConfigError(
+            f"scorer {what} weights do not match the features the code computes "
+            f"({'; '.join(parts)}); refit with eval/fit_scorer.py --write"
+        )
 
 
 def weights_path(model: str) -> Path:

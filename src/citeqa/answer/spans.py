@@ -28,8 +28,6 @@ def candidates_from(passages: list[tuple[int, int, str, str]], context_chars: in
     for hit_index, offset, text, lang in passages:
         for j, (a, b) in enumerate(span_bounds(text)):
             para = text.rfind("\n", 0, a) + 1
-            context = text[max(para, a - context_chars):a]
+            context = text[max(para, a - context_chars) : a]
             out.append(Candidate(hit_index, offset + a, offset + b, text[a:b], lang, context, j))
     return out
-
-

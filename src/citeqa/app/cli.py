@@ -36,12 +36,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rebuild", action="store_true", help="start over instead of updating")
     p.add_argument("--chunk-size", type=int, default=None, help="passage size in characters")
     p.add_argument("--chunk-overlap", type=int, default=None, help="passage overlap in characters")
-    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                   help="read, chunk and embed on Ray: a local Ray started for this run (no ADDRESS), or an "
-                        "existing cluster (auto, ray://HOST:PORT); writes the same index. Needs "
-                        "pip install -e '.[ray]'")
-    p.add_argument("--ray-workers", type=_positive, default=None, metavar="N",
-                   help="embedding workers for --ray, one CPU each (default: one per CPU of the cluster)")
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="read, chunk and embed on Ray: a local Ray started for this run (no ADDRESS), or an "
+        "existing cluster (auto, ray://HOST:PORT); writes the same index. Needs "
+        "pip install -e '.[ray]'",
+    )
+    p.add_argument(
+        "--ray-workers",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="embedding workers for --ray, one CPU each (default: one per CPU of the cluster)",
+    )
 
     p = sub.add_parser("ask", help="answer one question")
     common(p)
@@ -59,50 +70,108 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="evaluate on a QA file or a claim file (JSONL or CSV) or a SQuAD file")
     common(p)
     p.set_defaults(index=None)  # index/ for a QA file; --squad builds its own index unless --index is given
-    p.add_argument("qa_file", type=Path, nargs="?",
-                   help="QA file (JSONL or CSV), or a claim file (its rows have claim and verdict: claim checking "
-                        "is evaluated); leave out with --squad")
+    p.add_argument(
+        "qa_file",
+        type=Path,
+        nargs="?",
+        help="QA file (JSONL or CSV), or a claim file (its rows have claim and verdict: claim checking "
+        "is evaluated); leave out with --squad",
+    )
     p.add_argument("-k", type=int, default=10, help="passages cited per question (default 10, for MRR@10)")
-    p.add_argument("--predictions", type=Path, default=None, metavar="PRED",
-                   help="write one JSON line per question, and what produced the run to PRED.meta.json")
-    p.add_argument("--report", type=Path, default=None,
-                   help="write report.json, questions.csv, metrics.png and reliability.png here")
-    p.add_argument("--fail-under", default=None,
-                   help="e.g. hit1=0.9,answer=0.85: exit 1 when a metric is lower; for a claim file "
-                        "accuracy, supported, conflicting, not_found and not_found_as_supported (a maximum count), "
-                        "e.g. accuracy=0.85,not_found_as_supported=0")
-    p.add_argument("--compare", type=Path, default=None, metavar="OLD_PREDICTIONS",
-                   help="compare with an earlier run's --predictions file: metric changes with paired 95%% "
-                        "bootstrap intervals and sign tests (McNemar's for yes/no metrics), fixed and broken "
-                        "questions")
+    p.add_argument(
+        "--predictions",
+        type=Path,
+        default=None,
+        metavar="PRED",
+        help="write one JSON line per question, and what produced the run to PRED.meta.json",
+    )
+    p.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        help="write report.json, questions.csv, metrics.png and reliability.png here",
+    )
+    p.add_argument(
+        "--fail-under",
+        default=None,
+        help="e.g. hit1=0.9,answer=0.85: exit 1 when a metric is lower; for a claim file "
+        "accuracy, supported, conflicting, not_found and not_found_as_supported (a maximum count), "
+        "e.g. accuracy=0.85,not_found_as_supported=0",
+    )
+    p.add_argument(
+        "--compare",
+        type=Path,
+        default=None,
+        metavar="OLD_PREDICTIONS",
+        help="compare with an earlier run's --predictions file: metric changes with paired 95%% "
+        "bootstrap intervals and sign tests (McNemar's for yes/no metrics), fixed and broken "
+        "questions",
+    )
     p.add_argument("--compare-report", type=Path, default=None, metavar="PATH", help="write the comparison as JSON")
-    p.add_argument("--fail-on-regression", action="store_true",
-                   help="with --compare: exit 1 when a metric got significantly worse: the 95%% interval of "
-                        "its change lies entirely below 0 (above 0 for false abstention) and the sign test "
-                        "gives p < 0.05")
-    p.add_argument("--squad", type=Path, default=None, metavar="FILE",
-                   help="evaluate on a SQuAD v1.1/v2.0 JSON file: write one .txt per paragraph to --squad-corpus, "
-                        "index them (--index, default out/squad-STEM/index; only changes are embedded), evaluate")
-    p.add_argument("--squad-corpus", type=Path, default=None, metavar="DIR",
-                   help="folder for the SQuAD paragraphs (default out/squad-STEM/corpus, or beside --index)")
-    p.add_argument("--squad-predictions", type=Path, default=None, metavar="OUT",
-                   help='write {id: short answer or ""}, the file the official SQuAD v2 evaluation script reads')
+    p.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="with --compare: exit 1 when a metric got significantly worse: the 95%% interval of "
+        "its change lies entirely below 0 (above 0 for false abstention) and the sign test "
+        "gives p < 0.05",
+    )
+    p.add_argument(
+        "--squad",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="evaluate on a SQuAD v1.1/v2.0 JSON file: write one .txt per paragraph to --squad-corpus, "
+        "index them (--index, default out/squad-STEM/index; only changes are embedded), evaluate",
+    )
+    p.add_argument(
+        "--squad-corpus",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="folder for the SQuAD paragraphs (default out/squad-STEM/corpus, or beside --index)",
+    )
+    p.add_argument(
+        "--squad-predictions",
+        type=Path,
+        default=None,
+        metavar="OUT",
+        help='write {id: short answer or ""}, the file the official SQuAD v2 evaluation script reads',
+    )
 
     p = sub.add_parser("serve", help="start the chat UI")
     common(p, corpus=True)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
     p.add_argument("--port", type=_port, default=7860, help="port to listen on (default 7860)")
-    p.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
-                   help="also answer requests addressed to this host name (repeatable); others are refused, "
-                        "which stops DNS-rebinding pages")
-    p.add_argument("--auth", type=_auth_pair, action=_AuthAction, default=os.environ.get("CITEQA_AUTH") or None,
-                   metavar="USER:PASSWORD",
-                   help="require this login (default: $CITEQA_AUTH; none when unset). A value given here is "
-                        "visible to every local user in the process list: prefer CITEQA_AUTH=USER:PASSWORD")
-    p.add_argument("--max-upload-mb", type=_upload_mb, default=20.0,
-                   help="largest accepted upload, more than 0 and at most 1024 (default 20 MB)")
-    p.add_argument("--eval-dir", type=Path, default=None, metavar="DIR",
-                   help="QA files (.jsonl, .csv) the Evaluate tab offers (default: eval/ beside the corpus folder)")
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests addressed to this host name (repeatable); others are refused, "
+        "which stops DNS-rebinding pages",
+    )
+    p.add_argument(
+        "--auth",
+        type=_auth_pair,
+        action=_AuthAction,
+        default=os.environ.get("CITEQA_AUTH") or None,
+        metavar="USER:PASSWORD",
+        help="require this login (default: $CITEQA_AUTH; none when unset). A value given here is "
+        "visible to every local user in the process list: prefer CITEQA_AUTH=USER:PASSWORD",
+    )
+    p.add_argument(
+        "--max-upload-mb",
+        type=_upload_mb,
+        default=20.0,
+        help="largest accepted upload, more than 0 and at most 1024 (default 20 MB)",
+    )
+    p.add_argument(
+        "--eval-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="QA files (.jsonl, .csv) the Evaluate tab offers (default: eval/ beside the corpus folder)",
+    )
     p.set_defaults(auth_on_command_line=False)
     return parser
 
@@ -111,8 +180,12 @@ FORMATS = ("text", "json", "markdown")
 
 
 def _format_options(p: argparse.ArgumentParser, record: str) -> None:
-    p.add_argument("--format", choices=FORMATS, default=None,
-                   help=f"text (default), json ({record}) or markdown (as the chat's conversation download)")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help=f"text (default), json ({record}) or markdown (as the chat's conversation download)",
+    )
     p.add_argument("--json", action="store_true", help="the same as --format json")
 
 
@@ -242,8 +315,10 @@ def _cmd_index(args: argparse.Namespace) -> int:
     chunker = None
     if args.chunk_size is not None or args.chunk_overlap is not None:
         base = ChunkerSettings()
-        chunker = ChunkerSettings(args.chunk_size if args.chunk_size is not None else base.size,
-                                  args.chunk_overlap if args.chunk_overlap is not None else base.overlap)
+        chunker = ChunkerSettings(
+            args.chunk_size if args.chunk_size is not None else base.size,
+            args.chunk_overlap if args.chunk_overlap is not None else base.overlap,
+        )
     model = _index_model(args, args.index)
     embedder = args.embedder_factory(model)
     progress = sys.stderr.isatty()
@@ -258,20 +333,22 @@ def _cmd_index(args: argparse.Namespace) -> int:
         # The workers build their own embedder: the factory and the model name travel, not the model.
         factory = functools.partial(args.embedder_factory, model)
         with ray_steps(factory, RayOptions(address=args.ray, workers=args.ray_workers), progress) as steps:
-            report = update_index(args.corpus, args.index, embedder, chunker, rebuild=args.rebuild,
-                                  progress=progress, steps=steps)
+            report = update_index(
+                args.corpus, args.index, embedder, chunker, rebuild=args.rebuild, progress=progress, steps=steps
+            )
         peaks = sorted(steps.stats.embed_peak_mb.values())
         if peaks:
-            note = (f"on Ray: {len(peaks)} embedding workers, peak memory per worker "
-                    f"{peaks[0]:.0f}-{peaks[-1]:.0f} MB")
+            note = f"on Ray: {len(peaks)} embedding workers, peak memory per worker {peaks[0]:.0f}-{peaks[-1]:.0f} MB"
     if report.rebuilt_because:
         print(f"rebuilt the whole index with {embedder.model_id}: {report.rebuilt_because}")
     if report.up_to_date:
         print(f"index up to date: {len(report.unchanged)} documents, {report.chunks} passages")
     else:
-        print(f"indexed {len(report.documents)} documents, {report.chunks} passages "
-              f"(added {len(report.added)}, changed {len(report.changed)}, removed {len(report.removed)}; "
-              f"embedded {report.embedded}, reused {report.reused}) in {report.seconds:.1f} s")
+        print(
+            f"indexed {len(report.documents)} documents, {report.chunks} passages "
+            f"(added {len(report.added)}, changed {len(report.changed)}, removed {len(report.removed)}; "
+            f"embedded {report.embedded}, reused {report.reused}) in {report.seconds:.1f} s"
+        )
     if note:
         print(note)
     for item in report.skipped:
@@ -356,8 +433,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     regressions = []
     if previous is not None:
         current = [ev.prediction_record(r) for r in results]
-        comparison = ev.compare_runs(previous.records, current, old_provenance=previous.provenance,
-                                     new_provenance=provenance)
+        comparison = ev.compare_runs(
+            previous.records, current, old_provenance=previous.provenance, new_provenance=provenance
+        )
         ev.print_comparison(comparison, old_label=str(args.compare))
         if args.compare_report is not None:
             print(f"wrote {ev.write_comparison(comparison, args.compare_report)}")
@@ -372,8 +450,15 @@ def _eval_claims(args: argparse.Namespace) -> int:
     from citeqa import evaluation as ev
     from citeqa.errors import ConfigError
 
-    unused = [name for name, value in (("--compare", args.compare), ("--report", args.report),
-                                       ("--squad-predictions", args.squad_predictions)) if value is not None]
+    unused = [
+        name
+        for name, value in (
+            ("--compare", args.compare),
+            ("--report", args.report),
+            ("--squad-predictions", args.squad_predictions),
+        )
+        if value is not None
+    ]
     if unused:
         raise ConfigError(f"{', '.join(unused)} work on QA files, not on a claim file")
     thresholds = ev.parse_claim_thresholds(args.fail_under)
@@ -401,8 +486,9 @@ def _eval_index_and_open(args: argparse.Namespace, corpus: Path, index: Path) ->
     embedder = args.embedder_factory(_index_model(args, index))
     report = update_index(corpus, index, embedder, progress=sys.stderr.isatty())
     work = "up to date" if report.up_to_date else f"embedded {report.embedded}, reused {report.reused}"
-    print(f"SQuAD corpus {corpus}: {len(report.documents)} paragraphs; index {index}: {report.chunks} passages "
-          f"({work})")
+    print(
+        f"SQuAD corpus {corpus}: {len(report.documents)} paragraphs; index {index}: {report.chunks} passages ({work})"
+    )
     data = load_index(index)
     check_model(data.manifest, args.model)
     return Engine(data, embedder, index_dir=index)
@@ -414,12 +500,23 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     sock = bind(args.host, args.port)  # a busy port is a one-line error now, not after the model loads
     if args.auth_on_command_line:
-        print("citeqa: warning: --auth is visible to every local user in the process list; "
-              "set CITEQA_AUTH=USER:PASSWORD instead", file=sys.stderr)
+        print(
+            "citeqa: warning: --auth is visible to every local user in the process list; "
+            "set CITEQA_AUTH=USER:PASSWORD instead",
+            file=sys.stderr,
+        )
     try:
-        serve(lambda: _open_engine(args), corpus_dir=args.corpus, host=args.host, port=args.port,
-              auth=args.auth, max_upload_bytes=int(args.max_upload_mb * 1_048_576),
-              allowed_hosts=tuple(args.allowed_host), sock=sock, qa_dir=args.eval_dir)
+        serve(
+            lambda: _open_engine(args),
+            corpus_dir=args.corpus,
+            host=args.host,
+            port=args.port,
+            auth=args.auth,
+            max_upload_bytes=int(args.max_upload_mb * 1_048_576),
+            allowed_hosts=tuple(args.allowed_host),
+            sock=sock,
+            qa_dir=args.eval_dir,
+        )
     finally:
         sock.close()
     return 0

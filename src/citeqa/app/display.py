@@ -38,7 +38,7 @@ def supporting(answer: Answer) -> list[int]:
     if answer.abstained or not answer.answer or not answer.citations:
         return []
     hl = answer.highlight
-    key = answer.answer[hl.start:hl.end] if hl is not None else answer.answer
+    key = answer.answer[hl.start : hl.end] if hl is not None else answer.answer
     found = [1] + [i for i, c in enumerate(answer.citations[1:], start=2) if key.casefold() in c.text.casefold()]
     return found
 
@@ -55,8 +55,10 @@ def answer_html(answer: Answer, show_confidence: bool = True) -> str:
         refs = " ".join(f'<sup class="citeqa-ref">[{n}]</sup>' for n in supporting(answer))
         sentence = _marked(text, hl.start, hl.end) if hl is not None else safe(text)
         if answer.short_answer is not None:  # the short answer first, the sentence as its context
-            body = (f'<strong class="citeqa-short">{safe(answer.short_answer)}</strong> {refs}'
-                    f'<br><small class="citeqa-sentence">{sentence}</small>')
+            body = (
+                f'<strong class="citeqa-short">{safe(answer.short_answer)}</strong> {refs}'
+                f'<br><small class="citeqa-sentence">{sentence}</small>'
+            )
         else:
             body = f"{sentence} {refs}"
         if answer.citations and answer.citations[0].lang != answer.language:
@@ -95,8 +97,13 @@ def context_html(doc_text: str, start: int, end: int, window: int = CONTEXT_CHAR
         space = doc_text.rfind(" ", end, right)
         right = space if space >= 0 else right
     before, cited, after = doc_text[left:start], doc_text[start:end], doc_text[end:right]
-    return (("…" if left > 0 else "") + safe(before) + f'<span class="citeqa-cited">{safe(cited)}</span>'
-            + safe(after) + ("…" if right < len(doc_text) else ""))
+    return (
+        ("…" if left > 0 else "")
+        + safe(before)
+        + f'<span class="citeqa-cited">{safe(cited)}</span>'
+        + safe(after)
+        + ("…" if right < len(doc_text) else "")
+    )
 
 
 def place(citation: Citation, answer: Answer, number: int, document: Document | None) -> tuple[int | None, str | None]:
@@ -118,8 +125,9 @@ def place(citation: Citation, answer: Answer, number: int, document: Document | 
     return document.page_at(citation.start), section
 
 
-def citation_html(number: int, citation: Citation, answer: Answer, document: Document | None = None,
-                  extra: str = "") -> str:
+def citation_html(
+    number: int, citation: Citation, answer: Answer, document: Document | None = None, extra: str = ""
+) -> str:
     """One source: title, language, range, page or section, score, the passage, its context, and ``extra``
     (HTML already made inert, e.g. :func:`citation_tools_html`)."""
     lab = labels(answer.language)
@@ -133,14 +141,18 @@ def citation_html(number: int, citation: Citation, answer: Answer, document: Doc
     if section is not None:
         where += f", {safe(lab['section'])}: {safe(section)}"
     context = ""
-    if document is not None and (citation.start > 0 or document.text[citation.end:].strip()):
-        context = (f'<details class="citeqa-context"><summary>{safe(lab["context"])}</summary>'
-                   f'<div>{context_html(document.text, citation.start, citation.end)}</div></details>')
-    return (f'<div class="citeqa-source" id="citeqa-src-{number}"><div class="citeqa-head">'
-            f'<b>[{number}] {safe(citation.title)}</b>{badge}'
-            f'<br><small>{safe(citation.doc_id)} · {safe(citation.lang)} · {where} · '
-            f'{safe(lab["score"])} {citation.score:.3f}</small></div>'
-            f'<div class="citeqa-passage">{passage_html(citation, answer, number)}</div>{context}{extra}</div>')
+    if document is not None and (citation.start > 0 or document.text[citation.end :].strip()):
+        context = (
+            f'<details class="citeqa-context"><summary>{safe(lab["context"])}</summary>'
+            f"<div>{context_html(document.text, citation.start, citation.end)}</div></details>"
+        )
+    return (
+        f'<div class="citeqa-source" id="citeqa-src-{number}"><div class="citeqa-head">'
+        f"<b>[{number}] {safe(citation.title)}</b>{badge}"
+        f"<br><small>{safe(citation.doc_id)} · {safe(citation.lang)} · {where} · "
+        f"{safe(lab['score'])} {citation.score:.3f}</small></div>"
+        f'<div class="citeqa-passage">{passage_html(citation, answer, number)}</div>{context}{extra}</div>'
+    )
 
 
 def sources_html(answer: Answer, documents: Mapping[str, Document] | None = None) -> str:
@@ -168,8 +180,10 @@ CORPUS_HEADERS = ["title", "language", "chunks", "indexed at", "file"]
 
 def corpus_rows(entries: Iterable[object]) -> list[list[object]]:
     """Rows of the corpus table from manifest ``DocEntry`` items, as plain text."""
-    return [[_plain(e.title), e.lang, len(e.chunk_ids), e.indexed_at, _plain(e.doc_id)]  # type: ignore[attr-defined]
-            for e in entries]
+    return [
+        [_plain(e.title), e.lang, len(e.chunk_ids), e.indexed_at, _plain(e.doc_id)]  # type: ignore[attr-defined]
+        for e in entries
+    ]
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -207,34 +221,45 @@ def citation_tools_html(quote, lang: str) -> str:  # quote: citeqa.app.evidence.
 
     lab = evidence_labels(lang)
     formats = citation_formats(quote)
-    blocks = "".join(f'<pre class="citeqa-format" data-format="{name}">{safe_block(text)}</pre>'
-                     for name, text in formats.items())
-    buttons = "".join(f'<button type="button" class="citeqa-copy" data-citeqa-copy="{name}" '
-                      f'data-label="{safe(label)}">{safe(label)}</button>'
-                      for name, label in (("plain", lab["copy"]), ("bibtex", lab["bibtex"]), ("csl-json", lab["csl"])))
-    return (f'<div class="citeqa-tools" data-doc="{safe(quote.doc_id)}" data-start="{quote.start}" '
-            f'data-end="{quote.end}" data-copied-label="{safe(lab["copied"])}">{buttons}'
-            f'<button type="button" class="citeqa-open">{safe(lab["open"])}</button>'
-            f'<details class="citeqa-formats"><summary>{safe(lab["formats"])}</summary>{blocks}</details></div>')
+    blocks = "".join(
+        f'<pre class="citeqa-format" data-format="{name}">{safe_block(text)}</pre>' for name, text in formats.items()
+    )
+    buttons = "".join(
+        f'<button type="button" class="citeqa-copy" data-citeqa-copy="{name}" '
+        f'data-label="{safe(label)}">{safe(label)}</button>'
+        for name, label in (("plain", lab["copy"]), ("bibtex", lab["bibtex"]), ("csl-json", lab["csl"]))
+    )
+    return (
+        f'<div class="citeqa-tools" data-doc="{safe(quote.doc_id)}" data-start="{quote.start}" '
+        f'data-end="{quote.end}" data-copied-label="{safe(lab["copied"])}">{buttons}'
+        f'<button type="button" class="citeqa-open">{safe(lab["open"])}</button>'
+        f'<details class="citeqa-formats"><summary>{safe(lab["formats"])}</summary>{blocks}</details></div>'
+    )
 
 
-def answer_sources_html(answer: Answer, documents: Mapping[str, Document] | None = None,
-                        infos: Mapping[str, object] | None = None) -> str:
+def answer_sources_html(
+    answer: Answer, documents: Mapping[str, Document] | None = None, infos: Mapping[str, object] | None = None
+) -> str:
     """:func:`sources_html` with the citation tools under every source (``infos``: DocumentInfo by doc_id)."""
     from citeqa.app.evidence import answer_quotes
 
     lab = labels(answer.language)
     docs = documents if documents is not None else {}
     quotes = answer_quotes(answer, infos, docs)  # type: ignore[arg-type]
-    items = "".join(citation_html(i, c, answer, docs.get(c.doc_id), citation_tools_html(q, answer.language))
-                    for i, (c, q) in enumerate(zip(answer.citations, quotes), start=1))
+    items = "".join(
+        citation_html(i, c, answer, docs.get(c.doc_id), citation_tools_html(q, answer.language))
+        for i, (c, q) in enumerate(zip(answer.citations, quotes), start=1)
+    )
     heading = lab["closest"] if answer.abstained else lab["sources"]
     cls = "citeqa-sources citeqa-closest" if answer.abstained else "citeqa-sources"
     return f'<div class="{cls}"><h3>{safe(heading)}</h3>{items}</div>'
 
 
-_VERDICT_CLASS = {"supported": "citeqa-verdict-supported", "conflicting": "citeqa-verdict-conflicting",
-                  "not_found": "citeqa-verdict-not-found"}
+_VERDICT_CLASS = {
+    "supported": "citeqa-verdict-supported",
+    "conflicting": "citeqa-verdict-conflicting",
+    "not_found": "citeqa-verdict-not-found",
+}
 
 
 def check_html(check) -> str:  # check: citeqa.answer.claims.ClaimCheck
@@ -245,8 +270,10 @@ def check_html(check) -> str:  # check: citeqa.answer.claims.ClaimCheck
     lab = claim_labels(check.language)
     refs = [n for n, e in enumerate(check.evidence, start=1) if e.relation in ("supports", "conflicts")]
     markers = " ".join(f'<sup class="citeqa-ref">[{n}]</sup>' for n in refs)
-    return (f'<strong class="{_VERDICT_CLASS.get(check.verdict, "")}">{safe(lab[check.verdict])}</strong>: '
-            f"{safe(check.message)}" + (f" {markers}" if markers else ""))
+    return (
+        f'<strong class="{_VERDICT_CLASS.get(check.verdict, "")}">{safe(lab[check.verdict])}</strong>: '
+        f"{safe(check.message)}" + (f" {markers}" if markers else "")
+    )
 
 
 def evidence_passage_html(evidence) -> str:  # evidence: citeqa.answer.claims.ClaimEvidence
@@ -254,16 +281,17 @@ def evidence_passage_html(evidence) -> str:  # evidence: citeqa.answer.claims.Cl
     text, hl, value = evidence.citation.text, evidence.highlight, evidence.value
     if hl is None:
         return safe(text)
-    inner = text[hl.start:hl.end]
+    inner = text[hl.start : hl.end]
     if value is not None and hl.start <= value.start <= value.end <= hl.end:
         inner_html = _marked(inner, value.start - hl.start, value.end - hl.start, "strong")
     else:
         inner_html = safe(inner)
-    return f"{safe(text[:hl.start])}<mark>{inner_html}</mark>{safe(text[hl.end:])}"
+    return f"{safe(text[: hl.start])}<mark>{inner_html}</mark>{safe(text[hl.end :])}"
 
 
-def check_sources_html(check, documents: Mapping[str, Document] | None = None,
-                       infos: Mapping[str, object] | None = None) -> str:
+def check_sources_html(
+    check, documents: Mapping[str, Document] | None = None, infos: Mapping[str, object] | None = None
+) -> str:
     """The passages of a claim check: relation badge, title, place, the sentence marked, both values
     when they differ, and the citation tools."""
     from citeqa.app.evidence import check_quotes
@@ -282,15 +310,18 @@ def check_sources_html(check, documents: Mapping[str, Document] | None = None,
             where += f", {safe(base['section'])}: {safe(q.section)}"
         values = ""
         if e.relation == "conflicts" and e.document_value and e.claim_value:
-            values = (f'<div class="citeqa-values">{safe(lab["doc_value"])}: <strong>{safe(e.document_value)}'
-                      f'</strong> · {safe(lab["claim_value"])}: <s>{safe(e.claim_value)}</s></div>')
+            values = (
+                f'<div class="citeqa-values">{safe(lab["doc_value"])}: <strong>{safe(e.document_value)}'
+                f"</strong> · {safe(lab['claim_value'])}: <s>{safe(e.claim_value)}</s></div>"
+            )
         badge = f'<span class="citeqa-relation citeqa-{e.relation}">{safe(lab[e.relation])}</span>'
         items.append(
             f'<div class="citeqa-source" id="citeqa-src-{n}"><div class="citeqa-head">{badge} '
-            f'<b>[{n}] {safe(c.title)}</b><br><small>{safe(c.doc_id)} · {safe(c.lang)} · {where} · '
-            f'{safe(base["score"])} {c.score:.3f}</small></div>{values}'
+            f"<b>[{n}] {safe(c.title)}</b><br><small>{safe(c.doc_id)} · {safe(c.lang)} · {where} · "
+            f"{safe(base['score'])} {c.score:.3f}</small></div>{values}"
             f'<div class="citeqa-passage">{evidence_passage_html(e)}</div>'
-            f'{citation_tools_html(q, check.language)}</div>')
+            f"{citation_tools_html(q, check.language)}</div>"
+        )
     cls = "citeqa-sources citeqa-closest" if check.verdict == "not_found" else "citeqa-sources"
     heading = base["closest"] if check.verdict == "not_found" else lab["evidence"]
     return f'<div class="{cls}"><h3>{safe(heading)}</h3>{"".join(items)}</div>'
@@ -301,8 +332,9 @@ def document_html(document: Document, start: int, end: int) -> str:
     text = document.text
     start, end = max(0, min(start, len(text))), max(0, min(end, len(text)))
     start, end = min(start, end), max(start, end)
-    body = (f"{safe_block(text[:start])}<mark id=\"cited\">{safe_block(text[start:end])}</mark>"
-            f"{safe_block(text[end:])}")
-    return (f'<div class="citeqa-doc-head"><b>{safe(document.title)}</b> <small>{safe(document.doc_id)} · '
-            f'{safe(document.lang)} · {start}–{end}</small></div>'
-            f'<div class="citeqa-doc" id="citeqa-doc-text">{body}</div>')
+    body = f'{safe_block(text[:start])}<mark id="cited">{safe_block(text[start:end])}</mark>{safe_block(text[end:])}'
+    return (
+        f'<div class="citeqa-doc-head"><b>{safe(document.title)}</b> <small>{safe(document.doc_id)} · '
+        f"{safe(document.lang)} · {start}–{end}</small></div>"
+        f'<div class="citeqa-doc" id="citeqa-doc-text">{body}</div>'
+    )

@@ -138,8 +138,7 @@ class EvaluationRunner:
         with self._lock:
             current = self._status
             if current is not None and current.running:
-                raise RunRefused(EVALUATE["busy"].format(source=current.source, done=current.done,
-                                                         total=current.total))
+                raise RunRefused(EVALUATE["busy"].format(source=current.source, done=current.done, total=current.total))
             run_id = self._next_id
             self._next_id += 1
             self._remove_run_dir()
@@ -151,8 +150,12 @@ class EvaluationRunner:
             self._cancel.clear()
             self._status = RunStatus(run_id, source, len(items), 0, RUNNING)
             engine = self._holder.engine  # once: a swap during the run does not change what it grades against
-            self._thread = threading.Thread(target=self._work, args=(run_id, source, engine, items, run_dir, copy),
-                                            name=f"citeqa-eval-{run_id}", daemon=True)
+            self._thread = threading.Thread(
+                target=self._work,
+                args=(run_id, source, engine, items, run_dir, copy),
+                name=f"citeqa-eval-{run_id}",
+                daemon=True,
+            )
             self._thread.start()
             return self._status
 
@@ -185,8 +188,7 @@ class EvaluationRunner:
 
     # ----------------------------------------------------------------- the worker
 
-    def _work(self, run_id: int, source: str, engine, items: list[QAItem], run_dir: Path,
-              qa_file: Path | None) -> None:
+    def _work(self, run_id: int, source: str, engine, items: list[QAItem], run_dir: Path, qa_file: Path | None) -> None:
         from citeqa.evaluation.provenance import collect_provenance
 
         began = time.monotonic()
@@ -232,8 +234,14 @@ class EvaluationRunner:
     def _end(self, run_id: int, state: str, done: int, began: float, error: str | None = None) -> None:
         with self._lock:
             if self._status is not None and self._status.run_id == run_id:
-                self._status = replace(self._status, done=done, state=state, error=error,
-                                       seconds=time.monotonic() - began, cancelling=False)
+                self._status = replace(
+                    self._status,
+                    done=done,
+                    state=state,
+                    error=error,
+                    seconds=time.monotonic() - began,
+                    cancelling=False,
+                )
 
     # ----------------------------------------------------------------- folders
 

@@ -86,22 +86,35 @@ def language_choices(results: Sequence[QuestionResult]) -> list[tuple[str, str]]
     return [(f"{EVALUATE['all']} ({len(results)})", ALL), *((f"{lang} ({counts[lang]})", lang) for lang in order)]
 
 
-def filtered(results: Iterable[QuestionResult], outcome_filter: str | None = ALL,
-             language: str | None = ALL) -> list[QuestionResult]:
+def filtered(
+    results: Iterable[QuestionResult], outcome_filter: str | None = ALL, language: str | None = ALL
+) -> list[QuestionResult]:
     """The results with the chosen outcome and question language (``all`` or None: any)."""
-    return [r for r in results
-            if outcome_filter in (None, "", ALL) or outcome(r) == outcome_filter
-            if language in (None, "", ALL) or r.item.lang == language]
+    return [
+        r
+        for r in results
+        if outcome_filter in (None, "", ALL) or outcome(r) == outcome_filter
+        if language in (None, "", ALL) or r.item.lang == language
+    ]
 
 
-def question_rows(results: Iterable[QuestionResult], outcome_filter: str | None = ALL,
-                  language: str | None = ALL) -> list[list[str]]:
+def question_rows(
+    results: Iterable[QuestionResult], outcome_filter: str | None = ALL, language: str | None = ALL
+) -> list[list[str]]:
     """Rows of the question table (see :data:`QUESTION_HEADERS`), plain text, in run order."""
     rows = []
     for r in filtered(results, outcome_filter, language):
         given = EVALUATE["abstained"] if r.abstained or r.answer.answer is None else r.answer.answer
-        rows.append([_cell(r.item.id), _cell(r.item.lang), outcome(r), _cell(r.item.question),
-                     _cell(_shortened(given, ANSWER_CELL_CHARS)), f"{r.answer.confidence:.2f}"])
+        rows.append(
+            [
+                _cell(r.item.id),
+                _cell(r.item.lang),
+                outcome(r),
+                _cell(r.item.question),
+                _cell(_shortened(given, ANSWER_CELL_CHARS)),
+                f"{r.answer.confidence:.2f}",
+            ]
+        )
     return rows
 
 
@@ -132,8 +145,11 @@ def marked(text: str, gold: Sequence[tuple[int, int]], given: Sequence[tuple[int
     out = []
     for start, end in zip(cuts, cuts[1:]):
         piece = safe(text[start:end])
-        classes = [name for name, spans in (("citeqa-gold", gold), ("citeqa-given", given))
-                   if any(s <= start and end <= e for s, e in spans)]
+        classes = [
+            name
+            for name, spans in (("citeqa-gold", gold), ("citeqa-given", given))
+            if any(s <= start and end <= e for s, e in spans)
+        ]
         out.append(f'<mark class="{" ".join(classes)}">{piece}</mark>' if classes else piece)
     return "".join(out)
 
@@ -164,10 +180,12 @@ def citation_html(number: int, citation: Citation, result: QuestionResult) -> st
         badges.append(f'<span class="citeqa-badge citeqa-relevant">{safe(lab["relevant"])}</span>')
     text = citation.text
     body = marked(text, gold_spans(text, result.item.answers), given_spans(text, result))
-    return (f'<div class="citeqa-source citeqa-eval-source"><div class="citeqa-head"><b>[{number}] '
-            f'{safe(citation.title)}</b> {" ".join(badges)}<br><small>{safe(citation.doc_id)} · '
-            f'{safe(citation.lang)} · characters {citation.start}–{citation.end} · score {citation.score:.3f}'
-            f'</small></div><div class="citeqa-passage">{body}</div></div>')
+    return (
+        f'<div class="citeqa-source citeqa-eval-source"><div class="citeqa-head"><b>[{number}] '
+        f"{safe(citation.title)}</b> {' '.join(badges)}<br><small>{safe(citation.doc_id)} · "
+        f"{safe(citation.lang)} · characters {citation.start}–{citation.end} · score {citation.score:.3f}"
+        f'</small></div><div class="citeqa-passage">{body}</div></div>'
+    )
 
 
 def detail_html(result: QuestionResult | None) -> str:
@@ -178,20 +196,30 @@ def detail_html(result: QuestionResult | None) -> str:
         return f'<div class="citeqa-eval-detail"><em>{safe(lab["detail_empty"])}</em></div>'
     item, answer = result.item, result.answer
     name = outcome(result)
-    parts = [f'<h3>{safe(item.id)} · {safe(item.lang)} · <span class="citeqa-outcome citeqa-outcome-'
-             f'{name.replace(" ", "-")}">{safe(name)}</span></h3>',
-             f'<p class="citeqa-eval-question">{safe(item.question)}</p>']
+    parts = [
+        f'<h3>{safe(item.id)} · {safe(item.lang)} · <span class="citeqa-outcome citeqa-outcome-'
+        f'{name.replace(" ", "-")}">{safe(name)}</span></h3>',
+        f'<p class="citeqa-eval-question">{safe(item.question)}</p>',
+    ]
     if item.history:
         earlier = "".join(f"<li>{safe(q)}</li>" for q in item.history)
         parts.append(f"<p><b>{safe(lab['history'])}</b></p><ol>{earlier}</ol>")
-    golds = (", ".join(f'<span class="citeqa-gold-answer">{safe(g)}</span>' for g in item.answers)
-             if item.answers else f"<em>{safe(lab['unanswerable'])}</em>")
-    parts.append(f"<p><b>{safe(lab['gold_answers'])}</b>: {golds}<br><b>{safe(lab['gold_doc'])}</b>: "
-                 f"{safe(item.doc) if item.doc is not None else safe(lab['any_doc'])}</p>")
-    parts.append(f"<p><b>{safe(lab['answer'])}</b>: {_given_html(result)}<br><small>{_answer_facts(result)}"
-                 "</small></p>")
-    parts.append(f'<p class="citeqa-eval-key">{safe(lab["key"])} <span class="citeqa-key-gold">'
-                 f'{safe(lab["key_gold"])}</span> <span class="citeqa-key-given">{safe(lab["key_given"])}</span></p>')
+    golds = (
+        ", ".join(f'<span class="citeqa-gold-answer">{safe(g)}</span>' for g in item.answers)
+        if item.answers
+        else f"<em>{safe(lab['unanswerable'])}</em>"
+    )
+    parts.append(
+        f"<p><b>{safe(lab['gold_answers'])}</b>: {golds}<br><b>{safe(lab['gold_doc'])}</b>: "
+        f"{safe(item.doc) if item.doc is not None else safe(lab['any_doc'])}</p>"
+    )
+    parts.append(
+        f"<p><b>{safe(lab['answer'])}</b>: {_given_html(result)}<br><small>{_answer_facts(result)}</small></p>"
+    )
+    parts.append(
+        f'<p class="citeqa-eval-key">{safe(lab["key"])} <span class="citeqa-key-gold">'
+        f'{safe(lab["key_gold"])}</span> <span class="citeqa-key-given">{safe(lab["key_given"])}</span></p>'
+    )
     parts.append(f"<h4>{safe(lab['passages'])}</h4>")
     if answer.citations:
         parts.extend(citation_html(i, c, result) for i, c in enumerate(answer.citations, start=1))
@@ -200,8 +228,10 @@ def detail_html(result: QuestionResult | None) -> str:
     else:
         parts.append(f"<p><em>{safe(lab['no_passages'])}</em></p>")
     record = json.dumps(answer.to_dict(), ensure_ascii=False, indent=2)
-    parts.append(f'<details class="citeqa-context"><summary>{safe(lab["record"])}</summary>'
-                 f'<pre class="citeqa-record">{safe(record)}</pre></details>')
+    parts.append(
+        f'<details class="citeqa-context"><summary>{safe(lab["record"])}</summary>'
+        f'<pre class="citeqa-record">{safe(record)}</pre></details>'
+    )
     return f'<div class="citeqa-eval-detail">{"".join(parts)}</div>'
 
 
@@ -241,8 +271,10 @@ def comparison_table(comparison: Comparison) -> dict[str, list]:
 def comparison_html(comparison: Comparison, old_label: str, limit: int = 100) -> str:
     """The heading, unpaired ids, changed settings, and the fixed and broken questions, escaped."""
     lab = EVALUATE
-    parts = [f"<h4>{safe(lab['compare_heading'].format(old=old_label, n=comparison.n_paired))}</h4>",
-             f"<p><small>{safe(lab['compare_note'])}</small></p>"]
+    parts = [
+        f"<h4>{safe(lab['compare_heading'].format(old=old_label, n=comparison.n_paired))}</h4>",
+        f"<p><small>{safe(lab['compare_note'])}</small></p>",
+    ]
     for key, ids in (("only_old", comparison.only_old), ("only_new", comparison.only_new)):
         if ids:
             shown = ", ".join(ids[:limit]) + (" …" if len(ids) > limit else "")
@@ -254,7 +286,8 @@ def comparison_html(comparison: Comparison, old_label: str, limit: int = 100) ->
             f"<li><b>{safe(c.id)}</b> [{safe(c.lang)}] {safe(c.question)}<br><small>before: "
             f"{safe(c.old_answer) if c.old_answer is not None else '<em>abstained</em>'} · now: "
             f"{safe(c.new_answer) if c.new_answer is not None else '<em>abstained</em>'}</small></li>"
-            for c in changes[:limit])
+            for c in changes[:limit]
+        )
         more = f"<li>… and {len(changes) - limit} more</li>" if len(changes) > limit else ""
         parts.append(f'<div class="citeqa-{key}"><b>{safe(lab[key])} ({len(changes)})</b><ul>{items}{more}</ul></div>')
     return f'<div class="citeqa-comparison">{"".join(parts)}</div>'
@@ -338,13 +371,20 @@ def status_html(status, error: str | None = None) -> str:  # status: eval_runner
         return f'<div class="citeqa-eval-status citeqa-eval-error" role="alert">{safe(error)}</div>'
     if status is None:
         return '<div class="citeqa-eval-status"></div>'
-    facts = {"source": status.source, "done": status.done, "total": status.total, "seconds": status.seconds,
-             "error": status.error or ""}
+    facts = {
+        "source": status.source,
+        "done": status.done,
+        "total": status.total,
+        "seconds": status.seconds,
+        "error": status.error or "",
+    }
     text = lab["cancelling" if status.running and status.cancelling else status.state]
     line = safe(text.format(**facts))
     if status.running:
-        bar = (f'<progress class="citeqa-eval-progress" max="{max(status.total, 1)}" value="{status.done}">'
-               f"{status.done}/{status.total}</progress>")
+        bar = (
+            f'<progress class="citeqa-eval-progress" max="{max(status.total, 1)}" value="{status.done}">'
+            f"{status.done}/{status.total}</progress>"
+        )
         return f'<div class="citeqa-eval-status citeqa-eval-running">{bar} {line}</div>'
     cls = "citeqa-eval-error" if status.state == "failed" else f"citeqa-eval-{status.state}"
     return f'<div class="citeqa-eval-status {cls}">{line}</div>'

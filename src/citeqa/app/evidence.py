@@ -44,20 +44,36 @@ class CitedQuote:
     section: str | None = None
 
 
-def cited_quote(citation: Citation, quote_start: int | None = None, quote_end: int | None = None,
-                info: DocumentInfo | None = None, document: Document | None = None) -> CitedQuote:
+def cited_quote(
+    citation: Citation,
+    quote_start: int | None = None,
+    quote_end: int | None = None,
+    info: DocumentInfo | None = None,
+    document: Document | None = None,
+) -> CitedQuote:
     """The citation of ``citation.text[quote_start:quote_end]`` (the whole passage by default)."""
     a = 0 if quote_start is None else max(0, quote_start)
     b = len(citation.text) if quote_end is None else min(len(citation.text), quote_end)
     start, end = citation.start + a, citation.start + b
     page = document.page_at(start) if document is not None else None
     section = document.section_at(start) if document is not None else None
-    return CitedQuote(citation.doc_id, info.title if info else citation.title, citation.lang, start, end,
-                      citation.text[a:b], info.kind if info else "", info.indexed_at if info else "", page, section)
+    return CitedQuote(
+        citation.doc_id,
+        info.title if info else citation.title,
+        citation.lang,
+        start,
+        end,
+        citation.text[a:b],
+        info.kind if info else "",
+        info.indexed_at if info else "",
+        page,
+        section,
+    )
 
 
-def answer_quotes(answer: Answer, infos: Mapping[str, DocumentInfo] | None = None,
-                  documents: Mapping[str, Document] | None = None) -> list[CitedQuote]:
+def answer_quotes(
+    answer: Answer, infos: Mapping[str, DocumentInfo] | None = None, documents: Mapping[str, Document] | None = None
+) -> list[CitedQuote]:
     """One quote per citation: the answer itself for [1] (where it is in the passage), else the passage."""
     out = []
     for n, c in enumerate(answer.citations, start=1):
@@ -67,14 +83,21 @@ def answer_quotes(answer: Answer, infos: Mapping[str, DocumentInfo] | None = Non
     return out
 
 
-def check_quotes(check: ClaimCheck, infos: Mapping[str, DocumentInfo] | None = None,
-                 documents: Mapping[str, Document] | None = None) -> list[CitedQuote]:
+def check_quotes(
+    check: ClaimCheck, infos: Mapping[str, DocumentInfo] | None = None, documents: Mapping[str, Document] | None = None
+) -> list[CitedQuote]:
     """One quote per evidence passage: the sentence that bears on the claim, else the passage."""
     out = []
     for e in check.evidence:
         span = (e.highlight.start, e.highlight.end) if e.highlight is not None else (None, None)
-        out.append(cited_quote(e.citation, *span, info=(infos or {}).get(e.citation.doc_id),
-                               document=(documents or {}).get(e.citation.doc_id)))
+        out.append(
+            cited_quote(
+                e.citation,
+                *span,
+                info=(infos or {}).get(e.citation.doc_id),
+                document=(documents or {}).get(e.citation.doc_id),
+            )
+        )
     return out
 
 
@@ -103,8 +126,18 @@ def citation_key(q: CitedQuote) -> str:
     return f"citeqa:{stem}:{q.start}-{q.end}"
 
 
-_BIBTEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&", "#": r"\#",
-                   "_": r"\_", "$": r"\$", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_BIBTEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "%": r"\%",
+    "&": r"\&",
+    "#": r"\#",
+    "_": r"\_",
+    "$": r"\$",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def bibtex_escape(text: str) -> str:
@@ -115,8 +148,12 @@ def bibtex_escape(text: str) -> str:
 def bibtex_citation(q: CitedQuote) -> str:
     """A ``@misc`` entry with the quote, file, range (and page) in ``note`` and the indexing date."""
     where = _where(q).replace("–", "--")
-    fields = [("title", q.title), ("howpublished", f"Local document {q.doc_id}"),
-              ("note", f"{where}; quote: “{q.quote}”"), ("language", q.lang)]
+    fields = [
+        ("title", q.title),
+        ("howpublished", f"Local document {q.doc_id}"),
+        ("note", f"{where}; quote: “{q.quote}”"),
+        ("language", q.lang),
+    ]
     day = _date(q.indexed_at)
     if day:
         fields.append(("urldate", day))  # the day it was indexed; the document's own date is unknown
@@ -126,9 +163,15 @@ def bibtex_citation(q: CitedQuote) -> str:
 
 def csl_json_citation(q: CitedQuote) -> dict[str, Any]:
     """A CSL-JSON item (type ``document``); ``accessed`` is the day the document was indexed."""
-    item: dict[str, Any] = {"id": citation_key(q), "type": "document", "title": q.title, "language": q.lang,
-                            "archive": "citeqa index", "archive_location": q.doc_id,
-                            "note": f"{_where(q)}; quote: “{q.quote}”"}
+    item: dict[str, Any] = {
+        "id": citation_key(q),
+        "type": "document",
+        "title": q.title,
+        "language": q.lang,
+        "archive": "citeqa index",
+        "archive_location": q.doc_id,
+        "note": f"{_where(q)}; quote: “{q.quote}”",
+    }
     if q.page is not None:
         item["page"] = str(q.page)
     day = _date(q.indexed_at)
@@ -139,8 +182,11 @@ def csl_json_citation(q: CitedQuote) -> dict[str, Any]:
 
 def citation_formats(q: CitedQuote) -> dict[str, str]:
     """The three formats as text: ``plain``, ``bibtex``, ``csl-json``."""
-    return {"plain": plain_citation(q), "bibtex": bibtex_citation(q),
-            "csl-json": json.dumps([csl_json_citation(q)], ensure_ascii=False, indent=2)}
+    return {
+        "plain": plain_citation(q),
+        "bibtex": bibtex_citation(q),
+        "csl-json": json.dumps([csl_json_citation(q)], ensure_ascii=False, indent=2),
+    }
 
 
 # --- a conversation --------------------------------------------------------------------------
@@ -163,8 +209,12 @@ def _source_lines(n: int, q: CitedQuote, prefix: str = "") -> list[str]:
     return [head, _quote_block(q.quote)]
 
 
-def answer_markdown(answer: Answer, number: int | None = None, infos: Mapping[str, DocumentInfo] | None = None,
-                    documents: Mapping[str, Document] | None = None) -> str:
+def answer_markdown(
+    answer: Answer,
+    number: int | None = None,
+    infos: Mapping[str, DocumentInfo] | None = None,
+    documents: Mapping[str, Document] | None = None,
+) -> str:
     """One answer: the question as a heading, the answer (key phrase in bold), numbered sources with quotes."""
     lab = labels(answer.language)
     heading = f"## {number}. " if number is not None else "## "
@@ -173,8 +223,11 @@ def answer_markdown(answer: Answer, number: int | None = None, infos: Mapping[st
         lines.append(f"*{lab['not_found']}*")
     else:
         text, hl = answer.answer, answer.highlight
-        body = (md_escape(text[:hl.start]) + f"**{md_escape(text[hl.start:hl.end])}**" + md_escape(text[hl.end:])
-                if hl is not None and hl.end > hl.start else md_escape(text))
+        body = (
+            md_escape(text[: hl.start]) + f"**{md_escape(text[hl.start : hl.end])}**" + md_escape(text[hl.end :])
+            if hl is not None and hl.end > hl.start
+            else md_escape(text)
+        )
         lines.append(body + " [1]")
     lines += ["", f"*{lab['confidence']} {answer.confidence:.2f} · {answer.language}*", ""]
     quotes = answer_quotes(answer, infos, documents)
@@ -185,34 +238,52 @@ def answer_markdown(answer: Answer, number: int | None = None, infos: Mapping[st
     return "\n".join(lines).rstrip() + "\n"
 
 
-def check_markdown(check: ClaimCheck, number: int | None = None, infos: Mapping[str, DocumentInfo] | None = None,
-                   documents: Mapping[str, Document] | None = None) -> str:
+def check_markdown(
+    check: ClaimCheck,
+    number: int | None = None,
+    infos: Mapping[str, DocumentInfo] | None = None,
+    documents: Mapping[str, Document] | None = None,
+) -> str:
     """One claim check: the claim, the verdict and message, the passages with their relation."""
     lab = claim_labels(check.language)
     heading = f"## {number}. " if number is not None else "## "
-    lines = [heading + f"{lab['claim']}: " + md_escape(check.claim), "",
-             f"**{lab[check.verdict]}** — {md_escape(check.message)}", ""]
+    lines = [
+        heading + f"{lab['claim']}: " + md_escape(check.claim),
+        "",
+        f"**{lab[check.verdict]}** — {md_escape(check.message)}",
+        "",
+    ]
     quotes = check_quotes(check, infos, documents)
     if quotes:
         lines += [f"**{lab['evidence']}**", ""]
         for n, (q, e) in enumerate(zip(quotes, check.evidence), start=1):
             values = ""
             if e.document_value and e.claim_value and e.relation == "conflicts":
-                values = f" ({lab['doc_value']} “{md_escape(e.document_value)}”, {lab['claim_value']} " \
-                         f"“{md_escape(e.claim_value)}”)"
+                values = (
+                    f" ({lab['doc_value']} “{md_escape(e.document_value)}”, {lab['claim_value']} "
+                    f"“{md_escape(e.claim_value)}”)"
+                )
             lines += _source_lines(n, q, f"[{lab[e.relation]}{values}] ")
     return "\n".join(lines).rstrip() + "\n"
 
 
-def turn_markdown(turn: Turn, number: int | None = None, infos: Mapping[str, DocumentInfo] | None = None,
-                  documents: Mapping[str, Document] | None = None) -> str:
+def turn_markdown(
+    turn: Turn,
+    number: int | None = None,
+    infos: Mapping[str, DocumentInfo] | None = None,
+    documents: Mapping[str, Document] | None = None,
+) -> str:
     if isinstance(turn, ClaimCheck):
         return check_markdown(turn, number, infos, documents)
     return answer_markdown(turn, number, infos, documents)
 
 
-def conversation_markdown(turns: Sequence[Turn], infos: Mapping[str, DocumentInfo] | None = None,
-                          documents: Mapping[str, Document] | None = None, exported_at: str | None = None) -> str:
+def conversation_markdown(
+    turns: Sequence[Turn],
+    infos: Mapping[str, DocumentInfo] | None = None,
+    documents: Mapping[str, Document] | None = None,
+    exported_at: str | None = None,
+) -> str:
     """The whole conversation: every question or claim, its answer or verdict, numbered sources with quotes."""
     stamp = exported_at or _now()
     parts = [f"# citeqa conversation\n\nExported {stamp} · {len(turns)} turn{'s' if len(turns) != 1 else ''}\n"]
@@ -220,15 +291,19 @@ def conversation_markdown(turns: Sequence[Turn], infos: Mapping[str, DocumentInf
     return "\n".join(parts)
 
 
-def conversation_json(turns: Sequence[Turn], infos: Mapping[str, DocumentInfo] | None = None,
-                      exported_at: str | None = None) -> str:
+def conversation_json(
+    turns: Sequence[Turn], infos: Mapping[str, DocumentInfo] | None = None, exported_at: str | None = None
+) -> str:
     """``{"format": "citeqa-conversation", "version": 1, "exported_at", "turns": [{"type": "answer"|"check",
     "record": {...}}], "documents": {doc_id: DocumentInfo}}``: the records exactly as the API gives them."""
     cited = {c.doc_id for t in turns for c in _citations(t)}
-    data = {"format": CONVERSATION_FORMAT, "version": CONVERSATION_VERSION, "exported_at": exported_at or _now(),
-            "turns": [{"type": "check" if isinstance(t, ClaimCheck) else "answer", "record": t.to_dict()}
-                      for t in turns],
-            "documents": {d: _info_dict(infos[d]) for d in sorted(cited) if infos and d in infos}}
+    data = {
+        "format": CONVERSATION_FORMAT,
+        "version": CONVERSATION_VERSION,
+        "exported_at": exported_at or _now(),
+        "turns": [{"type": "check" if isinstance(t, ClaimCheck) else "answer", "record": t.to_dict()} for t in turns],
+        "documents": {d: _info_dict(infos[d]) for d in sorted(cited) if infos and d in infos},
+    }
     return json.dumps(data, ensure_ascii=False, indent=1)
 
 

@@ -35,8 +35,13 @@ def corpus_file(corpus: Path, doc_id: str) -> Path:
     if not isinstance(doc_id, str) or not doc_id.strip():
         raise UploadError("choose a document to remove")
     pure = PurePosixPath(doc_id)
-    if pure.is_absolute() or "\\" in doc_id or any(part in ("", ".", "..") for part in pure.parts) \
-            or any(part.startswith(".") for part in pure.parts) or "\x00" in doc_id:
+    if (
+        pure.is_absolute()
+        or "\\" in doc_id
+        or any(part in ("", ".", "..") for part in pure.parts)
+        or any(part.startswith(".") for part in pure.parts)
+        or "\x00" in doc_id
+    ):
         raise UploadError(f"{doc_id!r} is not a document of the corpus")
     root = corpus.resolve()
     path = root.joinpath(*pure.parts)
@@ -48,8 +53,9 @@ def corpus_file(corpus: Path, doc_id: str) -> Path:
     return path
 
 
-def remove_document(doc_id: str, corpus: Path, index_dir: Path, embedder, indexed: set[str] | frozenset[str]
-                    ) -> RemovalResult:
+def remove_document(
+    doc_id: str, corpus: Path, index_dir: Path, embedder, indexed: set[str] | frozenset[str]
+) -> RemovalResult:
     """Delete ``doc_id``'s file from ``corpus`` and update the index; ``indexed`` are the documents of
     the live index (a name outside it is refused, so only listed documents can go)."""
     from citeqa.index.builder import update_index
@@ -69,8 +75,9 @@ def remove_document(doc_id: str, corpus: Path, index_dir: Path, embedder, indexe
         raise
     with contextlib.suppress(FileNotFoundError):
         hidden.unlink()
-    return RemovalResult(doc_id, True, f"removed {doc_id} ({len(report.documents)} documents, "
-                                       f"{report.chunks} passages left)")
+    return RemovalResult(
+        doc_id, True, f"removed {doc_id} ({len(report.documents)} documents, {report.chunks} passages left)"
+    )
 
 
 def recover_removals(corpus: Path, indexed: set[str] | frozenset[str]) -> list[str]:
@@ -79,7 +86,7 @@ def recover_removals(corpus: Path, indexed: set[str] | frozenset[str]) -> list[s
     if not corpus.is_dir():
         return settled
     for hidden in corpus.rglob(f".*{REMOVING_SUFFIX}"):
-        name = hidden.name[1:-len(REMOVING_SUFFIX)]
+        name = hidden.name[1 : -len(REMOVING_SUFFIX)]
         original = hidden.with_name(name)
         doc_id = original.relative_to(corpus).as_posix()
         with contextlib.suppress(OSError):

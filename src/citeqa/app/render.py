@@ -32,8 +32,11 @@ def print_answer(answer: Answer, console=None, documents: Mapping[str, Document]
             console.print(Text(answer.short_answer, style="bold"))
             text.stylize("dim")
         console.print(text)
-    console.print(Text(f"confidence {answer.confidence:.2f} · language {answer.language} · "
-                       f"{answer.latency_ms:.0f} ms", style="dim"))
+    console.print(
+        Text(
+            f"confidence {answer.confidence:.2f} · language {answer.language} · {answer.latency_ms:.0f} ms", style="dim"
+        )
+    )
     for number, c in enumerate(answer.citations, start=1):
         console.print()
         head = Text(f"[{number}] ", style="bold")
@@ -75,7 +78,7 @@ def print_check(check: ClaimCheck, console=None, documents: Mapping[str, Documen
         if e.highlight is None:
             console.print(Text(c.text))
             continue
-        sentence = Text(c.text[e.highlight.start:e.highlight.end])
+        sentence = Text(c.text[e.highlight.start : e.highlight.end])
         if e.value is not None:
             sentence.stylize("bold underline", e.value.start - e.highlight.start, e.value.end - e.highlight.start)
         console.print(sentence)

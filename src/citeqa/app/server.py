@@ -84,8 +84,15 @@ LOGIN_PATHS = ("/login", "/login/")
 LOGIN_FAILURES = 5
 LOGIN_WINDOW_S = 60.0
 #: Gradio routes without a login check of their own; with --auth the guard requires one.
-LOGIN_GATED = ("/gradio_api/cancel", "/gradio_api/reset", "/gradio_api/stream/", "/gradio_api/run-history",
-               "/gradio_api/vibe", "/gradio_api/undo-vibe", "/monitoring")
+LOGIN_GATED = (
+    "/gradio_api/cancel",
+    "/gradio_api/reset",
+    "/gradio_api/stream/",
+    "/gradio_api/run-history",
+    "/gradio_api/vibe",
+    "/gradio_api/undo-vibe",
+    "/monitoring",
+)
 UPLOAD_MAX_AGE_S = 3600.0
 #: Pages whose response carries the session cookie uploads need.
 PAGE_PATHS = ("/", "")
@@ -127,11 +134,24 @@ class Policy:
         return self.wildcard and _is_ip(name)  # rebinding needs a name, never an IP literal
 
 
-def policy_for(host: str, port: int, allowed_hosts: Iterable[str] = (), *, uploads: bool = True,
-               max_upload_bytes: int = 20 * 1_048_576, upload_dir: Path | None = None) -> Policy:
+def policy_for(
+    host: str,
+    port: int,
+    allowed_hosts: Iterable[str] = (),
+    *,
+    uploads: bool = True,
+    max_upload_bytes: int = 20 * 1_048_576,
+    upload_dir: Path | None = None,
+) -> Policy:
     """The policy of ``citeqa serve``: the upload cache holds ten uploads of the largest size."""
-    return Policy(bind_host=host, port=port, allowed_hosts=tuple(allowed_hosts), uploads=uploads,
-                  upload_dir=upload_dir, upload_quota_bytes=max(10 * max_upload_bytes, 16 * 1_048_576))
+    return Policy(
+        bind_host=host,
+        port=port,
+        allowed_hosts=tuple(allowed_hosts),
+        uploads=uploads,
+        upload_dir=upload_dir,
+        upload_quota_bytes=max(10 * max_upload_bytes, 16 * 1_048_576),
+    )
 
 
 def normal_host(value: str) -> str:
@@ -167,8 +187,7 @@ def same_origin(origin: str, host_header: str) -> bool:
         if o.scheme not in ("http", "https") or not o.hostname or not h.hostname:
             return False
         default = 443 if o.scheme == "https" else 80
-        return (normal_host(o.hostname) == normal_host(h.hostname)
-                and (o.port or default) == (h.port or default))
+        return normal_host(o.hostname) == normal_host(h.hostname) and (o.port or default) == (h.port or default)
     except ValueError:
         return False
 
@@ -246,8 +265,7 @@ class Guard:
     when the server has no ``--auth``.
     """
 
-    def __init__(self, app: ASGIApp, policy: Policy,
-                 logged_in: Callable[[dict[str, str]], bool] | None = None) -> None:
+    def __init__(self, app: ASGIApp, policy: Policy, logged_in: Callable[[dict[str, str]], bool] | None = None) -> None:
         self.app = app
         self.policy = policy
         self.logged_in = logged_in
@@ -276,8 +294,11 @@ class Guard:
         name = normal_host(host or "")
         if not policy.host_allowed(name):
             shown = (host or "(none)")[:100]
-            raise Refusal(403, f"host {shown!r} is not served here; start citeqa serve with "
-                               f"--allowed-host {name or 'NAME'} to allow it")
+            raise Refusal(
+                403,
+                f"host {shown!r} is not served here; start citeqa serve with "
+                f"--allowed-host {name or 'NAME'} to allow it",
+            )
         path = scope.get("path", "")
         method = scope.get("method", "GET")
         origin = headers.get("origin")
@@ -292,8 +313,9 @@ class Guard:
             if method == "POST" and path in LOGIN_PATHS:
                 wait = self.logins.wait_s(_client(scope))
                 if wait > 0:
-                    raise Refusal(429, f"too many failed logins; try again in {wait:.0f} s",
-                                  [("retry-after", str(int(wait) + 1))])
+                    raise Refusal(
+                        429, f"too many failed logins; try again in {wait:.0f} s", [("retry-after", str(int(wait) + 1))]
+                    )
             if path.startswith(LOGIN_GATED) and not self.logged_in(_cookies(headers)):
                 raise Refusal(401, "not logged in")
         if path == UPLOAD_PATH:
@@ -318,12 +340,14 @@ class Guard:
                 used = cache_bytes(policy.upload_dir)
             room -= used
         if room <= 0 or _declared(headers) > room:
-            raise Refusal(507, f"the upload cache is full ({quota / 1_048_576:.0f} MB); add or discard the "
-                               "files already uploaded, or try again later")
+            raise Refusal(
+                507,
+                f"the upload cache is full ({quota / 1_048_576:.0f} MB); add or discard the "
+                "files already uploaded, or try again later",
+            )
         return room
 
-    async def _forward(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str],
-                       limit: int) -> None:
+    async def _forward(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], limit: int) -> None:
         """Run the app with the body counted as it streams and the response watched."""
         state = {"read": 0, "refused": False, "started": False}
         path, method = scope.get("path", ""), scope.get("method", "GET")
@@ -357,8 +381,10 @@ class Guard:
                     elif status in (400, 401, 403):
                         self.logins.failed(client)
                 if is_page and status == 200 and not self.sessions.valid(_cookies(headers).get(self.sessions.name)):
-                    message = {**message, "headers": [*message.get("headers", []),
-                                                      (b"set-cookie", self.sessions.set_cookie().encode())]}
+                    message = {
+                        **message,
+                        "headers": [*message.get("headers", []), (b"set-cookie", self.sessions.set_cookie().encode())],
+                    }
             await send(message)
 
         try:
@@ -414,8 +440,11 @@ async def _refuse(scope: Scope, send: Send, refusal: Refusal) -> None:
         await send({"type": "websocket.close", "code": 1008, "reason": str(refusal)[:120]})
         return
     body = json.dumps({"error": str(refusal)}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-               (b"cache-control", b"no-store")]
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-store"),
+    ]
     headers += [(k.encode(), v.encode()) for k, v in refusal.headers]
     await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
@@ -503,18 +532,25 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
-            raise ServerError(f"port {port} on {host} is already in use (another citeqa serve?); "
-                              "stop it or choose another port with --port") from None
+            raise ServerError(
+                f"port {port} on {host} is already in use (another citeqa serve?); "
+                "stop it or choose another port with --port"
+            ) from None
         if exc.errno == errno.EACCES:
-            raise ServerError(f"no permission to listen on port {port}; choose a port above 1023 "
-                              "with --port") from None
+            raise ServerError(f"no permission to listen on port {port}; choose a port above 1023 with --port") from None
         raise ServerError(f"cannot listen on {host}:{port} ({exc.strerror})") from None
     sock.set_inheritable(False)
     return sock
 
 
-def build_server(blocks, policy: Policy, *, auth: tuple[str, str] | None = None, css: str | None = None,
-                 max_file_size: int | None = None):  # a FastAPI app
+def build_server(
+    blocks,
+    policy: Policy,
+    *,
+    auth: tuple[str, str] | None = None,
+    css: str | None = None,
+    max_file_size: int | None = None,
+):  # a FastAPI app
     """The ASGI app to serve: ``blocks`` mounted at ``/`` in a FastAPI parent guarded by :class:`Guard`."""
     import gradio as gr
     from fastapi import FastAPI
@@ -522,9 +558,19 @@ def build_server(blocks, policy: Policy, *, auth: tuple[str, str] | None = None,
 
     no_docs = {"openapi_url": None, "docs_url": None, "redoc_url": None}  # no route list without a login
     parent = FastAPI(**no_docs)
-    gr.mount_gradio_app(parent, blocks, path="/", server_name=policy.bind_host, server_port=policy.port,
-                        footer_links=["api"], app_kwargs=dict(no_docs), auth=auth, show_error=False,
-                        max_file_size=max_file_size, css=css)
+    gr.mount_gradio_app(
+        parent,
+        blocks,
+        path="/",
+        server_name=policy.bind_host,
+        server_port=policy.port,
+        footer_links=["api"],
+        app_kwargs=dict(no_docs),
+        auth=auth,
+        show_error=False,
+        max_file_size=max_file_size,
+        css=css,
+    )
     gradio_app = next(r.app for r in parent.routes if isinstance(r, Mount))
     parent.add_middleware(Guard, policy=policy, logged_in=_login_check(gradio_app) if auth else None)
     return parent
@@ -544,8 +590,9 @@ def _uvicorn(app, sock: socket.socket, grace_s: float = 3):
     import uvicorn
 
     host, port = sock.getsockname()[:2]
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
-                            timeout_graceful_shutdown=grace_s)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=grace_s
+    )
     errors = logging.getLogger("uvicorn.error")  # configured by Config(): filter after it
     if not any(isinstance(f, _StreamsCutAtExit) for f in errors.filters):
         errors.addFilter(_StreamsCutAtExit())

@@ -161,8 +161,9 @@ class UploadSettings:
     max_bytes: int = DEFAULT_MAX_BYTES
 
 
-def ask_record(holder: EngineHolder, question: Any, history: Any = None, k: Any = 5,
-               language: Any = "auto") -> dict[str, Any]:
+def ask_record(
+    holder: EngineHolder, question: Any, history: Any = None, k: Any = 5, language: Any = "auto"
+) -> dict[str, Any]:
     """The ``/ask`` API: the answer record as JSON, or ``{"error": message, "field": argument}``.
 
     The arguments are checked against the schema in :mod:`citeqa.app.validation` first;
@@ -173,8 +174,9 @@ def ask_record(holder: EngineHolder, question: Any, history: Any = None, k: Any 
 
     try:
         request = validate_ask(question, history, k, language)
-        return holder.engine.ask(request.question, history=request.history, k=request.k,
-                                 language=engine_language(request.language)).to_dict()
+        return holder.engine.ask(
+            request.question, history=request.history, k=request.k, language=engine_language(request.language)
+        ).to_dict()
     except RequestError as exc:
         return error_record(exc)
     except QuestionError as exc:
@@ -216,9 +218,17 @@ class TurnResult:
     checked: bool = False
 
 
-def conversation_turn(holder: EngineHolder, text: str, mode: str | None, messages: list[dict] | None,
-                      asked: list[str] | None, turns: list[dict] | None, k: Any, language: str | None = "auto",
-                      show_confidence: bool = True) -> TurnResult:
+def conversation_turn(
+    holder: EngineHolder,
+    text: str,
+    mode: str | None,
+    messages: list[dict] | None,
+    asked: list[str] | None,
+    turns: list[dict] | None,
+    k: Any,
+    language: str | None = "auto",
+    show_confidence: bool = True,
+) -> TurnResult:
     """Answer ``text`` or check it as a claim (``mode`` "check", or "auto" and it reads as a statement:
     :func:`citeqa.answer.claims.looks_like_claim`); the record joins ``turns`` for the downloads."""
     from citeqa.answer.claims import looks_like_claim
@@ -233,31 +243,46 @@ def conversation_turn(holder: EngineHolder, text: str, mode: str | None, message
             record = engine.ask(text, history=tuple(asked), k=int(k), language=engine_language(language))
     except CiteqaError as exc:
         lang = asked and engine.question_language(asked[-1]) or "en"
-        messages += [{"role": "user", "content": user_html(text or "")},
-                     {"role": "assistant", "content": error_html(str(exc), lang)}]
+        messages += [
+            {"role": "user", "content": user_html(text or "")},
+            {"role": "assistant", "content": error_html(str(exc), lang)},
+        ]
         return TurnResult(messages, asked, turns, "", lang, checking)
     docs = engine.data.documents
     if checking:
         infos = _infos(engine, [e.citation.doc_id for e in record.evidence])
-        messages += [{"role": "user", "content": user_html(record.claim)},
-                     {"role": "assistant", "content": display.check_html(record)}]
+        messages += [
+            {"role": "user", "content": user_html(record.claim)},
+            {"role": "assistant", "content": display.check_html(record)},
+        ]
         turns.append({"type": "check", "record": record.to_dict()})
-        return TurnResult(messages, asked, turns, display.check_sources_html(record, docs, infos), record.language,
-                          True)
+        return TurnResult(
+            messages, asked, turns, display.check_sources_html(record, docs, infos), record.language, True
+        )
     infos = _infos(engine, [c.doc_id for c in record.citations])
-    messages += [{"role": "user", "content": user_html(record.question)},
-                 {"role": "assistant", "content": answer_html(record, show_confidence)}]
+    messages += [
+        {"role": "user", "content": user_html(record.question)},
+        {"role": "assistant", "content": answer_html(record, show_confidence)},
+    ]
     turns.append({"type": "answer", "record": record.to_dict()})
-    return TurnResult(messages, asked + [record.question], turns, display.answer_sources_html(record, docs, infos),
-                      record.language)
+    return TurnResult(
+        messages, asked + [record.question], turns, display.answer_sources_html(record, docs, infos), record.language
+    )
 
 
 def _infos(engine: Engine, doc_ids: Sequence[str]) -> dict:
     return {d: engine.document_info(d) for d in set(doc_ids) if d in engine.data.documents}
 
 
-def chat_turn(holder: EngineHolder, question: str, messages: list[dict], asked: list[str], k: Any,
-              language: str | None = "auto", show_confidence: bool = True) -> tuple[list[dict], list[str], str, str, str]:
+def chat_turn(
+    holder: EngineHolder,
+    question: str,
+    messages: list[dict],
+    asked: list[str],
+    k: Any,
+    language: str | None = "auto",
+    show_confidence: bool = True,
+) -> tuple[list[dict], list[str], str, str, str]:
     """One question turn: the reply goes into the chat, the sources into the panel below.
 
     Returns the messages, the questions asked so far, the sources HTML, the cleared
@@ -288,8 +313,9 @@ def download_files(holder: EngineHolder, turns: list[dict], token: str) -> tuple
 
     if not turns:
         return None, None
-    records = [ClaimCheck.from_dict(t["record"]) if t["type"] == "check" else Answer.from_dict(t["record"])
-               for t in turns]
+    records = [
+        ClaimCheck.from_dict(t["record"]) if t["type"] == "check" else Answer.from_dict(t["record"]) for t in turns
+    ]
     engine = holder.engine
     cited = [e.citation.doc_id for r in records if isinstance(r, ClaimCheck) for e in r.evidence]
     cited += [c.doc_id for r in records if isinstance(r, Answer) for c in r.citations]
@@ -339,8 +365,9 @@ def remove(holder: EngineHolder, settings: UploadSettings, doc_id: Any, confirme
         if engine.index_dir is None:
             return "This index cannot be updated."
         try:
-            result = remove_document(doc_id, settings.corpus, engine.index_dir, engine.embedder,
-                                     frozenset(engine.data.documents))
+            result = remove_document(
+                doc_id, settings.corpus, engine.index_dir, engine.embedder, frozenset(engine.data.documents)
+            )
         except UploadError as exc:
             return f"not removed: {exc}"
         if result.removed:
@@ -382,8 +409,9 @@ def _orig_name(item: Any) -> str:
     return name or Path(_path(item)).name
 
 
-def start_evaluation(runner: EvaluationRunner, settings: EvalSettings, uploaded: Any = None,
-                     shipped: str | None = None) -> str | None:
+def start_evaluation(
+    runner: EvaluationRunner, settings: EvalSettings, uploaded: Any = None, shipped: str | None = None
+) -> str | None:
     """Start evaluating an uploaded QA file, or else a shipped one; None when it started, else why not.
 
     The file is validated whole first (:func:`~citeqa.evaluation.qa_file.load_qa`): a bad
@@ -416,8 +444,7 @@ def start_evaluation(runner: EvaluationRunner, settings: EvalSettings, uploaded:
     return None
 
 
-def build_app(holder: EngineHolder, uploads: UploadSettings | None = None,
-              evaluation: EvalSettings | None = None):
+def build_app(holder: EngineHolder, uploads: UploadSettings | None = None, evaluation: EvalSettings | None = None):
     """The Blocks app: chat (questions and claim checks) with sources, citation tools, the document
     viewer and downloads; the corpus tab; the Evaluate tab; the /ask and /check APIs.
 
@@ -431,21 +458,32 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None,
     runner = EvaluationRunner(holder, evaluation.k)
     en, en_ev = labels("en"), evidence_labels("en")
     with gr.Blocks(title="citeqa") as app:
-        gr.Markdown("# citeqa\nAsk in Spanish, Portuguese or English, or check a claim. Every answer is copied "
-                    "from a document, with its sources below.")
+        gr.Markdown(
+            "# citeqa\nAsk in Spanish, Portuguese or English, or check a claim. Every answer is copied "
+            "from a document, with its sources below."
+        )
         with gr.Tab("Chat", id="chat"):
-            chat = gr.Chatbot(label="citeqa", height=380, sanitize_html=True, latex_delimiters=[],
-                              elem_id="chat", feedback_options=None, buttons=["copy"])
+            chat = gr.Chatbot(
+                label="citeqa",
+                height=380,
+                sanitize_html=True,
+                latex_delimiters=[],
+                elem_id="chat",
+                feedback_options=None,
+                buttons=["copy"],
+            )
             asked, turns, session = gr.State([]), gr.State([]), gr.State("")
             with gr.Row():
-                question = gr.Textbox(placeholder=en["placeholder"], show_label=False, scale=6,
-                                      elem_id="question", max_lines=4)
+                question = gr.Textbox(
+                    placeholder=en["placeholder"], show_label=False, scale=6, elem_id="question", max_lines=4
+                )
                 mode = gr.Radio(_mode_choices("en"), value="ask", label=en_ev["mode"], elem_id="mode", scale=3)
                 send = gr.Button(en["ask"], variant="primary", scale=1, elem_id="ask")
             with gr.Row():
                 k = gr.Slider(1, 10, value=5, step=1, label=en["passages"], elem_id="k")
-                language = gr.Dropdown(list(display.LANGUAGE_CHOICES), value="auto", label=en["language"],
-                                       elem_id="language")
+                language = gr.Dropdown(
+                    list(display.LANGUAGE_CHOICES), value="auto", label=en["language"], elem_id="language"
+                )
                 confidence = gr.Checkbox(value=True, label=en["show_confidence"], elem_id="confidence")
                 clear = gr.Button(en["clear"], elem_id="clear")
             sources = gr.HTML(elem_id="sources", js_on_load=SOURCES_JS)
@@ -458,16 +496,25 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None,
             gr.Examples(EXAMPLES, inputs=question, label="Examples · Ejemplos · Exemplos")
         with gr.Tab("Corpus", id="corpus"):
             table, choices = _corpus_tab(gr, holder, uploads)
-        app.load(lambda: (corpus_view(holder), gr.update(choices=corpus_choices(holder), value=None)), None,
-                 [table, choices], api_visibility="private")  # fresh on every visit
+        app.load(
+            lambda: (corpus_view(holder), gr.update(choices=corpus_choices(holder), value=None)),
+            None,
+            [table, choices],
+            api_visibility="private",
+        )  # fresh on every visit
         with gr.Tab(EVALUATE["tab"], id="evaluate"):
             _evaluate_tab(gr, app, runner, evaluation)
 
         def relabel(lang: str) -> list[Any]:
             lab, ev = labels(lang), evidence_labels(lang)
-            return [gr.update(value=lab["ask"]), gr.update(value=lab["clear"]), gr.update(label=lab["passages"]),
-                    gr.update(label=lab["language"]), gr.update(label=lab["show_confidence"]),
-                    gr.update(label=ev["mode"], choices=_mode_choices(lang))]
+            return [
+                gr.update(value=lab["ask"]),
+                gr.update(value=lab["clear"]),
+                gr.update(label=lab["passages"]),
+                gr.update(label=lab["language"]),
+                gr.update(label=lab["show_confidence"]),
+                gr.update(label=ev["mode"], choices=_mode_choices(lang)),
+            ]
 
         def turn(q, md, m, a, t, sess, kk, lang, conf):
             out = conversation_turn(holder, q, md, m, a, t, kk, lang, conf)
@@ -479,20 +526,51 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None,
                 md_path, json_path = None, None
             ev = evidence_labels(out.lang)
             hint = ev["check_placeholder"] if md == "check" else labels(out.lang)["placeholder"]
-            return [out.messages, out.asked, out.turns, sess, out.sources, gr.update(value="", placeholder=hint),
-                    gr.update(value=md_path, label=ev["download_md"]),
-                    gr.update(value=json_path, label=ev["download_json"]), *relabel(out.lang)]
+            return [
+                out.messages,
+                out.asked,
+                out.turns,
+                sess,
+                out.sources,
+                gr.update(value="", placeholder=hint),
+                gr.update(value=md_path, label=ev["download_md"]),
+                gr.update(value=json_path, label=ev["download_json"]),
+                *relabel(out.lang),
+            ]
 
-        outputs = [chat, asked, turns, session, sources, question, download_md, download_json,
-                   send, clear, k, language, confidence, mode]
+        outputs = [
+            chat,
+            asked,
+            turns,
+            session,
+            sources,
+            question,
+            download_md,
+            download_json,
+            send,
+            clear,
+            k,
+            language,
+            confidence,
+            mode,
+        ]
         inputs = [question, mode, chat, asked, turns, session, k, language, confidence]
         send.click(turn, inputs, outputs, api_visibility="private")
         question.submit(turn, inputs, outputs, api_visibility="private")
-        clear.click(lambda: ([], [], [], "", "", gr.update(value=None), gr.update(value=None), gr.update(visible=False)),
-                    None, [chat, asked, turns, sources, question, download_md, download_json, viewer],
-                    api_visibility="private")
-        mode.change(lambda md: gr.update(placeholder=evidence_labels("en")["check_placeholder"] if md == "check"
-                                         else en["placeholder"]), mode, question, api_visibility="private")
+        clear.click(
+            lambda: ([], [], [], "", "", gr.update(value=None), gr.update(value=None), gr.update(visible=False)),
+            None,
+            [chat, asked, turns, sources, question, download_md, download_json, viewer],
+            api_visibility="private",
+        )
+        mode.change(
+            lambda md: gr.update(
+                placeholder=evidence_labels("en")["check_placeholder"] if md == "check" else en["placeholder"]
+            ),
+            mode,
+            question,
+            api_visibility="private",
+        )
 
         def show_document(evt):
             html, error = open_document(holder, getattr(evt, "_data", None))
@@ -515,26 +593,36 @@ def _mode_choices(lang: str) -> list[tuple[str, str]]:
 def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
     """The indexed documents, the upload box that adds to them and the removal of one; returns the
     table and the removal's document choice."""
-    table = gr.Dataframe(headers=display.CORPUS_HEADERS, interactive=False,
-                         wrap=True, elem_id="corpus-table", datatype="str",
-                         column_widths=["44%", "9%", "8%", "19%", "20%"])
+    table = gr.Dataframe(
+        headers=display.CORPUS_HEADERS,
+        interactive=False,
+        wrap=True,
+        elem_id="corpus-table",
+        datatype="str",
+        column_widths=["44%", "9%", "8%", "19%", "20%"],
+    )
     skipped = gr.HTML(elem_id="skipped", js_on_load=None)
     if uploads.corpus is None:
         gr.Markdown("Uploads are disabled for this server.")
         return table, gr.Dropdown(choices=[], visible=False)
     limit = uploads.max_bytes / 1_048_576
-    files = gr.File(file_count="multiple", file_types=list(SUPPORTED_SUFFIXES),
-                    label=f"Add documents ({' '.join(SUPPORTED_SUFFIXES)}, up to {limit:.0f} MB each)",
-                    elem_id="upload")
+    files = gr.File(
+        file_count="multiple",
+        file_types=list(SUPPORTED_SUFFIXES),
+        label=f"Add documents ({' '.join(SUPPORTED_SUFFIXES)}, up to {limit:.0f} MB each)",
+        elem_id="upload",
+    )
     with gr.Row():
         add = gr.Button("Add to the index", variant="primary", elem_id="add")
         refresh = gr.Button("Re-scan corpus folder", elem_id="refresh")
     status = gr.Textbox(label="Upload status", interactive=False, lines=3, elem_id="upload-status")
     with gr.Row():
-        choice = gr.Dropdown(choices=corpus_choices(holder), value=None, label="Remove a document",
-                             elem_id="remove-doc", scale=4)
-        confirm = gr.Checkbox(value=False, label="Yes, delete this file from the corpus folder",
-                              elem_id="remove-confirm", scale=3)
+        choice = gr.Dropdown(
+            choices=corpus_choices(holder), value=None, label="Remove a document", elem_id="remove-doc", scale=4
+        )
+        confirm = gr.Checkbox(
+            value=False, label="Yes, delete this file from the corpus folder", elem_id="remove-confirm", scale=3
+        )
         removal = gr.Button("Remove", variant="stop", elem_id="remove", scale=1)
     removal_status = gr.Textbox(label="Removal status", interactive=False, elem_id="remove-status")
 
@@ -571,11 +659,17 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
     lab = EVALUATE
     gr.Markdown(lab["intro"])
     with gr.Row():
-        qa_upload = gr.File(label=lab["upload"], file_types=[".jsonl", ".csv"], file_count="single",
-                            elem_id="eval-upload", height=120)
+        qa_upload = gr.File(
+            label=lab["upload"], file_types=[".jsonl", ".csv"], file_count="single", elem_id="eval-upload", height=120
+        )
         with gr.Column():
-            shipped = gr.Dropdown(view.shipped_qa_files(settings.qa_dir), value=None, label=lab["shipped"],
-                                  elem_id="eval-shipped", interactive=True)
+            shipped = gr.Dropdown(
+                view.shipped_qa_files(settings.qa_dir),
+                value=None,
+                label=lab["shipped"],
+                elem_id="eval-shipped",
+                interactive=True,
+            )
             with gr.Row():
                 start = gr.Button(lab["start"], variant="primary", elem_id="eval-start")
                 cancel = gr.Button(lab["cancel"], variant="stop", elem_id="eval-cancel")
@@ -586,66 +680,112 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
         gr.Markdown(f"### {lab['metrics']}")
         metrics = gr.Dataframe(interactive=False, wrap=True, elem_id="eval-metrics", datatype="str", max_height=560)
         with gr.Row(equal_height=True):
-            chart = gr.Image(type="filepath", label=lab["chart"], interactive=False, elem_id="eval-chart",
-                             buttons=["download", "fullscreen"], scale=3, height=400)
-            reliability = gr.Image(type="filepath", label=lab["reliability"], interactive=False,
-                                   elem_id="eval-reliability", buttons=["download", "fullscreen"], scale=2,
-                                   height=400)
+            chart = gr.Image(
+                type="filepath",
+                label=lab["chart"],
+                interactive=False,
+                elem_id="eval-chart",
+                buttons=["download", "fullscreen"],
+                scale=3,
+                height=400,
+            )
+            reliability = gr.Image(
+                type="filepath",
+                label=lab["reliability"],
+                interactive=False,
+                elem_id="eval-reliability",
+                buttons=["download", "fullscreen"],
+                scale=2,
+                height=400,
+            )
         gr.Markdown(f"### {lab['questions']}")
         gr.HTML(view.outcome_help_html(), js_on_load=None)
         with gr.Row():
             outcome = gr.Dropdown([], label=lab["outcome"], elem_id="eval-outcome", interactive=True)
             language = gr.Dropdown([], label=lab["language"], elem_id="eval-language", interactive=True)
-        questions = gr.Dataframe(headers=view.QUESTION_HEADERS, interactive=False, wrap=True, datatype="str",
-                                 elem_id="eval-questions", max_height=420,
-                                 column_widths=["8%", "5%", "13%", "30%", "34%", "10%"])
+        questions = gr.Dataframe(
+            headers=view.QUESTION_HEADERS,
+            interactive=False,
+            wrap=True,
+            datatype="str",
+            elem_id="eval-questions",
+            max_height=420,
+            column_widths=["8%", "5%", "13%", "30%", "34%", "10%"],
+        )
         detail = gr.HTML(view.detail_html(None), elem_id="eval-detail", js_on_load=None)
         gr.Markdown(f"### {lab['downloads']}")
         with gr.Row():
-            downloads = [gr.DownloadButton(name, elem_id=f"eval-download-{name.replace('.', '-')}", size="sm")
-                         for name in DOWNLOADS]
+            downloads = [
+                gr.DownloadButton(name, elem_id=f"eval-download-{name.replace('.', '-')}", size="sm")
+                for name in DOWNLOADS
+            ]
         with gr.Accordion(lab["compare"], open=False, elem_id="eval-compare"):
             gr.Markdown(lab["compare_intro"])
-            earlier = gr.File(label=lab["compare_upload"], file_types=[".jsonl", ".json"], file_count="multiple",
-                              elem_id="eval-compare-upload", height=100)
+            earlier = gr.File(
+                label=lab["compare_upload"],
+                file_types=[".jsonl", ".json"],
+                file_count="multiple",
+                elem_id="eval-compare-upload",
+                height=100,
+            )
             with gr.Row():
                 compare_file = gr.Button(lab["compare_file"], elem_id="eval-compare-file")
                 compare_previous = gr.Button(lab["compare_previous"], elem_id="eval-compare-previous")
-            compare_table = gr.Dataframe(interactive=False, wrap=True, datatype="str", visible=False,
-                                         elem_id="eval-compare-table")
+            compare_table = gr.Dataframe(
+                interactive=False, wrap=True, datatype="str", visible=False, elem_id="eval-compare-table"
+            )
             compare_lists = gr.HTML(elem_id="eval-compare-lists", js_on_load=None)
 
-    shown_outputs = [results, metrics, chart, reliability, outcome, language, questions, detail, *downloads,
-                     compare_table, compare_lists]
+    shown_outputs = [
+        results,
+        metrics,
+        chart,
+        reliability,
+        outcome,
+        language,
+        questions,
+        detail,
+        *downloads,
+        compare_table,
+        compare_lists,
+    ]
 
     def show(run) -> list[Any]:  # run: FinishedRun
         if run is None:
             return [gr.update(visible=False), *([gr.skip()] * (len(shown_outputs) - 1))]
         files = run.files
-        return [gr.update(visible=True), view.metrics_table(run.metrics), str(files["metrics.png"]),
-                str(files["reliability.png"]),
-                gr.update(choices=view.outcome_choices(run.results), value=view.ALL),
-                gr.update(choices=view.language_choices(run.results), value=view.ALL),
-                {"headers": view.QUESTION_HEADERS, "data": view.question_rows(run.results)},
-                view.detail_html(None), *(gr.update(value=str(files[name])) for name in DOWNLOADS),
-                gr.update(visible=False, value=None), ""]
+        return [
+            gr.update(visible=True),
+            view.metrics_table(run.metrics),
+            str(files["metrics.png"]),
+            str(files["reliability.png"]),
+            gr.update(choices=view.outcome_choices(run.results), value=view.ALL),
+            gr.update(choices=view.language_choices(run.results), value=view.ALL),
+            {"headers": view.QUESTION_HEADERS, "data": view.question_rows(run.results)},
+            view.detail_html(None),
+            *(gr.update(value=str(files[name])) for name in DOWNLOADS),
+            gr.update(visible=False, value=None),
+            "",
+        ]
 
     def refresh(shown_run) -> list[Any]:
         """Status, timer, the shown run, then the results (skipped unless a newer run has ended)."""
         current = runner.status()
         if current is not None and current.running:
-            return [view.status_html(current), gr.Timer(active=True), shown_run,
-                    *([gr.skip()] * len(shown_outputs))]
+            return [view.status_html(current), gr.Timer(active=True), shown_run, *([gr.skip()] * len(shown_outputs))]
         run = runner.finished()
         if run is None or (shown_run is not None and run.run_id == shown_run.run_id):
-            return [view.status_html(current), gr.Timer(active=False), shown_run,
-                    *([gr.skip()] * len(shown_outputs))]
+            return [view.status_html(current), gr.Timer(active=False), shown_run, *([gr.skip()] * len(shown_outputs))]
         return [view.status_html(current), gr.Timer(active=False), run, *show(run)]
 
     poll_outputs = [status, timer, shown, *shown_outputs]
     timer.tick(refresh, shown, poll_outputs, show_progress="hidden", api_visibility="private")
-    app.load(lambda shown_run: [*refresh(shown_run), gr.update(choices=view.shipped_qa_files(settings.qa_dir))],
-             shown, [*poll_outputs, shipped], api_visibility="private")
+    app.load(
+        lambda shown_run: [*refresh(shown_run), gr.update(choices=view.shipped_qa_files(settings.qa_dir))],
+        shown,
+        [*poll_outputs, shipped],
+        api_visibility="private",
+    )
 
     def on_start(uploaded, choice, shown_run):
         error = start_evaluation(runner, settings, uploaded, choice)
@@ -653,8 +793,9 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
             return [view.status_html(None, error), gr.skip(), shown_run, gr.skip(), None]
         return [view.status_html(runner.status()), gr.Timer(active=True), None, gr.update(visible=False), None]
 
-    start.click(on_start, [qa_upload, shipped, shown], [status, timer, shown, results, qa_upload],
-                api_visibility="private")
+    start.click(
+        on_start, [qa_upload, shipped, shown], [status, timer, shown, results, qa_upload], api_visibility="private"
+    )
     qa_upload.upload(lambda: None, None, shipped, api_visibility="private")  # one source at a time
 
     def on_choose(uploaded):
@@ -695,14 +836,17 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
             return gr.update(visible=False, value=None), view.status_html(None, lists)
         return gr.update(visible=True, value=table), lists
 
-    compare_file.click(lambda f, s: on_compare(f, s, False), [earlier, shown], [compare_table, compare_lists],
-                       api_visibility="private")
-    compare_previous.click(lambda s: on_compare(None, s, True), shown, [compare_table, compare_lists],
-                           api_visibility="private")
+    compare_file.click(
+        lambda f, s: on_compare(f, s, False), [earlier, shown], [compare_table, compare_lists], api_visibility="private"
+    )
+    compare_previous.click(
+        lambda s: on_compare(None, s, True), shown, [compare_table, compare_lists], api_visibility="private"
+    )
 
 
-def compare_evaluation(runner: EvaluationRunner, run: FinishedRun | None, files: Any = None,
-                       use_previous: bool = False) -> tuple[dict[str, list] | None, str]:
+def compare_evaluation(
+    runner: EvaluationRunner, run: FinishedRun | None, files: Any = None, use_previous: bool = False
+) -> tuple[dict[str, list] | None, str]:
     """A finished run compared with uploaded earlier predictions or the run before it on this server.
 
     Returns the deltas table and the fixed/broken lists as HTML, or ``(None, why not)``.
@@ -741,8 +885,9 @@ def compare_evaluation(runner: EvaluationRunner, run: FinishedRun | None, files:
                 except CiteqaError as exc:
                     return None, shown_error(str(exc), copy, name)
             old_records, old_provenance, label = list(earlier_run.records), earlier_run.provenance, name
-        comparison = compare_runs(old_records, run.records(), old_provenance=old_provenance,
-                                  new_provenance=run.provenance)
+        comparison = compare_runs(
+            old_records, run.records(), old_provenance=old_provenance, new_provenance=run.provenance
+        )
         return comparison_table(comparison), comparison_html(comparison, label)
     finally:
         discard_uploads(p for p, _ in uploaded)
@@ -767,14 +912,24 @@ def _api(gr, holder: EngineHolder) -> None:
     api_lang = gr.Textbox(value="auto", visible=False)
     api_out = gr.JSON(visible=False)
     api_btn = gr.Button(visible=False)
-    api_btn.click(lambda q, h, kk, lang: ask_record(holder, q, h, kk, lang), [api_q, api_h, api_k, api_lang],
-                  api_out, api_name="ask", preprocess=False)
+    api_btn.click(
+        lambda q, h, kk, lang: ask_record(holder, q, h, kk, lang),
+        [api_q, api_h, api_k, api_lang],
+        api_out,
+        api_name="ask",
+        preprocess=False,
+    )
     api_claim = gr.Textbox(visible=False)
     api_check_k = gr.Number(value=5, visible=False, precision=0)
     api_check_out = gr.JSON(visible=False)
     api_check = gr.Button(visible=False)
-    api_check.click(lambda c, kk: check_record(holder, c, kk), [api_claim, api_check_k], api_check_out,
-                    api_name="check", preprocess=False)
+    api_check.click(
+        lambda c, kk: check_record(holder, c, kk),
+        [api_claim, api_check_k],
+        api_check_out,
+        api_name="check",
+        preprocess=False,
+    )
     blocks = get_blocks_context().root_block
     check_count = blocks.validate_inputs
 
@@ -786,10 +941,17 @@ def _api(gr, holder: EngineHolder) -> None:
     blocks.validate_inputs = pad_missing
 
 
-def serve(open_engine: Callable[[], Engine], corpus_dir: Path | None, host: str, port: int,
-          auth: tuple[str, str] | None = None, max_upload_bytes: int = DEFAULT_MAX_BYTES,
-          allowed_hosts: tuple[str, ...] = (), sock=None,  # socket.socket
-          qa_dir: Path | None = None) -> None:
+def serve(
+    open_engine: Callable[[], Engine],
+    corpus_dir: Path | None,
+    host: str,
+    port: int,
+    auth: tuple[str, str] | None = None,
+    max_upload_bytes: int = DEFAULT_MAX_BYTES,
+    allowed_hosts: tuple[str, ...] = (),
+    sock=None,  # socket.socket
+    qa_dir: Path | None = None,
+) -> None:
     """Open the engine (``open_engine``), warm the model, and serve the app until interrupted.
 
     ``sock`` is the listening socket (``server.bind``, made by the CLI before the model
@@ -816,15 +978,23 @@ def serve(open_engine: Callable[[], Engine], corpus_dir: Path | None, host: str,
     if any(name in engine.data.documents for name in removed):  # killed after the switch, before confirming
         upload(holder, UploadSettings(corpus_dir, max_upload_bytes), [])
     if auth is None and host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"citeqa: warning: serving on {host} without --auth; anyone who can reach it can "
-              "read and add documents", file=sys.stderr)
+        print(
+            f"citeqa: warning: serving on {host} without --auth; anyone who can reach it can read and add documents",
+            file=sys.stderr,
+        )
     private = not os.environ.get("GRADIO_TEMP_DIR")
     if private:  # uploads in a folder of our own, emptied at start and at exit
         os.environ["GRADIO_TEMP_DIR"] = str(server.private_upload_cache())
         server.sweep_upload_cache(server.upload_cache_dir(), None)
     port = sock.getsockname()[1]
-    policy = server.policy_for(host, port, allowed_hosts, uploads=corpus_dir is not None,
-                               max_upload_bytes=max_upload_bytes, upload_dir=server.upload_cache_dir())
+    policy = server.policy_for(
+        host,
+        port,
+        allowed_hosts,
+        uploads=corpus_dir is not None,
+        max_upload_bytes=max_upload_bytes,
+        upload_dir=server.upload_cache_dir(),
+    )
     evaluation = EvalSettings(qa_dir if qa_dir is not None else default_qa_dir(corpus_dir))
     app = guarded_app(holder, UploadSettings(corpus_dir, max_upload_bytes), policy, auth, evaluation)
     print(f"citeqa: serving on {server.url_of(sock, host)} (Ctrl+C to stop)", file=sys.stderr, flush=True)
@@ -836,8 +1006,13 @@ def serve(open_engine: Callable[[], Engine], corpus_dir: Path | None, host: str,
             server.sweep_upload_cache(server.upload_cache_dir(), None)
 
 
-def guarded_app(holder: EngineHolder, uploads: UploadSettings, policy, auth: tuple[str, str] | None = None,
-                evaluation: EvalSettings | None = None):
+def guarded_app(
+    holder: EngineHolder,
+    uploads: UploadSettings,
+    policy,
+    auth: tuple[str, str] | None = None,
+    evaluation: EvalSettings | None = None,
+):
     """The app as ``citeqa serve`` runs it: :func:`build_app` behind :class:`citeqa.app.server.Guard`.
 
     The Blocks app is ``.state.blocks`` of the returned server (its runner: ``.state.blocks.evaluations``).

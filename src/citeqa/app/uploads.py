@@ -51,8 +51,7 @@ def check_type(name: str) -> str:
     """The lower-case suffix of ``name`` if it is an accepted type, else UploadError."""
     suffix = Path(name).suffix.lower()
     if suffix not in ALLOWED_SUFFIXES:
-        raise UploadError(f"{name}: unsupported type {suffix or '(none)'}; "
-                          f"accepted: {', '.join(ALLOWED_SUFFIXES)}")
+        raise UploadError(f"{name}: unsupported type {suffix or '(none)'}; accepted: {', '.join(ALLOWED_SUFFIXES)}")
     return suffix
 
 
@@ -61,8 +60,7 @@ def check_size(name: str, size: int, max_bytes: int = DEFAULT_MAX_BYTES) -> None
     if size <= 0:
         raise UploadError(f"{name}: the file is empty")
     if size > max_bytes:
-        raise UploadError(f"{name}: too large ({size / 1_048_576:.1f} MB; the limit is "
-                          f"{max_bytes / 1_048_576:.0f} MB)")
+        raise UploadError(f"{name}: too large ({size / 1_048_576:.1f} MB; the limit is {max_bytes / 1_048_576:.0f} MB)")
 
 
 def target_path(corpus: Path, name: str) -> Path:
@@ -83,7 +81,6 @@ def free_path(path: Path) -> Path:
     return candidate
 
 
-
 def validate(source: Path, name: str, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Check an uploaded file under its intended ``name``; UploadError says why not."""
     check_type(name)
@@ -101,8 +98,9 @@ def validate(source: Path, name: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Non
             raise UploadError(f"{name}: {exc}") from exc
 
 
-def save_upload(source: Path, name: str, corpus: Path, max_bytes: int = DEFAULT_MAX_BYTES,
-                journal=None) -> Path | None:  # citeqa.ingest.pending.Journal
+def save_upload(
+    source: Path, name: str, corpus: Path, max_bytes: int = DEFAULT_MAX_BYTES, journal=None
+) -> Path | None:  # citeqa.ingest.pending.Journal
     """Validate and copy one upload into ``corpus``; None when the same file is already there.
 
     With a ``journal`` the file's name is recorded there before it appears in the corpus,
@@ -134,8 +132,14 @@ class UploadResult:
     indexed: bool = False
 
 
-def add_files(files: Sequence[tuple[Path, str]], corpus: Path, index_dir: Path, embedder,
-              max_bytes: int = DEFAULT_MAX_BYTES, progress: Progress | None = None) -> UploadResult:
+def add_files(
+    files: Sequence[tuple[Path, str]],
+    corpus: Path,
+    index_dir: Path,
+    embedder,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    progress: Progress | None = None,
+) -> UploadResult:
     """Save each ``(temp path, original name)`` into ``corpus`` and update the index."""
     from citeqa.ingest.pending import Journal
 

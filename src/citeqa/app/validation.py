@@ -81,7 +81,9 @@ def validate_check(claim: Any, k: Any = 5) -> CheckRequest:
     if not isinstance(claim, str):
         raise RequestError("claim", f"the claim must be text, not {_kind(claim)}")
     if len(claim) > MAX_QUESTION_CHARS:
-        raise RequestError("claim", f"the claim is too long ({len(claim)} characters; the limit is {MAX_QUESTION_CHARS})")
+        raise RequestError(
+            "claim", f"the claim is too long ({len(claim)} characters; the limit is {MAX_QUESTION_CHARS})"
+        )
     return CheckRequest(claim, _k(k))  # emptiness is judged after cleaning, as for a question
 
 
@@ -89,8 +91,9 @@ def _question(value: Any) -> str:
     if not isinstance(value, str):
         raise RequestError("question", f"the question must be text, not {_kind(value)}")
     if len(value) > MAX_QUESTION_CHARS:
-        raise RequestError("question", f"the question is too long ({len(value)} characters; "
-                                       f"the limit is {MAX_QUESTION_CHARS})")
+        raise RequestError(
+            "question", f"the question is too long ({len(value)} characters; the limit is {MAX_QUESTION_CHARS})"
+        )
     return value  # emptiness is judged by the engine after cleaning (a question of control characters is empty)
 
 
@@ -107,8 +110,9 @@ def _history(value: Any) -> tuple[str, ...]:
         if not isinstance(item, str):
             raise RequestError("history", f"history item {n} must be text, not {_kind(item)}")
         if len(item) > MAX_QUESTION_CHARS:
-            raise RequestError("history", f"history item {n} is too long ({len(item)} characters; "
-                                          f"the limit is {MAX_QUESTION_CHARS})")
+            raise RequestError(
+                "history", f"history item {n} is too long ({len(item)} characters; the limit is {MAX_QUESTION_CHARS})"
+            )
     return tuple(value)
 
 
@@ -129,8 +133,15 @@ def _language(value: Any) -> str:
 
 def _kind(value: Any) -> str:
     """A JSON reader's name for the type of ``value``."""
-    names = {bool: "a boolean", int: "a number", float: "a number", list: "a list", tuple: "a list",
-             dict: "an object", type(None): "null"}
+    names = {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        list: "a list",
+        tuple: "a list",
+        dict: "an object",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)
 
 

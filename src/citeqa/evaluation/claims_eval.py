@@ -18,8 +18,12 @@ from citeqa.evaluation.metrics import percentile
 
 #: ``--fail-under`` names for a claim file; ``not_found_as_supported`` is an upper bound (a count).
 CLAIM_METRICS = ("accuracy", "supported", "conflicting", "not_found", "not_found_as_supported")
-CLAIM_ALIASES = {"acc": "accuracy", "claim_accuracy": "accuracy", "nf_as_supported": "not_found_as_supported",
-                 "not_found_supported": "not_found_as_supported"}
+CLAIM_ALIASES = {
+    "acc": "accuracy",
+    "claim_accuracy": "accuracy",
+    "nf_as_supported": "not_found_as_supported",
+    "not_found_supported": "not_found_as_supported",
+}
 
 
 @dataclass(frozen=True)
@@ -74,9 +78,17 @@ def summarize_claims(results: Sequence[ClaimResult]) -> ClaimMetrics:
         per_lang[lang] = sum(r.correct for r in group) / len(group)
     latencies = [r.check.latency_ms for r in results]
     n = len(results)
-    return ClaimMetrics(n, sum(r.correct for r in results) / n if n else math.nan, per_verdict, per_lang, confusion,
-                        confusion[NOT_FOUND][SUPPORTED], percentile(latencies, 50), percentile(latencies, 95),
-                        counts)
+    return ClaimMetrics(
+        n,
+        sum(r.correct for r in results) / n if n else math.nan,
+        per_verdict,
+        per_lang,
+        confusion,
+        confusion[NOT_FOUND][SUPPORTED],
+        percentile(latencies, 50),
+        percentile(latencies, 95),
+        counts,
+    )
 
 
 def claims_table(metrics: ClaimMetrics) -> list[list[str]]:
@@ -84,8 +96,14 @@ def claims_table(metrics: ClaimMetrics) -> list[list[str]]:
     rows = [["gold verdict", "claims", "accuracy", *(f"→ {v}" for v in VERDICTS)]]
     for g in VERDICTS:
         acc = metrics.per_verdict[g]
-        rows.append([g, str(metrics.counts.get(g, 0)), "n/a" if acc is None else f"{acc:.3f}",
-                     *(str(metrics.confusion[g][p]) for p in VERDICTS)])
+        rows.append(
+            [
+                g,
+                str(metrics.counts.get(g, 0)),
+                "n/a" if acc is None else f"{acc:.3f}",
+                *(str(metrics.confusion[g][p]) for p in VERDICTS),
+            ]
+        )
     rows.append(["overall", str(metrics.n), f"{metrics.accuracy:.3f}", "", "", ""])
     for lang, acc in metrics.per_lang.items():
         rows.append([f"lang {lang}", "", f"{acc:.3f}", "", "", ""])
@@ -120,15 +138,18 @@ def parse_claim_thresholds(spec: str | None) -> dict[str, float]:
         if not sep:
             raise ConfigError(f"threshold {part.strip()!r} must look like metric=value, e.g. accuracy=0.85")
         if key not in CLAIM_METRICS:
-            raise ConfigError(f"unknown claim metric {name.strip()!r} in thresholds; use one of: "
-                              f"{', '.join(CLAIM_METRICS)}")
+            raise ConfigError(
+                f"unknown claim metric {name.strip()!r} in thresholds; use one of: {', '.join(CLAIM_METRICS)}"
+            )
         try:
             value = float(raw)
         except ValueError:
             raise ConfigError(f"threshold for {key} is not a number: {raw.strip()!r}") from None
         if not math.isfinite(value) or value < 0 or (key != "not_found_as_supported" and value > 1):
-            raise ConfigError(f"threshold for {key} must be between 0 and 1 (a count >= 0 for "
-                              f"not_found_as_supported), got {raw.strip()!r}")
+            raise ConfigError(
+                f"threshold for {key} must be between 0 and 1 (a count >= 0 for "
+                f"not_found_as_supported), got {raw.strip()!r}"
+            )
         if key in out:
             raise ConfigError(f"threshold for {key} is given twice")
         out[key] = value

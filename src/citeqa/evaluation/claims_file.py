@@ -117,5 +117,11 @@ def _item(record: Mapping[str, Any], lineno: int) -> ClaimItem:
         if value is not None and not isinstance(value, str):
             raise ValueError(f"{key} must be a string or null, got {type(value).__name__}")
         optional[key] = value.strip() if isinstance(value, str) and value.strip() else None
-    return ClaimItem(item_id, claim.strip(), verdict.strip().lower(), (optional["lang"] or "").lower(),
-                     optional["doc"], optional["evidence"])
+    return ClaimItem(
+        item_id,
+        claim.strip(),
+        verdict.strip().lower(),
+        (optional["lang"] or "").lower(),
+        optional["doc"],
+        optional["evidence"],
+    )

@@ -126,10 +126,15 @@ class MetricDelta:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data, with the verdicts."""
-        names = ("metric", "n", "old", "new", "delta", "low", "high", "binary", "higher_is_better", "p_value",
-                 "level")
-        return {**{k: getattr(self, k) for k in names}, "label": self.label, "regressed": self.regressed,
-                "improved": self.improved, "better_ids": list(self.better_ids), "worse_ids": list(self.worse_ids)}
+        names = ("metric", "n", "old", "new", "delta", "low", "high", "binary", "higher_is_better", "p_value", "level")
+        return {
+            **{k: getattr(self, k) for k in names},
+            "label": self.label,
+            "regressed": self.regressed,
+            "improved": self.improved,
+            "better_ids": list(self.better_ids),
+            "worse_ids": list(self.worse_ids),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +188,13 @@ class Comparison:
 
 
 def _change_dict(change: QuestionChange) -> dict[str, Any]:
-    return {"id": change.id, "question": change.question, "lang": change.lang,
-            "old_answer": change.old_answer, "new_answer": change.new_answer}
+    return {
+        "id": change.id,
+        "question": change.question,
+        "lang": change.lang,
+        "old_answer": change.old_answer,
+        "new_answer": change.new_answer,
+    }
 
 
 # --------------------------------------------------------------------------- loading
@@ -206,8 +216,9 @@ def load_predictions(path: Path) -> PredictionRun:
             continue
         record = _record(path, lineno, line)
         if record["id"] in seen:
-            raise QAFileError(f"{path}: line {lineno}: duplicate id {record['id']!r} "
-                              f"(first used on line {seen[record['id']]})")
+            raise QAFileError(
+                f"{path}: line {lineno}: duplicate id {record['id']!r} (first used on line {seen[record['id']]})"
+            )
         seen[record["id"]] = lineno
         records.append(record)
     if not records:
@@ -239,8 +250,9 @@ def _record(path: Path, lineno: int, line: str) -> dict[str, Any]:
         raise QAFileError(f"{where}: missing or empty id")
     for key in ("answerable", "abstained"):
         if not isinstance(record.get(key), bool):
-            raise QAFileError(f"{where}: {key} must be true or false; is this a file written by "
-                              "`citeqa eval --predictions`?")
+            raise QAFileError(
+                f"{where}: {key} must be true or false; is this a file written by `citeqa eval --predictions`?"
+            )
     return record
 
 
@@ -293,8 +305,13 @@ def compare_runs(
     new_values = {i: outcomes(new_by_id[i]) for i in paired}
     names = {k for v in (*old_values.values(), *new_values.values()) for k in v}
     deltas = tuple(
-        metric_delta(name, [(i, old_values[i].get(name), new_values[i].get(name)) for i in paired],
-                     resamples=resamples, seed=seed, level=level)
+        metric_delta(
+            name,
+            [(i, old_values[i].get(name), new_values[i].get(name)) for i in paired],
+            resamples=resamples,
+            seed=seed,
+            level=level,
+        )
         for name in sorted(names, key=_metric_sort_key)
     )
     right = next((d for d in deltas if d.metric == "right"), None)
@@ -351,8 +368,9 @@ def metric_delta(
     )
 
 
-def bootstrap_interval(diff: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED,
-                       level: float = LEVEL) -> tuple[float | None, float | None]:
+def bootstrap_interval(
+    diff: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED, level: float = LEVEL
+) -> tuple[float | None, float | None]:
     """Percentile bootstrap interval of the mean of paired differences; (None, None) when empty."""
     n = len(diff)
     if n == 0:
@@ -360,8 +378,12 @@ def bootstrap_interval(diff: np.ndarray, resamples: int = RESAMPLES, seed: int =
     if not np.any(diff != diff[0]):
         return float(diff[0]), float(diff[0])
     rng = np.random.default_rng(seed)
-    means = np.concatenate([diff[rng.integers(0, n, size=(min(_BATCH, resamples - start), n))].mean(axis=1)
-                            for start in range(0, resamples, _BATCH)])
+    means = np.concatenate(
+        [
+            diff[rng.integers(0, n, size=(min(_BATCH, resamples - start), n))].mean(axis=1)
+            for start in range(0, resamples, _BATCH)
+        ]
+    )
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     return float(low), float(high)
@@ -377,8 +399,13 @@ def sign_test(better: int, worse: int) -> float:
 
 
 def _change(old: Mapping[str, Any], new: Mapping[str, Any]) -> QuestionChange:
-    return QuestionChange(str(new["id"]), str(new.get("question") or old.get("question") or ""),
-                          str(new.get("lang") or old.get("lang") or ""), _shown(old), _shown(new))
+    return QuestionChange(
+        str(new["id"]),
+        str(new.get("question") or old.get("question") or ""),
+        str(new.get("lang") or old.get("lang") or ""),
+        _shown(old),
+        _shown(new),
+    )
 
 
 def _shown(record: Mapping[str, Any]) -> str | None:
@@ -411,30 +438,44 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, A
 
 def format_delta(delta: MetricDelta) -> list[str]:
     """One table row: metric, n, before, after, change, interval, better/worse, p, verdict."""
+
     def num(value: float | None, signed: bool = False) -> str:
         return "n/a" if value is None else (f"{value:+.3f}" if signed else f"{value:.3f}")
 
     interval = "n/a" if delta.low is None else f"[{delta.low:+.3f}, {delta.high:+.3f}]"
     verdict = "worse" if delta.regressed else ("better" if delta.improved else "")
     p = "" if delta.p_value is None else f"{delta.p_value:.3g}"
-    return [delta.label, str(delta.n), num(delta.old), num(delta.new), num(delta.delta, True), interval,
-            f"{len(delta.better_ids)}/{len(delta.worse_ids)}", p, verdict]
+    return [
+        delta.label,
+        str(delta.n),
+        num(delta.old),
+        num(delta.new),
+        num(delta.delta, True),
+        interval,
+        f"{len(delta.better_ids)}/{len(delta.worse_ids)}",
+        p,
+        verdict,
+    ]
 
 
 COLUMNS = ("metric", "n", "before", "after", "change", "95% interval", "+/-", "p", "")
 """The table's columns; ``+/-`` counts questions better/worse, ``p`` is the sign test of those counts."""
 
 
-def print_comparison(comparison: Comparison, old_label: str = "before", console: Any = None,
-                     limit: int = 50) -> None:
+def print_comparison(comparison: Comparison, old_label: str = "before", console: Any = None, limit: int = 50) -> None:
     """Print the metric changes as a rich table, then the fixed and broken questions (up to ``limit`` each)."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
 
     console = console if console is not None else Console()
-    table = Table(title=f"citeqa comparison: {old_label} -> this run ({comparison.n_paired} questions in both)",
-                  box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True, pad_edge=False)
+    table = Table(
+        title=f"citeqa comparison: {old_label} -> this run ({comparison.n_paired} questions in both)",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        collapse_padding=True,
+        pad_edge=False,
+    )
     for i, name in enumerate(COLUMNS):
         table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i in (0, 5))
     for delta in comparison.deltas:
@@ -463,9 +504,11 @@ def comparison_lines(comparison: Comparison, limit: int = 50) -> list[str]:
 
 def regression_lines(comparison: Comparison) -> list[str]:
     """One line per regressed metric, for ``--fail-on-regression``."""
-    return [f"{d.label} fell from {d.old:.3f} to {d.new:.3f} (95% interval of the change "
-            f"[{d.low:+.3f}, {d.high:+.3f}], {len(d.worse_ids)} questions worse, {len(d.better_ids)} better)"
-            for d in comparison.regressions]
+    return [
+        f"{d.label} fell from {d.old:.3f} to {d.new:.3f} (95% interval of the change "
+        f"[{d.low:+.3f}, {d.high:+.3f}], {len(d.worse_ids)} questions worse, {len(d.better_ids)} better)"
+        for d in comparison.regressions
+    ]
 
 
 def write_comparison(comparison: Comparison, path: Path) -> Path:
@@ -474,4 +517,3 @@ def write_comparison(comparison: Comparison, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(comparison.to_dict(), ensure_ascii=False, indent=2) + "\n", "utf-8")
     return path
-

@@ -107,8 +107,9 @@ def score_question(
         "citations_total": len(answer.citations),
     }
     if not item.answerable:
-        return QuestionResult(**common, rank=None, hit1=None, hit5=None, rr=None, correct=None, short_correct=None,
-                              exact=None, f1=None)
+        return QuestionResult(
+            **common, rank=None, hit1=None, hit5=None, rr=None, correct=None, short_correct=None, exact=None, f1=None
+        )
     rank = first_relevant_rank(answer.citations, item)
     predicted, short = predicted_text(answer), short_text(answer)
     return QuestionResult(

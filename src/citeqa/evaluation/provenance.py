@@ -72,8 +72,9 @@ def git_state(folder: Path) -> tuple[str | None, bool | None]:
 def _git(folder: Path, *args: str) -> str | None:
     """A git command's stripped output in ``folder``, or None on any failure."""
     try:
-        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True,
-                              timeout=GIT_TIMEOUT_S, check=False)
+        done = subprocess.run(
+            ["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None

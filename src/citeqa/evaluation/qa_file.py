@@ -82,8 +82,12 @@ def _build_items(path: Path, records: Iterable[tuple[int, dict[str, Any] | str]]
     return collect_items(path, records, _item_from_record, "the QA file holds no questions")
 
 
-def collect_items(path: Path, records: Iterable[tuple[int, dict[str, Any] | str]],
-                  make_item: Callable[[Mapping[str, Any], int], T], empty: str) -> list[T]:
+def collect_items(
+    path: Path,
+    records: Iterable[tuple[int, dict[str, Any] | str]],
+    make_item: Callable[[Mapping[str, Any], int], T],
+    empty: str,
+) -> list[T]:
     """Items made from parsed records (a string is a record's problem); every problem is collected,
     duplicate ids included, then one :class:`QAFileError` names the first few with their lines."""
     items: list[T] = []

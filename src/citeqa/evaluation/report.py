@@ -95,8 +95,9 @@ def prediction_record(result: QuestionResult) -> dict[str, Any]:
     }
 
 
-def write_predictions(results: Iterable[QuestionResult], path: Path,
-                      provenance: Mapping[str, Any] | None = None) -> Path:
+def write_predictions(
+    results: Iterable[QuestionResult], path: Path, provenance: Mapping[str, Any] | None = None
+) -> Path:
     """Write one JSON line per question (see :func:`prediction_record`); returns the path.
 
     ``provenance``, when given, goes to the sidecar :func:`meta_path`, so the JSONL stays
@@ -142,8 +143,9 @@ def write_report(
     ]
 
 
-def _write_report_json(path: Path, metrics: Metrics, settings: Mapping[str, Any] | None,
-                       provenance: Mapping[str, Any] | None = None) -> Path:
+def _write_report_json(
+    path: Path, metrics: Metrics, settings: Mapping[str, Any] | None, provenance: Mapping[str, Any] | None = None
+) -> Path:
     """The metrics plus the run settings and provenance, as indented JSON."""
     from citeqa import __version__
 
@@ -273,8 +275,7 @@ RELIABILITY_EDGES: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 
 """Inner edges of the reliability diagram's ten confidence bins."""
 
 
-def plot_reliability(results: Sequence[QuestionResult], path: Path,
-                     edges: Sequence[float] = RELIABILITY_EDGES) -> Path:
+def plot_reliability(results: Sequence[QuestionResult], path: Path, edges: Sequence[float] = RELIABILITY_EDGES) -> Path:
     """A reliability diagram, saved as PNG: share of right outcomes per confidence bin, with counts.
 
     "Right" is as in :func:`citeqa.evaluation.metrics.reliability` (a correct answer, or an
@@ -297,8 +298,7 @@ def plot_reliability(results: Sequence[QuestionResult], path: Path,
             ax.bar(middle, b.right, width * 0.9, color="#4c72b0", label=label)
             label = None  # one legend entry for all bars
         top = b.right if b.right is not None else 0.0
-        ax.text(middle, top + 0.01, f"n={b.n}", ha="center", va="bottom", fontsize=8,
-                color="black" if b.n else "grey")
+        ax.text(middle, top + 0.01, f"n={b.n}", ha="center", va="bottom", fontsize=8, color="black" if b.n else "grey")
     ax.set_xlim(0.0, 1.0)
     ax.set_ylim(0.0, 1.1)
     ax.set_yticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])

@@ -44,9 +44,16 @@ def _with_progress(items: list[QAItem], enabled: bool) -> Iterable[QAItem]:
     return tqdm(items, desc="Evaluating", unit="q")
 
 
-def evaluate_engine(engine: Engine, items: Iterable[QAItem], k: int = TOP_K,
-                    progress: bool = False) -> list[QuestionResult]:
+def evaluate_engine(
+    engine: Engine, items: Iterable[QAItem], k: int = TOP_K, progress: bool = False
+) -> list[QuestionResult]:
     """Ask ``engine`` every question with ``k`` citations and grade the answers against its corpus."""
     docs = engine.data.documents
-    return evaluate(lambda q, h: engine.ask(q, history=h, k=k), items, {d: doc.text for d, doc in docs.items()},
-                    set(engine.corpus_langs), progress=progress, doc_langs={d: doc.lang for d, doc in docs.items()})
+    return evaluate(
+        lambda q, h: engine.ask(q, history=h, k=k),
+        items,
+        {d: doc.text for d, doc in docs.items()},
+        set(engine.corpus_langs),
+        progress=progress,
+        doc_langs={d: doc.lang for d, doc in docs.items()},
+    )

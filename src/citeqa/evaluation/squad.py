@@ -116,7 +116,7 @@ def _read_json(path: Path) -> Mapping[str, Any]:
     except OSError as exc:
         raise QAFileError(f"{path}: cannot read the file ({exc.strerror})") from exc
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-        raise QAFileError(f"{path}: not a SQuAD file (expected an object with a \"data\" list)")
+        raise QAFileError(f'{path}: not a SQuAD file (expected an object with a "data" list)')
     return data
 
 
@@ -128,7 +128,7 @@ def _article(article: Any, where: str) -> tuple[str, list[Any]]:
         raise _Bad(f"{where}.title: must be a string")
     paragraphs = article.get("paragraphs")
     if not isinstance(paragraphs, list):
-        raise _Bad(f"{where}: missing \"paragraphs\" list")
+        raise _Bad(f'{where}: missing "paragraphs" list')
     return title, paragraphs
 
 
@@ -139,11 +139,13 @@ def _paragraph(paragraph: Any, where: str) -> tuple[str, list[Any]]:
     if not isinstance(context, str) or not context.strip():
         raise _Bad(f"{where}.context: missing or empty")
     if "\r" in context:
-        raise _Bad(f"{where}.context: holds a carriage return (documents are read with \\n line ends, "
-                   "which would shift answer_start offsets)")
+        raise _Bad(
+            f"{where}.context: holds a carriage return (documents are read with \\n line ends, "
+            "which would shift answer_start offsets)"
+        )
     qas = paragraph.get("qas")
     if not isinstance(qas, list):
-        raise _Bad(f"{where}: missing \"qas\" list")
+        raise _Bad(f'{where}: missing "qas" list')
     return context, qas
 
 

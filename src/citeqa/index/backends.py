@@ -22,7 +22,7 @@ HNSW_EF_SEARCH = 1024
 
 
 def ann_kind(count: int) -> str:
-    """"flat" (exact) for small collections, "hnsw" above :data:`HNSW_THRESHOLD`."""
+    """ "flat" (exact) for small collections, "hnsw" above :data:`HNSW_THRESHOLD`."""
     return "hnsw" if count > HNSW_THRESHOLD else "flat"
 
 

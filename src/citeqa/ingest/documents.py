@@ -58,8 +58,9 @@ def iter_files(corpus: Path) -> Iterator[Path]:
 
 def scan_corpus(corpus: Path, default_lang: str = "en") -> CorpusScan:
     """Read every supported file under ``corpus``; unreadable ones go to ``skipped``."""
-    return collect([read_entry(corpus, path, unconfirmed, default_lang)
-                    for path, unconfirmed in corpus_entries(corpus)])
+    return collect(
+        [read_entry(corpus, path, unconfirmed, default_lang) for path, unconfirmed in corpus_entries(corpus)]
+    )
 
 
 def corpus_entries(corpus: Path) -> Iterator[tuple[Path, bool]]:
@@ -81,11 +82,13 @@ def read_entry(corpus: Path, path: Path, unconfirmed: bool = False, default_lang
     """One file of the corpus as a Document, or the reason it is skipped."""
     doc_id = path.relative_to(corpus).as_posix()
     if unconfirmed:
-        return Skipped(doc_id, "its upload was interrupted before it was indexed "
-                               "(citeqa serve removes it when it starts)")
+        return Skipped(
+            doc_id, "its upload was interrupted before it was indexed (citeqa serve removes it when it starts)"
+        )
     if not _encodable(doc_id):  # the index stores ids as UTF-8 text
-        return Skipped(os.fsencode(doc_id).decode("utf-8", "backslashreplace"),
-                       "file name is not valid UTF-8 (rename the file)")
+        return Skipped(
+            os.fsencode(doc_id).decode("utf-8", "backslashreplace"), "file name is not valid UTF-8 (rename the file)"
+        )
     if path.is_symlink() and path.is_dir():
         return Skipped(doc_id, "symbolic link to a folder (not followed)")
     if path.suffix.lower() not in SUPPORTED_SUFFIXES:
@@ -99,8 +102,9 @@ def read_entry(corpus: Path, path: Path, unconfirmed: bool = False, default_lang
 def collect(entries: Iterable[Document | Skipped]) -> CorpusScan:
     """Documents and skipped files of :func:`read_entry` results, each in the given order."""
     entries = list(entries)
-    return CorpusScan(tuple(e for e in entries if isinstance(e, Document)),
-                      tuple(e for e in entries if isinstance(e, Skipped)))
+    return CorpusScan(
+        tuple(e for e in entries if isinstance(e, Document)), tuple(e for e in entries if isinstance(e, Skipped))
+    )
 
 
 def _encodable(text: str) -> bool:

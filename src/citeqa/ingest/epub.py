@@ -25,10 +25,39 @@ _XMLENC = "{http://www.w3.org/2001/04/xmlenc#}"
 
 _SKIP = frozenset({"script", "style", "noscript", "template", "head", "svg", "iframe", "object", "math"})
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
-_BLOCKS = frozenset({
-    "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div", "dl", "dt",
-    "fieldset", "figcaption", "figure", "footer", "form", "header", "hgroup", "hr", "li", "main", "nav", "p",
-    "section", "summary", "td", "th", "tr"})
+_BLOCKS = frozenset(
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "caption",
+        "dd",
+        "details",
+        "dialog",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "header",
+        "hgroup",
+        "hr",
+        "li",
+        "main",
+        "nav",
+        "p",
+        "section",
+        "summary",
+        "td",
+        "th",
+        "tr",
+    }
+)
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -67,8 +96,16 @@ def _malformed() -> tuple[type[BaseException], ...]:
     from ebooklib.epub import EpubException
     from lxml import etree
 
-    return (EpubException, etree.LxmlError, SyntaxError, TypeError, AttributeError, IndexError, RecursionError,
-            *ZIP_ERRORS)
+    return (
+        EpubException,
+        etree.LxmlError,
+        SyntaxError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        RecursionError,
+        *ZIP_ERRORS,
+    )
 
 
 def _refuse_drm(archive) -> None:

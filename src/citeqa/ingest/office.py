@@ -29,8 +29,7 @@ def _malformed() -> tuple[type[BaseException], ...]:
     from docx.opc.exceptions import OpcError
     from lxml import etree
 
-    return (OpcError, etree.LxmlError, SyntaxError, TypeError, AttributeError, IndexError, RecursionError,
-            *ZIP_ERRORS)
+    return (OpcError, etree.LxmlError, SyntaxError, TypeError, AttributeError, IndexError, RecursionError, *ZIP_ERRORS)
 
 
 def read_docx(raw: bytes) -> Extracted:
@@ -108,8 +107,20 @@ def _numbered(ppr) -> bool | None:
 #: Block-level wrappers whose content is read as if it were in the body.
 _DOCX_WRAPPERS = {W + "sdt", W + "sdtContent", W + "customXml", W + "ins", W + "moveTo", W + "smartTag"}
 #: Left out: properties, deleted or moved-away text, field codes, duplicates of text boxes, text boxes.
-_DOCX_SKIP = {W + "pPr", W + "rPr", W + "sdtPr", W + "del", W + "moveFrom", W + "delText", W + "instrText",
-              MC + "Fallback", W + "txbxContent", W + "tblPr", W + "trPr", W + "tcPr"}
+_DOCX_SKIP = {
+    W + "pPr",
+    W + "rPr",
+    W + "sdtPr",
+    W + "del",
+    W + "moveFrom",
+    W + "delText",
+    W + "instrText",
+    MC + "Fallback",
+    W + "txbxContent",
+    W + "tblPr",
+    W + "trPr",
+    W + "tcPr",
+}
 
 
 def _docx_elements(container) -> Iterator:
@@ -197,10 +208,24 @@ DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
 DC = "{http://purl.org/dc/elements/1.1/}"
 
 #: Block-level parts left out: deleted text kept for change tracking, generated indexes, declarations.
-_ODT_SKIP_BLOCKS = {TEXT + name for name in (
-    "tracked-changes", "table-of-content", "alphabetical-index", "illustration-index", "object-index",
-    "user-index", "table-index", "bibliography", "sequence-decls", "variable-decls", "user-field-decls",
-    "dde-connection-decls", "soft-page-break")} | {OFFICE + "forms", OFFICE + "annotation", TABLE + "shapes"}
+_ODT_SKIP_BLOCKS = {
+    TEXT + name
+    for name in (
+        "tracked-changes",
+        "table-of-content",
+        "alphabetical-index",
+        "illustration-index",
+        "object-index",
+        "user-index",
+        "table-index",
+        "bibliography",
+        "sequence-decls",
+        "variable-decls",
+        "user-field-decls",
+        "dde-connection-decls",
+        "soft-page-break",
+    )
+} | {OFFICE + "forms", OFFICE + "annotation", TABLE + "shapes"}
 #: Inline parts left out: footnote bodies, comments, frames (pictures, text boxes).
 _ODT_SKIP_INLINE = {TEXT + "note", OFFICE + "annotation", DRAW + "frame", DRAW + "a", TEXT + "ruby-text"}
 
@@ -267,8 +292,9 @@ def _odt_rows(table) -> Iterator[list[str]]:
     """Rows of this table (not of tables nested in its cells), merged-away cells left out."""
     for row in table.iter(TABLE + "table-row"):
         if next(row.iterancestors(TABLE + "table"), None) is table:
-            yield [" ".join(block.text for block in _odt_blocks(cell))
-                   for cell in row.iterchildren(TABLE + "table-cell")]
+            yield [
+                " ".join(block.text for block in _odt_blocks(cell)) for cell in row.iterchildren(TABLE + "table-cell")
+            ]
 
 
 def _odt_text(el) -> str:

@@ -38,14 +38,19 @@ MAX_TEXT_CHARS = 1_000_000
 def check_text_size(chars: int) -> None:
     """DocumentError when a file yields more than :data:`MAX_TEXT_CHARS` characters of text."""
     if chars > MAX_TEXT_CHARS:
-        raise DocumentError(f"too much text ({chars:,} characters or more; the limit is {MAX_TEXT_CHARS:,} "
-                            "per file): split the file")
+        raise DocumentError(
+            f"too much text ({chars:,} characters or more; the limit is {MAX_TEXT_CHARS:,} per file): split the file"
+        )
 
 
 _WESTERN = ("cp1252", "latin_1", "iso8859_15")
 #: Byte-order marks of the wide Unicode encodings; UTF-32 first (its LE mark starts like UTF-16's).
-_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
-         (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
 
 
 def decode_text(raw: bytes) -> str:
@@ -58,7 +63,7 @@ def decode_text(raw: bytes) -> str:
     for bom, codec in _BOMS:
         if raw.startswith(bom):
             try:
-                return _checked(raw[len(bom):].decode(codec))
+                return _checked(raw[len(bom) :].decode(codec))
             except UnicodeDecodeError:
                 raise DocumentError(f"damaged {codec.upper()} text (it starts with a byte-order mark)") from None
     if b"\x00" in raw[:65536]:
@@ -130,8 +135,18 @@ def read_pdf(raw: bytes) -> Extracted:
             check_text_size(total)
         metadata = reader.metadata
         meta_title = str(metadata.title).strip()[:200] if metadata is not None and metadata.title else ""
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError, IndexError,
-            RecursionError, ZeroDivisionError, NotImplementedError) as exc:  # malformed PDFs raise any of these
+    except (
+        PyPdfError,
+        ValueError,
+        KeyError,
+        TypeError,
+        OSError,
+        AttributeError,
+        IndexError,
+        RecursionError,
+        ZeroDivisionError,
+        NotImplementedError,
+    ) as exc:  # malformed PDFs raise any of these
         raise DocumentError(f"unreadable PDF ({type(exc).__name__})") from exc
     parts, spans, offset = [], [], 0
     for number, page_text in enumerate(texts, start=1):

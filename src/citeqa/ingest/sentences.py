@@ -12,11 +12,13 @@ import re
 from citeqa.text.analysis import fold_accents
 
 #: Words that end with a period without ending a sentence (accent-folded, lower case).
-ABBREVIATIONS = frozenset("""
+ABBREVIATIONS = frozenset(
+    """
 ee uu sr sra srta dr dra drs prof lic ing etc vs p pp pag pág no nº num núm fig ej eg ie
 mr mrs ms st co inc ltd jr sto sta av art cap aprox approx dept est min max nr vol cf al
 jan feb mar apr jun jul aug sep sept oct nov dec ene abr ago dic fev mai out dez
-""".split())
+""".split()
+)
 
 #: A sentence longer than this is also offered clause by clause: about two lines of text,
 #: past which a reader looks for the clause that answers rather than the whole sentence.
@@ -40,7 +42,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 def _is_boundary(text: str, dot: int, end: int) -> bool:
     """A period ends a sentence unless it closes an abbreviation or an initial."""
-    word = re.search(r"(\w+)$", text[max(0, dot - 12):dot])
+    word = re.search(r"(\w+)$", text[max(0, dot - 12) : dot])
     if text[dot] == "." and word is not None:
         token = fold_accents(word.group(1)).lower()
         if token in ABBREVIATIONS or (len(token) == 1 and token.isalpha()):

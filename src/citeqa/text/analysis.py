@@ -12,8 +12,7 @@ import unicodedata
 from collections.abc import Iterable
 from functools import cache, lru_cache
 
-STEMMER_NAMES = {"es": "spanish", "pt": "portuguese", "en": "english", "fr": "french",
-                 "de": "german", "it": "italian"}
+STEMMER_NAMES = {"es": "spanish", "pt": "portuguese", "en": "english", "fr": "french", "de": "german", "it": "italian"}
 
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’][^\W\d_]+)?|\d+", re.UNICODE)
 
@@ -49,8 +48,9 @@ def stopwords(lang: str) -> frozenset[str]:
     from bm25s import stopwords as sw
 
     lists = [sw.STOPWORDS_EN, sw.STOPWORDS_SPANISH, sw.STOPWORDS_PORTUGUESE]
-    extra = {"fr": sw.STOPWORDS_FRENCH, "de": sw.STOPWORDS_GERMAN,
-             "it": getattr(sw, "STOPWORDS_ITALIAN", ())}.get(lang, ())
+    extra = {"fr": sw.STOPWORDS_FRENCH, "de": sw.STOPWORDS_GERMAN, "it": getattr(sw, "STOPWORDS_ITALIAN", ())}.get(
+        lang, ()
+    )
     return frozenset(normalize(w) for lst in [*lists, extra] for w in lst)
 
 

@@ -56,25 +56,91 @@ def parse_number(token: str) -> float | None:
 #: are articles far more often than numbers. Words shared with other meanings in another
 #: language ("dos" is "of the" in Portuguese, "once" is English) are read in their language only.
 NUMBER_WORDS: dict[str, dict[str, int]] = {
-    "es": {"dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6, "siete": 7, "ocho": 8, "nueve": 9,
-           "diez": 10, "once": 11, "doce": 12, "veinte": 20, "cien": 100, "cientos": 100},
-    "pt": {"dois": 2, "duas": 2, "três": 3, "tres": 3, "quatro": 4, "cinco": 5, "seis": 6, "sete": 7, "oito": 8,
-           "nove": 9, "dez": 10, "onze": 11, "doze": 12, "vinte": 20, "cem": 100},
-    "en": {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-           "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100},
+    "es": {
+        "dos": 2,
+        "tres": 3,
+        "cuatro": 4,
+        "cinco": 5,
+        "seis": 6,
+        "siete": 7,
+        "ocho": 8,
+        "nueve": 9,
+        "diez": 10,
+        "once": 11,
+        "doce": 12,
+        "veinte": 20,
+        "cien": 100,
+        "cientos": 100,
+    },
+    "pt": {
+        "dois": 2,
+        "duas": 2,
+        "três": 3,
+        "tres": 3,
+        "quatro": 4,
+        "cinco": 5,
+        "seis": 6,
+        "sete": 7,
+        "oito": 8,
+        "nove": 9,
+        "dez": 10,
+        "onze": 11,
+        "doze": 12,
+        "vinte": 20,
+        "cem": 100,
+    },
+    "en": {
+        "two": 2,
+        "three": 3,
+        "four": 4,
+        "five": 5,
+        "six": 6,
+        "seven": 7,
+        "eight": 8,
+        "nine": 9,
+        "ten": 10,
+        "eleven": 11,
+        "twelve": 12,
+        "twenty": 20,
+        "hundred": 100,
+    },
 }
 
 #: Multipliers written as words after a number. "mil millones" (es) and "bilhões" (pt-BR) are
 #: the English "billion" (10^9); the Spanish "billón" is 10^12.
 SCALES: tuple[tuple[str, float], ...] = (
-    ("mil millones", 1e9), ("mil milhões", 1e9), ("mil milhoes", 1e9),
-    ("millones", 1e6), ("millón", 1e6), ("millon", 1e6), ("milhões", 1e6), ("milhoes", 1e6), ("milhão", 1e6),
-    ("milhao", 1e6), ("million", 1e6), ("millions", 1e6), ("mn", 1e6),
-    ("billones", 1e12), ("billón", 1e12), ("billon", 1e12), ("bilhões", 1e9), ("bilhoes", 1e9), ("bilhão", 1e9),
-    ("bilhao", 1e9), ("billion", 1e9), ("billions", 1e9), ("bn", 1e9),
-    ("trillion", 1e12), ("trillions", 1e12), ("trilhões", 1e12), ("trilhoes", 1e12), ("trilhão", 1e12),
-    ("trillones", 1e18), ("trillón", 1e18),
-    ("thousand", 1e3), ("mil", 1e3),
+    ("mil millones", 1e9),
+    ("mil milhões", 1e9),
+    ("mil milhoes", 1e9),
+    ("millones", 1e6),
+    ("millón", 1e6),
+    ("millon", 1e6),
+    ("milhões", 1e6),
+    ("milhoes", 1e6),
+    ("milhão", 1e6),
+    ("milhao", 1e6),
+    ("million", 1e6),
+    ("millions", 1e6),
+    ("mn", 1e6),
+    ("billones", 1e12),
+    ("billón", 1e12),
+    ("billon", 1e12),
+    ("bilhões", 1e9),
+    ("bilhoes", 1e9),
+    ("bilhão", 1e9),
+    ("bilhao", 1e9),
+    ("billion", 1e9),
+    ("billions", 1e9),
+    ("bn", 1e9),
+    ("trillion", 1e12),
+    ("trillions", 1e12),
+    ("trilhões", 1e12),
+    ("trilhoes", 1e12),
+    ("trilhão", 1e12),
+    ("trillones", 1e18),
+    ("trillón", 1e18),
+    ("thousand", 1e3),
+    ("mil", 1e3),
 )
 _SCALE_RE = "|".join(re.escape(w) for w, _ in sorted(SCALES, key=lambda s: -len(s[0])))
 _SCALE_VALUE = {w: v for w, v in SCALES}
@@ -96,32 +162,113 @@ UNIT_SYNONYMS: dict[str, str] = {
     **dict.fromkeys(("libra", "libras", "pound", "pounds", "£"), "gbp"),
     **dict.fromkeys(("%", "percent", "per cent", "por ciento", "por cento", "porcentaje", "percentagem"), "%"),
     **dict.fromkeys(("metro", "metros", "metre", "metres", "meter", "meters", "m"), "m"),
-    **dict.fromkeys(("kilómetro", "kilómetros", "quilômetro", "quilómetro", "quilômetros", "quilómetros",
-                     "kilometre", "kilometres", "kilometer", "kilometers", "km"), "km"),
-    **dict.fromkeys(("nanómetro", "nanómetros", "nanômetro", "nanômetros", "nanometre", "nanometres",
-                     "nanometer", "nanometers", "nm"), "nm"),
-    **dict.fromkeys(("empleado", "empleados", "funcionário", "funcionários", "funcionario", "funcionarios",
-                     "employee", "employees", "trabajadores", "trabalhadores", "workers", "staff"), "employee"),
+    **dict.fromkeys(
+        (
+            "kilómetro",
+            "kilómetros",
+            "quilômetro",
+            "quilómetro",
+            "quilômetros",
+            "quilómetros",
+            "kilometre",
+            "kilometres",
+            "kilometer",
+            "kilometers",
+            "km",
+        ),
+        "km",
+    ),
+    **dict.fromkeys(
+        (
+            "nanómetro",
+            "nanómetros",
+            "nanômetro",
+            "nanômetros",
+            "nanometre",
+            "nanometres",
+            "nanometer",
+            "nanometers",
+            "nm",
+        ),
+        "nm",
+    ),
+    **dict.fromkeys(
+        (
+            "empleado",
+            "empleados",
+            "funcionário",
+            "funcionários",
+            "funcionario",
+            "funcionarios",
+            "employee",
+            "employees",
+            "trabajadores",
+            "trabalhadores",
+            "workers",
+            "staff",
+        ),
+        "employee",
+    ),
     **dict.fromkeys(("persona", "personas", "pessoa", "pessoas", "people", "person", "persons"), "person"),
 }
 #: Units written in capitals or glued to the number ("288 GB", "288GB", "7nm").
-SYMBOL_UNITS = frozenset({"gb", "tb", "mb", "kb", "pb", "nm", "km", "kg", "mg", "ms", "ghz", "mhz", "khz", "hz",
-                          "w", "kw", "mw", "gw", "kwh", "mwh", "gwh", "tflops", "pflops", "petaflops",
-                          "teraflops", "exaflops", "gflops", "tops", "m", "cm", "mm", "g", "t", "k", "°c", "°f"})
+SYMBOL_UNITS = frozenset(
+    {
+        "gb",
+        "tb",
+        "mb",
+        "kb",
+        "pb",
+        "nm",
+        "km",
+        "kg",
+        "mg",
+        "ms",
+        "ghz",
+        "mhz",
+        "khz",
+        "hz",
+        "w",
+        "kw",
+        "mw",
+        "gw",
+        "kwh",
+        "mwh",
+        "gwh",
+        "tflops",
+        "pflops",
+        "petaflops",
+        "teraflops",
+        "exaflops",
+        "gflops",
+        "tops",
+        "m",
+        "cm",
+        "mm",
+        "g",
+        "t",
+        "k",
+        "°c",
+        "°f",
+    }
+)
 #: Units that are always written next to their number (a count of things may leave its noun out).
 MEASURE_UNITS = frozenset(UNIT_SYNONYMS.values()) | SYMBOL_UNITS
 _CURRENCY_BEFORE = re.compile(r"(US\$|R\$|\$|€|£|¥)\s*$")
 #: Words skipped between a number and its unit ("744 mil millones de parámetros", "a portfolio of").
 _UNIT_GLUE = frozenset({"de", "of", "do", "da", "dos", "das", "del"})
 #: Words after which a number is not part of a name even when capitalised ("In 2026", "En 2026").
-_FUNCTION_WORDS = frozenset(fold_accents(w) for w in """
+_FUNCTION_WORDS = frozenset(
+    fold_accents(w)
+    for w in """
 in on at by of for from to since until before after around about near over under the a an and or
 en el la los las de del desde hasta antes despues tras hacia sobre con sin por para y o un una unos unas
 em no na nos nas do da dos das ao aos com sem pelo pela ate apos e um uma uns umas
 january february march april may june july august september october november december
 enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre
 janeiro fevereiro março maio junho julho setembro outubro novembro dezembro
-""".split())
+""".split()
+)
 
 
 #: Endings of adjectives, participles and adverbs: a word after a number that ends so is not its unit.
@@ -147,44 +294,106 @@ def unit_key(word: str) -> str:
 # --- dates -----------------------------------------------------------------------------
 
 MONTHS: dict[str, int] = {}
-for _n, _names in enumerate((
-        ("january", "enero", "janeiro", "jan"), ("february", "febrero", "fevereiro", "feb", "fev"),
-        ("march", "marzo", "março", "marco", "mar"), ("april", "abril", "apr", "abr"),
-        ("may", "mayo", "maio"), ("june", "junio", "junho", "jun"), ("july", "julio", "julho", "jul"),
-        ("august", "agosto", "aug", "ago"), ("september", "septiembre", "setiembre", "setembro", "sep", "sept", "set"),
-        ("october", "octubre", "outubro", "oct", "out"), ("november", "noviembre", "novembro", "nov"),
-        ("december", "diciembre", "dezembro", "dec", "dic", "dez")), start=1):
+for _n, _names in enumerate(
+    (
+        ("january", "enero", "janeiro", "jan"),
+        ("february", "febrero", "fevereiro", "feb", "fev"),
+        ("march", "marzo", "março", "marco", "mar"),
+        ("april", "abril", "apr", "abr"),
+        ("may", "mayo", "maio"),
+        ("june", "junio", "junho", "jun"),
+        ("july", "julio", "julho", "jul"),
+        ("august", "agosto", "aug", "ago"),
+        ("september", "septiembre", "setiembre", "setembro", "sep", "sept", "set"),
+        ("october", "octubre", "outubro", "oct", "out"),
+        ("november", "noviembre", "novembro", "nov"),
+        ("december", "diciembre", "dezembro", "dec", "dic", "dez"),
+    ),
+    start=1,
+):
     for _name in _names:
         MONTHS[_name] = _n
 #: Month names that are also common words ("may", "marco" = frame, "set", "out") or
 #: abbreviations: read as months only next to a day or a year.
-_AMBIGUOUS_MONTHS = frozenset({"may", "marco", "mar", "jan", "feb", "fev", "apr", "abr", "jun", "jul", "aug", "ago",
-                               "sep", "sept", "set", "oct", "out", "nov", "dec", "dic", "dez"})
+_AMBIGUOUS_MONTHS = frozenset(
+    {
+        "may",
+        "marco",
+        "mar",
+        "jan",
+        "feb",
+        "fev",
+        "apr",
+        "abr",
+        "jun",
+        "jul",
+        "aug",
+        "ago",
+        "sep",
+        "sept",
+        "set",
+        "oct",
+        "out",
+        "nov",
+        "dec",
+        "dic",
+        "dez",
+    }
+)
 ORDINALS: dict[str, int] = {
-    "first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4,
-    "primer": 1, "primero": 1, "primera": 1, "segundo": 2, "segunda": 2, "tercer": 3, "tercero": 3, "tercera": 3,
-    "cuarto": 4, "cuarta": 4, "primeiro": 1, "primeira": 1, "terceiro": 3, "terceira": 3, "quarto": 4,
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "1st": 1,
+    "2nd": 2,
+    "3rd": 3,
+    "4th": 4,
+    "primer": 1,
+    "primero": 1,
+    "primera": 1,
+    "segundo": 2,
+    "segunda": 2,
+    "tercer": 3,
+    "tercero": 3,
+    "tercera": 3,
+    "cuarto": 4,
+    "cuarta": 4,
+    "primeiro": 1,
+    "primeira": 1,
+    "terceiro": 3,
+    "terceira": 3,
+    "quarto": 4,
     "quarta": 4,
 }
 _MONTH_RE = "|".join(sorted((re.escape(m) for m in MONTHS), key=len, reverse=True))
 _ORDINAL_RE = "|".join(sorted((re.escape(o) for o in ORDINALS), key=len, reverse=True))
 _YEAR = r"(?:1[89]\d\d|20\d\d|2100)"
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])"
-_DATE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(p, re.I)) for name, p in (
-    ("dmy", rf"\b(?P<day>{_DAY})(?:st|nd|rd|th|º|°)?\s+(?:de\s+|of\s+)?(?P<month>{_MONTH_RE})\.?,?"
-            rf"(?:\s+(?:de|del|of)\s+|\s+|,\s*)(?P<year>{_YEAR})\b"),
-    ("mdy", rf"\b(?P<month>{_MONTH_RE})\.?\s+(?P<day>{_DAY})(?:st|nd|rd|th)?,?\s+(?P<year>{_YEAR})\b"),
-    ("qy", rf"\b(?P<quarter>{_ORDINAL_RE})\s+(?:quarter|trimestre)\s*(?:of|de|del|do)?\s+(?P<year>{_YEAR})\b"),
-    ("Qy", rf"\bQ(?P<quarter>[1-4])\s*(?:of\s+|de\s+|del\s+|do\s+)?(?P<year>{_YEAR})\b"),
-    ("my", rf"\b(?P<month>{_MONTH_RE})\.?,?(?:\s+(?:de|del|of)\s+|\s+|,\s*)(?P<year>{_YEAR})\b"),
-    ("dm", rf"\b(?P<day>{_DAY})(?:st|nd|rd|th|º|°)?\s+(?:de\s+|of\s+)?(?P<month>{_MONTH_RE})\b"),
-    ("md", rf"\b(?P<month>{_MONTH_RE})\s+(?P<day>{_DAY})(?:st|nd|rd|th)?\b(?![.,]\d)"),
-    ("m", rf"\b(?P<month>{_MONTH_RE})\b"),
-))
+_DATE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(p, re.I))
+    for name, p in (
+        (
+            "dmy",
+            rf"\b(?P<day>{_DAY})(?:st|nd|rd|th|º|°)?\s+(?:de\s+|of\s+)?(?P<month>{_MONTH_RE})\.?,?"
+            rf"(?:\s+(?:de|del|of)\s+|\s+|,\s*)(?P<year>{_YEAR})\b",
+        ),
+        ("mdy", rf"\b(?P<month>{_MONTH_RE})\.?\s+(?P<day>{_DAY})(?:st|nd|rd|th)?,?\s+(?P<year>{_YEAR})\b"),
+        ("qy", rf"\b(?P<quarter>{_ORDINAL_RE})\s+(?:quarter|trimestre)\s*(?:of|de|del|do)?\s+(?P<year>{_YEAR})\b"),
+        ("Qy", rf"\bQ(?P<quarter>[1-4])\s*(?:of\s+|de\s+|del\s+|do\s+)?(?P<year>{_YEAR})\b"),
+        ("my", rf"\b(?P<month>{_MONTH_RE})\.?,?(?:\s+(?:de|del|of)\s+|\s+|,\s*)(?P<year>{_YEAR})\b"),
+        ("dm", rf"\b(?P<day>{_DAY})(?:st|nd|rd|th|º|°)?\s+(?:de\s+|of\s+)?(?P<month>{_MONTH_RE})\b"),
+        ("md", rf"\b(?P<month>{_MONTH_RE})\s+(?P<day>{_DAY})(?:st|nd|rd|th)?\b(?![.,]\d)"),
+        ("m", rf"\b(?P<month>{_MONTH_RE})\b"),
+    )
+)
 #: "... the 960DT arrives in the first quarter of 2027 and the 960PR in the third": an ordinal
 #: standing alone after a quarter date is another quarter of the same year.
-_ELLIPTIC_QUARTER = re.compile(rf"\b(?:in the|en el|no|na|el|the|o|a)\s+(?P<quarter>{_ORDINAL_RE})\b"
-                               rf"(?=\s*(?:[.,;:)\u2014\u2013-]|$|\s+(?:y|e|and|o|or|ou)\b))", re.I)
+_ELLIPTIC_QUARTER = re.compile(
+    rf"\b(?:in the|en el|no|na|el|the|o|a)\s+(?P<quarter>{_ORDINAL_RE})\b"
+    rf"(?=\s*(?:[.,;:)\u2014\u2013-]|$|\s+(?:y|e|and|o|or|ou)\b))",
+    re.I,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,8 +459,19 @@ def _plain_month(text: str, m: re.Match[str], month_word: str) -> bool:
     if month_word in _AMBIGUOUS_MONTHS:
         return False
     word = m.group("month")
-    english = month_word in ("january", "february", "march", "april", "june", "july", "august", "september",
-                             "october", "november", "december")
+    english = month_word in (
+        "january",
+        "february",
+        "march",
+        "april",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    )
     return not english or word[:1].isupper()
 
 
@@ -260,7 +480,7 @@ def _elliptic_quarters(text: str, found: list[Fact], taken: list[tuple[int, int]
     quarters = [f for f in found if f.date is not None and f.date.quarter is not None and f.date.year is not None]
     for q in quarters:
         window_end = len(text)
-        stop = re.search(r"[.;!?](?:\s|$)", text[q.end:])
+        stop = re.search(r"[.;!?](?:\s|$)", text[q.end :])
         if stop:
             window_end = q.end + stop.start()
         for m in _ELLIPTIC_QUARTER.finditer(text, q.end, window_end):
@@ -292,7 +512,7 @@ def _bare_years(text: str, taken: list[tuple[int, int]]) -> list[Fact]:
 
 def _known_unit_after(text: str, end: int) -> bool:
     """A scale word, a symbol or a listed unit right after ``end``."""
-    m = re.match(rf"[\s\-]*({_SCALE_RE}|%|[^\W\d_]+)", text[end:end + 30], re.I)
+    m = re.match(rf"[\s\-]*({_SCALE_RE}|%|[^\W\d_]+)", text[end : end + 30], re.I)
     if m is None:
         return False
     word = m.group(1).lower()
@@ -308,7 +528,7 @@ _WORD = re.compile(r"[^\W\d_][\w'’\-]*|\$|€|£|%")
 def _name_number(text: str, a: int, b: int) -> bool:
     """Whether the number at ``text[a:b]`` is part of a name: glued to letters ("P800", "GLM-5",
     "960DT"), or right after a capitalised word ("Ascend 950", "openPangu 2.0", "Connect 2026")."""
-    before = text[max(0, a - 40):a]
+    before = text[max(0, a - 40) : a]
     if before and (before[-1].isalpha() or before[-1] == "_"):
         return True
     if before.endswith("-") and len(before) > 1 and before[-2].isalnum():
@@ -328,8 +548,8 @@ def _name_number(text: str, a: int, b: int) -> bool:
 
 def _score_or_range(text: str, a: int, b: int) -> bool:
     """A number joined to another by a dash: a score ("3–1") or a range ("10-15"), not one quantity."""
-    after = re.match(r"[\u2013\u2014-]\d", text[b:b + 2])
-    before = re.search(r"\d[\u2013\u2014-]$", text[max(0, a - 2):a])
+    after = re.match(r"[\u2013\u2014-]\d", text[b : b + 2])
+    before = re.search(r"\d[\u2013\u2014-]$", text[max(0, a - 2) : a])
     return after is not None or before is not None
 
 
@@ -338,7 +558,7 @@ def _unit_after(text: str, end: int) -> tuple[str, int]:
 
     Skips "de"/"of" and up to two names ("11 UnifiedBus chips", "50,000 Ascend 950 chips").
     """
-    rest = text[end:end + 80]
+    rest = text[end : end + 80]
     offset, names, glued = 0, 0, False
     degrees = re.match(r"\s*[°º]\s*([CF])\b", rest)
     if degrees is not None:
@@ -386,10 +606,10 @@ def find_quantities(text: str, lang: str = "", dates: list[Fact] | None = None) 
         digits = _DIGITS.match(token)
         if digits is None or any(x < b and a < y for x, y in taken):
             continue
-        glued = token[digits.end():]
+        glued = token[digits.end() :]
         if glued and glued.lower() not in SYMBOL_UNITS and glued != "%":
             continue  # "800T", "960DT", "2K": a model name
-        if text[a - 1:a] == "-" and a >= 2 and text[a - 2].isalnum():
+        if text[a - 1 : a] == "-" and a >= 2 and text[a - 2].isalnum():
             continue
         if _score_or_range(text, a, a + digits.end()):
             continue
@@ -415,7 +635,7 @@ def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
         unit = "%" if glued == "%" else unit_key(glued)
         end = b + len(glued)
     else:
-        scale = re.match(rf"[\s\-]*(?P<scale>{_SCALE_RE})\b", text[b:b + 30], re.I)
+        scale = re.match(rf"[\s\-]*(?P<scale>{_SCALE_RE})\b", text[b : b + 30], re.I)
         if scale is not None:
             word = scale.group("scale").lower()
             value *= _SCALE_VALUE.get(word, _SCALE_VALUE.get(fold_accents(word), 1.0))
@@ -424,10 +644,10 @@ def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
         if unit:
             end = unit_end
     start = a
-    currency = _CURRENCY_BEFORE.search(text[max(0, a - 4):a])
+    currency = _CURRENCY_BEFORE.search(text[max(0, a - 4) : a])
     if currency is not None:
         unit = unit_key(currency.group(1))
-        start = a - (len(text[max(0, a - 4):a]) - currency.start())
+        start = a - (len(text[max(0, a - 4) : a]) - currency.start())
     return Fact("quantity", start, end, text[start:end], number=value, unit=unit)
 
 
@@ -436,8 +656,11 @@ def _number_words(text: str, lang: str) -> list[tuple[tuple[int, int], int]]:
     if not words:
         return []
     pattern = _number_word_pattern(lang)
-    return [((m.start(), m.end()), words[m.group(0).lower()]) for m in pattern.finditer(text)
-            if _unit_after(text, m.end())[0]]  # "seis meses", "three quarters": a word number needs a unit
+    return [
+        ((m.start(), m.end()), words[m.group(0).lower()])
+        for m in pattern.finditer(text)
+        if _unit_after(text, m.end())[0]
+    ]  # "seis meses", "three quarters": a word number needs a unit
 
 
 @cache
