@@ -93,12 +93,14 @@ def plan_spans(chunks: Sequence[Chunk], known: Mapping[str, np.ndarray] | None =
 
 
 def assemble_spans(plan: SpanPlan, vectors: Mapping[str, np.ndarray], dimension: int) -> SpanVectors:
-    """The span vectors of ``plan``, each looked up by its text hash in ``vectors``."""
-    stacked = (
-        np.stack([vectors[k] for k in plan.keys]).astype(np.float16)
-        if plan.keys
-        else np.zeros((0, dimension), np.float16)
-    )
+    """The span vectors of ``plan``, each looked up by its text hash in ``vectors``.
+
+    Filled row by row into float16: stacking float32 first would need twice the memory of
+    the result (8.6 GB more at 10^6 passages).
+    """
+    stacked = np.empty((len(plan.keys), dimension), np.float16)
+    for row, key in enumerate(plan.keys):
+        stacked[row] = vectors[key]
     return SpanVectors(
         stacked, np.asarray(plan.ptr, dtype=np.int64), np.asarray(plan.bounds, dtype=np.int32).reshape(-1, 2)
     )
