@@ -273,7 +273,7 @@ def test_index_ray_without_ray_says_how_to_install_it(
         monkeypatch.setitem(sys.modules, name, None)  # `import ray` now fails as if it were not installed
     assert keyword_cli(["index", "--ray", "--corpus", str(fixture_corpus), "--index", str(tmp_path / "i")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pip install -e '.[ray]'" in err and "ray[data]==2.60.0" in err
+    assert err.count("\n") == 1 and "pip install -e '.[ray]'" in err and "ray[data,client]==2.60.0" in err
     assert not (tmp_path / "i").exists()
 
 

@@ -44,7 +44,7 @@ from citeqa.ingest.chunking import ChunkerSettings
 from citeqa.ingest.documents import corpus_entries
 
 RAY_HINT = "pip install -e '.[ray]'"
-RAY_REQUIREMENT = "ray[data]==2.60.0"
+RAY_REQUIREMENT = "ray[data,client]==2.60.0"
 
 #: Makes the embedder inside a worker (picklable: a module-level function, a class, a
 #: ``functools.partial`` of them).
@@ -113,7 +113,9 @@ def ray_steps(
                 with _citeqa_on_path():
                     ray.init(address="local", num_cpus=options.num_cpus, **kwargs)
             else:
-                ray.init(address=options.address, **kwargs)
+                with warnings.catch_warnings():  # a timeout also warns; the error below says it in one line
+                    warnings.simplefilter("ignore")
+                    ray.init(address=options.address, **kwargs)
         except Exception as exc:  # ConnectionError, RuntimeError, ValueError: all one line for the user
             raise RayBuildError(f"cannot start or reach Ray at {options.address!r} ({_summary(exc)})") from None
         started = True
