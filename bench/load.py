@@ -245,6 +245,19 @@ def new_client(url: str):
 # --------------------------------------------------------------------------- phases
 
 
+def complete_reference(url: str, questions: list[str], reference: dict, request_timeout: float) -> int:
+    """Ask, one at a time, the questions a short serial phase left without a reference answer;
+    returns how many were added to ``reference``."""
+    missing = [i for i in range(len(questions)) if i not in reference]
+    if not missing:
+        return 0
+    _, filled = run_phase(
+        "fill", url, [questions[i] for i in missing], 1, request_timeout, len(missing), request_timeout, None
+    )
+    reference.update({missing[i]: rec for i, rec in filled.items()})
+    return len(filled)
+
+
 def run_phase(
     name: str,
     url: str,
@@ -437,20 +450,9 @@ def main(argv: list[str] | None = None) -> int:
             serial, reference = run_phase(
                 "serial", server.url, questions, 1, args.seconds, args.max_requests, args.request_timeout, None
             )
-            missing = [i for i in range(len(questions)) if i not in reference]
-            if missing:  # a short serial phase: complete the reference before the load
-                _, filled = run_phase(
-                    "fill",
-                    server.url,
-                    [questions[i] for i in missing],
-                    1,
-                    args.request_timeout,
-                    len(missing),
-                    args.request_timeout,
-                    None,
-                )
-                reference.update({missing[i]: rec for i, rec in filled.items()})
-                report["reference_filled"] = len(filled)
+            filled = complete_reference(server.url, questions, reference, args.request_timeout)
+            if filled:
+                report["reference_filled"] = filled
             print(f"{args.clients} clients for {args.seconds:.0f} s …", flush=True)
             load, _ = run_phase(
                 "load",

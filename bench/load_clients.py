@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load import CORPUS, LOCAL_ENV, ROOT, Server, ensure_index, run_phase, summarize
+from load import CORPUS, LOCAL_ENV, ROOT, Server, complete_reference, ensure_index, run_phase, summarize
 from run import load_questions, machine, vm_hwm_mb
 
 
@@ -78,19 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             phase, reference = run_phase(
                 "serial", server.url, questions, 1, args.seconds, 10_000, args.request_timeout, None
             )
-            missing = [i for i in range(len(questions)) if i not in reference]
-            if missing:  # a short serial phase: complete the reference first
-                _, filled = run_phase(
-                    "fill",
-                    server.url,
-                    [questions[i] for i in missing],
-                    1,
-                    args.request_timeout,
-                    len(missing),
-                    args.request_timeout,
-                    None,
-                )
-                reference.update({missing[i]: rec for i, rec in filled.items()})
+            complete_reference(server.url, questions, reference, args.request_timeout)
             for name, clients in [("serial", None), *((str(n), n) for n in counts)]:
                 if clients is not None:
                     phase, _ = run_phase(
