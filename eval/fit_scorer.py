@@ -40,11 +40,29 @@ from citeqa import evaluation as ev
 from citeqa.answer.features import FEATURES
 from citeqa.answer.pipeline import Trace, choose_span
 from citeqa.answer.retrieval import RetrievalSettings
-from citeqa.answer.scoring import RANKER_MARGIN, RANKER_SCORE, ScoringModel, margins, weights_path, write_scoring
+from citeqa.answer.scoring import (
+    RANKER_MARGIN,
+    RANKER_SCORE,
+    READER_SUFFIX,
+    ScoringModel,
+    margins,
+    weights_path,
+    write_scoring,
+)
 from citeqa.engine import Engine
+from citeqa.reader.reader import Reader
 
 #: Besides the ranker score and margin, the calibration sees these features of the chosen span.
-CALIBRATION_FEATURES = ("coverage", "dense", "span_dense", "entity_passage", "type_missing", "overlap")
+CALIBRATION_FEATURES = (
+    "coverage",
+    "dense",
+    "span_dense",
+    "entity_passage",
+    "type_missing",
+    "overlap",
+    "reader_null",
+    "reader_best",
+)
 CALIBRATION_INPUTS = (RANKER_SCORE, RANKER_MARGIN, *CALIBRATION_FEATURES)
 #: The features a model's own vectors give; ``--generic`` fits without them, for models that have no weights.
 DENSE_FEATURES = ("dense", "span_dense", "span_dense_gap", "prev_span_dense")
@@ -261,12 +279,18 @@ def report(outcomes: Sequence[Outcome], names: Sequence[str]) -> dict[str, dict[
 
 
 def provenance(
-    sets: Sequence[tuple[str, str]], model_id: str, folds: int, metrics: dict, dense_weight: float | None
+    sets: Sequence[tuple[str, str]],
+    model_id: str,
+    folds: int,
+    metrics: dict,
+    dense_weight: float | None,
+    reader: bool = False,
 ) -> dict:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     fusion = f" --dense-weight {dense_weight}" if dense_weight is not None else ""
+    flags = fusion + (" --reader" if reader else "") + " --write"
     return {
-        "by": "eval/fit_scorer.py " + " ".join(f"--set {qa}={idx}" for qa, idx in sets) + fusion + " --write",
+        "by": "eval/fit_scorer.py " + " ".join(f"--set {qa}={idx}" for qa, idx in sets) + flags,
         "data": [qa for qa, _ in sets],
         "folds": f"{folds} folds by sha1(set/id); metrics are out-of-fold",
         "model": model_id,
@@ -296,15 +320,23 @@ def main() -> int:
         help=f"fit without the dense features ({', '.join(DENSE_FEATURES)}) and write "
         f"weights/{GENERIC}.json, the weights of models that have none of their own",
     )
+    parser.add_argument(
+        "--reader",
+        action="store_true",
+        help="answer with the trained reader and fit its features too; writes <model>+reader.json",
+    )
     parser.add_argument("--write", action="store_true", help="write citeqa/answer/weights/<model>.json")
     args = parser.parse_args()
     sets = [tuple(s.split("=", 1)) for s in args.set]
     questions, engines = [], []
     for qa, index in sets:
-        engine = Engine.open(index)
-        if args.dense_weight is not None:
-            fusion = RetrievalSettings(dense_weight=args.dense_weight, lexical_weight=1 - args.dense_weight)
-            engine = Engine(engine.data, engine.embedder, replace(engine.settings, retrieval=fusion))
+        engine = Engine.open(index, reader="off")
+        if args.dense_weight is not None or args.reader:
+            fusion = engine.settings.retrieval
+            if args.dense_weight is not None:
+                fusion = RetrievalSettings(dense_weight=args.dense_weight, lexical_weight=1 - args.dense_weight)
+            reader = Reader() if args.reader else None
+            engine = Engine(engine.data, engine.embedder, replace(engine.settings, retrieval=fusion), reader=reader)
         engines.append(engine)
         questions += collect(engine, qa, ev.load_qa(Path(qa)))
     if args.generic:
@@ -325,15 +357,12 @@ def main() -> int:
     print("calibration:", final.calibration, "bias", final.calib_bias, "abstain below", final.abstain_below)
     if args.write:
         model_id = GENERIC if args.generic else models.pop()
-        path = weights_path(model_id)
-        if path.stem != model_id.replace("/", "__"):
-            path = path.with_name(f"{model_id.replace('/', '__')}.json")
+        stem = model_id.replace("/", "__") + (READER_SUFFIX if args.reader else "")
+        path = weights_path(model_id).with_name(f"{stem}.json")
         fusion = {"dense_weight": settings.retrieval.dense_weight, "lexical_weight": settings.retrieval.lexical_weight}
-        write_scoring(
-            replace(final, fitted=provenance(sets, model_id, args.folds, metrics, args.dense_weight)),
-            path,
-            retrieval=fusion,
-        )
+        fitted = provenance(sets, model_id, args.folds, metrics, args.dense_weight, args.reader)
+        # With the reader only the scorer is written: fusion weights and claim thresholds stay in <model>.json.
+        write_scoring(replace(final, fitted=fitted), path, retrieval=None if args.reader else fusion)
         print(f"wrote {path}")
     return 0
 

@@ -34,6 +34,8 @@ WEIGHTS_DIR = "weights"
 #: Weights for a model without a file of its own: fitted without the dense signals, whose scale
 #: differs from model to model (eval/fit_scorer.py --generic).
 FALLBACK_MODEL = "any-model"
+#: Suffix of a weights file fitted with the reader's features (``<model>+reader.json``).
+READER_SUFFIX = "+reader"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,16 +126,22 @@ def check_names(what: str, given: Mapping[str, float], known: tuple[str, ...], e
         )
 
 
-def weights_path(model: str) -> Path:
-    """The weights file of ``model`` shipped with citeqa, or the fallback model's."""
+def weights_path(model: str, reader: bool = False) -> Path:
+    """The weights file of ``model`` shipped with citeqa (``<model>+reader.json`` for the scorer
+    fitted with the reader's features), or the fallback model's."""
     folder = Path(str(resources.files("citeqa.answer").joinpath(WEIGHTS_DIR)))
-    own = folder / f"{model.replace('/', '__')}.json"
+    own = folder / f"{model.replace('/', '__')}{READER_SUFFIX if reader else ''}.json"
     return own if own.is_file() else folder / f"{FALLBACK_MODEL}.json"
 
 
-def read_weights(model: str | None = None, path: Path | None = None) -> dict[str, Any]:
-    """The raw weights file (``path``, or the one for ``model``)."""
-    path = path if path is not None else weights_path(model or "multilingual-e5-small")
+def has_reader_weights(model: str) -> bool:
+    """Whether a scorer was fitted for ``model`` with the reader (the reader is used only then)."""
+    return weights_path(model, reader=True).name.endswith(f"{READER_SUFFIX}.json")
+
+
+def read_weights(model: str | None = None, path: Path | None = None, reader: bool = False) -> dict[str, Any]:
+    """The raw weights file (``path``, or the one for ``model``, with or without the reader)."""
+    path = path if path is not None else weights_path(model or "multilingual-e5-small", reader)
     try:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
