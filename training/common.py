@@ -21,6 +21,7 @@ class Example:
     context: str
     question: str
     answers: tuple[tuple[str, int], ...]  #: (text, start); empty when unanswerable
+    source: str = ""  #: the file it came from
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ def load_examples(path: Path, limit: int | None = None) -> list[Example]:
         for line in fh:
             r = json.loads(line)
             answers = tuple((a["text"], a["start"]) for a in r["answers"]) if not r["impossible"] else ()
-            out.append(Example(r["id"], r["lang"], r["context"], r["question"], answers))
+            out.append(Example(r["id"], r["lang"], r["context"], r["question"], answers, r.get("source", "")))
             if limit is not None and len(out) >= limit:
                 break
     return out

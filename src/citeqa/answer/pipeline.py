@@ -14,6 +14,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import numpy as np
 
@@ -38,6 +39,8 @@ MAX_QUESTION_CHARS = 2000
 QUESTION_LANGUAGE_CONFIDENCE = 0.5
 
 
+#: Sources of the short answer (see :attr:`AnswerSettings.short_answers`).
+ShortAnswerSource = Literal["reader", "rules"]
 #: Retrieval settings a weights file may set.
 _FUSION_WEIGHTS = frozenset({"dense_weight", "lexical_weight"})
 
@@ -53,6 +56,9 @@ class AnswerSettings:
     language_margin: float = 0.05  #: a same-language answer wins unless this much less likely ...
     language_floor: float = 0.5  #: ... and always when at least this likely
     claims: ClaimThresholds = field(default_factory=ClaimThresholds)  #: when a claim counts as backed
+    #: Where the short answer comes from first: the reader's span in the chosen sentence (then the
+    #: rules, when it has none there), or the hand-written rules alone. Chosen by measurement (README).
+    short_answers: ShortAnswerSource = "reader"
 
     @classmethod
     def for_model(cls, model: str, reader: bool = False) -> AnswerSettings:
@@ -277,7 +283,7 @@ class AnswerPipeline:
         cand = span.candidate
         words_asked = frozenset(fold_accents(w) for w in words(query))
         kind = expected_type(question)
-        short = _reader_short(cand, read)
+        short = _reader_short(cand, read) if self.settings.short_answers == "reader" else None
         if short is None:
             short = short_answer_in(
                 cand.text, cand.lang, kind, words_asked, set(query_terms(query, (cand.lang,))), question=question

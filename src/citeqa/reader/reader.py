@@ -52,12 +52,11 @@ class Reader:
                 self._load()
 
     def _load(self) -> None:
-        from citeqa.embedding.sbert import cache_dir
         from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_header
-        from citeqa.reader.onnx_build import reader_onnx
+        from citeqa.reader.onnx_build import default_cache, reader_onnx
         from citeqa.reader.tokenizer import E5Tokenizer
 
-        onnx_file = reader_onnx(self._cache if self._cache is not None else cache_dir(), self._delta)
+        onnx_file = reader_onnx(self._cache if self._cache is not None else default_cache(), self._delta)
         path = e5_path()
         with path.open("rb") as fh:
             head = read_header(memoryview(fh.read()))
