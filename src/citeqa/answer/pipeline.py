@@ -59,6 +59,9 @@ class AnswerSettings:
     #: Where the short answer comes from first: the reader's span in the chosen sentence (then the
     #: rules, when it has none there), or the hand-written rules alone. Chosen by measurement (README).
     short_answers: ShortAnswerSource = "reader"
+    #: Passages the reader reads: the best-ranked of those searched for the answer (each costs a
+    #: model call of up to 256 tokens; see docs/benchmarks.md).
+    reader_passages: int = 4
 
     @classmethod
     def for_model(cls, model: str, reader: bool = False) -> AnswerSettings:
@@ -213,6 +216,7 @@ class AnswerPipeline:
         """The reader's spans over the passages ``pool`` and each one's no-answer score (none when off)."""
         if self.reader is None or not pool:
             return (), {}
+        pool = sorted(pool)[: self.settings.reader_passages]
         reading = self.reader.read(question, [hits[i].chunk.text for i in pool])
         placed = read_spans(reading, pool, [hits[i].chunk.start for i in pool])
         return placed, dict(zip(pool, reading.null))
