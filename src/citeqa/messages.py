@@ -66,6 +66,10 @@ LABELS = {
 }
 
 
+#: The languages the interface speaks; a question is read as one of these or of the corpus's.
+UI_LANGUAGES = tuple(LABELS)
+
+
 def labels(lang: str) -> dict[str, str]:
     """UI strings in ``lang``, English when the language has none."""
     return LABELS.get(lang, LABELS["en"])
