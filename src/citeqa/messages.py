@@ -22,6 +22,26 @@ LABELS = {
         "show_confidence": "Mostrar confianza",
         "error": "Error",
         "section": "sección",
+        "holds": "contiene la respuesta",
+        "more_passages": "{n} pasajes más, que no contienen la respuesta",
+        "possible": "Posible respuesta (compruébala en la fuente):",
+        "conf_high": "Confianza alta",
+        "conf_low": "Confianza baja",
+        "conf_none": "Sin respuesta",
+        "confidence_value": "confianza {value:.2f}",
+        "you": "Tú",
+        "reply": "citeqa",
+        "conversation": "Conversación",
+        "empty_chat": "Haz una pregunta sobre los documentos: cada respuesta es una cita con sus fuentes.",
+        "empty_question": "Escribe una pregunta primero.",
+        "too_long": "La pregunta es demasiado larga ({n} caracteres; el límite es {limit}).",
+        "counter": "{n} / {limit} caracteres",
+        "tab_chat": "Chat",
+        "tab_corpus": "Documentos",
+        "tab_evaluate": "Evaluar",
+        "subtitle": "Pregunta en español, portugués o inglés, o comprueba una afirmación. Cada respuesta se copia de un documento, con sus fuentes debajo.",
+        "examples": "Ejemplos",
+        "options": "Opciones",
     },
     "pt": {
         "sources": "Fontes",
@@ -42,6 +62,26 @@ LABELS = {
         "show_confidence": "Mostrar confiança",
         "error": "Erro",
         "section": "seção",
+        "holds": "contém a resposta",
+        "more_passages": "mais {n} passagens, que não contêm a resposta",
+        "possible": "Resposta possível (confira na fonte):",
+        "conf_high": "Confiança alta",
+        "conf_low": "Confiança baixa",
+        "conf_none": "Sem resposta",
+        "confidence_value": "confiança {value:.2f}",
+        "you": "Você",
+        "reply": "citeqa",
+        "conversation": "Conversa",
+        "empty_chat": "Faça uma pergunta sobre os documentos: cada resposta é uma citação com as suas fontes.",
+        "empty_question": "Digite uma pergunta primeiro.",
+        "too_long": "A pergunta é longa demais ({n} caracteres; o limite é {limit}).",
+        "counter": "{n} / {limit} caracteres",
+        "tab_chat": "Chat",
+        "tab_corpus": "Documentos",
+        "tab_evaluate": "Avaliar",
+        "subtitle": "Pergunte em espanhol, português ou inglês, ou verifique uma afirmação. Cada resposta é copiada de um documento, com as fontes abaixo.",
+        "examples": "Exemplos",
+        "options": "Opções",
     },
     "en": {
         "sources": "Sources",
@@ -62,6 +102,26 @@ LABELS = {
         "show_confidence": "Show confidence",
         "error": "Error",
         "section": "section",
+        "holds": "holds the answer",
+        "more_passages": "{n} more passages, which do not hold the answer",
+        "possible": "Possible answer (check it in the source):",
+        "conf_high": "High confidence",
+        "conf_low": "Low confidence",
+        "conf_none": "No answer",
+        "confidence_value": "confidence {value:.2f}",
+        "you": "You",
+        "reply": "citeqa",
+        "conversation": "Conversation",
+        "empty_chat": "Ask a question about the documents: every answer is a quote with its sources.",
+        "empty_question": "Type a question first.",
+        "too_long": "The question is too long ({n} characters; the limit is {limit}).",
+        "counter": "{n} / {limit} characters",
+        "tab_chat": "Chat",
+        "tab_corpus": "Corpus",
+        "tab_evaluate": "Evaluate",
+        "subtitle": "Ask in Spanish, Portuguese or English, or check a claim. Every answer is copied from a document, with its sources below it.",
+        "examples": "Examples",
+        "options": "Options",
     },
 }
 
@@ -209,10 +269,8 @@ def evidence_labels(lang: str) -> dict[str, str]:
     return EVIDENCE_LABELS.get(lang, EVIDENCE_LABELS["en"])
 
 
-#: The Evaluate tab's strings. The tab is in English, as the other static labels of the page
-#: are (only the chat's labels follow the question's language).
+#: The Evaluate tab's strings, in English (its name is in LABELS, with the other tabs', and follows the chat's language).
 EVALUATE = {
-    "tab": "Evaluate",
     "intro": "Run `citeqa eval` from the page: the live index answers every question of a QA file "
     "(JSONL or CSV, one question per line, as `citeqa eval` takes it) and the answers are graded. "
     "The run goes on in the background, one at a time for the whole server; the chat keeps "
