@@ -104,7 +104,11 @@ element.addEventListener('click', async (event) => {
     const card = document.getElementById(ref.dataset.target);
     if (!card) return;
     const fold = card.closest('details'); if (fold) fold.open = true;
-    card.scrollIntoView({block: 'nearest'}); card.focus({preventScroll: true}); flash(card);
+    const log = card.closest('.citeqa-log');
+    if (log) log.scrollTop += card.getBoundingClientRect().top - log.getBoundingClientRect().top - 8;
+    const r = card.getBoundingClientRect();
+    if (r.top < 0 || r.top > innerHeight - 40) card.scrollIntoView({block: 'start'});
+    card.focus({preventScroll: true}); flash(card);
     return;
   }
   const copy = event.target.closest('[data-citeqa-copy]');
