@@ -135,7 +135,7 @@ def test_the_chat_answers_while_an_evaluation_runs(page, served, gated_engine):
     page.get_by_role("tab", name="Chat").click()
     page.locator("#question textarea").fill("When was the windmill of Greyhill built?")
     page.locator("#ask").click()
-    page.locator("#chat").get_by_text("Thomas Hale").last.wait_for(timeout=20_000)
+    page.locator("#chat").get_by_text("Thomas Hale").filter(visible=True).last.wait_for(timeout=20_000)
     assert served.evaluations.status().running and served.evaluations.status().done == 0
 
     gated.gate.set()

@@ -48,7 +48,7 @@ def send(page, text: str, expect: str, mode: str | None = None) -> None:
         page.get_by_role("option", name=mode, exact=True).click()
     page.locator("#question textarea").fill(text)
     page.locator("#ask").click()
-    page.locator("#chat").get_by_text(expect).last.wait_for(timeout=20_000)
+    page.locator("#chat").get_by_text(expect).filter(visible=True).last.wait_for(timeout=20_000)
 
 
 def last_reply(page):
