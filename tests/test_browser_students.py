@@ -95,8 +95,9 @@ def test_download_the_conversation_as_markdown_and_json(browser, served, tmp_pat
     send(page, "O farol da Ilha Clara foi inaugurado em 1912.", "Confirmada", mode="Check a claim")
     with page.expect_download() as download:
         page.locator("#download-md").click()
+    assert download.value.suggested_filename.startswith("citeqa-conversation-20")  # named with the date
     markdown = Path(download.value.path()).read_text(encoding="utf-8")
-    assert markdown.startswith("# citeqa conversation") and "· 2 turns" in markdown
+    assert markdown.startswith("# Conversa do citeqa") and "· 2 turnos" in markdown  # the last turn's language
     assert "## 1. When was the windmill of Greyhill restored?" in markdown and "**Sources**" in markdown
     assert "## 2. Afirmação: O farol da Ilha Clara foi inaugurado em 1912." in markdown
     assert "1. *The Windmill of Greyhill* — `mill.html`, en, characters" in markdown

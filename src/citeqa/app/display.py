@@ -305,7 +305,7 @@ def citation_tools_html(quote, lang: str) -> str:  # quote: citeqa.app.evidence.
     from citeqa.messages import evidence_labels
 
     lab = evidence_labels(lang)
-    formats = citation_formats(quote)
+    formats = citation_formats(quote, lang)
     blocks = "".join(
         f'<pre class="citeqa-format" data-format="{name}">{safe_block(text)}</pre>' for name, text in formats.items()
     )

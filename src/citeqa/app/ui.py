@@ -14,6 +14,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -244,7 +245,11 @@ def download_files(holder: EngineHolder, turns: list[dict], token: str) -> tuple
     infos = _infos(engine, cited)
     folder = _downloads_dir() / "".join(c for c in token if c.isalnum())[:32]
     folder.mkdir(mode=0o700, exist_ok=True)
-    md, js = folder / "citeqa-conversation.md", folder / "citeqa-conversation.json"
+    stem = f"citeqa-conversation-{datetime.now(UTC).date().isoformat()}"  # named with the day it was saved
+    md, js = folder / f"{stem}.md", folder / f"{stem}.json"
+    for old in folder.glob("citeqa-conversation*"):  # one conversation per session: yesterday's name goes
+        if old not in (md, js):
+            old.unlink(missing_ok=True)
     md.write_text(conversation_markdown(records, infos, engine.data.documents), encoding="utf-8")
     js.write_text(conversation_json(records, infos), encoding="utf-8")
     return str(md), str(js)
