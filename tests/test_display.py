@@ -129,7 +129,7 @@ def test_labels_and_language_choices():
 
 def test_corpus_rows_and_skipped_list_are_plain_text():
     entry = DocEntry("x.md", "0" * 64, "<img src=x>\ntitle", "en", "md", ("a", "b"), "2026-01-01T00:00:00+00:00")
-    assert corpus_rows([entry]) == [["<img src=x> title", "en", 2, "2026-01-01T00:00:00+00:00", "x.md"]]
+    assert corpus_rows([entry]) == [["<img src=x> title", "en", 2, "2026-01-01 00:00 UTC", "x.md"]]
     html = skipped_html([("<i>.exe", "unsupported type .exe")])
     assert "<i>" not in html and "unsupported type .exe" in html
     assert skipped_html([]) == ""
@@ -146,3 +146,17 @@ def test_short_answer_comes_first_with_its_sentence_as_context():
     assert "citeqa-short" not in no_short and "<mark>42 metros</mark>" not in no_short
     xss = answer_html(Answer("q", "en", XSS, False, 0.9, (cit,), 1.0, Highlight(0, 8), XSS[:8]))
     assert all(bad not in xss for bad in BAD)
+
+
+def test_markdown_headings_in_a_source_are_shown_as_section_labels():
+    from citeqa.app.display import citation_html
+
+    text = "## Fleet <b>\n\nThe line runs 45 Remodelado cars."
+    doc = Document("tram.md", "Tram", text, "en", "0" * 64, "md", sections=(SectionSpan(0, len(text), "Fleet <b>"),))
+    cit = Citation("tram.md", "Tram", "en", 0, len(text), text, 0.9)
+    answer = Answer("How many cars?", "en", "The line runs 45 Remodelado cars.", False, 0.9, (cit,), 1.0)
+    html = citation_html(1, cit, answer, doc)
+    assert '<span class="citeqa-heading">Fleet &#60;b&#62;</span>' in html and "&#35;&#35;" not in html
+    assert "section: Fleet &#60;b&#62;" in html
+    txt = Citation("notes.txt", "Notes", "en", 0, len(text), text, 0.9)
+    assert "&#35;&#35; Fleet" in citation_html(1, txt, answer)  # a .txt file shows its text as written

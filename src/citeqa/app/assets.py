@@ -26,6 +26,7 @@ CSS = f"""
 @keyframes citeqa-flash {{from {{background: #fef3c7;}} to {{background: inherit;}}}}
 .citeqa-where {{color: {_MUTED}; font-size: 0.85em;}}
 .citeqa-passage {{margin-top: 6px; line-height: 1.45;}}
+.citeqa-heading {{font-weight: 600; color: #111827;}}
 .citeqa-badge {{background: #fde68a; color: #713f12; border-radius: 6px; padding: 0 6px; font-size: 0.8em;}}
 .citeqa-holds {{background: #dcfce7; color: #14532d; border-radius: 6px; padding: 0 6px; font-size: 0.8em;}}
 .citeqa-sources h3 {{font-size: 0.95em; margin: 10px 0 2px; color: {_INK}; font-weight: 600;}}

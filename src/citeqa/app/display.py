@@ -108,16 +108,36 @@ def answer_html(answer: Answer, show_confidence: bool = True, turn: int = 0, hea
     return body
 
 
+def is_markdown(doc_id: str) -> bool:
+    """Whether the document is a Markdown file (its heading lines are shown as headings)."""
+    from citeqa.ingest.formats import Format, format_of
+
+    return format_of("." + doc_id.rsplit(".", 1)[-1]) is Format.MARKDOWN if "." in doc_id else False
+
+
+def shown(text: str, markdown: bool = False) -> str:
+    """:func:`safe`, and for Markdown its heading lines ("## Fleet") as a section label without the hashes."""
+    if not markdown:
+        return safe(text)
+    from citeqa.ingest.readers import MARKDOWN_HEADING
+
+    out, last = [], 0
+    for m in MARKDOWN_HEADING.finditer(text):
+        out += [safe(text[last : m.start()]), f'<span class="citeqa-heading">{safe(m.group(2).strip())}</span>']
+        last = m.end()
+    return "".join(out) + safe(text[last:])
+
+
 def passage_html(citation: Citation, answer: Answer, number: int) -> str:
     """The passage escaped, with the answer span marked in the cited passage [1]."""
-    passage = citation.text
+    passage, md = citation.text, is_markdown(citation.doc_id)
     if number != 1 or answer.abstained or not answer.answer:
-        return safe(passage)
+        return shown(passage, md)
     at = passage.find(answer.answer)
     if at < 0:
-        return safe(passage)
+        return shown(passage, md)
     end = at + len(answer.answer)
-    return safe(passage[:at]) + f"<mark>{_key_marked(answer)}</mark>" + safe(passage[end:])
+    return shown(passage[:at], md) + f"<mark>{_key_marked(answer)}</mark>" + shown(passage[end:], md)
 
 
 def _key_marked(answer: Answer) -> str:
@@ -126,7 +146,7 @@ def _key_marked(answer: Answer) -> str:
     return _marked(text, hl.start, hl.end, "strong") if hl is not None else safe(text)
 
 
-def context_html(doc_text: str, start: int, end: int, window: int = CONTEXT_CHARS) -> str:
+def context_html(doc_text: str, start: int, end: int, window: int = CONTEXT_CHARS, markdown: bool = False) -> str:
     """About ``window`` characters each side of ``[start, end)``, cut at spaces, the passage marked."""
     left = max(0, start - window)
     right = min(len(doc_text), end + window)
@@ -139,9 +159,9 @@ def context_html(doc_text: str, start: int, end: int, window: int = CONTEXT_CHAR
     before, cited, after = doc_text[left:start], doc_text[start:end], doc_text[end:right]
     return (
         ("…" if left > 0 else "")
-        + safe(before)
-        + f'<span class="citeqa-cited">{safe(cited)}</span>'
-        + safe(after)
+        + shown(before, markdown)
+        + f'<span class="citeqa-cited">{shown(cited, markdown)}</span>'
+        + shown(after, markdown)
         + ("…" if right < len(doc_text) else "")
     )
 
@@ -192,7 +212,8 @@ def citation_html(
     if document is not None and (citation.start > 0 or document.text[citation.end :].strip()):
         context = (
             f'<details class="citeqa-context"{" open" if open_context else ""}><summary>{safe(lab["context"])}</summary>'
-            f"<div>{context_html(document.text, citation.start, citation.end)}</div></details>"
+            f"<div>{context_html(document.text, citation.start, citation.end, markdown=is_markdown(document.doc_id))}"
+            "</div></details>"
         )
     rank = "citeqa-primary" if holds else "citeqa-secondary"
     return (
@@ -260,15 +281,33 @@ def error_html(message: str, lang: str = "en") -> str:
     return f"<em>{safe(labels(lang)['error'])}: {safe(message)}</em>"
 
 
-CORPUS_HEADERS = ["title", "language", "chunks", "indexed at", "file"]
+CORPUS_HEADERS = ["title", "language", "passages", "indexed", "file"]  # "passages", as the chat says
 
 
 def corpus_rows(entries: Iterable[object]) -> list[list[object]]:
     """Rows of the corpus table from manifest ``DocEntry`` items, as plain text."""
     return [
-        [_plain(e.title), e.lang, len(e.chunk_ids), e.indexed_at, _plain(e.doc_id)]  # type: ignore[attr-defined]
+        [_plain(e.title), e.lang, len(e.chunk_ids), when(e.indexed_at), _plain(e.doc_id)]  # type: ignore[attr-defined]
         for e in entries
     ]
+
+
+def when(stamp: str) -> str:
+    """An ISO 8601 time as a reader writes it: ``2026-11-30 14:19 UTC`` (as given when it is not one)."""
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except (TypeError, ValueError):
+        return stamp
+    moment = moment.astimezone(UTC) if moment.tzinfo is not None else moment
+    return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo is not None else "")
+
+
+def document_choice(doc_id: str, title: str) -> tuple[str, str]:
+    """A document in a list to choose from: its title and file shown, its file the value."""
+    shown = _plain(title).strip()
+    return (f"{shown} ({doc_id})" if shown and shown != doc_id else doc_id), doc_id
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

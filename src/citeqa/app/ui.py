@@ -271,9 +271,10 @@ def corpus_view(holder: EngineHolder) -> dict[str, list]:
     return {"headers": display.CORPUS_HEADERS, "data": display.corpus_rows(holder.engine.data.manifest.documents)}
 
 
-def corpus_choices(holder: EngineHolder) -> list[str]:
-    """The documents that can be removed: every one in the live index."""
-    return sorted(holder.engine.data.documents)
+def corpus_choices(holder: EngineHolder) -> list[tuple[str, str]]:
+    """The documents that can be removed: every one in the live index, named by title and file."""
+    docs = holder.engine.data.documents
+    return [display.document_choice(d, docs[d].title) for d in sorted(docs)]
 
 
 def remove(holder: EngineHolder, settings: UploadSettings, doc_id: Any, confirmed: Any) -> str:
@@ -461,7 +462,7 @@ def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
     def on_remove(doc_id, confirmed):
         message = remove(holder, uploads, doc_id, confirmed)
         left = corpus_choices(holder)
-        keep = doc_id if doc_id in left else None  # a refused removal keeps the choice for the second click
+        keep = doc_id if doc_id in {value for _, value in left} else None  # refused: kept for the second click
         return message, corpus_view(holder), gr.update(choices=left, value=keep), gr.update(value=False)
 
     add.click(on_add, files, [status, table, skipped, choice], api_visibility="private")
