@@ -303,6 +303,16 @@ EVALUATE = {
     "cancel": "Cancel",
     "status": "Status",
     "no_file": "Upload a QA file or choose one from the list first.",
+    "file_choice": "{name} ({n} questions)",
+    "fit_all": "{n} questions; all {gold} of their gold documents are in the live index.",
+    "fit_some": "{n} questions; only {indexed} of their {gold} gold documents are in the live index: questions "
+    "about the others will be graded wrong.",
+    "fit_none": "{n} questions; none of their {gold} gold documents is in the live index: this file is for "
+    "another corpus, and every answer would be graded wrong.",
+    "fit_any": "{n} questions; the file names no gold documents (any document may answer).",
+    "chart_alt": "Bar chart of the main metrics per question language. {summary}",
+    "reliability_alt": "Reliability diagram: the share of right answers against the confidence given, per "
+    "confidence bin, beside the diagonal of perfect calibration.",
     "busy": "An evaluation is already running ({source}, {done} of {total} questions); wait for it to finish "
     "or cancel it.",
     "started": "Evaluating {source}: {total} questions.",

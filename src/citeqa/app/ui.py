@@ -397,7 +397,7 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None, evalu
             api_visibility="private",
         )  # fresh on every visit
         with gr.Tab(labels("en")["tab_evaluate"], id="evaluate") as evaluate_tab:
-            _evaluate_tab(gr, app, runner, evaluation)
+            _evaluate_tab(gr, app, holder, runner, evaluation)
         page = [
             (subtitle, _subtitle),
             (chat_tab, lambda lang: gr.update(label=labels(lang)["tab_chat"])),
@@ -471,14 +471,33 @@ def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
     return table, choice
 
 
-def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> None:
+def _evaluate_tab(gr, app, holder: EngineHolder, runner: EvaluationRunner, settings: EvalSettings) -> None:
     """The Evaluate tab: choose or upload a QA file, run it in the background, look at the results.
+
+    The shipped files are offered with their question counts, the one whose gold documents the live
+    index holds preselected, and a line says how many of the chosen file's gold documents are indexed
+    before it runs. Run is enabled while nothing runs, Cancel only while a run goes on.
 
     A timer polls the runner while a run goes on (every page that shows the tab); the run
     itself is in the runner's thread, never in one of Gradio's queue workers.
     """
+    from citeqa.app import eval_files
     from citeqa.app import evaluate_tab as view
     from citeqa.app.eval_runner import DOWNLOADS
+
+    def fits() -> list:
+        names = view.shipped_qa_files(settings.qa_dir)
+        return eval_files.shipped_fits(settings.qa_dir, names, holder.engine.data.documents)
+
+    def offered() -> tuple[Any, str]:
+        found = fits()
+        chosen = eval_files.best_fit(found)
+        note = eval_files.fit_note(next((f for f in found if f.name == chosen), None))
+        choices = [(eval_files.choice_label(f), f.name) for f in found]
+        return gr.update(choices=choices, value=chosen), note
+
+    def buttons(running: bool) -> list[Any]:
+        return [gr.update(interactive=not running), gr.update(interactive=running)]
 
     lab = EVALUATE
     gr.Markdown(lab["intro"])
@@ -488,7 +507,7 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
         )
         with gr.Column():
             shipped = gr.Dropdown(
-                view.shipped_qa_files(settings.qa_dir),
+                [],
                 value=None,
                 label=lab["shipped"],
                 elem_id="eval-shipped",
@@ -496,7 +515,8 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
             )
             with gr.Row():
                 start = gr.Button(lab["start"], variant="primary", elem_id="eval-start")
-                cancel = gr.Button(lab["cancel"], variant="stop", elem_id="eval-cancel")
+                cancel = gr.Button(lab["cancel"], variant="stop", elem_id="eval-cancel", interactive=False)
+            fit = gr.HTML("", elem_id="eval-fit", js_on_load=None)
     status = gr.HTML(view.status_html(None), elem_id="eval-status", js_on_load=None)
     timer = gr.Timer(0.5, active=False)
     shown = gr.State(None)  # the FinishedRun this page shows: filters and details keep working after newer runs
@@ -581,8 +601,8 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
         return [
             gr.update(visible=True),
             view.metrics_table(run.metrics),
-            str(files["metrics.png"]),
-            str(files["reliability.png"]),
+            gr.update(value=str(files["metrics.png"]), alt_text=view.chart_alt(run.metrics)),
+            gr.update(value=str(files["reliability.png"]), alt_text=lab["reliability_alt"]),
             gr.update(choices=view.outcome_choices(run.results), value=view.ALL),
             gr.update(choices=view.language_choices(run.results), value=view.ALL),
             {"headers": view.QUESTION_HEADERS, "data": view.question_rows(run.results)},
@@ -596,30 +616,41 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
         """Status, timer, the shown run, then the results (skipped unless a newer run has ended)."""
         current = runner.status()
         if current is not None and current.running:
-            return [view.status_html(current), gr.Timer(active=True), shown_run, *([gr.skip()] * len(shown_outputs))]
+            skipped = [gr.skip()] * len(shown_outputs)
+            return [view.status_html(current), gr.Timer(active=True), shown_run, *skipped, *buttons(True)]
         run = runner.finished()
         if run is None or (shown_run is not None and run.run_id == shown_run.run_id):
-            return [view.status_html(current), gr.Timer(active=False), shown_run, *([gr.skip()] * len(shown_outputs))]
-        return [view.status_html(current), gr.Timer(active=False), run, *show(run)]
+            skipped = [gr.skip()] * len(shown_outputs)
+            return [view.status_html(current), gr.Timer(active=False), shown_run, *skipped, *buttons(False)]
+        return [view.status_html(current), gr.Timer(active=False), run, *show(run), *buttons(False)]
 
-    poll_outputs = [status, timer, shown, *shown_outputs]
+    poll_outputs = [status, timer, shown, *shown_outputs, start, cancel]
     timer.tick(refresh, shown, poll_outputs, show_progress="hidden", api_visibility="private")
     app.load(
-        lambda shown_run: [*refresh(shown_run), gr.update(choices=view.shipped_qa_files(settings.qa_dir))],
+        lambda shown_run: [*refresh(shown_run), *offered()],
         shown,
-        [*poll_outputs, shipped],
+        [*poll_outputs, shipped, fit],
         api_visibility="private",
     )
 
     def on_start(uploaded, choice, shown_run):
         error = start_evaluation(runner, settings, uploaded, choice)
         if error is not None:  # the upload was read and discarded: the box is emptied either way
-            return [view.status_html(None, error), gr.skip(), shown_run, gr.skip(), None]
-        return [view.status_html(runner.status()), gr.Timer(active=True), None, gr.update(visible=False), None]
+            return [view.status_html(None, error), gr.skip(), shown_run, gr.skip(), None, *buttons(False)]
+        running = [view.status_html(runner.status()), gr.Timer(active=True), None, gr.update(visible=False), None]
+        return [*running, *buttons(True)]
 
     start.click(
-        on_start, [qa_upload, shipped, shown], [status, timer, shown, results, qa_upload], api_visibility="private"
+        on_start,
+        [qa_upload, shipped, shown],
+        [status, timer, shown, results, qa_upload, start, cancel],
+        api_visibility="private",
     )
+
+    def on_shipped(name):
+        return eval_files.fit_note(next((f for f in fits() if f.name == name), None))
+
+    shipped.change(on_shipped, shipped, fit, api_visibility="private")
     qa_upload.upload(lambda: None, None, shipped, api_visibility="private")  # one source at a time
 
     def on_choose(uploaded):
