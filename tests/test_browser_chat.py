@@ -89,6 +89,10 @@ def test_each_reply_speaks_the_language_of_its_own_question(browser, app_url):
     assert "Fuentes" in fourth and "otro idioma" not in fourth
     assert page.locator("#ask").inner_text().strip() == "Preguntar"  # the page follows the latest question
     assert page.get_by_role("tab", name="Documentos").is_visible()
+    names = page.locator("#chat article").evaluate_all("items => items.map(a => a.getAttribute('aria-label'))")
+    assert len(names) == 8 and not any("<" in name or "class=" in name for name in names)  # plain, not HTML
+    assert names[0] == "You: When was the windmill of Greyhill restored?" and names[1].startswith("citeqa: ")
+    assert page.get_by_role("log").count() == 1
 
 
 def test_every_text_of_a_reply_meets_aa_contrast(browser, app_url, tmp_path: Path):

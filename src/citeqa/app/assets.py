@@ -80,7 +80,6 @@ mark.citeqa-gold.citeqa-given {{background: #bfdbfe;}}
 .citeqa-from-gold, .citeqa-relevant {{background: #dcfce7; color: #14532d;}}
 .citeqa-record {{white-space: pre-wrap; font-size: 0.85em;}}
 .citeqa-outcomes {{font-size: 0.9em; margin: 0;}}
-#eval-questions table, #eval-metrics table {{min-width: 640px;}}
 @media (max-width: 640px) {{
   .citeqa-user {{margin-left: 0;}} .citeqa-bot {{margin-right: 0;}}
   #chat .citeqa-log {{max-height: 60vh;}}
