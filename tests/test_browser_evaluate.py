@@ -162,3 +162,7 @@ def test_the_file_that_fits_is_preselected_and_a_misfit_is_named_before_it_runs(
     assert alt.startswith("Bar chart of the main metrics") and "hit@1" in alt
     assert "Reliability diagram" in page.locator("#eval-reliability img").get_attribute("alt")
     page.wait_for_function("() => document.querySelector('#eval-cancel').disabled")  # nothing left to cancel
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone: the question table scrolls, never squeezes
+    page.wait_for_timeout(300)
+    widths = page.evaluate("() => [...document.querySelectorAll('#eval-questions th')].map(t => t.offsetWidth)")
+    assert len(widths) == 6 and min(widths) >= 56 and page.evaluate("document.scrollingElement.scrollWidth") <= 390

@@ -554,7 +554,7 @@ def _evaluate_tab(gr, app, holder: EngineHolder, runner: EvaluationRunner, setti
             datatype="str",
             elem_id="eval-questions",
             max_height=420,
-            column_widths=["8%", "5%", "13%", "30%", "34%", "10%"],
+            column_widths=["80px", "56px", "140px", "360px", "420px", "100px"],  # px: a phone scrolls, never squeezes
         )
         detail = gr.HTML(view.detail_html(None), elem_id="eval-detail", js_on_load=None)
         gr.Markdown(f"### {lab['downloads']}")
