@@ -171,3 +171,17 @@ def test_blank_or_too_long_input_adds_nothing(browser, app_url):
     send.click()
     reply(page, 0).get_by_text("2004").first.wait_for(timeout=20_000)
     assert page.locator("#chat article").count() == 2 and page.locator("#question-info .citeqa-refusal").count() == 0
+
+
+def test_a_visit_opens_in_the_browser_s_language(browser, app_url):
+    context = browser.new_context(locale="pt-BR", viewport={"width": 1366, "height": 850})
+    page = context.new_page()
+    page.goto(app_url)
+    page.locator("#ask").get_by_text("Perguntar").wait_for(timeout=15_000)
+    assert (
+        page.get_by_role("tab", name="Documentos").is_visible()
+        and "Faça uma pergunta" in page.locator("#chat").inner_text()
+    )
+    ask(page, "When was the windmill of Greyhill restored?", "2004")  # then the question decides
+    assert page.locator("#ask").inner_text().strip() == "Ask"
+    context.close()

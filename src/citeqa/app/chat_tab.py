@@ -143,11 +143,32 @@ def page_labels(gr, tab: ChatTab, lang: str, page: Sequence[Relabel] = ()) -> tu
     return [c for c, _ in own], [u for _, u in own]
 
 
-def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = ()) -> None:
-    """Wire the tab: a turn (Ask or Enter), clear, the mode's placeholder, the document viewer."""
+def browser_language(accept_language: str | None) -> str:
+    """The first of the UI's languages that an ``Accept-Language`` header asks for ("en" when none)."""
+    for part in (accept_language or "").split(","):
+        code = part.split(";")[0].strip().lower()[:2]
+        if code in UI_LANGUAGES:
+            return code
+    return "en"
+
+
+def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None) -> None:
+    """Wire the tab: a turn (Ask or Enter), clear, the mode's placeholder, the document viewer; with
+    ``app``, each visit opens in the browser's language (until the first question sets it)."""
     from citeqa.app.ui import conversation_turn, download_files, open_document
 
     relabelled, _ = page_labels(gr, tab, "en", page)
+
+    if app is not None:
+
+        def on_visit(request):
+            lang = browser_language(request.headers.get("accept-language") if request is not None else None)
+            _, updates = page_labels(gr, tab, lang, page)
+            hint = gr.update(placeholder=labels(lang)["placeholder"])
+            return [chat_view.conversation_html([], lang), hint, chat_view.question_info_html(lang), *updates]
+
+        on_visit.__annotations__ = {"request": gr.Request}  # a real class: the module's annotations are strings
+        app.load(on_visit, None, [tab.chat, tab.question, tab.notice, *relabelled], api_visibility="private")
 
     def turn(q, md, m, a, t, sess, kk, lang, conf):
         out = conversation_turn(holder, q, md, m, a, t, kk, lang, conf)

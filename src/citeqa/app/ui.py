@@ -404,7 +404,7 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None, evalu
             (corpus_tab, lambda lang: gr.update(label=labels(lang)["tab_corpus"])),
             (evaluate_tab, lambda lang: gr.update(label=labels(lang)["tab_evaluate"])),
         ]
-        chat_events(gr, holder, chat, page)
+        chat_events(gr, holder, chat, page, app)
         _api(gr, holder)
     app.evaluations = runner
     return app
