@@ -56,6 +56,7 @@ def test_chat_answers_with_citation_highlight_and_inert_markup(page, tmp_path: P
 
         page.get_by_role("tab", name="Documentos").click()  # the tabs follow the last question's language
         page.locator("#corpus-table").get_by_text("beacon.md").first.wait_for()
+        assert page.locator("#add").inner_text().strip() == "Añadir al índice"  # so do the Corpus tab's labels
         assert "<script>alert('title')</script>" in page.locator("#corpus-table").inner_text()
         page.screenshot(path=str(tmp_path / "corpus.png"), full_page=True)
 

@@ -290,6 +290,54 @@ def evidence_labels(lang: str) -> dict[str, str]:
     return EVIDENCE_LABELS.get(lang, EVIDENCE_LABELS["en"])
 
 
+#: The Corpus tab (es/pt/en); its labels follow the chat's language, its status lines are English.
+CORPUS_LABELS = {
+    "es": {
+        "uploads_off": "Las subidas están desactivadas en este servidor.",
+        "add_files": "Añadir documentos ({types}, hasta {mb} MB cada uno)",
+        "add": "Añadir al índice",
+        "rescan": "Volver a leer la carpeta del corpus",
+        "upload_status": "Estado de la subida",
+        "remove_doc": "Quitar un documento",
+        "remove_confirm": "Sí, borrar este archivo de la carpeta del corpus",
+        "remove": "Quitar",
+        "removal_status": "Estado de la eliminación",
+    },
+    "pt": {
+        "uploads_off": "Os envios estão desativados neste servidor.",
+        "add_files": "Adicionar documentos ({types}, até {mb} MB cada)",
+        "add": "Adicionar ao índice",
+        "rescan": "Ler de novo a pasta do corpus",
+        "upload_status": "Estado do envio",
+        "remove_doc": "Remover um documento",
+        "remove_confirm": "Sim, apagar este arquivo da pasta do corpus",
+        "remove": "Remover",
+        "removal_status": "Estado da remoção",
+    },
+    "en": {
+        "uploads_off": "Uploads are disabled for this server.",
+        "add_files": "Add documents ({types}, up to {mb} MB each)",
+        "add": "Add to the index",
+        "rescan": "Re-scan corpus folder",
+        "upload_status": "Upload status",
+        "remove_doc": "Remove a document",
+        "remove_confirm": "Yes, delete this file from the corpus folder",
+        "remove": "Remove",
+        "removal_status": "Removal status",
+        "removal_off": "Removing documents is disabled for this server.",
+        "choose": "Choose a document to remove.",
+        "tick": "Tick the box to confirm that {doc} should be deleted from the corpus folder.",
+        "fixed_index": "This index cannot be updated.",
+        "not_removed": "not removed: {error}",
+    },
+}
+
+
+def corpus_labels(lang: str) -> dict[str, str]:
+    """The Corpus tab's strings in ``lang``, English for the status lines and unknown languages."""
+    return {**CORPUS_LABELS["en"], **CORPUS_LABELS.get(lang, {})}
+
+
 #: The Evaluate tab's strings, in English (its name is in LABELS, with the other tabs', and follows the chat's language).
 EVALUATE = {
     "intro": "Run `citeqa eval` from the page: the live index answers every question of a QA file "

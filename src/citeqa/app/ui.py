@@ -27,7 +27,7 @@ from citeqa.app.uploads import DEFAULT_MAX_BYTES, add_files, summary
 from citeqa.engine import Engine
 from citeqa.errors import CiteqaError
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
-from citeqa.messages import EVALUATE
+from citeqa.messages import EVALUATE, corpus_labels
 
 
 class EngineHolder:
@@ -282,22 +282,23 @@ def remove(holder: EngineHolder, settings: UploadSettings, doc_id: Any, confirme
     from citeqa.app.removal import remove_document
     from citeqa.errors import UploadError
 
+    lab = corpus_labels("en")
     if settings.corpus is None:
-        return "Removing documents is disabled for this server."
+        return lab["removal_off"]
     if not isinstance(doc_id, str) or not doc_id:
-        return "Choose a document to remove."
+        return lab["choose"]
     if confirmed is not True:
-        return f"Tick the box to confirm that {doc_id} should be deleted from the corpus folder."
+        return lab["tick"].format(doc=doc_id)
     with holder.index_lock:
         engine = holder.engine
         if engine.index_dir is None:
-            return "This index cannot be updated."
+            return lab["fixed_index"]
         try:
             result = remove_document(
                 doc_id, settings.corpus, engine.index_dir, engine.embedder, frozenset(engine.data.documents)
             )
         except UploadError as exc:
-            return f"not removed: {exc}"
+            return lab["not_removed"].format(error=exc)
         if result.removed:
             holder.swap(engine.reload())
     return result.message
@@ -389,7 +390,7 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None, evalu
         with gr.Tab(labels("en")["tab_chat"], id="chat") as chat_tab:
             chat = chat_layout(gr)
         with gr.Tab(labels("en")["tab_corpus"], id="corpus") as corpus_tab:
-            table, choices = _corpus_tab(gr, holder, uploads)
+            table, choices, corpus_relabels = _corpus_tab(gr, holder, uploads)
         app.load(
             lambda: (corpus_view(holder), gr.update(choices=corpus_choices(holder), value=None)),
             None,
@@ -403,6 +404,7 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None, evalu
             (chat_tab, lambda lang: gr.update(label=labels(lang)["tab_chat"])),
             (corpus_tab, lambda lang: gr.update(label=labels(lang)["tab_corpus"])),
             (evaluate_tab, lambda lang: gr.update(label=labels(lang)["tab_evaluate"])),
+            *corpus_relabels,
         ]
         chat_events(gr, holder, chat, page, app)
         _api(gr, holder)
@@ -416,7 +418,8 @@ def _subtitle(lang: str) -> str:
 
 def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
     """The indexed documents, the upload box that adds to them and the removal of one; returns the
-    table and the removal's document choice."""
+    table, the removal's document choice and the labels to relabel in the chat's language."""
+    lab = corpus_labels("en")
     table = gr.Dataframe(
         headers=display.CORPUS_HEADERS,
         interactive=False,
@@ -427,28 +430,41 @@ def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
     )
     skipped = gr.HTML(elem_id="skipped", js_on_load=None)
     if uploads.corpus is None:
-        gr.Markdown("Uploads are disabled for this server.")
-        return table, gr.Dropdown(choices=[], visible=False)
-    limit = uploads.max_bytes / 1_048_576
+        off = gr.Markdown(lab["uploads_off"])
+        return table, gr.Dropdown(choices=[], visible=False), [(off, lambda lang: corpus_labels(lang)["uploads_off"])]
+    limit = f"{uploads.max_bytes / 1_048_576:.0f}"
+    types = " ".join(SUPPORTED_SUFFIXES)
     files = gr.File(
         file_count="multiple",
         file_types=list(SUPPORTED_SUFFIXES),
-        label=f"Add documents ({' '.join(SUPPORTED_SUFFIXES)}, up to {limit:.0f} MB each)",
+        label=lab["add_files"].format(types=types, mb=limit),
         elem_id="upload",
     )
     with gr.Row():
-        add = gr.Button("Add to the index", variant="primary", elem_id="add")
-        refresh = gr.Button("Re-scan corpus folder", elem_id="refresh")
-    status = gr.Textbox(label="Upload status", interactive=False, lines=3, elem_id="upload-status")
+        add = gr.Button(lab["add"], variant="primary", elem_id="add")
+        refresh = gr.Button(lab["rescan"], elem_id="refresh")
+    status = gr.Textbox(label=lab["upload_status"], interactive=False, lines=3, elem_id="upload-status")
     with gr.Row():
         choice = gr.Dropdown(
-            choices=corpus_choices(holder), value=None, label="Remove a document", elem_id="remove-doc", scale=4
+            choices=corpus_choices(holder), value=None, label=lab["remove_doc"], elem_id="remove-doc", scale=4
         )
-        confirm = gr.Checkbox(
-            value=False, label="Yes, delete this file from the corpus folder", elem_id="remove-confirm", scale=3
-        )
-        removal = gr.Button("Remove", variant="stop", elem_id="remove", scale=1)
-    removal_status = gr.Textbox(label="Removal status", interactive=False, elem_id="remove-status")
+        confirm = gr.Checkbox(value=False, label=lab["remove_confirm"], elem_id="remove-confirm", scale=3)
+        removal = gr.Button(lab["remove"], variant="stop", elem_id="remove", scale=1)
+    removal_status = gr.Textbox(label=lab["removal_status"], interactive=False, elem_id="remove-status")
+
+    def named(key: str, field: str = "label"):
+        return lambda lang: gr.update(**{field: corpus_labels(lang)[key].format(types=types, mb=limit)})
+
+    relabels = [
+        (files, named("add_files")),
+        (add, named("add", "value")),
+        (refresh, named("rescan", "value")),
+        (status, named("upload_status")),
+        (choice, named("remove_doc")),
+        (confirm, named("remove_confirm")),
+        (removal, named("remove", "value")),
+        (removal_status, named("removal_status")),
+    ]
 
     def refreshed_choices():
         return gr.update(choices=corpus_choices(holder), value=None)
@@ -468,7 +484,7 @@ def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
     add.click(on_add, files, [status, table, skipped, choice], api_visibility="private")
     refresh.click(on_refresh, None, [status, table, skipped, choice], api_visibility="private")
     removal.click(on_remove, [choice, confirm], [removal_status, table, choice, confirm], api_visibility="private")
-    return table, choice
+    return table, choice, relabels
 
 
 def _evaluate_tab(gr, app, holder: EngineHolder, runner: EvaluationRunner, settings: EvalSettings) -> None:
