@@ -82,12 +82,13 @@ def conversation_html(messages: Sequence[Message], lang: str = "en") -> str:
     )
 
 
-def input_refusal(text: str, lang: str) -> str | None:
-    """Why ``text`` is not taken as a turn (blank, or longer than the limit), in ``lang``; None when it is."""
+def input_refusal(text: str, lang: str, claim: bool = False) -> str | None:
+    """Why ``text`` (a question, or a ``claim``) is not taken as a turn (blank, or longer than the
+    limit), in ``lang``; None when it is."""
     lab = labels(lang)
     stripped = text.strip()
     if not stripped:
-        return lab["empty_question"]
+        return lab["empty_claim" if claim else "empty_question"]
     if len(stripped) > MAX_QUESTION_CHARS:
         return lab["too_long"].format(n=len(stripped), limit=MAX_QUESTION_CHARS)
     return None

@@ -155,7 +155,7 @@ def conversation_turn(
     text = text if isinstance(text, str) else ""
     checking = mode == "check" or (mode == "auto" and looks_like_claim(text))
     lang = _input_language(engine, text, asked)
-    refusal = chat_view.input_refusal(text, lang)
+    refusal = chat_view.input_refusal(text, lang, checking)
     if refusal is not None:
         return TurnResult(messages, asked, turns, "", lang, checking, refusal)
     try:
