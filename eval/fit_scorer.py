@@ -16,7 +16,10 @@ out-of-fold estimates. Fitting means, in order:
 2. the calibration: logistic regression of "the chosen span is right" on the ranker score,
    its margin over the next span and :data:`CALIBRATION_FEATURES` of the chosen span;
 3. the abstention threshold: the highest whose false abstentions stay within
-   :data:`MAX_FALSE_ABSTENTION` (a wrong "not found" costs a reader more than a visible low confidence).
+   :data:`MAX_FALSE_ABSTENTION` (a wrong "not found" costs a reader more than a visible low confidence);
+4. the headline level, on the out-of-fold answers: the lowest confidence from which at least
+   :data:`HEADLINE_PRECISION` of the answers were right (the chat headlines those, and shows the
+   others as a possible answer beside its source).
 
 ``--write`` fits once more on all questions and writes the model's weights file
 (citeqa/answer/weights/<model>.json) with the retrieval fusion weights (``--dense-weight``),
@@ -72,6 +75,10 @@ GENERIC = "any-model"
 MAX_FALSE_ABSTENTION = 0.05
 #: Confidence at or above which an answer counts as "high confidence" in the reliability report.
 HIGH_CONFIDENCE = 0.8
+#: Share of answers at or above the headline level that must be right, out of fold ...
+HEADLINE_PRECISION = 0.9
+#: ... judged on at least this many answers (fewer: no level, nothing is headlined).
+HEADLINE_SUPPORT = 10
 
 
 @dataclass(frozen=True)
@@ -221,6 +228,17 @@ def best_threshold(confidence: np.ndarray, answerable: np.ndarray) -> float:
     return float(max(t for t in grid if ((confidence < t) & answerable).sum() / n <= MAX_FALSE_ABSTENTION))
 
 
+def headline_level(outcomes: Sequence[Outcome]) -> float:
+    """The lowest confidence from which :data:`HEADLINE_PRECISION` of the answers given were right
+    (over at least :data:`HEADLINE_SUPPORT` answers); 1.0 when no level reaches it."""
+    answered = [o for o in outcomes if not o.abstained]
+    for t in np.round(np.arange(0.0, 1.0, 0.01), 2):
+        above = [o.right for o in answered if o.confidence >= t]
+        if len(above) >= HEADLINE_SUPPORT and sum(above) / len(above) >= HEADLINE_PRECISION:
+            return float(t)
+    return 1.0
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One question judged with a model: answered right, cited right, abstained, confidence."""
@@ -299,6 +317,8 @@ def provenance(
         "ranker": "listwise softmax over each question's candidate spans, L2-penalised",
         "calibration": "logistic regression of the chosen span being right on " + ", ".join(CALIBRATION_INPUTS),
         "abstain_below": f"highest threshold whose false abstentions stay within {MAX_FALSE_ABSTENTION:.0%}",
+        "headline_above": f"lowest confidence from which {HEADLINE_PRECISION:.0%} of the out-of-fold answers "
+        f"were right (at least {HEADLINE_SUPPORT})",
         "metrics": metrics,
     }
 
@@ -349,12 +369,14 @@ def main() -> int:
         f"{len(questions)} questions, {sum(len(q.trace.spans) for q in questions)} candidate spans; "
         f"out-of-fold over {args.folds} folds:"
     )
-    metrics = report(cross_validate(questions, args.folds, settings), [qa for qa, _ in sets])
-    final = fit(questions, settings)
+    outcomes = cross_validate(questions, args.folds, settings)
+    metrics = report(outcomes, [qa for qa, _ in sets])
+    final = replace(fit(questions, settings), headline_above=headline_level(outcomes))
     print("fitted on all questions (in-sample):")
     report([judge(final, q, settings) for q in questions], [qa for qa, _ in sets])
     print("ranker:", final.weights, "bias", final.bias)
     print("calibration:", final.calibration, "bias", final.calib_bias, "abstain below", final.abstain_below)
+    print("headline from", final.headline_above, f"(out of fold, {HEADLINE_PRECISION:.0%} right)")
     if args.write:
         model_id = GENERIC if args.generic else models.pop()
         stem = model_id.replace("/", "__") + (READER_SUFFIX if args.reader else "")

@@ -27,16 +27,14 @@ from citeqa.answer.retrieval import RetrievalSettings, Retriever, prefer_languag
 from citeqa.answer.scoring import ScoringModel, load_scoring, read_weights
 from citeqa.answer.spans import Candidate, candidates_from
 from citeqa.errors import QuestionError
+from citeqa.messages import UI_LANGUAGES
 from citeqa.reader.reader import Reader
 from citeqa.records import Answer, Citation, Highlight, Hit
 from citeqa.text.analysis import fold_accents, query_terms, words
-from citeqa.text.language import SUPPORTED, detect
+from citeqa.text.language import SUPPORTED, question_language
 
 #: Longest question accepted, in characters (a long paragraph; longer input is pasted text, not a question).
 MAX_QUESTION_CHARS = 2000
-#: Below this detector confidence a question's language is taken from the history or the corpus:
-#: short questions ("GLM-5?") are often misread, and half the probability mass is the usual bar.
-QUESTION_LANGUAGE_CONFIDENCE = 0.5
 
 
 #: Sources of the short answer (see :attr:`AnswerSettings.short_answers`).
@@ -177,15 +175,10 @@ class AnswerPipeline:
         )
 
     def question_language(self, question: str, history: Sequence[str] = ()) -> str:
-        """ISO 639-1 code of the question; history or the corpus decide when unclear."""
-        found = detect(question, SUPPORTED)
-        if found.lang is not None and found.confidence >= QUESTION_LANGUAGE_CONFIDENCE:
-            return found.lang
-        for earlier in reversed(history):
-            prior = detect(earlier, SUPPORTED)
-            if prior.lang is not None:
-                return prior.lang
-        return found.lang if found.lang is not None else self.default_lang
+        """ISO 639-1 code of the question, among the corpus's and the UI's languages: the question
+        decides, the history breaks a tie, the corpus's main language when nothing can be told."""
+        candidates = tuple(lang for lang in SUPPORTED if lang in self.retriever.langs or lang in UI_LANGUAGES)
+        return question_language(question, history, candidates, self.default_lang)
 
     def retrieval_query(self, question: str, history: Sequence[str]) -> str:
         """The text to search with: the question, plus the last turn when it leans on it."""

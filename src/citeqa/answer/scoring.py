@@ -6,7 +6,9 @@ is the answer's ``confidence``; below ``abstain_below`` the engine abstains.
 
 The parameters are data, not code: ``weights/<model>.json`` beside this module, one file per
 embedding model (its vectors give the dense signals their scale), keyed by feature name, with
-the retrieval fusion weights and how they were fitted. ``eval/fit_scorer.py --write`` writes it.
+the retrieval fusion weights and how they were fitted. ``eval/fit_scorer.py --write`` writes it,
+with ``headline_above``: the confidence from which answers were right often enough out of fold to be
+shown as the answer (below it, a reader sees a possible answer and its source).
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ READER_SUFFIX = "+reader"
 
 @dataclass(frozen=True, slots=True)
 class ScoringModel:
-    """Ranker weights per feature name, calibration weights per input name, and the abstention threshold."""
+    """Ranker weights per feature name, calibration weights per input name, the abstention threshold,
+    and the level from which an answer is headlined (1.0, never, when the fit has not set one)."""
 
     weights: Mapping[str, float]
     bias: float
@@ -48,6 +51,7 @@ class ScoringModel:
     calib_bias: float
     abstain_below: float
     fitted: Mapping[str, Any] = field(default_factory=dict)
+    headline_above: float = 1.0
 
     def __post_init__(self) -> None:
         check_names("ranker", self.weights, FEATURES, exact=True)
@@ -82,6 +86,7 @@ class ScoringModel:
             "bias": self.bias,
             "calibration": {"inputs": dict(self.calibration), "bias": self.calib_bias},
             "abstain_below": self.abstain_below,
+            "headline_above": self.headline_above,
             "fitted": dict(self.fitted),
         }
 
@@ -99,6 +104,7 @@ class ScoringModel:
                 float(calib["bias"]),
                 float(data["abstain_below"]),
                 data.get("fitted", {}),
+                float(data.get("headline_above", 1.0)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"scorer weights: missing or bad entry {exc}") from None
