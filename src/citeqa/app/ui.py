@@ -951,6 +951,7 @@ def serve(
     allowed_hosts: tuple[str, ...] = (),
     sock=None,  # socket.socket
     qa_dir: Path | None = None,
+    forwarded_allow_ips: tuple[str, ...] = (),
 ) -> None:
     """Open the engine (``open_engine``), warm the model, and serve the app until interrupted.
 
@@ -982,10 +983,9 @@ def serve(
             f"citeqa: warning: serving on {host} without --auth; anyone who can reach it can read and add documents",
             file=sys.stderr,
         )
-    private = not os.environ.get("GRADIO_TEMP_DIR")
-    if private:  # uploads in a folder of our own, emptied at start and at exit
-        os.environ["GRADIO_TEMP_DIR"] = str(server.private_upload_cache())
-        server.sweep_upload_cache(server.upload_cache_dir(), None)
+    given = os.environ.get("GRADIO_TEMP_DIR")
+    cache = server.own_upload_cache(given)  # this process's own folder: another server never sweeps it
+    os.environ["GRADIO_TEMP_DIR"] = str(cache)
     port = sock.getsockname()[1]
     policy = server.policy_for(
         host,
@@ -993,17 +993,21 @@ def serve(
         allowed_hosts,
         uploads=corpus_dir is not None,
         max_upload_bytes=max_upload_bytes,
-        upload_dir=server.upload_cache_dir(),
+        upload_dir=cache,
+        forwarded_allow_ips=forwarded_allow_ips,
     )
     evaluation = EvalSettings(qa_dir if qa_dir is not None else default_qa_dir(corpus_dir))
     app = guarded_app(holder, UploadSettings(corpus_dir, max_upload_bytes), policy, auth, evaluation)
     print(f"citeqa: serving on {server.url_of(sock, host)} (Ctrl+C to stop)", file=sys.stderr, flush=True)
     try:
         server.run(app, sock)
-    finally:
+    finally:  # after SIGINT and SIGTERM alike (server.run raises Terminated for SIGTERM)
         app.state.blocks.evaluations.close()  # a run in progress stops; its files go
-        if private:
-            server.sweep_upload_cache(server.upload_cache_dir(), None)
+        server.remove_upload_cache(cache)
+        if given is None:
+            os.environ.pop("GRADIO_TEMP_DIR", None)
+        else:
+            os.environ["GRADIO_TEMP_DIR"] = given
 
 
 def guarded_app(
