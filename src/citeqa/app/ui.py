@@ -24,6 +24,7 @@ from citeqa.app.eval_runner import EvaluationRunner, FinishedRun
 from citeqa.app.uploads import DEFAULT_MAX_BYTES, add_files, summary
 from citeqa.engine import Engine
 from citeqa.errors import CiteqaError
+from citeqa.ingest.budget import ParseBudget
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
 from citeqa.messages import EVALUATE, evidence_labels
 
@@ -159,6 +160,7 @@ class UploadSettings:
 
     corpus: Path | None = None
     max_bytes: int = DEFAULT_MAX_BYTES
+    budget: ParseBudget | None = field(default_factory=ParseBudget)  # each new file is read in a bounded worker
 
 
 def ask_record(
@@ -385,7 +387,9 @@ def upload(holder: EngineHolder, settings: UploadSettings, files: list[Any] | No
         engine = holder.engine
         if engine.index_dir is None:
             return "This index cannot be updated.", corpus_view(holder), ""
-        result = add_files(pairs, settings.corpus, engine.index_dir, engine.embedder, settings.max_bytes, step)
+        result = add_files(
+            pairs, settings.corpus, engine.index_dir, engine.embedder, settings.max_bytes, step, settings.budget
+        )
         if result.indexed:
             holder.swap(engine.reload())
     if pairs:
