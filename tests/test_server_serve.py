@@ -182,3 +182,41 @@ def test_sigterm_cleans_up_as_sigint_does(fixture_corpus: Path, tmp_path: Path):
         assert left == [], left
     finally:
         _stop(proc)
+
+
+def _ask(client: httpx.Client, question: str) -> dict:
+    import json
+
+    event = client.post("/gradio_api/call/ask", json={"data": [question, [], 2, "auto"]})
+    assert event.status_code == 200, event.text
+    answer = client.get(f"/gradio_api/call/ask/{event.json()['event_id']}")
+    data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:")]
+    return json.loads(data[-1])[0]
+
+
+def test_api_calls_keep_no_session_state(guarded_server, tmp_path: Path, cache_dir: Path):
+    """Item 6: Gradio kept ~180 KB of session state per API call, up to 10,000 (443 -> 1,314 MB over
+    ~3,300 calls). Now an /ask call leaves none; a page's session keeps its chat."""
+    s = guarded_server(tmp_path / "sessions", cache_dir)
+    try:
+        holder = s.running._server.config.app.state.blocks.state_holder
+        before = len(holder.session_data)
+        with s.client() as client:
+            for n in range(20):
+                assert "1887" in _ask(client, f"¿En qué año se construyó el faro de Punta Brava? {n}")["answer"]
+        from gradio_client import Client
+
+        api = Client(s.url, verbose=False)
+        for _ in range(3):
+            assert "1760" in api.predict("When was the windmill built?", [], 1, "auto", api_name="/ask")["answer"]
+        assert len(holder.session_data) == before
+        blocks = s.running._server.config.app.state.blocks
+        turn = next(i for i, fn in blocks.fns.items() if getattr(fn.fn, "__name__", "") == "turn")
+        with s.page_client() as page:
+            session = secrets.token_hex(6)
+            question = "When was the windmill built?"
+            assert join(page, turn, [question, "ask", [], None, None, None, 2, "auto", True], session)
+            assert wait_done(page, session)["success"]
+        assert session in holder.session_data
+    finally:
+        s.close()

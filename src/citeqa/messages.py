@@ -295,4 +295,5 @@ OUTCOME_HELP = {
 SERVER = {
     "not_uploaded": "that file was not uploaded from this page; upload it again from the page",
     "bad_json": "the request body is not valid JSON",
+    "no_events": "no events are waiting for that session; join the queue first",
 }

@@ -51,9 +51,10 @@ from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from citeqa.answer.pipeline import MAX_QUESTION_CHARS
+from citeqa.app.api_sessions import keep_no_api_sessions
 from citeqa.app.serving import WILDCARD_HOSTS, Running, bind, run, url_of  # noqa: F401 - re-exported
 from citeqa.app.upload_cache import (  # noqa: F401 - re-exported: the guard's callers use them from here
     UPLOAD_MAX_AGE_S,
@@ -84,6 +85,7 @@ MAX_BODY_BYTES = 1 << 20
 assert MAX_BODY_BYTES >= 2 * 21 * MAX_QUESTION_CHARS * 12
 
 UPLOAD_PATH = "/gradio_api/upload"
+QUEUE_DATA_PATH = "/gradio_api/queue/data"
 #: Routes a browser must not reach from another site even with a GET (the queue's event stream).
 CROSS_SITE_REFUSED = (UPLOAD_PATH, "/gradio_api/queue/")
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -166,10 +168,14 @@ def policy_for(
     )
 
 
+#: Characters a ``Host`` header (host and port) never holds; urlsplit would read past them.
+_NOT_IN_HOST = frozenset("/\\?#@ \t")
+
+
 def normal_host(value: str) -> str:
     """A host name or address without port, brackets, case or trailing dot ('' when unusable)."""
     value = (value or "").strip()
-    if not value:
+    if not value or any(c in value for c in _NOT_IN_HOST):  # "localhost/evil.example" names no host of ours
         return ""
     try:
         parts = urlsplit("//" + value)
@@ -281,10 +287,17 @@ class Guard:
     when the server has no ``--auth``.
     """
 
-    def __init__(self, app: ASGIApp, policy: Policy, logged_in: Callable[[dict[str, str]], bool] | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        policy: Policy,
+        logged_in: Callable[[dict[str, str]], bool] | None = None,
+        pending: Callable[[str], bool] | None = None,
+    ) -> None:
         self.app = app
         self.policy = policy
         self.logged_in = logged_in
+        self.pending = pending  # whether the queue holds events of a session_hash (None: not checked)
         self.sessions = Sessions(policy.port)
         self.logins = LoginLimiter(policy.login_failures, policy.login_window_s)
         self.uploads = UploadLedger()
@@ -360,6 +373,10 @@ class Guard:
                     )
             if path.startswith(LOGIN_GATED) and not self.logged_in(_cookies(headers)):
                 raise Refusal(401, "not logged in")
+        if path == QUEUE_DATA_PATH and self.pending is not None:
+            session_hash = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_hash", [""])[0]
+            if not self.pending(session_hash):  # Gradio would fail inside the started stream, with a traceback
+                raise Refusal(404, SERVER["no_events"])
         if path == UPLOAD_PATH:
             return self._upload_limit(headers)
         limit = policy.max_body_bytes
@@ -573,8 +590,14 @@ def build_server(
         css=css,
     )
     blocks.has_launched = True  # mount_gradio_app leaves it False, which turns Gradio's own path check off
+    keep_no_api_sessions(blocks)  # an /ask call leaves no session state behind
     gradio_app = next(r.app for r in parent.routes if isinstance(r, Mount))
-    parent.add_middleware(Guard, policy=policy, logged_in=_login_check(gradio_app) if auth else None)
+    parent.add_middleware(
+        Guard,
+        policy=policy,
+        logged_in=_login_check(gradio_app) if auth else None,
+        pending=lambda session_hash: session_hash in blocks._queue.pending_messages_per_session,
+    )
     parent.state.policy = policy  # serving.run reads the trusted proxies from it
     return parent
 
