@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,8 +78,11 @@ def join(client: httpx.Client, fn_index: int, data: list, session_hash: str | No
 
 def wait_done(client: httpx.Client, session_hash: str, timeout: float = 60) -> dict:
     """The ``process_completed`` message of the session's event (read from the queue's event stream)."""
+    deadline = time.monotonic() + timeout
     with client.stream("GET", f"/gradio_api/queue/data?session_hash={session_hash}", timeout=timeout) as events:
         for line in events.iter_lines():
+            if time.monotonic() > deadline:  # heartbeats keep the stream alive: stop waiting anyway
+                break
             if line.startswith("data:"):
                 message = json.loads(line[5:])
                 if message.get("msg") == "process_completed":

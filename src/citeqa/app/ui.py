@@ -8,6 +8,7 @@ uploads are checked and indexed by :mod:`citeqa.app.uploads` and removals by :mo
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import sys
@@ -302,7 +303,7 @@ def open_document(holder: EngineHolder, request: Any) -> tuple[str, str]:
     document = holder.engine.data.documents.get(doc_id) if isinstance(doc_id, str) else None
     if document is None:
         return "", "that document is not in the index"
-    if type(start) not in (int, float) or type(end) not in (int, float):
+    if not all(type(v) in (int, float) and math.isfinite(v) for v in (start, end)):  # NaN, Infinity: no range
         start, end = 0, 0
     return display.document_html(document, int(start), int(end)), ""
 

@@ -160,9 +160,12 @@ def add_files(
     """
     from citeqa.ingest.pending import Journal
 
-    corpus.mkdir(parents=True, exist_ok=True)
-    with Journal(corpus) as journal:  # settled (indexed or removed) when this block ends; a crash leaves it
-        return _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal, budget)
+    try:
+        corpus.mkdir(parents=True, exist_ok=True)
+        with Journal(corpus) as journal:  # settled (indexed or removed) when this block ends; a crash leaves it
+            return _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal, budget)
+    except OSError as exc:  # a full disk or a read-only corpus folder: nothing was added
+        return UploadResult(error=f"nothing was added: the corpus folder cannot be written ({exc.strerror or exc})")
 
 
 def _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal, budget=None):
@@ -181,6 +184,10 @@ def _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal,
             path = save_upload(Path(source), name, corpus, max_bytes, journal, budget)
         except UploadError as exc:
             result.refused.append((safe_label(name), str(exc)))
+            continue
+        except OSError as exc:  # the disk is full (or the corpus folder read-only): this file is not saved
+            _remove_partial(corpus, name)
+            result.refused.append((safe_label(name), f"{safe_label(name)}: not saved ({exc.strerror or exc})"))
             continue
         if path is None:
             result.unchanged.append(safe_name(name))
@@ -203,6 +210,16 @@ def _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal,
     result.indexed = True
     step(1.0, "done")
     return result
+
+
+def _remove_partial(corpus: Path, name: str) -> None:
+    """Remove the hidden partial copies a failed save of ``name`` may have left."""
+    try:
+        stem = target_path(corpus, name)
+    except UploadError:
+        return
+    for partial in stem.parent.glob(f".{stem.stem}*{stem.suffix}.part"):
+        partial.unlink(missing_ok=True)
 
 
 def indexed_shas(index_dir: Path) -> frozenset[str]:
