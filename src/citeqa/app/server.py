@@ -23,12 +23,19 @@ own CORS handling. The guard, in order:
 4. **Uploads.** ``/gradio_api/upload`` needs the page's session: a cookie
    (``HttpOnly``, ``SameSite=Strict``, signed with a per-process secret) that the
    server sets on the page itself, which another site can neither read nor send. The
-   upload cache has a quota (:attr:`Policy.upload_quota_bytes`); files older than
+   upload cache has a quota (:attr:`Policy.upload_quota_bytes`, counting uploads only); files older than
    :data:`UPLOAD_MAX_AGE_S` are swept from it, and the upload handler removes the files
    it has consumed (:func:`discard_uploads`).
 5. **Size.** A body larger than the route's limit (:data:`MAX_BODY_BYTES` for every
    route but uploads) is refused with 413: from ``Content-Length`` before a byte is
    read, and while streaming for bodies without one.
+6. **Files.** A POST to a Gradio route under ``/gradio_api/`` is read whole (within
+   the size limit) before Gradio sees it; every file it names (a dict with a string
+   ``path``, at any depth) must be a file this server's upload route wrote for the
+   request's own page session (:class:`~citeqa.app.upload_ledger.UploadLedger`), else
+   403. ``blocks.has_launched`` is set as well, so Gradio's own path check runs too.
+7. **Event streams.** ``/gradio_api/queue/data`` for a session with no events waiting
+   is 404 before Gradio starts a stream it would fail inside, with a traceback.
 
 Every refusal is a JSON ``{"error": "..."}`` with the status code; nothing reaches the
 Gradio app, and nothing is logged as a traceback.
