@@ -162,3 +162,21 @@ def test_an_upload_is_taken_only_from_the_session_that_made_it(served):
         assert "added cabo.txt" in done["output"]["data"][0]
     assert "cabo.txt" in served.corpus_files()
     assert not Path(path).exists()  # consumed: the cache keeps no copy
+
+
+def test_no_spelling_of_a_body_hides_a_file(served, secret_files):
+    """The guard reads the body as Gradio does: escaped keys, UTF-16 and multipart do not slip past."""
+    add = {name: index for index, name in events_with_inputs(served).items()}["on_add"]
+    files = [file_data(secret_files["md"])]
+    body = {"data": [files], "fn_index": add, "session_hash": secrets.token_hex(6), "trigger_id": None}
+    escaped = json.dumps(body).replace('"path"', '"\\u0070ath"').encode()
+    assert b'"path"' not in escaped
+    with served.page_client() as client:
+        for content, kind in (
+            (escaped, "application/json"),
+            (json.dumps(body).encode("utf-16"), "application/json"),
+            (b"--x\r\nContent-Disposition: form-data; name=a\r\n\r\nb\r\n--x--\r\n", "multipart/form-data; boundary=x"),
+        ):
+            response = client.post("/gradio_api/queue/join", content=content, headers={"content-type": kind})
+            assert response.status_code in (400, 403), (kind, response.text)
+    assert SECRET not in everything_written(served)

@@ -168,8 +168,13 @@ class Guard:
         return self.sessions.session_of(_cookies(headers).get(self.sessions.name))
 
     def check_files(self, headers: dict[str, str], body: bytes) -> None:
-        """Refusal unless every file a request body names is an upload of the request's own session."""
-        if b'"path"' not in body:
+        """Refusal unless every file a request body names is an upload of the request's own session.
+
+        The body is parsed as the app would parse it (``json.loads`` of the bytes: UTF-16 and
+        ``\\u`` escapes included), so no spelling hides a file; a body that is not JSON is
+        refused (Gradio's event routes take JSON only; uploads have their own route).
+        """
+        if not body.strip():
             return
         try:
             data = json.loads(body)
