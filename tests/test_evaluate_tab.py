@@ -332,13 +332,15 @@ def test_a_failing_engine_ends_the_run_with_its_message(holder: EngineHolder, ru
 
 
 def test_the_next_run_removes_the_last_runs_files_and_close_removes_all(runner: EvaluationRunner, tmp_path: Path):
+    """The shown run keeps its files until the next one finishes (a failed or cancelled one leaves them:
+    test_server_low.py); then they go, and close() removes every run's."""
     items = load_qa(FIXTURE_QA)[:2]
     runner.start(items, "first.jsonl")
     assert runner.wait(30)
     first = runner.finished()
     runner.start(items, "second.jsonl")
-    assert not first.files["report.json"].exists()
     assert runner.wait(30)
+    assert not first.files["report.json"].exists()
     assert runner.previous() is first and runner.before(runner.finished()) is first
     assert runner.finished().source == "second.jsonl"
     runner.close()

@@ -434,3 +434,10 @@ OUTCOME_HELP = {
     "missed abstention": "answered a question the documents do not answer",
     "right abstention": "abstained on a question the documents do not answer",
 }
+
+#: The web server's refusals (:mod:`citeqa.app.server`), one line each, as JSON ``{"error": ...}``.
+SERVER = {
+    "not_uploaded": "that file was not uploaded from this page; upload it again from the page",
+    "bad_json": "the request body is not valid JSON",
+    "no_events": "no events are waiting for that session; join the queue first",
+}

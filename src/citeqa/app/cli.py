@@ -155,6 +155,14 @@ def _parser() -> argparse.ArgumentParser:
         "which stops DNS-rebinding pages",
     )
     p.add_argument(
+        "--forwarded-allow-ips",
+        action="append",
+        default=[],
+        metavar="IP",
+        help="a reverse proxy whose X-Forwarded-For header names the client (repeatable; an address "
+        "or network, as uvicorn takes it); by default the header is ignored",
+    )
+    p.add_argument(
         "--auth",
         type=_auth_pair,
         action=_AuthAction,
@@ -516,6 +524,7 @@ def _eval_index_and_open(args: argparse.Namespace, corpus: Path, index: Path) ->
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     from citeqa.app.server import bind
+    from citeqa.app.serving import Terminated, die_of_sigterm
     from citeqa.app.ui import serve
 
     sock = bind(args.host, args.port)  # a busy port is a one-line error now, not after the model loads
@@ -536,7 +545,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             allowed_hosts=tuple(args.allowed_host),
             sock=sock,
             qa_dir=args.eval_dir,
+            forwarded_allow_ips=tuple(args.forwarded_allow_ips),
         )
+    except Terminated:  # the server stopped and cleaned up; end as SIGTERM's default would have
+        sock.close()
+        die_of_sigterm()
     finally:
         sock.close()
     return 0

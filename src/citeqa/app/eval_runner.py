@@ -98,7 +98,8 @@ class EvaluationRunner:
         self._status: RunStatus | None = None
         self._last: FinishedRun | None = None
         self._previous: FinishedRun | None = None
-        self._run_dir: Path | None = None
+        self._run_dir: Path | None = None  # the folder of the run in progress
+        self._done_dir: Path | None = None  # the folder of the last finished run: its files stay while shown
         self._next_id = 1
 
     # ----------------------------------------------------------------- reading
@@ -141,8 +142,7 @@ class EvaluationRunner:
                 raise RunRefused(EVALUATE["busy"].format(source=current.source, done=current.done, total=current.total))
             run_id = self._next_id
             self._next_id += 1
-            self._remove_run_dir()
-            run_dir = self._new_run_dir(run_id)
+            run_dir = self._new_run_dir(run_id)  # the last finished run keeps its files until this one finishes
             copy = None
             if qa_file is not None:
                 (run_dir / "input").mkdir()
@@ -182,6 +182,7 @@ class EvaluationRunner:
         self.wait(timeout)
         with self._lock:
             self._remove_run_dir()
+            self._remove_done_dir()
             if self._own_root and self._root is not None:
                 shutil.rmtree(self._root, ignore_errors=True)
                 self._root = None
@@ -205,6 +206,7 @@ class EvaluationRunner:
             for item in items:
                 if self._cancel.is_set():
                     self._end(run_id, CANCELLED, len(results), began)
+                    self._discard(run_dir)
                     return
                 results += evaluate(ask, [item], texts, corpus_langs, progress=False, doc_langs=langs)
                 self._progress(run_id, len(results))
@@ -219,11 +221,14 @@ class EvaluationRunner:
             if not isinstance(exc, CiteqaError):
                 traceback.print_exc(file=sys.stderr)
             self._end(run_id, FAILED, len(results), began, error=str(exc) or type(exc).__name__)
+            self._discard(run_dir)
             return
         seconds = time.monotonic() - began
         run = FinishedRun(run_id, source, tuple(results), metrics, provenance, files, seconds)
         with self._lock:
             self._previous, self._last = self._last, run
+            self._remove_done_dir()  # the run it replaces on the page: its results stay, its files go
+            self._done_dir, self._run_dir = run_dir, None
         self._end(run_id, DONE, len(results), began)
 
     def _progress(self, run_id: int, done: int) -> None:
@@ -259,3 +264,15 @@ class EvaluationRunner:
         if self._run_dir is not None:
             shutil.rmtree(self._run_dir, ignore_errors=True)
             self._run_dir = None
+
+    def _remove_done_dir(self) -> None:
+        if self._done_dir is not None:
+            shutil.rmtree(self._done_dir, ignore_errors=True)
+            self._done_dir = None
+
+    def _discard(self, run_dir: Path) -> None:
+        """A failed or cancelled run's folder goes; the last finished run's stays (it is still shown)."""
+        with self._lock:
+            shutil.rmtree(run_dir, ignore_errors=True)
+            if self._run_dir == run_dir:
+                self._run_dir = None

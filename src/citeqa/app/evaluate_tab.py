@@ -309,15 +309,18 @@ def shipped_qa_files(folder: Path | None) -> list[str]:
 
     A JSONL file counts when its first record has ``question`` and ``answers``; a CSV file
     when its header names ``question`` and ``answers``. Other JSONL files (claims, SQuAD
-    predictions) are not offered.
+    predictions) are not offered, nor a symbolic link that leads out of ``folder``.
     """
     if folder is None or not Path(folder).is_dir():
         return []
     root = Path(folder)
+    real_root = root.resolve()
     names = []
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
         if any(part.startswith(".") for part in relative.parts) or path.suffix.lower() not in QA_SUFFIXES:
+            continue
+        if not path.resolve().is_relative_to(real_root):  # a link out of the folder: not the folder's file
             continue
         if path.is_file() and _looks_like_qa(path):
             names.append(relative.as_posix())

@@ -23,12 +23,19 @@ own CORS handling. The guard, in order:
 4. **Uploads.** ``/gradio_api/upload`` needs the page's session: a cookie
    (``HttpOnly``, ``SameSite=Strict``, signed with a per-process secret) that the
    server sets on the page itself, which another site can neither read nor send. The
-   upload cache has a quota (:attr:`Policy.upload_quota_bytes`); files older than
+   upload cache has a quota (:attr:`Policy.upload_quota_bytes`, counting uploads only); files older than
    :data:`UPLOAD_MAX_AGE_S` are swept from it, and the upload handler removes the files
    it has consumed (:func:`discard_uploads`).
 5. **Size.** A body larger than the route's limit (:data:`MAX_BODY_BYTES` for every
    route but uploads) is refused with 413: from ``Content-Length`` before a byte is
    read, and while streaming for bodies without one.
+6. **Files.** A POST to a Gradio route under ``/gradio_api/`` is read whole (within
+   the size limit) before Gradio sees it; every file it names (a dict with a string
+   ``path``, at any depth) must be a file this server's upload route wrote for the
+   request's own page session (:class:`~citeqa.app.upload_ledger.UploadLedger`), else
+   403. ``blocks.has_launched`` is set as well, so Gradio's own path check runs too.
+7. **Event streams.** ``/gradio_api/queue/data`` for a session with no events waiting
+   is 404 before Gradio starts a stream it would fail inside, with a traceback.
 
 Every refusal is a JSON ``{"error": "..."}`` with the status code; nothing reaches the
 Gradio app, and nothing is logged as a traceback.
@@ -36,29 +43,39 @@ Gradio app, and nothing is logged as a traceback.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import errno
-import hashlib
-import hmac
-import ipaddress
 import json
-import logging
-import os
-import secrets
-import socket
-import threading
-import time
-from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs
 
-from citeqa.answer.pipeline import MAX_QUESTION_CHARS
-from citeqa.errors import ServerError
+from citeqa.app.api_sessions import keep_no_api_sessions
+from citeqa.app.guard_rules import (  # noqa: F401 - re-exported: tests and the CLI use them from here
+    LOGIN_FAILURES,
+    LOGIN_WINDOW_S,
+    LOOPBACK_NAMES,
+    MAX_BODY_BYTES,
+    LoginLimiter,
+    Policy,
+    Sessions,
+    normal_host,
+    policy_for,
+    same_origin,
+)
+from citeqa.app.serving import WILDCARD_HOSTS, Running, bind, run, url_of  # noqa: F401 - re-exported
+from citeqa.app.upload_cache import (  # noqa: F401 - re-exported: the guard's callers use them from here
+    UPLOAD_MAX_AGE_S,
+    cache_bytes,
+    discard_uploads,
+    own_upload_cache,
+    private_upload_cache,
+    remove_upload_cache,
+    sweep_upload_cache,
+    upload_cache_dir,
+)
+from citeqa.app.upload_ledger import UploadLedger, file_paths
+from citeqa.messages import SERVER
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -66,23 +83,13 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
-WILDCARD_HOSTS = ("0.0.0.0", "::", "")
-
-#: Largest request body outside uploads. The largest legal ``/ask`` request (a question
-#: and 20 earlier ones of 2000 characters, every character JSON-escaped as a surrogate
-#: pair, 12 bytes) is 504,000 bytes; the chat page's own requests carry the visible chat.
-#: 1 MiB is twice that; a 200 MB "question" is refused before it is read.
-MAX_BODY_BYTES = 1 << 20
-assert MAX_BODY_BYTES >= 2 * 21 * MAX_QUESTION_CHARS * 12
 
 UPLOAD_PATH = "/gradio_api/upload"
+QUEUE_DATA_PATH = "/gradio_api/queue/data"
 #: Routes a browser must not reach from another site even with a GET (the queue's event stream).
 CROSS_SITE_REFUSED = (UPLOAD_PATH, "/gradio_api/queue/")
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 LOGIN_PATHS = ("/login", "/login/")
-LOGIN_FAILURES = 5
-LOGIN_WINDOW_S = 60.0
 #: Gradio routes without a login check of their own; with --auth the guard requires one.
 LOGIN_GATED = (
     "/gradio_api/cancel",
@@ -93,103 +100,10 @@ LOGIN_GATED = (
     "/gradio_api/undo-vibe",
     "/monitoring",
 )
-UPLOAD_MAX_AGE_S = 3600.0
+#: Routes whose body may name files: Gradio's event routes. Each file must be an upload of the request's session.
+FILE_CHECKED = ("/gradio_api/",)
 #: Pages whose response carries the session cookie uploads need.
 PAGE_PATHS = ("/", "")
-
-
-@dataclass(frozen=True)
-class Policy:
-    """What the guard lets through; built by :func:`policy_for` from the ``serve`` options."""
-
-    bind_host: str = "127.0.0.1"
-    port: int = 7860
-    allowed_hosts: tuple[str, ...] = ()
-    max_body_bytes: int = MAX_BODY_BYTES
-    uploads: bool = True
-    upload_dir: Path | None = None
-    upload_quota_bytes: int = 200 * 1_048_576
-    login_failures: int = LOGIN_FAILURES
-    login_window_s: float = LOGIN_WINDOW_S
-    names: frozenset[str] = field(default=frozenset(), init=False)
-
-    def __post_init__(self) -> None:
-        names = {*LOOPBACK_NAMES, *(normal_host(h) for h in self.allowed_hosts)}
-        if not self.wildcard:
-            names.add(normal_host(self.bind_host))
-        else:
-            names.add(normal_host(socket.gethostname()))  # no DNS lookup: getfqdn() would ask the resolver
-        object.__setattr__(self, "names", frozenset(n for n in names if n))
-
-    @property
-    def wildcard(self) -> bool:
-        return normal_host(self.bind_host) in WILDCARD_HOSTS
-
-    def host_allowed(self, name: str | None) -> bool:
-        """Whether a ``Host`` name (already :func:`normal_host`) may be served."""
-        if not name:
-            return False
-        if name in self.names:
-            return True
-        return self.wildcard and _is_ip(name)  # rebinding needs a name, never an IP literal
-
-
-def policy_for(
-    host: str,
-    port: int,
-    allowed_hosts: Iterable[str] = (),
-    *,
-    uploads: bool = True,
-    max_upload_bytes: int = 20 * 1_048_576,
-    upload_dir: Path | None = None,
-) -> Policy:
-    """The policy of ``citeqa serve``: the upload cache holds ten uploads of the largest size."""
-    return Policy(
-        bind_host=host,
-        port=port,
-        allowed_hosts=tuple(allowed_hosts),
-        uploads=uploads,
-        upload_dir=upload_dir,
-        upload_quota_bytes=max(10 * max_upload_bytes, 16 * 1_048_576),
-    )
-
-
-def normal_host(value: str) -> str:
-    """A host name or address without port, brackets, case or trailing dot ('' when unusable)."""
-    value = (value or "").strip()
-    if not value:
-        return ""
-    try:
-        parts = urlsplit("//" + value)
-        name = parts.hostname or ""
-        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
-    except ValueError:
-        if value.count(":") > 1 and _is_ip(value):  # a bare IPv6 address such as ::1
-            return str(ipaddress.ip_address(value))
-        return ""
-    name = name.rstrip(".").lower()
-    return str(ipaddress.ip_address(name)) if _is_ip(name) else name
-
-
-def _is_ip(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
-
-
-def same_origin(origin: str, host_header: str) -> bool:
-    """Whether an ``Origin`` header names the origin of a request sent with this ``Host``."""
-    try:
-        o = urlsplit(origin.strip())
-        h = urlsplit("//" + host_header.strip())
-        if o.scheme not in ("http", "https") or not o.hostname or not h.hostname:
-            return False
-        default = 443 if o.scheme == "https" else 80
-        return normal_host(o.hostname) == normal_host(h.hostname) and (o.port or default) == (h.port or default)
-    except ValueError:
-        return False
 
 
 # --------------------------------------------------------------------------- the guard
@@ -204,60 +118,6 @@ class Refusal(Exception):
         self.headers = tuple(headers)
 
 
-class LoginLimiter:
-    """Failed logins per client address in a sliding window, for a bounded number of addresses."""
-
-    def __init__(self, failures: int, window_s: float, max_clients: int = 10_000) -> None:
-        self.failures, self.window_s, self.max_clients = failures, window_s, max_clients
-        self._seen: OrderedDict[str, deque[float]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def wait_s(self, client: str, now: float | None = None) -> float:
-        """Seconds until ``client`` may try again (0 when it may now)."""
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            times = self._seen.get(client)
-            if not times:
-                return 0.0
-            while times and now - times[0] >= self.window_s:
-                times.popleft()
-            return 0.0 if len(times) < self.failures else self.window_s - (now - times[0])
-
-    def failed(self, client: str, now: float | None = None) -> None:
-        with self._lock:
-            times = self._seen.setdefault(client, deque(maxlen=self.failures))
-            times.append(time.monotonic() if now is None else now)
-            self._seen.move_to_end(client)
-            while len(self._seen) > self.max_clients:
-                self._seen.popitem(last=False)
-
-    def succeeded(self, client: str) -> None:
-        with self._lock:
-            self._seen.pop(client, None)
-
-
-class Sessions:
-    """The page's session cookie: a random nonce signed with a secret of this process."""
-
-    def __init__(self, port: int) -> None:
-        self.name = f"citeqa-session-{port}"  # cookies ignore ports; two servers must not overwrite each other
-        self._secret = secrets.token_bytes(32)
-
-    def issue(self) -> str:
-        nonce = secrets.token_urlsafe(16)
-        return f"{nonce}.{self._sign(nonce)}"
-
-    def valid(self, value: str | None) -> bool:
-        nonce, _, signature = (value or "").partition(".")
-        return bool(nonce) and hmac.compare_digest(signature, self._sign(nonce))
-
-    def set_cookie(self) -> str:
-        return f"{self.name}={self.issue()}; Path=/; HttpOnly; SameSite=Strict"
-
-    def _sign(self, nonce: str) -> str:
-        return hmac.new(self._secret, nonce.encode(), hashlib.sha256).hexdigest()[:32]
-
-
 class Guard:
     """ASGI middleware: host, origin, login, upload and size checks (see the module docstring).
 
@@ -265,12 +125,20 @@ class Guard:
     when the server has no ``--auth``.
     """
 
-    def __init__(self, app: ASGIApp, policy: Policy, logged_in: Callable[[dict[str, str]], bool] | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        policy: Policy,
+        logged_in: Callable[[dict[str, str]], bool] | None = None,
+        pending: Callable[[str], bool] | None = None,
+    ) -> None:
         self.app = app
         self.policy = policy
         self.logged_in = logged_in
+        self.pending = pending  # whether the queue holds events of a session_hash (None: not checked)
         self.sessions = Sessions(policy.port)
         self.logins = LoginLimiter(policy.login_failures, policy.login_window_s)
+        self.uploads = UploadLedger()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -285,7 +153,37 @@ class Guard:
         if scope["type"] == "websocket":
             await self.app(scope, receive, send)
             return
+        if _names_files(scope):
+            try:
+                body = await _read_body(receive, limit)
+                self.check_files(headers, body)
+            except Refusal as refusal:
+                await _refuse(scope, send, refusal)
+                return
+            receive = _replay(body, receive)
         await self._forward(scope, receive, send, headers, limit)
+
+    def session(self, headers: dict[str, str]) -> str | None:
+        """The page session of a request (None without a valid cookie)."""
+        return self.sessions.session_of(_cookies(headers).get(self.sessions.name))
+
+    def check_files(self, headers: dict[str, str], body: bytes) -> None:
+        """Refusal unless every file a request body names is an upload of the request's own session.
+
+        The body is parsed as the app would parse it (``json.loads`` of the bytes: UTF-16 and
+        ``\\u`` escapes included), so no spelling hides a file; a body that is not JSON is
+        refused (Gradio's event routes take JSON only; uploads have their own route).
+        """
+        if not body.strip():
+            return
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError):
+            raise Refusal(400, SERVER["bad_json"]) from None
+        session = self.session(headers)
+        for path in file_paths(data):
+            if not self.uploads.owns(session, path):
+                raise Refusal(403, SERVER["not_uploaded"])
 
     def check(self, scope: Scope, headers: dict[str, str]) -> int:
         """Raise Refusal for a request that must not reach the app; else its body limit."""
@@ -318,6 +216,10 @@ class Guard:
                     )
             if path.startswith(LOGIN_GATED) and not self.logged_in(_cookies(headers)):
                 raise Refusal(401, "not logged in")
+        if path == QUEUE_DATA_PATH and self.pending is not None:
+            session_hash = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_hash", [""])[0]
+            if not self.pending(session_hash):  # Gradio would fail inside the started stream, with a traceback
+                raise Refusal(404, SERVER["no_events"])
         if path == UPLOAD_PATH:
             return self._upload_limit(headers)
         limit = policy.max_body_bytes
@@ -332,13 +234,11 @@ class Guard:
             raise Refusal(403, "uploads need the page's session; open the page and upload from there")
         quota = policy.upload_quota_bytes
         _check_length(headers, quota)  # larger than the whole cache: too large, whatever is in it
-        room = quota
-        if policy.upload_dir is not None:
-            used = cache_bytes(policy.upload_dir)
-            if used + _declared(headers) > quota:
-                sweep_upload_cache(policy.upload_dir, UPLOAD_MAX_AGE_S)
-                used = cache_bytes(policy.upload_dir)
-            room -= used
+        used = self.uploads.used_bytes()  # uploads only: Gradio's copies of the page's outputs are not
+        if used + _declared(headers) > quota and policy.upload_dir is not None:
+            sweep_upload_cache(policy.upload_dir, UPLOAD_MAX_AGE_S)
+            used = self.uploads.used_bytes()
+        room = quota - used
         if room <= 0 or _declared(headers) > room:
             raise Refusal(
                 507,
@@ -353,6 +253,8 @@ class Guard:
         path, method = scope.get("path", ""), scope.get("method", "GET")
         is_login = self.logged_in is not None and method == "POST" and path in LOGIN_PATHS
         is_page = method in ("GET", "HEAD") and path in PAGE_PATHS
+        is_upload = method == "POST" and path == UPLOAD_PATH
+        answer: list[bytes] = []
         client = _client(scope)
 
         async def counted_receive() -> Message:
@@ -385,6 +287,11 @@ class Guard:
                         **message,
                         "headers": [*message.get("headers", []), (b"set-cookie", self.sessions.set_cookie().encode())],
                     }
+                state["status"] = status
+            elif message["type"] == "http.response.body" and is_upload and state.get("status") == 200:
+                answer.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    self._record_upload(headers, b"".join(answer))  # before the client learns the paths
             await send(message)
 
         try:
@@ -393,6 +300,50 @@ class Guard:
             if not state["refused"]:
                 raise  # a real error: let the server log it
             # the app failed because the body was cut off after the 413; nothing to report
+
+    def _record_upload(self, headers: dict[str, str], body: bytes) -> None:
+        session = self.session(headers)
+        with contextlib.suppress(ValueError, RecursionError):
+            paths = json.loads(body)
+            if session and isinstance(paths, list):
+                self.uploads.record(session, [p for p in paths if isinstance(p, str)])
+
+
+def _names_files(scope: Scope) -> bool:
+    """Whether a request is one whose body may name server files (a POST to a Gradio event route)."""
+    path = scope.get("path", "")
+    return scope.get("method") == "POST" and path.startswith(FILE_CHECKED) and path != UPLOAD_PATH
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    """The whole request body; Refusal 413 past ``limit`` (it is read in full only below the limit)."""
+    parts, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        parts.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(parts)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app ``body`` once, then waits on the real one (for a disconnect)."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -450,97 +401,7 @@ async def _refuse(scope: Scope, send: Send, refusal: Refusal) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-# --------------------------------------------------------------------------- upload cache
-
-
-def cache_bytes(folder: Path) -> int:
-    """Bytes of the files under ``folder`` (0 when it does not exist)."""
-    total = 0
-    for root, _, files in os.walk(folder):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(root, name)).st_size
-    return total
-
-
-def sweep_upload_cache(folder: Path, max_age_s: float | None) -> int:
-    """Remove files older than ``max_age_s`` (all with None) and empty folders; returns files removed."""
-    removed, now = 0, time.time()
-    for root, dirs, files in os.walk(folder, topdown=False):
-        for name in files:
-            path = os.path.join(root, name)
-            with contextlib.suppress(OSError):
-                if max_age_s is None or now - os.lstat(path).st_mtime > max_age_s:
-                    os.unlink(path)
-                    removed += 1
-        for name in dirs:
-            with contextlib.suppress(OSError):
-                os.rmdir(os.path.join(root, name))  # only succeeds when empty
-    return removed
-
-
-def upload_cache_dir() -> Path:
-    """The folder Gradio writes uploads to (``$GRADIO_TEMP_DIR`` or its default)."""
-    from gradio.utils import get_upload_folder
-
-    return Path(get_upload_folder())
-
-
-def private_upload_cache() -> Path:
-    """A folder for this user's citeqa uploads only (mode 0700), used unless ``$GRADIO_TEMP_DIR`` is set."""
-    import tempfile
-
-    folder = Path(tempfile.gettempdir()) / f"citeqa-uploads-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    if folder.is_symlink() or folder.stat().st_uid != os.getuid():
-        raise ServerError(f"{folder} belongs to another user; set GRADIO_TEMP_DIR to a folder of your own")
-    return folder
-
-
-def discard_uploads(paths: Iterable[str | Path]) -> None:
-    """Delete uploaded files that lie in the upload cache (and their folders when empty); others are kept."""
-    cache = upload_cache_dir().resolve()
-    for item in paths:
-        path = Path(item).resolve()
-        if cache not in path.parents:
-            continue
-        with contextlib.suppress(OSError):
-            path.unlink()
-        with contextlib.suppress(OSError):
-            if path.parent != cache:
-                path.parent.rmdir()
-
-
 # --------------------------------------------------------------------------- serving
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port``, made now so that a busy port fails before the model loads."""
-    if not 0 <= port < 65536:
-        raise ServerError(f"port {port} is out of range (1-65535)")
-    bare = host.strip("[]") or "0.0.0.0"
-    try:
-        infos = socket.getaddrinfo(bare, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        raise ServerError(f"cannot listen on {host!r}: {exc.strerror}") from None
-    family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: TIME_WAIT is no conflict
-        sock.bind(address)
-        sock.listen(2048)  # connections wait in the backlog while the model loads
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise ServerError(
-                f"port {port} on {host} is already in use (another citeqa serve?); "
-                "stop it or choose another port with --port"
-            ) from None
-        if exc.errno == errno.EACCES:
-            raise ServerError(f"no permission to listen on port {port}; choose a port above 1023 with --port") from None
-        raise ServerError(f"cannot listen on {host}:{port} ({exc.strerror})") from None
-    sock.set_inheritable(False)
-    return sock
 
 
 def build_server(
@@ -571,8 +432,16 @@ def build_server(
         max_file_size=max_file_size,
         css=css,
     )
+    blocks.has_launched = True  # mount_gradio_app leaves it False, which turns Gradio's own path check off
+    keep_no_api_sessions(blocks)  # an /ask call leaves no session state behind
     gradio_app = next(r.app for r in parent.routes if isinstance(r, Mount))
-    parent.add_middleware(Guard, policy=policy, logged_in=_login_check(gradio_app) if auth else None)
+    parent.add_middleware(
+        Guard,
+        policy=policy,
+        logged_in=_login_check(gradio_app) if auth else None,
+        pending=lambda session_hash: session_hash in blocks._queue.pending_messages_per_session,
+    )
+    parent.state.policy = policy  # serving.run reads the trusted proxies from it
     return parent
 
 
@@ -584,65 +453,3 @@ def _login_check(gradio_app) -> Callable[[dict[str, str]], bool]:  # gradio.rout
         return any(cookies.get(n) in gradio_app.tokens for n in names if cookies.get(n))
 
     return logged_in
-
-
-def _uvicorn(app, sock: socket.socket, grace_s: float = 3):
-    import uvicorn
-
-    host, port = sock.getsockname()[:2]
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=grace_s
-    )
-    errors = logging.getLogger("uvicorn.error")  # configured by Config(): filter after it
-    if not any(isinstance(f, _StreamsCutAtExit) for f in errors.filters):
-        errors.addFilter(_StreamsCutAtExit())
-    return uvicorn.Server(config)
-
-
-class _StreamsCutAtExit(logging.Filter):
-    """Drops the traceback uvicorn logs for each event stream it cancels when the server stops.
-
-    Gradio's clients keep an event stream open; at exit uvicorn waits ``grace_s`` for
-    them and then cancels each with "Exception in ASGI application" and a traceback. A
-    stream cut at exit is not an error; uvicorn's one-line count of them is kept.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, asyncio.CancelledError)
-
-
-def run(app, sock: socket.socket) -> None:
-    """Serve ``app`` on ``sock`` until SIGINT or SIGTERM (uvicorn's handlers stop it gracefully)."""
-    _uvicorn(app, sock).run(sockets=[sock])
-
-
-def url_of(sock: socket.socket, host: str) -> str:
-    """The address to open in a browser for a server listening on ``sock``."""
-    port = sock.getsockname()[1]
-    name = host.strip("[]")
-    if name in WILDCARD_HOSTS:
-        name = "127.0.0.1"
-    return f"http://[{name}]:{port}/" if ":" in name else f"http://{name}:{port}/"
-
-
-class Running:
-    """A server running in a thread (tests and benchmarks); ``close()`` stops it."""
-
-    def __init__(self, app, sock: socket.socket, host: str) -> None:
-        self.url = url_of(sock, host)
-        self.port = sock.getsockname()[1]
-        self._server = _uvicorn(app, sock, grace_s=1)  # open event streams would hold a graceful stop
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
-        self._sock = sock
-        self._thread.start()
-        deadline = time.monotonic() + 30
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise ServerError("the server did not start")
-            time.sleep(0.01)
-
-    def close(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=15)
-        self._sock.close()

@@ -8,6 +8,7 @@ uploads are checked and indexed by :mod:`citeqa.app.uploads` and removals by :mo
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import tempfile
@@ -26,6 +27,7 @@ from citeqa.app.eval_runner import EvaluationRunner, FinishedRun
 from citeqa.app.uploads import DEFAULT_MAX_BYTES, add_files, summary
 from citeqa.engine import Engine
 from citeqa.errors import CiteqaError
+from citeqa.ingest.budget import ParseBudget
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
 from citeqa.messages import EVALUATE, corpus_labels
 
@@ -70,6 +72,7 @@ class UploadSettings:
 
     corpus: Path | None = None
     max_bytes: int = DEFAULT_MAX_BYTES
+    budget: ParseBudget | None = field(default_factory=ParseBudget)  # each new file is read in a bounded worker
 
 
 def ask_record(
@@ -223,7 +226,7 @@ def open_document(holder: EngineHolder, request: Any) -> tuple[str, str]:
     document = holder.engine.data.documents.get(doc_id) if isinstance(doc_id, str) else None
     if document is None:
         return "", "that document is not in the index"
-    if type(start) not in (int, float) or type(end) not in (int, float):
+    if not all(type(v) in (int, float) and math.isfinite(v) for v in (start, end)):  # NaN, Infinity: no range
         start, end = 0, 0
     return display.document_html(document, int(start), int(end)), ""
 
@@ -314,7 +317,9 @@ def upload(holder: EngineHolder, settings: UploadSettings, files: list[Any] | No
         engine = holder.engine
         if engine.index_dir is None:
             return "This index cannot be updated.", corpus_view(holder), ""
-        result = add_files(pairs, settings.corpus, engine.index_dir, engine.embedder, settings.max_bytes, step)
+        result = add_files(
+            pairs, settings.corpus, engine.index_dir, engine.embedder, settings.max_bytes, step, settings.budget
+        )
         if result.indexed:
             holder.swap(engine.reload())
     if pairs:
@@ -822,6 +827,7 @@ def serve(
     allowed_hosts: tuple[str, ...] = (),
     sock=None,  # socket.socket
     qa_dir: Path | None = None,
+    forwarded_allow_ips: tuple[str, ...] = (),
 ) -> None:
     """Open the engine (``open_engine``), warm the model, and serve the app until interrupted.
 
@@ -853,10 +859,9 @@ def serve(
             f"citeqa: warning: serving on {host} without --auth; anyone who can reach it can read and add documents",
             file=sys.stderr,
         )
-    private = not os.environ.get("GRADIO_TEMP_DIR")
-    if private:  # uploads in a folder of our own, emptied at start and at exit
-        os.environ["GRADIO_TEMP_DIR"] = str(server.private_upload_cache())
-        server.sweep_upload_cache(server.upload_cache_dir(), None)
+    given = os.environ.get("GRADIO_TEMP_DIR")
+    cache = server.own_upload_cache(given)  # this process's own folder: another server never sweeps it
+    os.environ["GRADIO_TEMP_DIR"] = str(cache)
     port = sock.getsockname()[1]
     policy = server.policy_for(
         host,
@@ -864,17 +869,21 @@ def serve(
         allowed_hosts,
         uploads=corpus_dir is not None,
         max_upload_bytes=max_upload_bytes,
-        upload_dir=server.upload_cache_dir(),
+        upload_dir=cache,
+        forwarded_allow_ips=forwarded_allow_ips,
     )
     evaluation = EvalSettings(qa_dir if qa_dir is not None else default_qa_dir(corpus_dir))
     app = guarded_app(holder, UploadSettings(corpus_dir, max_upload_bytes), policy, auth, evaluation)
     print(f"citeqa: serving on {server.url_of(sock, host)} (Ctrl+C to stop)", file=sys.stderr, flush=True)
     try:
         server.run(app, sock)
-    finally:
+    finally:  # after SIGINT and SIGTERM alike (server.run raises Terminated for SIGTERM)
         app.state.blocks.evaluations.close()  # a run in progress stops; its files go
-        if private:
-            server.sweep_upload_cache(server.upload_cache_dir(), None)
+        server.remove_upload_cache(cache)
+        if given is None:
+            os.environ.pop("GRADIO_TEMP_DIR", None)
+        else:
+            os.environ["GRADIO_TEMP_DIR"] = given
 
 
 def guarded_app(

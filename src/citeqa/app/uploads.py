@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from citeqa.errors import CiteqaError, DocumentError, UploadError
+from citeqa.ingest.budget import ParseBudget, bounded_loader, load_bounded
 from citeqa.ingest.documents import load_document
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
 from citeqa.records import sha256_file
@@ -81,8 +82,11 @@ def free_path(path: Path) -> Path:
     return candidate
 
 
-def validate(source: Path, name: str, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-    """Check an uploaded file under its intended ``name``; UploadError says why not."""
+def validate(source: Path, name: str, max_bytes: int = DEFAULT_MAX_BYTES, budget: ParseBudget | None = None) -> None:
+    """Check an uploaded file under its intended ``name``; UploadError says why not.
+
+    With a ``budget`` the file is read in a worker process within it (:mod:`citeqa.ingest.budget`).
+    """
     check_type(name)
     try:
         size = source.stat().st_size
@@ -93,21 +97,29 @@ def validate(source: Path, name: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Non
         staged = Path(tmp) / name  # the reader is chosen by suffix, so read it under its real name
         shutil.copyfile(source, staged)
         try:
-            load_document(staged, name)
+            if budget is None:
+                load_document(staged, name)
+            else:
+                load_bounded(staged, name, budget=budget)
         except DocumentError as exc:
             raise UploadError(f"{name}: {exc}") from exc
 
 
 def save_upload(
-    source: Path, name: str, corpus: Path, max_bytes: int = DEFAULT_MAX_BYTES, journal=None
-) -> Path | None:  # citeqa.ingest.pending.Journal
+    source: Path,
+    name: str,
+    corpus: Path,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    journal=None,  # citeqa.ingest.pending.Journal
+    budget: ParseBudget | None = None,
+) -> Path | None:
     """Validate and copy one upload into ``corpus``; None when the same file is already there.
 
     With a ``journal`` the file's name is recorded there before it appears in the corpus,
     so that a crash before the upload is confirmed leaves nothing that counts.
     """
     clean = safe_name(name)
-    validate(source, clean, max_bytes)
+    validate(source, clean, max_bytes, budget)
     wanted = target_path(corpus, clean)
     if wanted.exists() and wanted.is_file() and sha256_file(wanted) == sha256_file(source):
         return None
@@ -139,27 +151,43 @@ def add_files(
     embedder,
     max_bytes: int = DEFAULT_MAX_BYTES,
     progress: Progress | None = None,
+    budget: ParseBudget | None = None,
 ) -> UploadResult:
-    """Save each ``(temp path, original name)`` into ``corpus`` and update the index."""
+    """Save each ``(temp path, original name)`` into ``corpus`` and update the index.
+
+    With a ``budget`` every file not yet indexed is read in a worker process within it, both
+    when it is checked and when the index reads the corpus; already indexed ones are read here.
+    """
     from citeqa.ingest.pending import Journal
 
-    corpus.mkdir(parents=True, exist_ok=True)
-    with Journal(corpus) as journal:  # settled (indexed or removed) when this block ends; a crash leaves it
-        return _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal)
+    try:
+        corpus.mkdir(parents=True, exist_ok=True)
+        with Journal(corpus) as journal:  # settled (indexed or removed) when this block ends; a crash leaves it
+            return _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal, budget)
+    except OSError as exc:  # a full disk or a read-only corpus folder: nothing was added
+        return UploadResult(error=f"nothing was added: the corpus folder cannot be written ({exc.strerror or exc})")
 
 
-def _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal):
+def _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal, budget=None):
     """:func:`add_files` with the journal that lists each file until the new index is live."""
-    from citeqa.index.builder import update_index
+    from citeqa.index.builder import LocalSteps, update_index
+
+    steps = None
+    if budget is not None:
+        steps = LocalSteps(embedder, progress=True, load=bounded_loader(budget, indexed_shas(index_dir)))
 
     step = progress or (lambda fraction, text: None)
     result, saved = UploadResult(), []
     for i, (source, name) in enumerate(files):
         step(0.3 * i / max(1, len(files)), f"checking {safe_label(name)}")
         try:
-            path = save_upload(Path(source), name, corpus, max_bytes, journal)
+            path = save_upload(Path(source), name, corpus, max_bytes, journal, budget)
         except UploadError as exc:
             result.refused.append((safe_label(name), str(exc)))
+            continue
+        except OSError as exc:  # the disk is full (or the corpus folder read-only): this file is not saved
+            _remove_partial(corpus, name)
+            result.refused.append((safe_label(name), f"{safe_label(name)}: not saved ({exc.strerror or exc})"))
             continue
         if path is None:
             result.unchanged.append(safe_name(name))
@@ -170,7 +198,7 @@ def _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal)
         return result
     step(0.35, "indexing")
     try:
-        report = update_index(corpus, index_dir, embedder, progress=True)
+        report = update_index(corpus, index_dir, embedder, progress=True, steps=steps)
     except BaseException as exc:
         for path in saved:  # leave the corpus as it was; the index was never switched
             path.unlink(missing_ok=True)
@@ -182,6 +210,28 @@ def _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal)
     result.indexed = True
     step(1.0, "done")
     return result
+
+
+def _remove_partial(corpus: Path, name: str) -> None:
+    """Remove the hidden partial copies a failed save of ``name`` may have left."""
+    try:
+        stem = target_path(corpus, name)
+    except UploadError:
+        return
+    for partial in stem.parent.glob(f".{stem.stem}*{stem.suffix}.part"):
+        partial.unlink(missing_ok=True)
+
+
+def indexed_shas(index_dir: Path) -> frozenset[str]:
+    """The sha256 of every document of the live index (empty when it cannot be read)."""
+    from citeqa.index.manifest import read_manifest
+    from citeqa.index.store import current_generation
+
+    try:
+        live = current_generation(index_dir)
+        return frozenset(d.sha256 for d in read_manifest(live).documents) if live is not None else frozenset()
+    except CiteqaError:
+        return frozenset()
 
 
 def safe_label(name: str) -> str:

@@ -132,6 +132,9 @@ def jsonl_records(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
         except json.JSONDecodeError as exc:
             yield lineno, f"invalid JSON ({exc.msg} at column {exc.colno}){hint}"
             continue
+        except RecursionError:  # [[[[... thousands deep: Python's parser gives up
+            yield lineno, "invalid JSON (nested too deeply)"
+            continue
         if not isinstance(record, dict):
             yield lineno, f"expected a JSON object, got {type(record).__name__}{hint}"
             continue

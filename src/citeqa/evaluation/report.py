@@ -190,14 +190,21 @@ def question_row(result: QuestionResult) -> dict[str, Any]:
     return {k: _csv_cell(row[k]) for k in QUESTION_COLUMNS}
 
 
+#: First characters a spreadsheet reads as a formula (OWASP "CSV injection"): such text cells get a ``'``.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _csv_cell(value: Any) -> Any:
-    """CSV-friendly value: None -> "", bool -> 1/0, float rounded to 4 places."""
+    """CSV-friendly value: None -> "", bool -> 1/0, float rounded to 4 places, and text that a
+    spreadsheet would run as a formula (``=HYPERLINK(...)`` in a question) prefixed with ``'``."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, float):
         return round(value, 4)
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
     return value
 
 

@@ -29,7 +29,7 @@ from citeqa.index.manifest import REBUILD_HINT, DocEntry, Manifest, check_backen
 from citeqa.index.spans import assemble_spans, plan_spans
 from citeqa.index.store import IndexData, current_generation, load_index, remove_stale, write_generation, write_lock
 from citeqa.ingest.chunking import ChunkerSettings, chunk_document
-from citeqa.ingest.documents import Skipped, corpus_entries, read_entry
+from citeqa.ingest.documents import Loader, Skipped, corpus_entries, read_entry
 from citeqa.ingest.formats import suffix_list
 from citeqa.records import Chunk, Document, sha256_text
 
@@ -81,13 +81,16 @@ class BuildSteps(Protocol):
 class LocalSteps:
     """Read, chunk and embed in this process, with ``embedder``."""
 
-    def __init__(self, embedder: Embedder, progress: bool = False) -> None:
+    def __init__(self, embedder: Embedder, progress: bool = False, load: Loader | None = None) -> None:
         self.embedder = embedder
         self.progress = progress
+        self.load = load  # how one file is read (None: in this process, without a budget)
 
     def read(self, corpus: Path, settings: ChunkerSettings, indexed: Mapping[str, str]) -> CorpusRead:
         return collect_read(
-            read_file(corpus, path, unconfirmed, settings, indexed.get(path.relative_to(corpus).as_posix()))
+            read_file(
+                corpus, path, unconfirmed, settings, indexed.get(path.relative_to(corpus).as_posix()), load=self.load
+            )
             for path, unconfirmed in corpus_entries(corpus)
         )
 
@@ -107,9 +110,10 @@ def read_file(
     settings: ChunkerSettings,
     indexed_sha: str | None,
     default_lang: str = "en",
+    load: Loader | None = None,
 ) -> FileRead:
-    """Read one file of ``corpus`` and, unless its sha256 is ``indexed_sha``, chunk it."""
-    entry = read_entry(corpus, path, unconfirmed, default_lang)
+    """Read one file of ``corpus`` (with ``load``) and, unless its sha256 is ``indexed_sha``, chunk it."""
+    entry = read_entry(corpus, path, unconfirmed, default_lang, load)
     if isinstance(entry, Skipped) or entry.sha256 == indexed_sha:  # an indexed document was checked then
         return entry, None, None
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import zipfile
 import zlib
+from collections.abc import Iterable
 
 from citeqa.errors import DocumentError
 
@@ -19,6 +20,9 @@ from citeqa.errors import DocumentError
 #: barely pack, so a genuine file up to the 50 MB file limit stays well below this;
 #: a zip bomb unpacks thousands of times its size.
 MAX_UNPACKED_BYTES = 256 * 1024 * 1024
+#: Largest unpacked size of the parts that are parsed into trees (document XML, chapters):
+#: pictures barely cost memory, markup costs a tree. A 500-page book's markup is ~10 MB.
+MAX_MARKUP_BYTES = 32 * 1024 * 1024
 #: Most entries in a container: a long book has a few hundred files.
 MAX_ZIP_ENTRIES = 10_000
 #: The first bytes of an OLE compound file: a password-protected Office document, or a .doc/.xls.
@@ -62,6 +66,27 @@ def open_zip(raw: bytes, kind: str) -> zipfile.ZipFile:
             f"too large when unpacked ({unpacked // 1_048_576} MB > {MAX_UNPACKED_BYTES // 1_048_576} MB)"
         )
     return archive
+
+
+def check_markup_parts(archive: zipfile.ZipFile, names: Iterable[str], kind: str) -> None:
+    """DocumentError when the parts ``names`` (those present) unpack past :data:`MAX_MARKUP_BYTES` or hold
+    more tags than :data:`~citeqa.ingest.readers.MAX_MARKUP_TAGS`; counted while streaming, before any tree."""
+    from citeqa.ingest.readers import check_markup
+
+    present = [info for info in archive.infolist() if info.filename in set(names)]
+    size = sum(info.file_size for info in present)
+    if size > MAX_MARKUP_BYTES:
+        raise DocumentError(
+            f"too much markup when unpacked ({size // 1_048_576} MB > {MAX_MARKUP_BYTES // 1_048_576} MB)"
+        )
+    tags = 0
+    try:
+        for info in present:
+            with archive.open(info) as stream:
+                for block in iter(lambda s=stream: s.read(1 << 20), b""):
+                    tags = check_markup(kind, block, tags)
+    except ZIP_ERRORS as exc:
+        raise unreadable(kind, exc) from exc
 
 
 def read_entry(archive: zipfile.ZipFile, name: str, kind: str) -> bytes | None:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from citeqa.ingest.readers import Extracted
+from citeqa.ingest.readers import Extracted, check_text_size
 from citeqa.records import SectionSpan
 
 #: A section label longer than this is cut (a heading that is really a paragraph).
@@ -76,6 +76,7 @@ class TextBuilder:
         self._parts.append(text)
         self._length += len(text)
         self._last_end = self._length
+        check_text_size(self._length)  # stop at the limit, not after reading the rest
         return True
 
     def open_section(self, title: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +24,8 @@ from citeqa.text.language import detect_lang
 #: and lingua's cost grows with the text.
 LANGUAGE_SAMPLE_CHARS = 4000
 MAX_FILE_BYTES = 50 * 1024 * 1024
+#: Reads one file: (path, doc_id, default language) -> Document, or DocumentError.
+Loader = Callable[[Path, str, str], Document]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +80,11 @@ def corpus_entries(corpus: Path) -> Iterator[tuple[Path, bool]]:
         yield path, path.relative_to(corpus).as_posix() in unconfirmed
 
 
-def read_entry(corpus: Path, path: Path, unconfirmed: bool = False, default_lang: str = "en") -> Document | Skipped:
-    """One file of the corpus as a Document, or the reason it is skipped."""
+def read_entry(
+    corpus: Path, path: Path, unconfirmed: bool = False, default_lang: str = "en", load: Loader | None = None
+) -> Document | Skipped:
+    """One file of the corpus as a Document, or the reason it is skipped; ``load`` reads it
+    (default :func:`load_document`; the server's is :func:`citeqa.ingest.budget.bounded_loader`)."""
     doc_id = path.relative_to(corpus).as_posix()
     if unconfirmed:
         return Skipped(
@@ -94,7 +99,7 @@ def read_entry(corpus: Path, path: Path, unconfirmed: bool = False, default_lang
     if path.suffix.lower() not in SUPPORTED_SUFFIXES:
         return Skipped(doc_id, f"unsupported type {path.suffix or '(none)'}")
     try:
-        return load_document(path, doc_id, default_lang)
+        return (load or load_document)(path, doc_id, default_lang)
     except DocumentError as exc:
         return Skipped(doc_id, str(exc))
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 
 from citeqa.errors import DocumentError
-from citeqa.ingest.archive import ZIP_ERRORS, open_zip, parse_xml, read_entry, unreadable
+from citeqa.ingest.archive import ZIP_ERRORS, check_markup_parts, open_zip, parse_xml, read_entry, unreadable
 from citeqa.ingest.blocks import Block, TextBuilder, one_line, table_block
 from citeqa.ingest.readers import Extracted
 
@@ -67,6 +67,10 @@ def read_epub(raw: bytes) -> Extracted:
 
     with open_zip(raw, "EPUB") as archive:
         _refuse_drm(archive)
+        markup = [
+            n for n in archive.namelist() if n.lower().endswith((".xhtml", ".html", ".htm", ".xml", ".opf", ".ncx"))
+        ]
+        check_markup_parts(archive, markup, "EPUB")  # ebooklib keeps every part in memory as trees and strings
     try:
         book = epub.read_epub(io.BytesIO(raw), {"ignore_ncx": True})
         toc = _toc_titles(book.toc)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from citeqa.errors import DocumentError
-from citeqa.ingest.archive import ZIP_ERRORS, open_zip, parse_xml, read_entry, unreadable
+from citeqa.ingest.archive import ZIP_ERRORS, check_markup_parts, open_zip, parse_xml, read_entry, unreadable
 from citeqa.ingest.blocks import Block, assemble, one_line, table_block
 from citeqa.ingest.readers import Extracted
 
@@ -36,7 +36,8 @@ def read_docx(raw: bytes) -> Extracted:
     """Body text of a Word document; Heading 1 paragraphs (or the top level used) open sections."""
     import docx
 
-    open_zip(raw, "DOCX").close()  # sizes and encryption are checked before python-docx unpacks anything
+    with open_zip(raw, "DOCX") as archive:  # sizes, encryption and markup are checked before python-docx unpacks
+        check_markup_parts(archive, _docx_parts(archive), "DOCX")
     try:
         document = docx.Document(io.BytesIO(raw))
         styles = _DocxStyles(document.part)
@@ -45,6 +46,11 @@ def read_docx(raw: bytes) -> Extracted:
     except _malformed() as exc:
         raise unreadable("DOCX", exc) from exc
     return assemble(blocks, title)
+
+
+def _docx_parts(archive) -> list[str]:
+    """The XML parts python-docx parses into trees: every ``.xml`` and ``.rels`` part."""
+    return [n for n in archive.namelist() if n.endswith((".xml", ".rels"))]
 
 
 class _DocxStyles:
@@ -233,6 +239,7 @@ _ODT_SKIP_INLINE = {TEXT + "note", OFFICE + "annotation", DRAW + "frame", DRAW +
 def read_odt(raw: bytes) -> Extracted:
     """Text of an OpenDocument text file; headings of the top outline level open sections."""
     with open_zip(raw, "ODT") as archive:
+        check_markup_parts(archive, ("content.xml", "styles.xml", "meta.xml", "META-INF/manifest.xml"), "ODT")
         manifest = read_entry(archive, "META-INF/manifest.xml", "ODT")
         content = read_entry(archive, "content.xml", "ODT")
         meta = read_entry(archive, "meta.xml", "ODT")

@@ -43,6 +43,20 @@ def check_text_size(chars: int) -> None:
         )
 
 
+#: Most markup tags (``<``) one HTML page, EPUB or the body of a DOCX/ODT may have: parsers build
+#: a tree of them, about 1 KB a tag in BeautifulSoup (an 8 MB page of tiny paragraphs took 1.2 GB),
+#: so a tree is built only below this. A long book has a few tens of thousands.
+MAX_MARKUP_TAGS = 200_000
+
+
+def check_markup(kind: str, markup: bytes | str, seen: int = 0) -> int:
+    """DocumentError when ``markup`` (after ``seen`` tags elsewhere in the file) has too many tags; the total."""
+    total = seen + markup.count(b"<" if isinstance(markup, bytes) else "<")
+    if total > MAX_MARKUP_TAGS:
+        raise DocumentError(f"too many {kind} elements ({total:,} tags or more; the limit is {MAX_MARKUP_TAGS:,})")
+    return total
+
+
 _WESTERN = ("cp1252", "latin_1", "iso8859_15")
 #: Byte-order marks of the wide Unicode encodings; UTF-32 first (its LE mark starts like UTF-16's).
 _BOMS = (
@@ -148,6 +162,7 @@ def read_html(raw: bytes) -> Extracted:
     """Visible text of an HTML page: no scripts, styles or templates; blocks on lines."""
     from bs4 import BeautifulSoup
 
+    check_markup("HTML", raw)
     soup = BeautifulSoup(decode_text(raw), "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     for tag in soup(["script", "style", "noscript", "template", "head", "svg", "iframe"]):

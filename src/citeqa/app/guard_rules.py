@@ -1,0 +1,197 @@
+"""What the guard (:mod:`citeqa.app.server`) lets through, and the state its rules keep.
+
+:class:`Policy` is built from the ``serve`` options (:func:`policy_for`); host names are
+compared with :func:`normal_host` and origins with :func:`same_origin`;
+:class:`LoginLimiter` counts failed logins per client address and :class:`Sessions`
+signs the page's session cookie.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import secrets
+import socket
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from citeqa.answer.pipeline import MAX_QUESTION_CHARS
+from citeqa.app.serving import WILDCARD_HOSTS
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+
+#: Largest request body outside uploads. The largest legal ``/ask`` request (a question
+#: and 20 earlier ones of 2000 characters, every character JSON-escaped as a surrogate
+#: pair, 12 bytes) is 504,000 bytes; the chat page's own requests carry the visible chat.
+#: 1 MiB is twice that; a 200 MB "question" is refused before it is read.
+MAX_BODY_BYTES = 1 << 20
+assert MAX_BODY_BYTES >= 2 * 21 * MAX_QUESTION_CHARS * 12
+
+LOGIN_FAILURES = 5
+LOGIN_WINDOW_S = 60.0
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the guard lets through; built by :func:`policy_for` from the ``serve`` options."""
+
+    bind_host: str = "127.0.0.1"
+    port: int = 7860
+    allowed_hosts: tuple[str, ...] = ()
+    max_body_bytes: int = MAX_BODY_BYTES
+    uploads: bool = True
+    upload_dir: Path | None = None
+    upload_quota_bytes: int = 200 * 1_048_576
+    login_failures: int = LOGIN_FAILURES
+    login_window_s: float = LOGIN_WINDOW_S
+    #: Proxies whose ``X-Forwarded-For`` names the client (``--forwarded-allow-ips``); none by default.
+    forwarded_allow_ips: tuple[str, ...] = ()
+    names: frozenset[str] = field(default=frozenset(), init=False)
+
+    def __post_init__(self) -> None:
+        names = {*LOOPBACK_NAMES, *(normal_host(h) for h in self.allowed_hosts)}
+        if not self.wildcard:
+            names.add(normal_host(self.bind_host))
+        else:
+            names.add(normal_host(socket.gethostname()))  # no DNS lookup: getfqdn() would ask the resolver
+        object.__setattr__(self, "names", frozenset(n for n in names if n))
+
+    @property
+    def wildcard(self) -> bool:
+        return normal_host(self.bind_host) in WILDCARD_HOSTS
+
+    def host_allowed(self, name: str | None) -> bool:
+        """Whether a ``Host`` name (already :func:`normal_host`) may be served."""
+        if not name:
+            return False
+        if name in self.names:
+            return True
+        return self.wildcard and _is_ip(name)  # rebinding needs a name, never an IP literal
+
+
+def policy_for(
+    host: str,
+    port: int,
+    allowed_hosts: Iterable[str] = (),
+    *,
+    uploads: bool = True,
+    max_upload_bytes: int = 20 * 1_048_576,
+    upload_dir: Path | None = None,
+    forwarded_allow_ips: Iterable[str] = (),
+) -> Policy:
+    """The policy of ``citeqa serve``: the upload cache holds ten uploads of the largest size."""
+    return Policy(
+        bind_host=host,
+        port=port,
+        allowed_hosts=tuple(allowed_hosts),
+        uploads=uploads,
+        upload_dir=upload_dir,
+        upload_quota_bytes=max(10 * max_upload_bytes, 16 * 1_048_576),
+        forwarded_allow_ips=tuple(forwarded_allow_ips),
+    )
+
+
+#: Characters a ``Host`` header (host and port) never holds; urlsplit would read past them.
+_NOT_IN_HOST = frozenset("/\\?#@ \t")
+
+
+def normal_host(value: str) -> str:
+    """A host name or address without port, brackets, case or trailing dot ('' when unusable)."""
+    value = (value or "").strip()
+    if not value or any(c in value for c in _NOT_IN_HOST):  # "localhost/evil.example" names no host of ours
+        return ""
+    try:
+        parts = urlsplit("//" + value)
+        name = parts.hostname or ""
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        if value.count(":") > 1 and _is_ip(value):  # a bare IPv6 address such as ::1
+            return str(ipaddress.ip_address(value))
+        return ""
+    name = name.rstrip(".").lower()
+    return str(ipaddress.ip_address(name)) if _is_ip(name) else name
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def same_origin(origin: str, host_header: str) -> bool:
+    """Whether an ``Origin`` header names the origin of a request sent with this ``Host``."""
+    try:
+        o = urlsplit(origin.strip())
+        h = urlsplit("//" + host_header.strip())
+        if o.scheme not in ("http", "https") or not o.hostname or not h.hostname:
+            return False
+        default = 443 if o.scheme == "https" else 80
+        return normal_host(o.hostname) == normal_host(h.hostname) and (o.port or default) == (h.port or default)
+    except ValueError:
+        return False
+
+
+class LoginLimiter:
+    """Failed logins per client address in a sliding window, for a bounded number of addresses."""
+
+    def __init__(self, failures: int, window_s: float, max_clients: int = 10_000) -> None:
+        self.failures, self.window_s, self.max_clients = failures, window_s, max_clients
+        self._seen: OrderedDict[str, deque[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def wait_s(self, client: str, now: float | None = None) -> float:
+        """Seconds until ``client`` may try again (0 when it may now)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            times = self._seen.get(client)
+            if not times:
+                return 0.0
+            while times and now - times[0] >= self.window_s:
+                times.popleft()
+            return 0.0 if len(times) < self.failures else self.window_s - (now - times[0])
+
+    def failed(self, client: str, now: float | None = None) -> None:
+        with self._lock:
+            times = self._seen.setdefault(client, deque(maxlen=self.failures))
+            times.append(time.monotonic() if now is None else now)
+            self._seen.move_to_end(client)
+            while len(self._seen) > self.max_clients:
+                self._seen.popitem(last=False)
+
+    def succeeded(self, client: str) -> None:
+        with self._lock:
+            self._seen.pop(client, None)
+
+
+class Sessions:
+    """The page's session cookie: a random nonce signed with a secret of this process."""
+
+    def __init__(self, port: int) -> None:
+        self.name = f"citeqa-session-{port}"  # cookies ignore ports; two servers must not overwrite each other
+        self._secret = secrets.token_bytes(32)
+
+    def issue(self) -> str:
+        nonce = secrets.token_urlsafe(16)
+        return f"{nonce}.{self._sign(nonce)}"
+
+    def valid(self, value: str | None) -> bool:
+        return self.session_of(value) is not None
+
+    def session_of(self, value: str | None) -> str | None:
+        """The session a cookie value names, None when it is not one this process signed."""
+        nonce, _, signature = (value or "").partition(".")
+        return nonce if nonce and hmac.compare_digest(signature, self._sign(nonce)) else None
+
+    def set_cookie(self) -> str:
+        return f"{self.name}={self.issue()}; Path=/; HttpOnly; SameSite=Strict"
+
+    def _sign(self, nonce: str) -> str:
+        return hmac.new(self._secret, nonce.encode(), hashlib.sha256).hexdigest()[:32]
