@@ -42,7 +42,9 @@ def test_a_predicate_is_met_by_a_word_meaning_it_in_another_language(sentence, l
 def test_an_off_topic_claim_is_not_supported_by_a_similar_sounding_sentence():
     claim = "The recipe for a good paella needs saffron."
     strict = ClaimThresholds(support_cover_min_plain=0.3, support_dense_plain=0.86)
-    judged = judge_text(analyse_claim(claim, "en"), "On top of that, Zhipu needed bespoke optimizations:", "en", dense=0.9)
+    judged = judge_text(
+        analyse_claim(claim, "en"), "On top of that, Zhipu needed bespoke optimizations:", "en", dense=0.9
+    )
     assert judged.cover < 0.3
     assert unit_relation(judged, strict) == "related"
 
@@ -64,13 +66,17 @@ def test_a_name_the_document_shortens_is_still_found():
 
 
 def test_a_count_without_the_claims_noun_or_of_another_size_is_no_conflict():
-    goals = judge_text(analyse_claim("Sami Haddad scored 29 goals.", "en"), "Sami Haddad of Pendle Bridge, aged 19.", "en")
+    goals = judge_text(
+        analyse_claim("Sami Haddad scored 29 goals.", "en"), "Sami Haddad of Pendle Bridge, aged 19.", "en"
+    )
     assert goals.different is None
     cost = judge_text(
         analyse_claim("The line cost 540 million euros.", "en"), "A single ticket on the line costs 13.80 euros.", "en"
     )
     assert cost.different is None
-    other = judge_text(analyse_claim("The line cost 540 million euros.", "en"), "The line cost 610 million euros.", "en")
+    other = judge_text(
+        analyse_claim("The line cost 540 million euros.", "en"), "The line cost 610 million euros.", "en"
+    )
     assert other.different is not None
 
 

@@ -42,16 +42,24 @@ class ClaimParts:
     #: the names as written together ("Corrington Rovers", "Ascend 950")
     name_groups: tuple[tuple[str, ...], ...] = ()
 
-    def names_found(self, have: set[str] | frozenset[str], document: frozenset[str] = frozenset()) -> float:
-        """Share of the claim's names among the tokens ``have`` (a soft name counts only where it is
-        there). A document that writes a name in full may shorten it to its first word later
-        ("Corrington Rovers" ... "Corrington"): the other words, without digits, count as found
-        where the first is and the ``document`` has them all."""
+    def names_found(
+        self,
+        have: set[str] | frozenset[str],
+        document: frozenset[str] = frozenset(),
+        doc_names: frozenset[str] = frozenset(),
+    ) -> float:
+        """Share of the claim's names among the tokens ``have``. A soft name (the claim's capitalised
+        first word) counts where it is there, or where the document writes it as a name (``doc_names``:
+        capitalised inside a sentence: "Alibaba", never "Regular"). A document that writes a name in full may shorten it to its first word later
+        ("Corrington Rovers" ... "Corrington"): the other words count as found where the first is
+        and the ``document`` has them all, unless the name has a number ("Huawei Connect 2026")."""
         wanted = self.names | {n for n in self.soft_names if n in have}
         if not wanted:
             return 1.0
         found = {n for n in wanted if n in have}
         for group in self.name_groups:
+            if any(c.isdigit() for n in group for c in n):
+                continue  # "Huawei Connect 2026" is never shortened to "Huawei"
             if len(group) > 1 and group[0] in have and set(group) <= document:
                 found |= {n for n in group[1:] if not any(c.isdigit() for c in n)}
         return len(found & wanted) / len(wanted)

@@ -37,7 +37,7 @@ from citeqa.answer.judge import (
     units_of,
 )
 from citeqa.answer.spans import Candidate
-from citeqa.answer.translations import translation_groups
+from citeqa.answer.translations import aligned, translation_groups
 from citeqa.errors import QuestionError
 from citeqa.messages import claim_message
 from citeqa.records import Citation, Document, Highlight, Hit, from_dict, to_dict
@@ -226,23 +226,23 @@ def _evidence(
     )
     group = translation_groups(list(dict.fromkeys(h.chunk.doc_id for h in hits)), documents)
     out: list[ClaimEvidence] = []
-    shown: dict[tuple[str, str], int] = {}  # (translation group, relation) -> index in out
+    shown: dict[tuple[str, str], tuple[int, float]] = {}  # (translation group, relation) -> entry, place
     seen: set[int] = set()
     for j in ranked:
         if j.hit_index in seen:
             continue
         seen.add(j.hit_index)
         relation, doc_id = relation_of[id(j)], hits[j.hit_index].chunk.doc_id
-        key = (group.get(doc_id, doc_id), relation)
-        if key in shown and doc_id != out[shown[key]].citation.doc_id:
-            first = out[shown[key]]
-            if all(tr.doc_id != doc_id for tr in first.translations):
+        key, place = (group.get(doc_id, doc_id), relation), _place(j.unit, documents.get(doc_id))
+        if key in shown and doc_id != out[shown[key][0]].citation.doc_id and aligned(place, shown[key][1]):
+            index = shown[key][0]
+            if all(tr.doc_id != doc_id for tr in out[index].translations):
                 note = Translation(doc_id, hits[j.hit_index].chunk.lang, j.unit.start, j.unit.end, j.unit.text)
-                out[shown[key]] = replace(first, translations=(*first.translations, note))
+                out[index] = replace(out[index], translations=(*out[index].translations, note))
             continue
         if len(out) >= k:
             continue
-        shown.setdefault(key, len(out))
+        shown.setdefault(key, (len(out), place))
         out.append(_one_evidence(j, relation, hits, documents))
     for i, hit in enumerate(hits):  # passages without a sentence close the list
         if len(out) >= k:
@@ -251,6 +251,11 @@ def _evidence(
             seen.add(i)
             out.append(ClaimEvidence(_citation(hit, documents), RELATED))
     return out
+
+
+def _place(unit: Unit, doc: Document | None) -> float:
+    """Where ``unit`` sits in its document, from 0 (start) to 1 (end)."""
+    return unit.start / len(doc.text) if doc is not None and doc.text else 0.0
 
 
 def _one_evidence(

@@ -28,17 +28,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any
 
-from citeqa.answer.claim_parts import ClaimParts, FactMatch, content_words, match_facts, tokens_of, without
+from citeqa.answer.claim_parts import (
+    ClaimParts,
+    FactMatch,
+    content_words,
+    match_facts,
+    tokens_of,
+    without,
+)
 from citeqa.answer.spans import Candidate
 from citeqa.errors import ConfigError
 from citeqa.ingest.sentences import sentence_spans
 from citeqa.records import Document, Hit
-from citeqa.text.analysis import cognate_keys, stem
+from citeqa.text.analysis import COGNATE_PREFIX, cognate_keys, stem
 from citeqa.text.lexicon import concepts
-from citeqa.text.quantities import Fact, find_facts
+from citeqa.text.quantities import find_facts
 
 SUPPORTED = "supported"
 CONFLICTING = "conflicting"
@@ -60,15 +67,15 @@ class ClaimThresholds:
 
     #: a claim with numbers or dates, all of them the same in the sentence: share of its names in the unit
     support_names_facts: float = 1.0
-    #: ... share of its other words the sentence must say in any case
-    support_cover_min_facts: float = 0.0
+    #: ... share of its other words the sentence must say in any case (above 0: some of its predicate)
+    support_cover_min_facts: float = 0.01
     #: ... and either this share of them
     support_cover_facts: float = 0.5
     #: ... or this cosine of the sentence to the claim
     support_dense_facts: float = 0.9
     #: a claim without numbers or dates: the same four
     support_names_plain: float = 1.0
-    support_cover_min_plain: float = 0.2
+    support_cover_min_plain: float = 0.01
     support_cover_plain: float = 0.6
     support_dense_plain: float = 0.9
     #: another value in the claim's place is a conflict when the unit has this share of the claim's names
@@ -109,7 +116,7 @@ class Unit:
     hit_index: int
     start: int  #: where the quote starts: the lead when it directly precedes the sentence
     end: int
-    sentence_start: int
+    sentence_start: int  #: where the sentence itself starts (after its lead)
     text: str  #: document_text[start:end]
     lang: str
     context: str  #: title and section heading: where the sentence's subject may be named
@@ -152,18 +159,30 @@ def _heading(doc: Document, offset: int) -> str:
     floor = max(0, offset - HEADING_REACH)
     while end > floor:
         start = text.rfind("\n", 0, end) + 1
-        line = _HEADING_MARK.sub("", text[start:end]).strip()
-        if line and len(line.split()) <= HEADING_WORDS and not line.endswith((".", "!", "?", ":", ";", ",", "»", '"')):
-            return line
+        line = text[start:end]
+        if is_heading(line):
+            return _HEADING_MARK.sub("", line).strip()
         end = start - 1
     return ""
+
+
+def is_heading(line: str) -> bool:
+    """Whether a line is a heading: short, no closing punctuation, not a table row."""
+    line = _HEADING_MARK.sub("", line).strip()
+    return (
+        bool(line)
+        and len(line.split()) <= HEADING_WORDS
+        and not line.endswith((".", "!", "?", ":", ";", ",", "»", '"', "”"))
+        and "|" not in line
+    )
 
 
 def units_of(
     hits: Sequence[Hit], cands: Sequence[Candidate], dense: Sequence[float | None], documents: Mapping[str, Document]
 ) -> list[Unit]:
-    """Every sentence of every retrieved passage as a :class:`Unit`; its cosine is the best of its
-    candidate spans (the sentence and its clauses), the passage's when the index has no span vectors."""
+    """Every sentence of every retrieved passage as a :class:`Unit` (headings are context, not units);
+    its cosine is the best of its candidate spans (the sentence and its clauses), the passage's when
+    the index has no span vectors."""
     best: dict[tuple[int, int], float] = {}
     for c, sim in zip(cands, dense):
         if sim is not None:
@@ -179,14 +198,16 @@ def units_of(
             words_of[chunk.doc_id] = frozenset(t for _, _, t in tokens_of(doc.text))
         spans = [(chunk.start + a, chunk.start + b) for a, b in sentence_spans(chunk.text)]
         for a, b in spans:
-            sims = [v for (h, s), v in best.items() if h == i and a <= s < b]
-            sim = max(sims) if sims else float(hit.dense)
+            if is_heading(doc.text[a:b] if doc is not None else chunk.text[a - chunk.start : b - chunk.start]):
+                continue  # a heading is what sentences continue, never evidence on its own
             text = doc.text if doc is not None else chunk.text
             base = 0 if doc is not None else chunk.start
             line_start = text.rfind("\n", 0, a - base) + 1
             line_end = text.find("\n", b - base)
             line = text[line_start : line_end if line_end >= 0 else len(text)]
             lead = _lead(line, chunk.lang)
+            if lead is not None and base + line_start + lead[0] == a:
+                continue  # a lead is quoted with the sentence that continues it
             start, lead_text = a, ""
             context = f"{title}\n{_heading(doc, a)}" if doc is not None else title
             if lead is not None and base + line_start + lead[1] <= a:
@@ -194,8 +215,11 @@ def units_of(
                     lead_text = line[lead[0] : lead[1]]
                 else:  # the sentence continues the lead: quote both
                     start = base + line_start + lead[0]
+            sims = [v for (h, s), v in best.items() if h == i and start <= s < b]
+            sim = max(sims) if sims else float(hit.dense)
             words = words_of.get(chunk.doc_id, frozenset())
-            out.append(Unit(i, start, b, a, text[start - base : b - base], chunk.lang, context, lead_text, sim, words))
+            unit_text = text[start - base : b - base]
+            out.append(Unit(i, start, b, a, unit_text, chunk.lang, context, lead_text, sim, words))
     return out
 
 
@@ -269,14 +293,19 @@ COGNATE_STEM = 4
 
 
 def _cognate(keys: frozenset[str], have: frozenset[str]) -> bool:
-    """Whether a key of ``keys`` is in ``have``, or begins or is begun by one (four letters at least)."""
+    """Whether a key of ``keys`` is in ``have``, begins or is begun by one (four letters at least), or
+    differs from one of the same length in one letter ("prade"/"prada": praderas, pradarias)."""
     if keys & have:
         return True
-    return any(
-        len(k) >= COGNATE_STEM and len(h) >= COGNATE_STEM and (h.startswith(k) or k.startswith(h))
-        for k in keys
-        for h in have
-    )
+    return any(_near(k, h) for k in keys for h in have)
+
+
+def _near(k: str, h: str) -> bool:
+    if len(k) < COGNATE_STEM or len(h) < COGNATE_STEM or k[0] != h[0]:
+        return False
+    if h.startswith(k) or k.startswith(h):
+        return True
+    return len(k) == len(h) == COGNATE_PREFIX and sum(a != b for a, b in zip(k, h)) == 1
 
 
 def judge_unit(parts: ClaimParts, unit: Unit) -> SentenceJudgement:
@@ -284,17 +313,8 @@ def judge_unit(parts: ClaimParts, unit: Unit) -> SentenceJudgement:
     have = {t for _, _, t in tokens_of(f"{unit.context}\n{unit.lead}\n{unit.text}")}
     names = parts.names_found(have, unit.document)
     cover = word_cover(parts, f"{unit.lead}\n{unit.text}", unit.lang)
-    offset = unit.sentence_start - unit.start
-    sentence = unit.text[offset:]
-    matches = tuple(
-        FactMatch(m.claim, m.relation, _shift(m.doc, offset)) if m.doc is not None else m
-        for m in match_facts(parts, sentence, unit.lang)
-    )
+    matches = match_facts(parts, unit.text, unit.lang)  # the sentence, with the lead it continues
     return SentenceJudgement(names, cover, float(unit.dense), matches, parts.value_names <= have)
-
-
-def _shift(fact: Fact, offset: int) -> Fact:
-    return replace(fact, start=fact.start + offset, end=fact.end + offset)
 
 
 def unit_relation(j: SentenceJudgement, t: ClaimThresholds) -> str:

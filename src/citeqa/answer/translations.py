@@ -15,6 +15,9 @@ from citeqa.records import Document
 
 #: Share of the two documents' distinct numbers (Jaccard) above which they are translations.
 TRANSLATION_OVERLAP = 0.6
+#: A translation keeps the order of its sentences: two sentences of two translations are the same
+#: one only when they sit at about the same place (share of the document's length).
+ALIGNMENT = 0.1
 _NUMBER = re.compile(r"\d+")
 
 
@@ -39,6 +42,11 @@ def overlap(a: Document, b: Document) -> float:
 def are_translations(a: Document, b: Document) -> bool:
     """Whether ``a`` and ``b`` are one article in two languages."""
     return a.doc_id != b.doc_id and a.lang != b.lang and overlap(a, b) >= TRANSLATION_OVERLAP
+
+
+def aligned(place_a: float, place_b: float) -> bool:
+    """Whether two sentences at these places (0-1) of two translations can be one sentence."""
+    return abs(place_a - place_b) <= ALIGNMENT
 
 
 def translation_groups(doc_ids: Sequence[str], documents: Mapping[str, Document]) -> dict[str, str]:
