@@ -163,3 +163,33 @@ def test_the_fit_takes_the_middle_of_a_tie(repo: Path):
     right = np.asarray([3, 5, 5, 5, 2])
     assert fit_claims._choose(right, np.zeros(5), [combos]) == (2,)
     assert fit_claims._choose(right, np.asarray([0, 0, 1, 1, 0]), [combos]) == (1,)
+
+
+def test_the_translations_are_noted_where_the_evidence_is_shown():
+    from rich.console import Console
+
+    from citeqa.app.display import check_sources_html
+    from citeqa.app.evidence import check_markdown
+    from citeqa.app.render import print_check
+
+    en, es = _doc("en.txt", EN, "en"), _doc("es.txt", ES, "es")
+    docs = {d.doc_id: d for d in (en, es)}
+    check = check_claim(
+        "DeepSeek V4 trasladó su entrenamiento al Ascend 950.", "es", [_hit(es), _hit(en)], [], [], docs, k=3
+    )
+    assert check.verdict == "supported" and [t.lang for t in check.evidence[0].translations] == ["en"]
+    assert "también en la traducción: en (en.txt" in check_sources_html(check, docs)
+    assert "también en la traducción: en (en.txt" in check_markdown(check, documents=docs)
+    console = Console(record=True, width=200)
+    print_check(check, console, docs)
+    assert "también en la traducción: en (en.txt, chars" in console.export_text()
+
+
+def test_a_lead_in_the_passage_before_is_context_not_part_of_the_quote():
+    doc = _doc("en.txt", EN, "en")
+    cut = EN.index("Moved its training")
+    hit = Hit(Chunk.make(doc.doc_id, cut, len(EN), EN[cut:], "en"), 1.0, 0.8)
+    (unit,) = units_of([hit], [], [], {doc.doc_id: doc})
+    assert unit.start == cut and unit.lead == "DeepSeek V4."
+    judged = judge_text(analyse_claim("DeepSeek V4 moved its training to the Ascend 950.", "en"), unit.text, "en")
+    assert judged.names < 1.0  # without its lead the sentence does not name DeepSeek V4

@@ -211,10 +211,11 @@ def units_of(
             start, lead_text = a, ""
             context = f"{title}\n{_heading(doc, a)}" if doc is not None else title
             if lead is not None and base + line_start + lead[1] <= a:
-                if text[line_start + lead[1] : a - base].strip():
+                joined = not text[line_start + lead[1] : a - base].strip()
+                if joined and base + line_start + lead[0] >= chunk.start:
+                    start = base + line_start + lead[0]  # the sentence continues the lead: quote both
+                else:  # earlier in the paragraph, or in the passage before: context for the names
                     lead_text = line[lead[0] : lead[1]]
-                else:  # the sentence continues the lead: quote both
-                    start = base + line_start + lead[0]
             sims = [v for (h, s), v in best.items() if h == i and start <= s < b]
             sim = max(sims) if sims else float(hit.dense)
             words = words_of.get(chunk.doc_id, frozenset())
