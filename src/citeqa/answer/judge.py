@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from typing import Any
 
 from citeqa.answer.claim_parts import (
@@ -177,6 +178,12 @@ def is_heading(line: str) -> bool:
     )
 
 
+@lru_cache(maxsize=256)
+def document_words(text: str) -> frozenset[str]:
+    """The folded words of a document (cached: every check reads the same few documents)."""
+    return frozenset(t for _, _, t in tokens_of(text))
+
+
 def units_of(
     hits: Sequence[Hit], cands: Sequence[Candidate], dense: Sequence[float | None], documents: Mapping[str, Document]
 ) -> list[Unit]:
@@ -189,13 +196,10 @@ def units_of(
             key = (c.hit_index, c.start)
             best[key] = max(best.get(key, -1.0), float(sim))
     out = []
-    words_of: dict[str, frozenset[str]] = {}
     for i, hit in enumerate(hits):
         chunk = hit.chunk
         doc = documents.get(chunk.doc_id)
         title = doc.title if doc is not None else ""
-        if doc is not None and chunk.doc_id not in words_of:
-            words_of[chunk.doc_id] = frozenset(t for _, _, t in tokens_of(doc.text))
         spans = [(chunk.start + a, chunk.start + b) for a, b in sentence_spans(chunk.text)]
         for a, b in spans:
             if is_heading(doc.text[a:b] if doc is not None else chunk.text[a - chunk.start : b - chunk.start]):
@@ -218,7 +222,7 @@ def units_of(
                     lead_text = line[lead[0] : lead[1]]
             sims = [v for (h, s), v in best.items() if h == i and start <= s < b]
             sim = max(sims) if sims else float(hit.dense)
-            words = words_of.get(chunk.doc_id, frozenset())
+            words = document_words(doc.text) if doc is not None else frozenset()
             unit_text = text[start - base : b - base]
             out.append(Unit(i, start, b, a, unit_text, chunk.lang, context, lead_text, sim, words))
     return out
