@@ -191,3 +191,19 @@ def test_engine_check_on_the_fixture_corpus(built_index, embedder):
     assert ClaimCheck.from_dict(absent.to_dict()) == absent
     with pytest.raises(QuestionError, match="claim is empty"):
         engine.check("")
+
+
+def test_checking_a_claim_encodes_it_once(built_index, embedder, monkeypatch):
+    import citeqa.engine as engine_module
+    from citeqa.engine import Engine
+
+    engine = Engine.open(built_index, embedder=embedder)
+    calls = []
+    real = engine_module.encode_queries
+    monkeypatch.setattr(engine_module, "encode_queries", lambda e, texts: calls.append(list(texts)) or real(e, texts))
+    first = engine.check("El faro de Punta Brava se construyó en 1887.", k=2)
+    assert len(calls) == 1
+    again = engine.check("El faro de Punta Brava se construyó en 1887.", k=2)
+    assert len(calls) == 1 and again.verdict == first.verdict == SUPPORTED
+    engine.ask("¿Cuándo se construyó el faro de Punta Brava?")
+    assert len(calls) == 2
