@@ -20,12 +20,12 @@ test: $(VENV)/.installed-test browser
 
 # ruff: the rules and the format are in pyproject.toml; .ci/run lints before it tests.
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check src tests eval bench
-	$(BIN)/ruff format --check src tests eval bench
+	$(BIN)/ruff check src tests eval bench training
+	$(BIN)/ruff format --check src tests eval bench training
 
 format: $(VENV)/.installed-test
-	$(BIN)/ruff check --fix src tests eval bench
-	$(BIN)/ruff format src tests eval bench
+	$(BIN)/ruff check --fix src tests eval bench training
+	$(BIN)/ruff format src tests eval bench training
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test

@@ -16,7 +16,10 @@ out-of-fold estimates. Fitting means, in order:
 2. the calibration: logistic regression of "the chosen span is right" on the ranker score,
    its margin over the next span and :data:`CALIBRATION_FEATURES` of the chosen span;
 3. the abstention threshold: the highest whose false abstentions stay within
-   :data:`MAX_FALSE_ABSTENTION` (a wrong "not found" costs a reader more than a visible low confidence).
+   :data:`MAX_FALSE_ABSTENTION` (a wrong "not found" costs a reader more than a visible low confidence);
+4. the headline level, on the out-of-fold answers: the lowest confidence from which at least
+   :data:`HEADLINE_PRECISION` of the answers were right (the chat headlines those, and shows the
+   others as a possible answer beside its source).
 
 ``--write`` fits once more on all questions and writes the model's weights file
 (citeqa/answer/weights/<model>.json) with the retrieval fusion weights (``--dense-weight``),
@@ -40,11 +43,29 @@ from citeqa import evaluation as ev
 from citeqa.answer.features import FEATURES
 from citeqa.answer.pipeline import Trace, choose_span
 from citeqa.answer.retrieval import RetrievalSettings
-from citeqa.answer.scoring import RANKER_MARGIN, RANKER_SCORE, ScoringModel, margins, weights_path, write_scoring
+from citeqa.answer.scoring import (
+    RANKER_MARGIN,
+    RANKER_SCORE,
+    READER_SUFFIX,
+    ScoringModel,
+    margins,
+    weights_path,
+    write_scoring,
+)
 from citeqa.engine import Engine
+from citeqa.reader.reader import Reader
 
 #: Besides the ranker score and margin, the calibration sees these features of the chosen span.
-CALIBRATION_FEATURES = ("coverage", "dense", "span_dense", "entity_passage", "type_missing", "overlap")
+CALIBRATION_FEATURES = (
+    "coverage",
+    "dense",
+    "span_dense",
+    "entity_passage",
+    "type_missing",
+    "overlap",
+    "reader_null",
+    "reader_best",
+)
 CALIBRATION_INPUTS = (RANKER_SCORE, RANKER_MARGIN, *CALIBRATION_FEATURES)
 #: The features a model's own vectors give; ``--generic`` fits without them, for models that have no weights.
 DENSE_FEATURES = ("dense", "span_dense", "span_dense_gap", "prev_span_dense")
@@ -54,6 +75,10 @@ GENERIC = "any-model"
 MAX_FALSE_ABSTENTION = 0.05
 #: Confidence at or above which an answer counts as "high confidence" in the reliability report.
 HIGH_CONFIDENCE = 0.8
+#: Share of answers at or above the headline level that must be right, out of fold ...
+HEADLINE_PRECISION = 0.9
+#: ... judged on at least this many answers (fewer: no level, nothing is headlined).
+HEADLINE_SUPPORT = 10
 
 
 @dataclass(frozen=True)
@@ -203,6 +228,17 @@ def best_threshold(confidence: np.ndarray, answerable: np.ndarray) -> float:
     return float(max(t for t in grid if ((confidence < t) & answerable).sum() / n <= MAX_FALSE_ABSTENTION))
 
 
+def headline_level(outcomes: Sequence[Outcome]) -> float:
+    """The lowest confidence from which :data:`HEADLINE_PRECISION` of the answers given were right
+    (over at least :data:`HEADLINE_SUPPORT` answers); 1.0 when no level reaches it."""
+    answered = [o for o in outcomes if not o.abstained]
+    for t in np.round(np.arange(0.0, 1.0, 0.01), 2):
+        above = [o.right for o in answered if o.confidence >= t]
+        if len(above) >= HEADLINE_SUPPORT and sum(above) / len(above) >= HEADLINE_PRECISION:
+            return float(t)
+    return 1.0
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One question judged with a model: answered right, cited right, abstained, confidence."""
@@ -261,12 +297,18 @@ def report(outcomes: Sequence[Outcome], names: Sequence[str]) -> dict[str, dict[
 
 
 def provenance(
-    sets: Sequence[tuple[str, str]], model_id: str, folds: int, metrics: dict, dense_weight: float | None
+    sets: Sequence[tuple[str, str]],
+    model_id: str,
+    folds: int,
+    metrics: dict,
+    dense_weight: float | None,
+    reader: bool = False,
 ) -> dict:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     fusion = f" --dense-weight {dense_weight}" if dense_weight is not None else ""
+    flags = fusion + (" --reader" if reader else "") + " --write"
     return {
-        "by": "eval/fit_scorer.py " + " ".join(f"--set {qa}={idx}" for qa, idx in sets) + fusion + " --write",
+        "by": "eval/fit_scorer.py " + " ".join(f"--set {qa}={idx}" for qa, idx in sets) + flags,
         "data": [qa for qa, _ in sets],
         "folds": f"{folds} folds by sha1(set/id); metrics are out-of-fold",
         "model": model_id,
@@ -275,6 +317,8 @@ def provenance(
         "ranker": "listwise softmax over each question's candidate spans, L2-penalised",
         "calibration": "logistic regression of the chosen span being right on " + ", ".join(CALIBRATION_INPUTS),
         "abstain_below": f"highest threshold whose false abstentions stay within {MAX_FALSE_ABSTENTION:.0%}",
+        "headline_above": f"lowest confidence from which {HEADLINE_PRECISION:.0%} of the out-of-fold answers "
+        f"were right (at least {HEADLINE_SUPPORT})",
         "metrics": metrics,
     }
 
@@ -296,15 +340,23 @@ def main() -> int:
         help=f"fit without the dense features ({', '.join(DENSE_FEATURES)}) and write "
         f"weights/{GENERIC}.json, the weights of models that have none of their own",
     )
+    parser.add_argument(
+        "--reader",
+        action="store_true",
+        help="answer with the trained reader and fit its features too; writes <model>+reader.json",
+    )
     parser.add_argument("--write", action="store_true", help="write citeqa/answer/weights/<model>.json")
     args = parser.parse_args()
     sets = [tuple(s.split("=", 1)) for s in args.set]
     questions, engines = [], []
     for qa, index in sets:
-        engine = Engine.open(index)
-        if args.dense_weight is not None:
-            fusion = RetrievalSettings(dense_weight=args.dense_weight, lexical_weight=1 - args.dense_weight)
-            engine = Engine(engine.data, engine.embedder, replace(engine.settings, retrieval=fusion))
+        engine = Engine.open(index, reader="off")
+        if args.dense_weight is not None or args.reader:
+            fusion = engine.settings.retrieval
+            if args.dense_weight is not None:
+                fusion = RetrievalSettings(dense_weight=args.dense_weight, lexical_weight=1 - args.dense_weight)
+            reader = Reader() if args.reader else None
+            engine = Engine(engine.data, engine.embedder, replace(engine.settings, retrieval=fusion), reader=reader)
         engines.append(engine)
         questions += collect(engine, qa, ev.load_qa(Path(qa)))
     if args.generic:
@@ -317,23 +369,22 @@ def main() -> int:
         f"{len(questions)} questions, {sum(len(q.trace.spans) for q in questions)} candidate spans; "
         f"out-of-fold over {args.folds} folds:"
     )
-    metrics = report(cross_validate(questions, args.folds, settings), [qa for qa, _ in sets])
-    final = fit(questions, settings)
+    outcomes = cross_validate(questions, args.folds, settings)
+    metrics = report(outcomes, [qa for qa, _ in sets])
+    final = replace(fit(questions, settings), headline_above=headline_level(outcomes))
     print("fitted on all questions (in-sample):")
     report([judge(final, q, settings) for q in questions], [qa for qa, _ in sets])
     print("ranker:", final.weights, "bias", final.bias)
     print("calibration:", final.calibration, "bias", final.calib_bias, "abstain below", final.abstain_below)
+    print("headline from", final.headline_above, f"(out of fold, {HEADLINE_PRECISION:.0%} right)")
     if args.write:
         model_id = GENERIC if args.generic else models.pop()
-        path = weights_path(model_id)
-        if path.stem != model_id.replace("/", "__"):
-            path = path.with_name(f"{model_id.replace('/', '__')}.json")
+        stem = model_id.replace("/", "__") + (READER_SUFFIX if args.reader else "")
+        path = weights_path(model_id).with_name(f"{stem}.json")
         fusion = {"dense_weight": settings.retrieval.dense_weight, "lexical_weight": settings.retrieval.lexical_weight}
-        write_scoring(
-            replace(final, fitted=provenance(sets, model_id, args.folds, metrics, args.dense_weight)),
-            path,
-            retrieval=fusion,
-        )
+        fitted = provenance(sets, model_id, args.folds, metrics, args.dense_weight, args.reader)
+        # With the reader only the scorer is written: fusion weights and claim thresholds stay in <model>.json.
+        write_scoring(replace(final, fitted=fitted), path, retrieval=None if args.reader else fusion)
         print(f"wrote {path}")
     return 0
 

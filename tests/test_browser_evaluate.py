@@ -126,7 +126,7 @@ def test_the_chat_answers_while_an_evaluation_runs(page, served, gated_engine):
     served.holder.swap(gated)  # evaluation questions wait at the gate; the chat's do not
     page.goto(served.url)
     page.get_by_role("tab", name="Evaluate").click()
-    choose(page, "eval-shipped", "fixture_corpus.jsonl")
+    choose(page, "eval-shipped", "fixture_corpus.jsonl (13 questions)")
     page.locator("#eval-start").click()
     assert gated.waiting.wait(20)
     status_holds(page, "Evaluating fixture_corpus.jsonl: 0 of 13 questions")
@@ -135,10 +135,34 @@ def test_the_chat_answers_while_an_evaluation_runs(page, served, gated_engine):
     page.get_by_role("tab", name="Chat").click()
     page.locator("#question textarea").fill("When was the windmill of Greyhill built?")
     page.locator("#ask").click()
-    page.locator("#chat").get_by_text("Thomas Hale").last.wait_for(timeout=20_000)
+    page.locator("#chat").get_by_text("Thomas Hale").filter(visible=True).last.wait_for(timeout=20_000)
     assert served.evaluations.status().running and served.evaluations.status().done == 0
 
     gated.gate.set()
     page.get_by_role("tab", name="Evaluate").click()
     status_holds(page, "Evaluated fixture_corpus.jsonl: 13 questions")
     page.locator("#eval-metrics").get_by_text("hit@1").first.wait_for()
+
+
+def test_the_file_that_fits_is_preselected_and_a_misfit_is_named_before_it_runs(page, served):
+    page.goto(served.url)
+    page.get_by_role("tab", name="Evaluate").click()
+    shipped = page.locator("#eval-shipped input")
+    page.wait_for_function("el => el.value === 'fixture_corpus.jsonl (13 questions)'", arg=shipped.element_handle())
+    fit = page.locator("#eval-fit")
+    assert "13 questions; all 4 of their gold documents are in the live index." in fit.inner_text()
+    assert page.locator("#eval-start").is_enabled() and page.locator("#eval-cancel").is_disabled()
+    choose(page, "eval-shipped", "sample.jsonl (4 questions)")
+    page.get_by_text("none of their").wait_for(timeout=10_000)
+    assert "every answer would be graded wrong" in fit.inner_text()
+    choose(page, "eval-shipped", "fixture_corpus.jsonl (13 questions)")
+    page.locator("#eval-start").click()
+    status_holds(page, "Evaluated fixture_corpus.jsonl: 13 questions")
+    alt = page.locator("#eval-chart img").get_attribute("alt")
+    assert alt.startswith("Bar chart of the main metrics") and "hit@1" in alt
+    assert "Reliability diagram" in page.locator("#eval-reliability img").get_attribute("alt")
+    page.wait_for_function("() => document.querySelector('#eval-cancel').disabled")  # nothing left to cancel
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone: the question table scrolls, never squeezes
+    page.wait_for_timeout(300)
+    widths = page.evaluate("() => [...document.querySelectorAll('#eval-questions th')].map(t => t.offsetWidth)")
+    assert len(widths) == 6 and min(widths) >= 56 and page.evaluate("document.scrollingElement.scrollWidth") <= 390

@@ -123,7 +123,7 @@ def test_the_page_still_chats_and_uploads(browser, served, tmp_path: Path):
     page.goto(served.url)
     page.locator("#question textarea").fill("When was the windmill of Greyhill built?")
     page.locator("#ask").click()
-    page.locator("#chat").get_by_text("Thomas Hale").last.wait_for(timeout=20_000)
+    page.locator("#chat").get_by_text("Thomas Hale").filter(visible=True).last.wait_for(timeout=20_000)
 
     doc = tmp_path / "bridge.md"
     doc.write_text("# The bridge of Alvor\n\nThe bridge of Alvor opened in 1931.", encoding="utf-8")

@@ -44,10 +44,16 @@ def new_page(browser, url: str, clipboard: bool = False):
 
 def send(page, text: str, expect: str, mode: str | None = None) -> None:
     if mode is not None:
-        page.locator("#mode").get_by_text(mode, exact=True).click()
+        page.locator("#mode input").click()
+        page.get_by_role("option", name=mode, exact=True).click()
     page.locator("#question textarea").fill(text)
     page.locator("#ask").click()
-    page.locator("#chat").get_by_text(expect).last.wait_for(timeout=20_000)
+    page.locator("#chat").get_by_text(expect).filter(visible=True).last.wait_for(timeout=20_000)
+
+
+def last_reply(page):
+    """The latest reply in the chat, with its own sources."""
+    return page.locator("#chat .citeqa-bot").last
 
 
 def test_check_a_claim_and_copy_its_citation(browser, served):
@@ -55,13 +61,13 @@ def test_check_a_claim_and_copy_its_citation(browser, served):
     page = new_page(browser, url, clipboard=True)
     send(page, "The windmill of Greyhill was built in 1790.", "not “1790”", mode="Check a claim")
     assert "Conflicting: The documents say “1760”, not “1790”. [1]" in page.locator("#chat").inner_text()
-    first = page.locator("#sources .citeqa-source").first
+    first = last_reply(page).locator(".citeqa-source").first
     assert "conflicts" in first.locator(".citeqa-relation").inner_text()
     assert first.locator(".citeqa-passage mark").inner_text().startswith("The windmill of Greyhill was built in 1760")
     assert first.locator(".citeqa-passage mark strong").inner_text() == "1760"
 
     first.locator("[data-citeqa-copy=plain]").click()
-    page.wait_for_function("document.querySelector('#sources [data-citeqa-copy=plain]').dataset.copied === 'yes'")
+    page.wait_for_function("document.querySelector('#chat [data-citeqa-copy=plain]').dataset.copied === 'yes'")
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied.startswith(
         "“The windmill of Greyhill was built in 1760 by the miller Thomas Hale.” — "
@@ -69,7 +75,7 @@ def test_check_a_claim_and_copy_its_citation(browser, served):
     )
     assert "Indexed 20" in copied
     first.locator("[data-citeqa-copy=bibtex]").click()
-    page.wait_for_function("document.querySelector('#sources [data-citeqa-copy=bibtex]').dataset.copied === 'yes'")
+    page.wait_for_function("document.querySelector('#chat [data-citeqa-copy=bibtex]').dataset.copied === 'yes'")
     bibtex = page.evaluate("navigator.clipboard.readText()")
     assert bibtex.startswith("@misc{citeqa:mill:") and "title = {The Windmill of Greyhill}" in bibtex
     first.locator(".citeqa-formats summary").click()  # the formats are shown too, for a browser without a clipboard
@@ -89,8 +95,9 @@ def test_download_the_conversation_as_markdown_and_json(browser, served, tmp_pat
     send(page, "O farol da Ilha Clara foi inaugurado em 1912.", "Confirmada", mode="Check a claim")
     with page.expect_download() as download:
         page.locator("#download-md").click()
+    assert download.value.suggested_filename.startswith("citeqa-conversation-20")  # named with the date
     markdown = Path(download.value.path()).read_text(encoding="utf-8")
-    assert markdown.startswith("# citeqa conversation") and "· 2 turns" in markdown
+    assert markdown.startswith("# Conversa do citeqa") and "· 2 turnos" in markdown  # the last turn's language
     assert "## 1. When was the windmill of Greyhill restored?" in markdown and "**Sources**" in markdown
     assert "## 2. Afirmação: O farol da Ilha Clara foi inaugurado em 1912." in markdown
     assert "1. *The Windmill of Greyhill* — `mill.html`, en, characters" in markdown
@@ -116,7 +123,7 @@ def test_a_citation_opens_the_whole_document_at_the_passage(browser, served):
     upload(holder, UploadSettings(corpus), [])  # re-scan: the long document joins the index
     page = new_page(browser, url)
     send(page, "When was the harbour crane of Porto Velho installed?", "1931")
-    source = page.locator("#sources .citeqa-source").first
+    source = last_reply(page).locator(".citeqa-source").first
     assert "harbour.md" in source.inner_text()
     source.locator(".citeqa-head b").click()  # the citation's title
     mark = page.locator("#doc-viewer mark#cited")
@@ -165,4 +172,4 @@ def test_remove_a_document_only_after_confirming(browser, served):
     assert "mill.html" not in page.locator("#corpus-table").inner_text()
     page.get_by_role("tab", name="Chat").click()
     send(page, "When was the windmill of Greyhill built?", "closest")
-    assert "mill.html" not in page.locator("#sources").inner_text()
+    assert "mill.html" not in last_reply(page).inner_text()

@@ -67,7 +67,7 @@ def test_conversation_turns_keep_records_for_the_downloads(holder: EngineHolder)
     assert not out.checked and [t["type"] for t in out.turns] == ["check", "answer"] and len(out.asked) == 1
     assert "data-citeqa-copy" in out.sources and 'data-doc="mill.html"' in out.sources
     out = conversation_turn(holder, "   ", "check", out.messages, out.asked, out.turns, 3)
-    assert "the claim is empty" in out.messages[-1]["content"] and len(out.turns) == 2
+    assert out.refusal == "Type a claim first." and len(out.turns) == 2 and len(out.messages) == 4  # no turn
 
 
 def test_open_document_only_for_indexed_documents(holder: EngineHolder):

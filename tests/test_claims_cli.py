@@ -43,9 +43,9 @@ def test_check_json_and_markdown(keyword_cli, built_index: Path, capsys):
     assert record["evidence"][0]["document_value"] == "1887"
     assert keyword_cli(["check", "--index", str(built_index), "--format", "markdown", claim]) == 0
     md = capsys.readouterr().out
-    assert md.startswith("# citeqa conversation") and "## 1. Afirmación: El faro de Punta Brava" in md
+    assert md.startswith("# Conversación de citeqa") and "## 1. Afirmación: El faro de Punta Brava" in md
     assert "**Respaldada** — Los documentos respaldan esta afirmación: dicen «1887»." in md
-    assert "1. [respalda] *El faro de Punta Brava* — `faro.txt`, es, characters" in md and "indexed 20" in md
+    assert "1. [respalda] *El faro de Punta Brava* — `faro.txt`, es, caracteres" in md and "indexado el 20" in md
 
 
 def test_check_bad_claims_are_one_line_errors(keyword_cli, built_index: Path, capsys):

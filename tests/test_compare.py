@@ -208,6 +208,9 @@ def test_output_table_lists_and_json(runs, tmp_path: Path) -> None:
     assert "old.jsonl -> this run (30 questions in both)" in out and "answer accuracy" in out and "worse" in out
     assert "fixed (3):" in out and "broken (10):" in out and "... and 7 more (see --compare-report)" in out
     assert "only in the earlier run: 1 question(s): gone" in comparison_lines(comparison)
+    narrow = Console(file=io.StringIO(), width=60)
+    print_comparison(comparison, "old.jsonl", console=narrow, limit=3)
+    assert "…" not in narrow.file.getvalue()  # a narrow terminal wraps the cells ("-0.0…" was cut before)
     data = json.loads(write_comparison(comparison, tmp_path / "c" / "cmp.json").read_text(encoding="utf-8"))
     assert data["n_paired"] == 30 and data["only_new"] == ["new1"] and len(data["broken"]) == 10
     assert "correct" in data["regressions"] and data["bootstrap"] == {"resamples": 2000, "seed": 0, "level": 0.95}

@@ -53,13 +53,28 @@ def test_answer_marks_key_phrase_and_numbers_supporting_sources():
     c3 = Citation("c.txt", "C", "es", 0, 20, "Otra cosa.", 0.2)
     answer = Answer("When?", "en", text, False, 0.8, (c1, c2, c3), 1.0, Highlight(16, 20))
     assert supporting(answer) == [1, 2]
-    reply = answer_html(answer)
+    reply = answer_html(answer, turn=4)
     assert "<mark>1760</mark>" in reply and "[1]" in reply and "[2]" in reply and "[3]" not in reply
-    assert "confidence 0.80" in reply and "confidence" not in answer_html(answer, show_confidence=False)
-    html = sources_html(answer)
+    assert 'href="#citeqa-t4-src-2"' in reply and 'title="B: Built in 1760 too."' in reply
+    assert 'title="confidence 0.80">High confidence<' in reply
+    assert "onfidence" not in answer_html(answer, show_confidence=False)
+    html = sources_html(answer, turn=4)
     assert "<mark>It was built in <strong>1760</strong> by Thomas Hale.</mark>" in html
-    assert html.count("<mark>") == 1 and "other language: es" in html and "score 0.900" in html
-    assert "characters 10–52" in html
+    assert html.count("<mark>") == 1 and "other language: es" in html and "score" not in html
+    assert "characters 10–52" in html and html.count("holds the answer") == 2
+    assert 'id="citeqa-t4-src-2"' in html and html.index('id="citeqa-t4-src-2"') < html.index("citeqa-more")
+    assert html.index("1 more passages") < html.index('id="citeqa-t4-src-3"')  # [3] folded as secondary
+
+
+def test_below_the_fitted_level_the_sentence_is_a_possible_answer():
+    text = "The 960DT comes in the first quarter of 2027; the 960PR in the third."
+    cit = Citation("a.txt", "A", "en", 0, len(text), text, 0.9)
+    answer = Answer("When?", "en", text, False, 0.81, (cit,), 1.0, Highlight(23, 44), "first quarter of 2027")
+    sure = answer_html(answer, headline_above=0.8)
+    assert '<strong class="citeqa-short">first quarter of 2027</strong>' in sure and "High confidence" in sure
+    unsure = answer_html(answer, headline_above=0.94)
+    assert "citeqa-short" not in unsure and "Possible answer" in unsure and "Low confidence" in unsure
+    assert 'title="confidence 0.81"' in unsure and "<mark>first quarter of 2027</mark>" in unsure
 
 
 def test_sources_show_page_and_context_from_the_document():
@@ -114,7 +129,7 @@ def test_labels_and_language_choices():
 
 def test_corpus_rows_and_skipped_list_are_plain_text():
     entry = DocEntry("x.md", "0" * 64, "<img src=x>\ntitle", "en", "md", ("a", "b"), "2026-01-01T00:00:00+00:00")
-    assert corpus_rows([entry]) == [["<img src=x> title", "en", 2, "2026-01-01T00:00:00+00:00", "x.md"]]
+    assert corpus_rows([entry]) == [["<img src=x> title", "en", 2, "2026-01-01 00:00 UTC", "x.md"]]
     html = skipped_html([("<i>.exe", "unsupported type .exe")])
     assert "<i>" not in html and "unsupported type .exe" in html
     assert skipped_html([]) == ""
@@ -128,6 +143,20 @@ def test_short_answer_comes_first_with_its_sentence_as_context():
     short, context = reply.index('class="citeqa-short">42 metros</strong>'), reply.index('class="citeqa-sentence"')
     assert short < context and "<mark>42 metros</mark>" in reply[context:] and "<b>" not in reply
     no_short = answer_html(Answer("¿Por qué?", "es", sentence, False, 0.9, (cit,), 1.0, None, None))
-    assert "citeqa-short" not in no_short and "citeqa-sentence" not in no_short
+    assert "citeqa-short" not in no_short and "<mark>42 metros</mark>" not in no_short
     xss = answer_html(Answer("q", "en", XSS, False, 0.9, (cit,), 1.0, Highlight(0, 8), XSS[:8]))
     assert all(bad not in xss for bad in BAD)
+
+
+def test_markdown_headings_in_a_source_are_shown_as_section_labels():
+    from citeqa.app.display import citation_html
+
+    text = "## Fleet <b>\n\nThe line runs 45 Remodelado cars."
+    doc = Document("tram.md", "Tram", text, "en", "0" * 64, "md", sections=(SectionSpan(0, len(text), "Fleet <b>"),))
+    cit = Citation("tram.md", "Tram", "en", 0, len(text), text, 0.9)
+    answer = Answer("How many cars?", "en", "The line runs 45 Remodelado cars.", False, 0.9, (cit,), 1.0)
+    html = citation_html(1, cit, answer, doc)
+    assert '<span class="citeqa-heading">Fleet &#60;b&#62;</span>' in html and "&#35;&#35;" not in html
+    assert "section: Fleet &#60;b&#62;" in html
+    txt = Citation("notes.txt", "Notes", "en", 0, len(text), text, 0.9)
+    assert "&#35;&#35; Fleet" in citation_html(1, txt, answer)  # a .txt file shows its text as written

@@ -100,6 +100,20 @@ def test_conversation_markdown_numbers_turns_and_sources():
     assert check_quotes(_check())[0].quote == ANSWER
 
 
+def test_exports_speak_each_turn_s_language():
+    es = Answer("¿Cuándo se construyó?", "es", ANSWER, False, 0.9, ANS.citations, 1.0, ANS.highlight)
+    md = conversation_markdown([ANS, es], {INFO.doc_id: INFO}, {DOC.doc_id: DOC}, exported_at="2026-12-01")
+    assert md.startswith("# Conversación de citeqa\n\nExportada el 2026-12-01 · 2 turnos\n")
+    assert (
+        "**Sources**" in md and "**Fuentes**" in md and "página 2, caracteres" in md and "indexado el 2026-11-30" in md
+    )
+    q = answer_quotes(ANS, {INFO.doc_id: INFO}, {DOC.doc_id: DOC})[0]
+    assert ", idioma en, página 2, caracteres " in plain_citation(
+        q, "es"
+    ) and "Indexado el 2026-11-30." in plain_citation(q, "es")
+    assert citation_formats(q, "pt")["plain"] == plain_citation(q, "pt") and "Indexado em" in plain_citation(q, "pt")
+
+
 def test_conversation_json_round_trip():
     turns = [ANS, _check()]
     text = conversation_json(turns, {INFO.doc_id: INFO}, exported_at="2026-12-01T10:00:00+00:00")

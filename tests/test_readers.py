@@ -469,3 +469,18 @@ def test_docx_upload_is_added_and_indexed(fixture_corpus: Path, built_index: Pat
     engine = Engine.open(built_index, embedder=KeywordEmbedder())
     doc = engine.data.documents["Informe faro.docx"]
     assert doc.kind == "docx" and doc.section_at(doc.text.index("1954")) == "Capítulo 2: La luz"
+
+
+def test_markdown_headings_become_sections_and_the_text_stays_as_written():
+    from citeqa.ingest.readers import read_markdown
+
+    text = "# The Lisbon tram 28\n\nIntro.\n\n## Fleet\n\nRemodelado cars.\n\n```\n## not a heading\n```\n\n## Route\n\nMartim Moniz.\n"
+    found = read_markdown(text.encode())
+    assert found.text == text and found.title == "The Lisbon tram 28"
+    assert [(s.title, text[s.start : s.end]) for s in found.sections] == [
+        ("Fleet", "## Fleet\n\nRemodelado cars.\n\n```\n## not a heading\n```"),
+        ("Route", "## Route\n\nMartim Moniz."),
+    ]
+    flat = read_markdown(b"# One\n\nA.\n\n# Two\n\nB.")
+    assert [s.title for s in flat.sections] == ["One", "Two"] and flat.title == ""
+    assert read_markdown(b"No headings at all.").sections == ()

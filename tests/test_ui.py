@@ -29,7 +29,7 @@ def test_chat_turn_answers_with_sources_and_follow_up(holder: EngineHolder):
 def test_chat_turn_abstains_with_closest_passages(holder: EngineHolder):
     messages, _, sources, _, lang = chat_turn(holder, "¿Cuál es la capital de Mongolia?", [], [], 2)
     assert lang == "es" and "No encontré esto en los documentos." in messages[-1]["content"]
-    assert "Pasajes más cercanos" in sources and sources.count('class="citeqa-source"') == 2
+    assert "Pasajes más cercanos" in sources and sources.count('class="citeqa-source citeqa-secondary"') == 2
 
 
 def test_chat_turn_controls_language_and_confidence(holder: EngineHolder):
@@ -48,9 +48,15 @@ def test_chat_turn_escapes_questions_and_documents(holder: EngineHolder):
         assert bad not in html
 
 
-def test_chat_turn_reports_errors_in_the_chat(holder: EngineHolder):
+def test_chat_turn_refuses_blank_and_long_input_without_a_turn(holder: EngineHolder):
+    from citeqa.app.ui import conversation_turn
+
     messages, asked, sources, _, _ = chat_turn(holder, "   ", [], [], 3)
-    assert "empty" in messages[-1]["content"] and asked == [] and sources == ""
+    assert messages == [] and asked == [] and sources == ""
+    out = conversation_turn(holder, "   ", "ask", [], [], [], 3)
+    assert out.refusal == "Type a question first." and out.messages == [] and out.turns == []
+    out = conversation_turn(holder, "¿Cuándo se construyó el faro? " * 100, "ask", [], [], [], 3)
+    assert out.messages == [] and out.refusal.startswith("La pregunta es demasiado larga (2999 caracteres")
     assert ask_record(holder, "", [], 3) == {"error": "the question is empty; type a question", "field": "question"}
     assert "error" in ask_record(holder, "hi", [], "many")
 

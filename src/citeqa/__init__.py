@@ -29,6 +29,7 @@ _EXPORTS = {
     "Chunk": "citeqa.records",
     "Trace": "citeqa.answer.pipeline",
     "AnswerSettings": "citeqa.answer.pipeline",
+    "Reader": "citeqa.reader.reader",
     "build_index": "citeqa.index.builder",
     "load_embedder": "citeqa.embedding",
     "CiteqaError": "citeqa.errors",
@@ -41,6 +42,7 @@ __all__ = [
     "Citation",
     "Document",
     "Engine",
+    "Reader",
     "Trace",
     "__version__",
     "build_index",
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from citeqa.engine import Engine
     from citeqa.errors import CiteqaError
     from citeqa.index.builder import build_index
+    from citeqa.reader.reader import Reader
     from citeqa.records import Answer, Chunk, Citation, Document
 
 

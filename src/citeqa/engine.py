@@ -7,34 +7,57 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
 from citeqa.answer.claims import ClaimCheck, ClaimThresholds
 from citeqa.answer.pipeline import AnswerPipeline, AnswerSettings, Trace
+from citeqa.answer.scoring import has_reader_weights
 from citeqa.answer.spans import Candidate
 from citeqa.embedding import Embedder, encode_queries, load_embedder
+from citeqa.errors import ConfigError
 from citeqa.index.manifest import check_model
 from citeqa.index.store import IndexData, load_index
+from citeqa.reader.reader import Reader
 from citeqa.records import Answer, DocumentInfo
 from citeqa.text.language import SUPPORTED, detect
 
 #: Kept under its old name: everything that shapes an answer.
 EngineSettings = AnswerSettings
+#: Whether answers use the trained reader: where it was fitted for the model, always, or never.
+ReaderMode = Literal["auto", "on", "off"]
+
+
+def make_reader(model: str, mode: ReaderMode = "auto") -> Reader | None:
+    """The reader for an index built with ``model`` (None: answers without it)."""
+    if mode == "off":
+        return None
+    if not has_reader_weights(model):
+        if mode == "on":
+            raise ConfigError(f"the reader has no fitted scorer for {model}; use --reader off (or index with e5)")
+        return None
+    return Reader()
 
 
 class Engine:
     """Answers questions from one index. Thread-safe for concurrent ``ask`` calls."""
 
     def __init__(
-        self, data: IndexData, embedder: Embedder, settings: AnswerSettings | None = None, index_dir: Path | None = None
+        self,
+        data: IndexData,
+        embedder: Embedder,
+        settings: AnswerSettings | None = None,
+        index_dir: Path | None = None,
+        reader: Reader | None = None,
     ) -> None:
         self.data = data
         self.embedder = embedder
         self.index_dir = index_dir
+        self.reader = reader
         self._lock = threading.Lock()
         self._last_query: tuple[str, np.ndarray] | None = None  # a claim's query is encoded twice
-        self.pipeline = AnswerPipeline(data, self._encode_queries, settings)
+        self.pipeline = AnswerPipeline(data, self._encode_queries, settings, reader)
 
     @classmethod
     def open(
@@ -43,13 +66,16 @@ class Engine:
         model: str | None = None,
         settings: AnswerSettings | None = None,
         embedder: Embedder | None = None,
+        reader: ReaderMode = "auto",
     ) -> Engine:
-        """Open an index; ``model`` (if given) must be the one it was built with."""
+        """Open an index; ``model`` (if given) must be the one it was built with. ``reader``:
+        "auto" uses the trained reader where a scorer was fitted with it for the model, "on"
+        insists, "off" keeps the faster reader-less path."""
         data = load_index(Path(index_dir))
         check_model(data.manifest, model)
         if embedder is None:
             embedder = load_embedder(data.manifest.model if model is None else model)
-        return cls(data, embedder, settings, Path(index_dir))
+        return cls(data, embedder, settings, Path(index_dir), make_reader(data.manifest.model, reader))
 
     @property
     def settings(self) -> AnswerSettings:
@@ -61,8 +87,10 @@ class Engine:
         return frozenset(c.lang for c in self.data.chunks)
 
     def warm_up(self) -> None:
-        """Load the model and the language detector now, not on the first question."""
+        """Load the models and the language detector now, not on the first question."""
         self._encode_queries(["warm up"])
+        if self.reader is not None:
+            self.reader.warm_up()
         for lang in sorted(self.corpus_langs):
             sample = next(c.text for c in self.data.chunks if c.lang == lang)
             detect(sample[:200], SUPPORTED)
@@ -72,7 +100,7 @@ class Engine:
         """A new engine over the live index, sharing this one's loaded model."""
         if self.index_dir is None:
             return self
-        return Engine(load_index(self.index_dir), self.embedder, self.settings, self.index_dir)
+        return Engine(load_index(self.index_dir), self.embedder, self.settings, self.index_dir, self.reader)
 
     def question_language(self, question: str, history: Sequence[str] = ()) -> str:
         """The language a question is answered in (see :meth:`AnswerPipeline.question_language`)."""

@@ -22,6 +22,27 @@ LABELS = {
         "show_confidence": "Mostrar confianza",
         "error": "Error",
         "section": "sección",
+        "holds": "contiene la respuesta",
+        "more_passages": "{n} pasajes más, que no contienen la respuesta",
+        "possible": "Posible respuesta (compruébala en la fuente):",
+        "conf_high": "Confianza alta",
+        "conf_low": "Confianza baja",
+        "conf_none": "Sin respuesta",
+        "confidence_value": "confianza {value:.2f}",
+        "you": "Tú",
+        "reply": "citeqa",
+        "conversation": "Conversación",
+        "empty_chat": "Haz una pregunta sobre los documentos: cada respuesta es una cita con sus fuentes.",
+        "empty_question": "Escribe una pregunta primero.",
+        "empty_claim": "Escribe una afirmación primero.",
+        "too_long": "La pregunta es demasiado larga ({n} caracteres; el límite es {limit}).",
+        "counter": "{n} / {limit} caracteres",
+        "tab_chat": "Chat",
+        "tab_corpus": "Documentos",
+        "tab_evaluate": "Evaluar",
+        "subtitle": "Pregunta en español, portugués o inglés, o comprueba una afirmación. Cada respuesta se copia de un documento, con sus fuentes debajo.",
+        "examples": "Ejemplos",
+        "options": "Opciones",
     },
     "pt": {
         "sources": "Fontes",
@@ -42,6 +63,27 @@ LABELS = {
         "show_confidence": "Mostrar confiança",
         "error": "Erro",
         "section": "seção",
+        "holds": "contém a resposta",
+        "more_passages": "mais {n} passagens, que não contêm a resposta",
+        "possible": "Resposta possível (confira na fonte):",
+        "conf_high": "Confiança alta",
+        "conf_low": "Confiança baixa",
+        "conf_none": "Sem resposta",
+        "confidence_value": "confiança {value:.2f}",
+        "you": "Você",
+        "reply": "citeqa",
+        "conversation": "Conversa",
+        "empty_chat": "Faça uma pergunta sobre os documentos: cada resposta é uma citação com as suas fontes.",
+        "empty_question": "Digite uma pergunta primeiro.",
+        "empty_claim": "Digite uma afirmação primeiro.",
+        "too_long": "A pergunta é longa demais ({n} caracteres; o limite é {limit}).",
+        "counter": "{n} / {limit} caracteres",
+        "tab_chat": "Chat",
+        "tab_corpus": "Documentos",
+        "tab_evaluate": "Avaliar",
+        "subtitle": "Pergunte em espanhol, português ou inglês, ou verifique uma afirmação. Cada resposta é copiada de um documento, com as fontes abaixo.",
+        "examples": "Exemplos",
+        "options": "Opções",
     },
     "en": {
         "sources": "Sources",
@@ -62,8 +104,33 @@ LABELS = {
         "show_confidence": "Show confidence",
         "error": "Error",
         "section": "section",
+        "holds": "holds the answer",
+        "more_passages": "{n} more passages, which do not hold the answer",
+        "possible": "Possible answer (check it in the source):",
+        "conf_high": "High confidence",
+        "conf_low": "Low confidence",
+        "conf_none": "No answer",
+        "confidence_value": "confidence {value:.2f}",
+        "you": "You",
+        "reply": "citeqa",
+        "conversation": "Conversation",
+        "empty_chat": "Ask a question about the documents: every answer is a quote with its sources.",
+        "empty_question": "Type a question first.",
+        "empty_claim": "Type a claim first.",
+        "too_long": "The question is too long ({n} characters; the limit is {limit}).",
+        "counter": "{n} / {limit} characters",
+        "tab_chat": "Chat",
+        "tab_corpus": "Corpus",
+        "tab_evaluate": "Evaluate",
+        "subtitle": "Ask in Spanish, Portuguese or English, or check a claim. Every answer is copied from a document, with its sources below it.",
+        "examples": "Examples",
+        "options": "Options",
     },
 }
+
+
+#: The languages the interface speaks; a question is read as one of these or of the corpus's.
+UI_LANGUAGES = tuple(LABELS)
 
 
 def labels(lang: str) -> dict[str, str]:
@@ -167,6 +234,13 @@ EVIDENCE_LABELS = {
         "download_md": "Descargar conversación (Markdown)",
         "download_json": "Descargar conversación (JSON)",
         "check_placeholder": "Escribe una afirmación para comprobarla…",
+        "cite_language": "idioma",
+        "cite_indexed": "Indexado el {day}.",
+        "md_indexed": "indexado el {day}",
+        "md_title": "Conversación de citeqa",
+        "md_exported": "Exportada el {stamp} · {turns}",
+        "md_turn": "1 turno",
+        "md_turns": "{n} turnos",
     },
     "pt": {
         "mode": "Modo",
@@ -183,6 +257,13 @@ EVIDENCE_LABELS = {
         "download_md": "Baixar conversa (Markdown)",
         "download_json": "Baixar conversa (JSON)",
         "check_placeholder": "Digite uma afirmação para verificar…",
+        "cite_language": "idioma",
+        "cite_indexed": "Indexado em {day}.",
+        "md_indexed": "indexado em {day}",
+        "md_title": "Conversa do citeqa",
+        "md_exported": "Exportada em {stamp} · {turns}",
+        "md_turn": "1 turno",
+        "md_turns": "{n} turnos",
     },
     "en": {
         "mode": "Mode",
@@ -199,6 +280,13 @@ EVIDENCE_LABELS = {
         "download_md": "Download conversation (Markdown)",
         "download_json": "Download conversation (JSON)",
         "check_placeholder": "Type a claim to check…",
+        "cite_language": "language",
+        "cite_indexed": "Indexed {day}.",
+        "md_indexed": "indexed {day}",
+        "md_title": "citeqa conversation",
+        "md_exported": "Exported {stamp} · {turns}",
+        "md_turn": "1 turn",
+        "md_turns": "{n} turns",
     },
 }
 
@@ -208,10 +296,56 @@ def evidence_labels(lang: str) -> dict[str, str]:
     return EVIDENCE_LABELS.get(lang, EVIDENCE_LABELS["en"])
 
 
-#: The Evaluate tab's strings. The tab is in English, as the other static labels of the page
-#: are (only the chat's labels follow the question's language).
+#: The Corpus tab (es/pt/en); its labels follow the chat's language, its status lines are English.
+CORPUS_LABELS = {
+    "es": {
+        "uploads_off": "Las subidas están desactivadas en este servidor.",
+        "add_files": "Añadir documentos ({types}, hasta {mb} MB cada uno)",
+        "add": "Añadir al índice",
+        "rescan": "Volver a leer la carpeta del corpus",
+        "upload_status": "Estado de la subida",
+        "remove_doc": "Quitar un documento",
+        "remove_confirm": "Sí, borrar este archivo de la carpeta del corpus",
+        "remove": "Quitar",
+        "removal_status": "Estado de la eliminación",
+    },
+    "pt": {
+        "uploads_off": "Os envios estão desativados neste servidor.",
+        "add_files": "Adicionar documentos ({types}, até {mb} MB cada)",
+        "add": "Adicionar ao índice",
+        "rescan": "Ler de novo a pasta do corpus",
+        "upload_status": "Estado do envio",
+        "remove_doc": "Remover um documento",
+        "remove_confirm": "Sim, apagar este arquivo da pasta do corpus",
+        "remove": "Remover",
+        "removal_status": "Estado da remoção",
+    },
+    "en": {
+        "uploads_off": "Uploads are disabled for this server.",
+        "add_files": "Add documents ({types}, up to {mb} MB each)",
+        "add": "Add to the index",
+        "rescan": "Re-scan corpus folder",
+        "upload_status": "Upload status",
+        "remove_doc": "Remove a document",
+        "remove_confirm": "Yes, delete this file from the corpus folder",
+        "remove": "Remove",
+        "removal_status": "Removal status",
+        "removal_off": "Removing documents is disabled for this server.",
+        "choose": "Choose a document to remove.",
+        "tick": "Tick the box to confirm that {doc} should be deleted from the corpus folder.",
+        "fixed_index": "This index cannot be updated.",
+        "not_removed": "not removed: {error}",
+    },
+}
+
+
+def corpus_labels(lang: str) -> dict[str, str]:
+    """The Corpus tab's strings in ``lang``, English for the status lines and unknown languages."""
+    return {**CORPUS_LABELS["en"], **CORPUS_LABELS.get(lang, {})}
+
+
+#: The Evaluate tab's strings, in English (its name is in LABELS, with the other tabs', and follows the chat's language).
 EVALUATE = {
-    "tab": "Evaluate",
     "intro": "Run `citeqa eval` from the page: the live index answers every question of a QA file "
     "(JSONL or CSV, one question per line, as `citeqa eval` takes it) and the answers are graded. "
     "The run goes on in the background, one at a time for the whole server; the chat keeps "
@@ -223,6 +357,16 @@ EVALUATE = {
     "cancel": "Cancel",
     "status": "Status",
     "no_file": "Upload a QA file or choose one from the list first.",
+    "file_choice": "{name} ({n} questions)",
+    "fit_all": "{n} questions; all {gold} of their gold documents are in the live index.",
+    "fit_some": "{n} questions; only {indexed} of their {gold} gold documents are in the live index: questions "
+    "about the others will be graded wrong.",
+    "fit_none": "{n} questions; none of their {gold} gold documents is in the live index: this file is for "
+    "another corpus, and every answer would be graded wrong.",
+    "fit_any": "{n} questions; the file names no gold documents (any document may answer).",
+    "chart_alt": "Bar chart of the main metrics per question language. {summary}",
+    "reliability_alt": "Reliability diagram: the share of right answers against the confidence given, per "
+    "confidence bin, beside the diagonal of perfect calibration.",
     "busy": "An evaluation is already running ({source}, {done} of {total} questions); wait for it to finish "
     "or cancel it.",
     "started": "Evaluating {source}: {total} questions.",

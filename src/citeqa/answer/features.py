@@ -18,8 +18,8 @@ from citeqa.answer.answer_types import AnswerType, expected_type, type_match
 from citeqa.answer.spans import Candidate
 from citeqa.text.analysis import cognate_keys, fold_accents, query_terms, terms, words
 
-#: Names of the feature columns, in order.
-FEATURES = (
+#: Names of the feature columns computed from the text and the vectors, in order.
+SPAN_FEATURES = (
     "overlap",  # IDF x local-rarity weighted share of question terms in the span (context counts half)
     "overlap_span",  # the same, in the span alone
     "coverage",  # IDF-weighted share of question terms anywhere in the passage
@@ -38,6 +38,14 @@ FEATURES = (
     "novelty",  # share of the span's terms the question does not use: an answer says something new
     "type_missing",  # the question asks for a kind of fact and the span holds none
 )
+#: Columns the trained reader gives (see :mod:`citeqa.answer.reading`); 0 with the reader off.
+READER_FEATURES = (
+    "reader_gap",  # best reader score of a span inside the candidate minus the best read anywhere (<= 0)
+    "reader_best",  # 1 when the candidate holds the reader's best span
+    "reader_null",  # the passage's no-answer score minus the best span score read (higher: no answer)
+)
+#: Every column of the feature matrix the scorer weighs, in order.
+FEATURES = SPAN_FEATURES + READER_FEATURES
 
 #: Weight of the terms a follow-up borrows from the previous turn (see candidate_features):
 #: its own words say what it asks, the earlier turn only what it is about. Chosen on split A.
@@ -83,7 +91,7 @@ def candidate_features(
     default_idf: float,
     span_dense: Sequence[float | None] = (),
 ) -> np.ndarray:
-    """One feature row (see :data:`FEATURES`) per candidate.
+    """One row of :data:`SPAN_FEATURES` per candidate.
 
     ``question`` decides the expected answer type; ``query`` (the question, plus the
     previous turn for a follow-up) supplies the words to look for. ``span_dense`` holds each
@@ -134,8 +142,8 @@ def candidate_features(
             "novelty": len(present - set(local)) / len(present) if present else 0.0,
             "type_missing": 1.0 if kind is not AnswerType.OTHER and typed == 0.0 else 0.0,
         }
-        rows.append([row[name] for name in FEATURES])
-    return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(FEATURES))
+        rows.append([row[name] for name in SPAN_FEATURES])
+    return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(SPAN_FEATURES))
 
 
 _FINAL_STOPS = '.!?…»”")'

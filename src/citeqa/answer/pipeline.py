@@ -14,6 +14,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import numpy as np
 
@@ -21,21 +22,23 @@ from citeqa.answer.answer_types import expected_type, highlight_in, short_answer
 from citeqa.answer.backend import RetrievalBackend
 from citeqa.answer.claims import ClaimThresholds, claim_thresholds
 from citeqa.answer.features import FEATURES, Passage, candidate_features
+from citeqa.answer.reading import ReadSpan, best_inside, read_spans, reader_features
 from citeqa.answer.retrieval import RetrievalSettings, Retriever, prefer_language
 from citeqa.answer.scoring import ScoringModel, load_scoring, read_weights
 from citeqa.answer.spans import Candidate, candidates_from
 from citeqa.errors import QuestionError
+from citeqa.messages import UI_LANGUAGES
+from citeqa.reader.reader import Reader
 from citeqa.records import Answer, Citation, Highlight, Hit
 from citeqa.text.analysis import fold_accents, query_terms, words
-from citeqa.text.language import SUPPORTED, detect
+from citeqa.text.language import SUPPORTED, question_language
 
 #: Longest question accepted, in characters (a long paragraph; longer input is pasted text, not a question).
 MAX_QUESTION_CHARS = 2000
-#: Below this detector confidence a question's language is taken from the history or the corpus:
-#: short questions ("GLM-5?") are often misread, and half the probability mass is the usual bar.
-QUESTION_LANGUAGE_CONFIDENCE = 0.5
 
 
+#: Sources of the short answer (see :attr:`AnswerSettings.short_answers`).
+ShortAnswerSource = Literal["reader", "rules"]
 #: Retrieval settings a weights file may set.
 _FUSION_WEIGHTS = frozenset({"dense_weight", "lexical_weight"})
 
@@ -51,16 +54,22 @@ class AnswerSettings:
     language_margin: float = 0.05  #: a same-language answer wins unless this much less likely ...
     language_floor: float = 0.5  #: ... and always when at least this likely
     claims: ClaimThresholds = field(default_factory=ClaimThresholds)  #: when a claim counts as backed
+    #: Where the short answer comes from first: the reader's span in the chosen sentence (then the
+    #: rules, when it has none there), or the hand-written rules alone. Chosen by measurement (README).
+    short_answers: ShortAnswerSource = "reader"
+    #: Passages the reader reads: the best-ranked of those searched for the answer (each costs a
+    #: model call of up to 256 tokens; see docs/benchmarks.md).
+    reader_passages: int = 4
 
     @classmethod
-    def for_model(cls, model: str) -> AnswerSettings:
-        """The settings fitted for ``model``'s vectors: retrieval fusion weights and the scorer."""
+    def for_model(cls, model: str, reader: bool = False) -> AnswerSettings:
+        """The settings fitted for ``model``'s vectors: retrieval fusion weights and claim thresholds
+        from ``<model>.json``, the scorer from it or, with the ``reader``, from ``<model>+reader.json``."""
         data = read_weights(model)
         fusion = data.get("retrieval", {})
         retrieval = RetrievalSettings(**{k: float(v) for k, v in fusion.items() if k in _FUSION_WEIGHTS})
-        return cls(
-            retrieval=retrieval, scoring=ScoringModel.from_dict(data), claims=claim_thresholds(data.get("claims", {}))
-        )
+        scoring = ScoringModel.from_dict(read_weights(model, reader=True) if reader else data)
+        return cls(retrieval=retrieval, scoring=scoring, claims=claim_thresholds(data.get("claims", {})))
 
     @property
     def abstain_below(self) -> float:
@@ -98,6 +107,8 @@ class Trace:
     confidence: float
     answer: Answer
     timings_ms: Mapping[str, float] = field(default_factory=dict)
+    #: The reader's spans (best first, document offsets) over the passages it read; empty with it off.
+    read: tuple[ReadSpan, ...] = ()
 
     @property
     def chosen_span(self) -> ScoredSpan | None:
@@ -108,11 +119,18 @@ class AnswerPipeline:
     """Answers questions from one index (any :class:`RetrievalBackend`) with a given query encoder."""
 
     def __init__(
-        self, data: RetrievalBackend, encode: Callable[[list[str]], np.ndarray], settings: AnswerSettings | None = None
+        self,
+        data: RetrievalBackend,
+        encode: Callable[[list[str]], np.ndarray],
+        settings: AnswerSettings | None = None,
+        reader: Reader | None = None,
     ) -> None:
         self.data = data
         self.encode = encode
-        self.settings = settings if settings is not None else AnswerSettings.for_model(data.model)
+        self.reader = reader
+        self.settings = (
+            settings if settings is not None else AnswerSettings.for_model(data.model, reader=reader is not None)
+        )
         self.retriever = Retriever(data, self.settings.retrieval)
         self.idf = data.lexical_idf()
         self.default_idf = math.log(1 + len(data.chunks))
@@ -133,9 +151,12 @@ class AnswerPipeline:
         query = clock.step("query", lambda: self.retrieval_query(question, history))
         vector = clock.step("encode", lambda: self.encode([query])[0])
         hits = self.retriever.search(query, vector, max(k, self.settings.pool), timings=clock.timings)
-        cands, feats = clock.step("candidates", lambda: self.candidates(question, query, lang, prefer, hits, vector))
+        pool = self._answer_pool(hits, prefer)
+        cands, feats = clock.step("candidates", lambda: self.candidates(question, query, lang, pool, hits, vector))
+        read, null = clock.step("read", lambda: self.read(question, hits, pool))
+        feats = np.hstack([feats, reader_features(cands, read, null) if self.reader is not None else _zeros(feats)])
         chosen, spans = clock.step("choose", lambda: self.choose(cands, feats, prefer))
-        answer = clock.step("answer", lambda: self.record(question, query, lang, hits, spans, chosen, k))
+        answer = clock.step("answer", lambda: self.record(question, query, lang, hits, spans, chosen, k, read))
         answer = replace(answer, latency_ms=round(clock.total_ms(), 3))
         return Trace(
             question,
@@ -150,18 +171,14 @@ class AnswerPipeline:
             answer.confidence,
             answer,
             clock.timings,
+            read,
         )
 
     def question_language(self, question: str, history: Sequence[str] = ()) -> str:
-        """ISO 639-1 code of the question; history or the corpus decide when unclear."""
-        found = detect(question, SUPPORTED)
-        if found.lang is not None and found.confidence >= QUESTION_LANGUAGE_CONFIDENCE:
-            return found.lang
-        for earlier in reversed(history):
-            prior = detect(earlier, SUPPORTED)
-            if prior.lang is not None:
-                return prior.lang
-        return found.lang if found.lang is not None else self.default_lang
+        """ISO 639-1 code of the question, among the corpus's and the UI's languages: the question
+        decides, the history breaks a tie, the corpus's main language when nothing can be told."""
+        candidates = tuple(lang for lang in SUPPORTED if lang in self.retriever.langs or lang in UI_LANGUAGES)
+        return question_language(question, history, candidates, self.default_lang)
 
     def retrieval_query(self, question: str, history: Sequence[str]) -> str:
         """The text to search with: the question, plus the last turn when it leans on it."""
@@ -170,10 +187,9 @@ class AnswerPipeline:
         return question
 
     def candidates(
-        self, question: str, query: str, lang: str, prefer: str | None, hits: Sequence[Hit], vector: np.ndarray
+        self, question: str, query: str, lang: str, pool: Sequence[int], hits: Sequence[Hit], vector: np.ndarray
     ) -> tuple[list[Candidate], np.ndarray]:
-        """Answer candidates from the top passages and their feature rows."""
-        pool = self._answer_pool(hits, prefer)
+        """Answer candidates from the passages ``pool`` (indexes of ``hits``) and their feature rows."""
         cands = candidates_from([(i, hits[i].chunk.start, hits[i].chunk.text, hits[i].chunk.lang) for i in pool])
         passages = [Passage(h.chunk.text, h.chunk.lang, h.dense, h.score) for h in hits]
         return cands, candidate_features(
@@ -186,6 +202,17 @@ class AnswerPipeline:
             self.default_idf,
             self.span_similarities(cands, hits, vector),
         )
+
+    def read(
+        self, question: str, hits: Sequence[Hit], pool: Sequence[int]
+    ) -> tuple[tuple[ReadSpan, ...], dict[int, float]]:
+        """The reader's spans over the passages ``pool`` and each one's no-answer score (none when off)."""
+        if self.reader is None or not pool:
+            return (), {}
+        pool = sorted(pool)[: self.settings.reader_passages]
+        reading = self.reader.read(question, [hits[i].chunk.text for i in pool])
+        placed = read_spans(reading, pool, [hits[i].chunk.start for i in pool])
+        return placed, dict(zip(pool, reading.null))
 
     def span_similarities(
         self, cands: Sequence[Candidate], hits: Sequence[Hit], vector: np.ndarray
@@ -238,6 +265,7 @@ class AnswerPipeline:
         spans: Sequence[ScoredSpan],
         chosen: int | None,
         k: int,
+        read: Sequence[ReadSpan] = (),
     ) -> Answer:
         """The answer record: the chosen span (or an abstention) and ``k`` citations."""
         if chosen is None:
@@ -252,9 +280,11 @@ class AnswerPipeline:
         cand = span.candidate
         words_asked = frozenset(fold_accents(w) for w in words(query))
         kind = expected_type(question)
-        short = short_answer_in(
-            cand.text, cand.lang, kind, words_asked, set(query_terms(query, (cand.lang,))), question=question
-        )
+        short = _reader_short(cand, read) if self.settings.short_answers == "reader" else None
+        if short is None:
+            short = short_answer_in(
+                cand.text, cand.lang, kind, words_asked, set(query_terms(query, (cand.lang,))), question=question
+            )
         key = short if short is not None else highlight_in(cand.text, kind, words_asked)
         highlight = Highlight(*key) if key is not None else None
         short_answer = cand.text[short[0] : short[1]] if short is not None else None
@@ -283,6 +313,27 @@ def choose_span(
         if probs[best_same] >= min(probs[best] - margin, floor):
             return best_same
     return best
+
+
+def _zeros(feats: np.ndarray) -> np.ndarray:
+    return np.zeros((len(feats), len(FEATURES) - feats.shape[1]))
+
+
+#: Characters trimmed from the ends of a reader span: an answer is "França", not "França.".
+_SPAN_TRIM = " \t\n.,;:!?¿¡\"'«»“”()[]"
+
+
+def _reader_short(cand: Candidate, read: Sequence[ReadSpan]) -> tuple[int, int] | None:
+    """The best reader span inside ``cand``, as offsets into its text, trimmed of spaces and stops."""
+    inside = best_inside(cand, read)
+    if inside is None:
+        return None
+    a, b = inside.start - cand.start, inside.end - cand.start
+    while a < b and cand.text[a] in _SPAN_TRIM:
+        a += 1
+    while b > a and cand.text[b - 1] in _SPAN_TRIM:
+        b -= 1
+    return (a, b) if b > a else None
 
 
 class _Clock:

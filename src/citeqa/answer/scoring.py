@@ -6,7 +6,9 @@ is the answer's ``confidence``; below ``abstain_below`` the engine abstains.
 
 The parameters are data, not code: ``weights/<model>.json`` beside this module, one file per
 embedding model (its vectors give the dense signals their scale), keyed by feature name, with
-the retrieval fusion weights and how they were fitted. ``eval/fit_scorer.py --write`` writes it.
+the retrieval fusion weights and how they were fitted. ``eval/fit_scorer.py --write`` writes it,
+with ``headline_above``: the confidence from which answers were right often enough out of fold to be
+shown as the answer (below it, a reader sees a possible answer and its source).
 """
 
 from __future__ import annotations
@@ -34,11 +36,14 @@ WEIGHTS_DIR = "weights"
 #: Weights for a model without a file of its own: fitted without the dense signals, whose scale
 #: differs from model to model (eval/fit_scorer.py --generic).
 FALLBACK_MODEL = "any-model"
+#: Suffix of a weights file fitted with the reader's features (``<model>+reader.json``).
+READER_SUFFIX = "+reader"
 
 
 @dataclass(frozen=True, slots=True)
 class ScoringModel:
-    """Ranker weights per feature name, calibration weights per input name, and the abstention threshold."""
+    """Ranker weights per feature name, calibration weights per input name, the abstention threshold,
+    and the level from which an answer is headlined (1.0, never, when the fit has not set one)."""
 
     weights: Mapping[str, float]
     bias: float
@@ -46,6 +51,7 @@ class ScoringModel:
     calib_bias: float
     abstain_below: float
     fitted: Mapping[str, Any] = field(default_factory=dict)
+    headline_above: float = 1.0
 
     def __post_init__(self) -> None:
         check_names("ranker", self.weights, FEATURES, exact=True)
@@ -80,6 +86,7 @@ class ScoringModel:
             "bias": self.bias,
             "calibration": {"inputs": dict(self.calibration), "bias": self.calib_bias},
             "abstain_below": self.abstain_below,
+            "headline_above": self.headline_above,
             "fitted": dict(self.fitted),
         }
 
@@ -97,6 +104,7 @@ class ScoringModel:
                 float(calib["bias"]),
                 float(data["abstain_below"]),
                 data.get("fitted", {}),
+                float(data.get("headline_above", 1.0)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"scorer weights: missing or bad entry {exc}") from None
@@ -124,16 +132,22 @@ def check_names(what: str, given: Mapping[str, float], known: tuple[str, ...], e
         )
 
 
-def weights_path(model: str) -> Path:
-    """The weights file of ``model`` shipped with citeqa, or the fallback model's."""
+def weights_path(model: str, reader: bool = False) -> Path:
+    """The weights file of ``model`` shipped with citeqa (``<model>+reader.json`` for the scorer
+    fitted with the reader's features), or the fallback model's."""
     folder = Path(str(resources.files("citeqa.answer").joinpath(WEIGHTS_DIR)))
-    own = folder / f"{model.replace('/', '__')}.json"
+    own = folder / f"{model.replace('/', '__')}{READER_SUFFIX if reader else ''}.json"
     return own if own.is_file() else folder / f"{FALLBACK_MODEL}.json"
 
 
-def read_weights(model: str | None = None, path: Path | None = None) -> dict[str, Any]:
-    """The raw weights file (``path``, or the one for ``model``)."""
-    path = path if path is not None else weights_path(model or "multilingual-e5-small")
+def has_reader_weights(model: str) -> bool:
+    """Whether a scorer was fitted for ``model`` with the reader (the reader is used only then)."""
+    return weights_path(model, reader=True).name.endswith(f"{READER_SUFFIX}.json")
+
+
+def read_weights(model: str | None = None, path: Path | None = None, reader: bool = False) -> dict[str, Any]:
+    """The raw weights file (``path``, or the one for ``model``, with or without the reader)."""
+    path = path if path is not None else weights_path(model or "multilingual-e5-small", reader)
     try:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, json.JSONDecodeError) as exc:

@@ -56,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ask", help="answer one question")
     common(p)
+    _reader_option(p)
     p.add_argument("question")
     p.add_argument("-k", type=int, default=5, help="number of cited passages (default 5)")
     p.add_argument("--history", action="append", default=[], help="an earlier question (repeatable)")
@@ -63,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="check a claim against the documents: supported, conflicting or not_found")
     common(p)
+    _reader_option(p)
     p.add_argument("claim")
     p.add_argument("-k", type=int, default=5, help="number of passages shown (default 5)")
     _format_options(p, "the check record")
@@ -70,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="evaluate on a QA file or a claim file (JSONL or CSV) or a SQuAD file")
     common(p)
     p.set_defaults(index=None)  # index/ for a QA file; --squad builds its own index unless --index is given
+    _reader_option(p)
     p.add_argument(
         "qa_file",
         type=Path,
@@ -140,6 +143,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="start the chat UI")
     common(p, corpus=True)
+    _reader_option(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
     p.add_argument("--port", type=_port, default=7860, help="port to listen on (default 7860)")
     p.add_argument(
@@ -240,6 +244,16 @@ def _upload_mb(value: str) -> float:
     return size
 
 
+def _reader_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--reader",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="the trained span reader: auto (on where it was fitted for the index's model: e5), on, "
+        "or off (faster, rule-based short answers)",
+    )
+
+
 def _auth_pair(value: str) -> tuple[str, str]:
     """``user:password`` as a pair; the password may itself hold colons."""
     user, sep, password = value.partition(":")
@@ -284,7 +298,13 @@ def _open_engine(args: argparse.Namespace) -> Engine:
     data = load_index(args.index)
     check_model(data.manifest, args.model)
     model = data.manifest.model if args.model is None else args.model
-    return Engine(data, args.embedder_factory(model), index_dir=args.index)
+    return Engine(data, args.embedder_factory(model), index_dir=args.index, reader=_reader(args, data.manifest.model))
+
+
+def _reader(args: argparse.Namespace, model: str):
+    from citeqa.engine import make_reader
+
+    return make_reader(model, getattr(args, "reader", "auto"))
 
 
 def _index_model(args: argparse.Namespace, index: Path) -> str:
@@ -491,7 +511,7 @@ def _eval_index_and_open(args: argparse.Namespace, corpus: Path, index: Path) ->
     )
     data = load_index(index)
     check_model(data.manifest, args.model)
-    return Engine(data, embedder, index_dir=index)
+    return Engine(data, embedder, index_dir=index, reader=_reader(args, data.manifest.model))
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

@@ -43,8 +43,43 @@ def supporting(answer: Answer) -> list[int]:
     return found
 
 
-def answer_html(answer: Answer, show_confidence: bool = True) -> str:
-    """The chat reply: answer with its key phrase marked and [n] pointing at the sources."""
+def card_id(turn: int, number: int) -> str:
+    """The element id of source ``number`` of chat turn ``turn`` (unique in the conversation)."""
+    return f"citeqa-t{turn}-src-{number}"
+
+
+def ref_html(turn: int, number: int, citation: Citation | None = None) -> str:
+    """A ``[n]`` link to its source card; its title previews the source (shown on hover)."""
+    preview = ""
+    if citation is not None:
+        text = " ".join(citation.text.split())
+        preview = f' title="{safe_block(citation.title)}: {safe_block(text[:180])}{"…" if len(text) > 180 else ""}"'
+    target = card_id(turn, number)
+    return f'<a class="citeqa-ref" href="#{target}" data-target="{target}"{preview}>[{number}]</a>'
+
+
+def confident(answer: Answer, headline_above: float) -> bool:
+    """Whether the answer is shown as the answer (else as a possible answer beside its source)."""
+    return not answer.abstained and answer.answer is not None and answer.confidence >= headline_above
+
+
+def confidence_html(answer: Answer, headline_above: float) -> str:
+    """The confidence in words, the number on hover."""
+    lab = labels(answer.language)
+    high = confident(answer, headline_above)
+    word, cls = (lab["conf_high"], "high") if high else (lab["conf_low"], "low")
+    if answer.abstained:
+        word, cls = lab["conf_none"], "low"
+    number = lab["confidence_value"].format(value=answer.confidence)
+    return f'<span class="citeqa-confidence citeqa-confidence-{cls}" title="{safe_block(number)}">{safe(word)}</span>'
+
+
+def answer_html(answer: Answer, show_confidence: bool = True, turn: int = 0, headline_above: float = 0.0) -> str:
+    """The chat reply: the answer with its key phrase marked and [n] linking to the turn's sources.
+
+    At or above ``headline_above`` the short answer is the headline; below it the sentence is
+    shown as a possible answer, to be checked in its source.
+    """
     lab = labels(answer.language)
     if answer.abstained or answer.answer is None:
         body = f"<em>{safe(lab['not_found'])}</em>"
@@ -52,32 +87,57 @@ def answer_html(answer: Answer, show_confidence: bool = True) -> str:
             body += f" {safe(lab['see_closest'])}"
     else:
         text, hl = answer.answer, answer.highlight
-        refs = " ".join(f'<sup class="citeqa-ref">[{n}]</sup>' for n in supporting(answer))
+        refs = " ".join(ref_html(turn, n, answer.citations[n - 1]) for n in supporting(answer))
         sentence = _marked(text, hl.start, hl.end) if hl is not None else safe(text)
-        if answer.short_answer is not None:  # the short answer first, the sentence as its context
+        if not confident(answer, headline_above):
+            body = (
+                f'<div class="citeqa-possible"><span class="citeqa-possible-label">{safe(lab["possible"])}</span> '
+                f'<span class="citeqa-sentence">{sentence}</span> {refs}</div>'
+            )
+        elif answer.short_answer is not None:  # the short answer first, the sentence as its context
             body = (
                 f'<strong class="citeqa-short">{safe(answer.short_answer)}</strong> {refs}'
-                f'<br><small class="citeqa-sentence">{sentence}</small>'
+                f'<br><span class="citeqa-sentence">{sentence}</span>'
             )
         else:
-            body = f"{sentence} {refs}"
+            body = f'<span class="citeqa-sentence">{sentence}</span> {refs}'
         if answer.citations and answer.citations[0].lang != answer.language:
-            body += f" <small>({safe(lab['other_lang'])}: {safe(answer.citations[0].lang)})</small>"
+            body += f' <span class="citeqa-note">({safe(lab["other_lang"])}: {safe(answer.citations[0].lang)})</span>'
     if show_confidence:
-        body += f"<br><small>{safe(lab['confidence'])} {answer.confidence:.2f}</small>"
+        body += f'<div class="citeqa-meta">{confidence_html(answer, headline_above)}</div>'
     return body
+
+
+def is_markdown(doc_id: str) -> bool:
+    """Whether the document is a Markdown file (its heading lines are shown as headings)."""
+    from citeqa.ingest.formats import Format, format_of
+
+    return format_of("." + doc_id.rsplit(".", 1)[-1]) is Format.MARKDOWN if "." in doc_id else False
+
+
+def shown(text: str, markdown: bool = False) -> str:
+    """:func:`safe`, and for Markdown its heading lines ("## Fleet") as a section label without the hashes."""
+    if not markdown:
+        return safe(text)
+    from citeqa.ingest.readers import MARKDOWN_HEADING
+
+    out, last = [], 0
+    for m in MARKDOWN_HEADING.finditer(text):
+        out += [safe(text[last : m.start()]), f'<span class="citeqa-heading">{safe(m.group(2).strip())}</span>']
+        last = m.end()
+    return "".join(out) + safe(text[last:])
 
 
 def passage_html(citation: Citation, answer: Answer, number: int) -> str:
     """The passage escaped, with the answer span marked in the cited passage [1]."""
-    passage = citation.text
+    passage, md = citation.text, is_markdown(citation.doc_id)
     if number != 1 or answer.abstained or not answer.answer:
-        return safe(passage)
+        return shown(passage, md)
     at = passage.find(answer.answer)
     if at < 0:
-        return safe(passage)
+        return shown(passage, md)
     end = at + len(answer.answer)
-    return safe(passage[:at]) + f"<mark>{_key_marked(answer)}</mark>" + safe(passage[end:])
+    return shown(passage[:at], md) + f"<mark>{_key_marked(answer)}</mark>" + shown(passage[end:], md)
 
 
 def _key_marked(answer: Answer) -> str:
@@ -86,7 +146,7 @@ def _key_marked(answer: Answer) -> str:
     return _marked(text, hl.start, hl.end, "strong") if hl is not None else safe(text)
 
 
-def context_html(doc_text: str, start: int, end: int, window: int = CONTEXT_CHARS) -> str:
+def context_html(doc_text: str, start: int, end: int, window: int = CONTEXT_CHARS, markdown: bool = False) -> str:
     """About ``window`` characters each side of ``[start, end)``, cut at spaces, the passage marked."""
     left = max(0, start - window)
     right = min(len(doc_text), end + window)
@@ -99,9 +159,9 @@ def context_html(doc_text: str, start: int, end: int, window: int = CONTEXT_CHAR
     before, cited, after = doc_text[left:start], doc_text[start:end], doc_text[end:right]
     return (
         ("…" if left > 0 else "")
-        + safe(before)
-        + f'<span class="citeqa-cited">{safe(cited)}</span>'
-        + safe(after)
+        + shown(before, markdown)
+        + f'<span class="citeqa-cited">{shown(cited, markdown)}</span>'
+        + shown(after, markdown)
         + ("…" if right < len(doc_text) else "")
     )
 
@@ -126,14 +186,22 @@ def place(citation: Citation, answer: Answer, number: int, document: Document | 
 
 
 def citation_html(
-    number: int, citation: Citation, answer: Answer, document: Document | None = None, extra: str = ""
+    number: int,
+    citation: Citation,
+    answer: Answer,
+    document: Document | None = None,
+    extra: str = "",
+    turn: int = 0,
+    holds: bool = False,
+    open_context: bool = False,
 ) -> str:
-    """One source: title, language, range, page or section, score, the passage, its context, and ``extra``
-    (HTML already made inert, e.g. :func:`citation_tools_html`)."""
+    """One source: title, language, range, page or section, the passage, its context, and ``extra``
+    (HTML already made inert, e.g. :func:`citation_tools_html`). ``holds``: it holds the answer
+    (a badge says so; the others are styled as secondary)."""
     lab = labels(answer.language)
-    badge = ""
+    badge = f' <span class="citeqa-holds">{safe(lab["holds"])}</span>' if holds else ""
     if citation.lang != answer.language:
-        badge = f' <span class="citeqa-badge">{safe(lab["other_lang"])}: {safe(citation.lang)}</span>'
+        badge += f' <span class="citeqa-badge">{safe(lab["other_lang"])}: {safe(citation.lang)}</span>'
     where = f"{safe(lab['chars'])} {citation.start}–{citation.end}"
     page, section = place(citation, answer, number, document)
     if page is not None:
@@ -143,26 +211,64 @@ def citation_html(
     context = ""
     if document is not None and (citation.start > 0 or document.text[citation.end :].strip()):
         context = (
-            f'<details class="citeqa-context"><summary>{safe(lab["context"])}</summary>'
-            f"<div>{context_html(document.text, citation.start, citation.end)}</div></details>"
+            f'<details class="citeqa-context"{" open" if open_context else ""}><summary>{safe(lab["context"])}</summary>'
+            f"<div>{context_html(document.text, citation.start, citation.end, markdown=is_markdown(document.doc_id))}"
+            "</div></details>"
         )
+    rank = "citeqa-primary" if holds else "citeqa-secondary"
     return (
-        f'<div class="citeqa-source" id="citeqa-src-{number}"><div class="citeqa-head">'
+        f'<div class="citeqa-source {rank}" id="{card_id(turn, number)}" tabindex="-1"><div class="citeqa-head">'
         f"<b>[{number}] {safe(citation.title)}</b>{badge}"
-        f"<br><small>{safe(citation.doc_id)} · {safe(citation.lang)} · {where} · "
-        f"{safe(lab['score'])} {citation.score:.3f}</small></div>"
+        f'<br><span class="citeqa-where">{safe(citation.doc_id)} · {safe(citation.lang)} · {where}</span></div>'
         f'<div class="citeqa-passage">{passage_html(citation, answer, number)}</div>{context}{extra}</div>'
     )
 
 
-def sources_html(answer: Answer, documents: Mapping[str, Document] | None = None) -> str:
-    """All sources of an answer, headed "Sources" or, after an abstention, "Closest passages"."""
+def sources_html(
+    answer: Answer,
+    documents: Mapping[str, Document] | None = None,
+    infos: Mapping[str, object] | None = None,
+    turn: int = 0,
+    open_first: bool = False,
+    tools: bool = False,
+) -> str:
+    """The sources of an answer: those holding the answer first, the others folded as secondary;
+    after an abstention every passage is a secondary "closest passage". ``tools`` adds the citation
+    tools under each (``infos``: DocumentInfo by doc_id); ``open_first`` opens [1]'s context."""
+    from citeqa.app.evidence import answer_quotes
+
     lab = labels(answer.language)
-    heading = lab["closest"] if answer.abstained else lab["sources"]
     docs = documents if documents is not None else {}
-    items = "".join(citation_html(i, c, answer, docs.get(c.doc_id)) for i, c in enumerate(answer.citations, start=1))
-    cls = "citeqa-sources citeqa-closest" if answer.abstained else "citeqa-sources"
-    return f'<div class="{cls}"><h3>{safe(heading)}</h3>{items}</div>'
+    quotes = answer_quotes(answer, infos, docs) if tools else [None] * len(answer.citations)  # type: ignore[arg-type]
+    holding = set(supporting(answer))
+    cards = [
+        (
+            n in holding,
+            citation_html(
+                n,
+                c,
+                answer,
+                docs.get(c.doc_id),
+                citation_tools_html(q, answer.language) if q is not None else "",
+                turn,
+                n in holding,
+                open_first and n == 1,
+            ),
+        )
+        for n, (c, q) in enumerate(zip(answer.citations, quotes), start=1)
+    ]
+    if answer.abstained or not holding:
+        body = "".join(html for _, html in cards)
+        return f'<div class="citeqa-sources citeqa-closest"><h3>{safe(lab["closest"])}</h3>{body}</div>'
+    main = "".join(html for holds, html in cards if holds)
+    rest = [html for holds, html in cards if not holds]
+    more = (
+        f'<details class="citeqa-more"><summary>{safe(lab["more_passages"].format(n=len(rest)))}</summary>'
+        f"{''.join(rest)}</details>"
+        if rest
+        else ""
+    )
+    return f'<div class="citeqa-sources"><h3>{safe(lab["sources"])}</h3>{main}{more}</div>'
 
 
 def user_html(question: str) -> str:
@@ -175,15 +281,33 @@ def error_html(message: str, lang: str = "en") -> str:
     return f"<em>{safe(labels(lang)['error'])}: {safe(message)}</em>"
 
 
-CORPUS_HEADERS = ["title", "language", "chunks", "indexed at", "file"]
+CORPUS_HEADERS = ["title", "language", "passages", "indexed", "file"]  # "passages", as the chat says
 
 
 def corpus_rows(entries: Iterable[object]) -> list[list[object]]:
     """Rows of the corpus table from manifest ``DocEntry`` items, as plain text."""
     return [
-        [_plain(e.title), e.lang, len(e.chunk_ids), e.indexed_at, _plain(e.doc_id)]  # type: ignore[attr-defined]
+        [_plain(e.title), e.lang, len(e.chunk_ids), when(e.indexed_at), _plain(e.doc_id)]  # type: ignore[attr-defined]
         for e in entries
     ]
+
+
+def when(stamp: str) -> str:
+    """An ISO 8601 time as a reader writes it: ``2026-11-30 14:19 UTC`` (as given when it is not one)."""
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except (TypeError, ValueError):
+        return stamp
+    moment = moment.astimezone(UTC) if moment.tzinfo is not None else moment
+    return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo is not None else "")
+
+
+def document_choice(doc_id: str, title: str) -> tuple[str, str]:
+    """A document in a list to choose from: its title and file shown, its file the value."""
+    shown = _plain(title).strip()
+    return (f"{shown} ({doc_id})" if shown and shown != doc_id else doc_id), doc_id
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -220,7 +344,7 @@ def citation_tools_html(quote, lang: str) -> str:  # quote: citeqa.app.evidence.
     from citeqa.messages import evidence_labels
 
     lab = evidence_labels(lang)
-    formats = citation_formats(quote)
+    formats = citation_formats(quote, lang)
     blocks = "".join(
         f'<pre class="citeqa-format" data-format="{name}">{safe_block(text)}</pre>' for name, text in formats.items()
     )
@@ -238,21 +362,14 @@ def citation_tools_html(quote, lang: str) -> str:  # quote: citeqa.app.evidence.
 
 
 def answer_sources_html(
-    answer: Answer, documents: Mapping[str, Document] | None = None, infos: Mapping[str, object] | None = None
+    answer: Answer,
+    documents: Mapping[str, Document] | None = None,
+    infos: Mapping[str, object] | None = None,
+    turn: int = 0,
+    open_first: bool = False,
 ) -> str:
     """:func:`sources_html` with the citation tools under every source (``infos``: DocumentInfo by doc_id)."""
-    from citeqa.app.evidence import answer_quotes
-
-    lab = labels(answer.language)
-    docs = documents if documents is not None else {}
-    quotes = answer_quotes(answer, infos, docs)  # type: ignore[arg-type]
-    items = "".join(
-        citation_html(i, c, answer, docs.get(c.doc_id), citation_tools_html(q, answer.language))
-        for i, (c, q) in enumerate(zip(answer.citations, quotes), start=1)
-    )
-    heading = lab["closest"] if answer.abstained else lab["sources"]
-    cls = "citeqa-sources citeqa-closest" if answer.abstained else "citeqa-sources"
-    return f'<div class="{cls}"><h3>{safe(heading)}</h3>{items}</div>'
+    return sources_html(answer, documents, infos, turn, open_first, tools=True)
 
 
 _VERDICT_CLASS = {
@@ -262,14 +379,14 @@ _VERDICT_CLASS = {
 }
 
 
-def check_html(check) -> str:  # check: citeqa.answer.claims.ClaimCheck
-    """The chat reply to a claim: the verdict, its message, and [n] for the passages that support or
-    contradict it."""
+def check_html(check, turn: int = 0) -> str:  # check: citeqa.answer.claims.ClaimCheck
+    """The chat reply to a claim: the verdict, its message, and [n] links to the passages that
+    support or contradict it."""
     from citeqa.messages import claim_labels
 
     lab = claim_labels(check.language)
     refs = [n for n, e in enumerate(check.evidence, start=1) if e.relation in ("supports", "conflicts")]
-    markers = " ".join(f'<sup class="citeqa-ref">[{n}]</sup>' for n in refs)
+    markers = " ".join(ref_html(turn, n, check.evidence[n - 1].citation) for n in refs)
     return (
         f'<strong class="{_VERDICT_CLASS.get(check.verdict, "")}">{safe(lab[check.verdict])}</strong>: '
         f"{safe(check.message)}" + (f" {markers}" if markers else "")
@@ -290,7 +407,7 @@ def evidence_passage_html(evidence) -> str:  # evidence: citeqa.answer.claims.Cl
 
 
 def check_sources_html(
-    check, documents: Mapping[str, Document] | None = None, infos: Mapping[str, object] | None = None
+    check, documents: Mapping[str, Document] | None = None, infos: Mapping[str, object] | None = None, turn: int = 0
 ) -> str:
     """The passages of a claim check: relation badge, title, place, the sentence marked, both values
     when they differ, and the citation tools."""
@@ -318,10 +435,11 @@ def check_sources_html(
             also = ", ".join(f"{safe(t.lang)} ({safe(t.doc_id)}, {t.start}–{t.end})" for t in e.translations)
             values += f'<div class="citeqa-translations">{safe(lab["also_in"])}: {also}</div>'
         badge = f'<span class="citeqa-relation citeqa-{e.relation}">{safe(lab[e.relation])}</span>'
+        rank = "citeqa-primary" if e.relation in ("supports", "conflicts") else "citeqa-secondary"
         items.append(
-            f'<div class="citeqa-source" id="citeqa-src-{n}"><div class="citeqa-head">{badge} '
-            f"<b>[{n}] {safe(c.title)}</b><br><small>{safe(c.doc_id)} · {safe(c.lang)} · {where} · "
-            f"{safe(base['score'])} {c.score:.3f}</small></div>{values}"
+            f'<div class="citeqa-source {rank}" id="{card_id(turn, n)}" tabindex="-1"><div class="citeqa-head">'
+            f'{badge} <b>[{n}] {safe(c.title)}</b><br><span class="citeqa-where">{safe(c.doc_id)} · '
+            f"{safe(c.lang)} · {where}</span></div>{values}"
             f'<div class="citeqa-passage">{evidence_passage_html(e)}</div>'
             f"{citation_tools_html(q, check.language)}</div>"
         )

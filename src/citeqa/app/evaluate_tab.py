@@ -129,6 +129,14 @@ def metrics_table(metrics: Metrics) -> dict[str, list]:
     return {"headers": header, "data": rows}
 
 
+def chart_alt(metrics: Metrics) -> str:
+    """Alternative text of the metrics chart: each metric's value over all questions, in words."""
+    header, *rows = table_rows(metrics)
+    column = header.index("overall") if "overall" in header else len(header) - 1
+    summary = "; ".join(f"{row[0]} {row[column]}" for row in rows if len(row) > column)
+    return EVALUATE["chart_alt"].format(summary=f"Over all questions: {summary}." if summary else "")
+
+
 def outcome_help_html() -> str:
     """The definitions of the outcomes, as a short list."""
     items = "".join(f"<li><b>{safe(name)}</b>: {safe(text)}</li>" for name, text in OUTCOME_HELP.items())

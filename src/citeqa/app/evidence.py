@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from citeqa.answer.claims import ClaimCheck
-from citeqa.messages import claim_labels, labels
+from citeqa.messages import claim_labels, evidence_labels, labels
 from citeqa.records import Answer, Citation, Document, DocumentInfo
 
 #: The conversation JSON's format name and version (see :func:`conversation_json`).
@@ -109,15 +109,20 @@ def _date(stamp: str) -> str:
     return stamp[:10] if re.match(r"\d{4}-\d{2}-\d{2}", stamp or "") else ""
 
 
-def _where(q: CitedQuote) -> str:
-    where = f"page {q.page}, characters {q.start}–{q.end}" if q.page is not None else f"characters {q.start}–{q.end}"
-    return where + (f", section “{q.section}”" if q.section else "")
+def _where(q: CitedQuote, lang: str = "en") -> str:
+    """``page 2, characters 10–52, section “X”`` in ``lang`` (BibTeX and CSL-JSON keep English)."""
+    lab = labels(lang)
+    where = f"{lab['chars']} {q.start}–{q.end}"
+    where = f"{lab['page']} {q.page}, {where}" if q.page is not None else where
+    return where + (f", {lab['section']} “{q.section}”" if q.section else "")
 
 
-def plain_citation(q: CitedQuote) -> str:
-    """``“quote” — Title. file, language es, characters 1462–2067. Indexed 2026-11-30.``"""
-    indexed = f" Indexed {_date(q.indexed_at)}." if _date(q.indexed_at) else ""
-    return f"“{q.quote}” — {q.title}. {q.doc_id}, language {q.lang}, {_where(q)}.{indexed}"
+def plain_citation(q: CitedQuote, lang: str = "en") -> str:
+    """``“quote” — Title. file, language es, characters 1462–2067. Indexed 2026-11-30.`` in ``lang``."""
+    lab = evidence_labels(lang)
+    day = _date(q.indexed_at)
+    indexed = " " + lab["cite_indexed"].format(day=day) if day else ""
+    return f"“{q.quote}” — {q.title}. {q.doc_id}, {lab['cite_language']} {q.lang}, {_where(q, lang)}.{indexed}"
 
 
 def citation_key(q: CitedQuote) -> str:
@@ -180,10 +185,10 @@ def csl_json_citation(q: CitedQuote) -> dict[str, Any]:
     return item
 
 
-def citation_formats(q: CitedQuote) -> dict[str, str]:
-    """The three formats as text: ``plain``, ``bibtex``, ``csl-json``."""
+def citation_formats(q: CitedQuote, lang: str = "en") -> dict[str, str]:
+    """The three formats as text: ``plain`` (in ``lang``), ``bibtex``, ``csl-json``."""
     return {
-        "plain": plain_citation(q),
+        "plain": plain_citation(q, lang),
         "bibtex": bibtex_citation(q),
         "csl-json": json.dumps([csl_json_citation(q)], ensure_ascii=False, indent=2),
     }
@@ -203,9 +208,10 @@ def _quote_block(text: str) -> str:
     return "\n".join("   > " + md_escape(line) if line.strip() else "   >" for line in text.split("\n"))
 
 
-def _source_lines(n: int, q: CitedQuote, prefix: str = "") -> list[str]:
-    indexed = f", indexed {_date(q.indexed_at)}" if _date(q.indexed_at) else ""
-    head = f"{n}. {prefix}*{md_escape(q.title)}* — `{q.doc_id.replace('`', '')}`, {q.lang}, {_where(q)}{indexed}"
+def _source_lines(n: int, q: CitedQuote, lang: str, prefix: str = "") -> list[str]:
+    day = _date(q.indexed_at)
+    indexed = ", " + evidence_labels(lang)["md_indexed"].format(day=day) if day else ""
+    head = f"{n}. {prefix}*{md_escape(q.title)}* — `{q.doc_id.replace('`', '')}`, {q.lang}, {_where(q, lang)}{indexed}"
     return [head, _quote_block(q.quote)]
 
 
@@ -234,7 +240,7 @@ def answer_markdown(
     if quotes:
         lines += [f"**{lab['closest'] if answer.abstained else lab['sources']}**", ""]
         for n, q in enumerate(quotes, start=1):
-            lines += _source_lines(n, q)
+            lines += _source_lines(n, q, answer.language)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -263,7 +269,7 @@ def check_markdown(
                     f" ({lab['doc_value']} “{md_escape(e.document_value)}”, {lab['claim_value']} "
                     f"“{md_escape(e.claim_value)}”)"
                 )
-            lines += _source_lines(n, q, f"[{lab[e.relation]}{values}] ")
+            lines += _source_lines(n, q, check.language, f"[{lab[e.relation]}{values}] ")
             if e.translations:
                 also = ", ".join(f"{t.lang} ({md_escape(t.doc_id)}, {t.start}–{t.end})" for t in e.translations)
                 lines += ["", f"{lab['also_in']}: {also}", ""]
@@ -287,9 +293,14 @@ def conversation_markdown(
     documents: Mapping[str, Document] | None = None,
     exported_at: str | None = None,
 ) -> str:
-    """The whole conversation: every question or claim, its answer or verdict, numbered sources with quotes."""
+    """The whole conversation: every question or claim, its answer or verdict, numbered sources with quotes.
+
+    Each turn is written in its own language, the heading in the last turn's (the page's language then).
+    """
     stamp = exported_at or _now()
-    parts = [f"# citeqa conversation\n\nExported {stamp} · {len(turns)} turn{'s' if len(turns) != 1 else ''}\n"]
+    lab = evidence_labels(turns[-1].language if turns else "en")
+    count = lab["md_turn"] if len(turns) == 1 else lab["md_turns"].format(n=len(turns))
+    parts = [f"# {lab['md_title']}\n\n{lab['md_exported'].format(stamp=stamp, turns=count)}\n"]
     parts += [turn_markdown(t, n, infos, documents) for n, t in enumerate(turns, start=1)]
     return "\n".join(parts)
 

@@ -9,114 +9,25 @@ uploads are checked and indexed by :mod:`citeqa.app.uploads` and removals by :mo
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from citeqa.app import display
-from citeqa.app.display import answer_html, engine_language, error_html, labels, user_html
+from citeqa.app import chat_view, display
+from citeqa.app.assets import CSS
+from citeqa.app.chat_tab import chat_events, chat_layout
+from citeqa.app.display import engine_language, labels
 from citeqa.app.eval_runner import EvaluationRunner, FinishedRun
 from citeqa.app.uploads import DEFAULT_MAX_BYTES, add_files, summary
 from citeqa.engine import Engine
 from citeqa.errors import CiteqaError
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
-from citeqa.messages import EVALUATE, evidence_labels
-
-CSS = """
-.citeqa-source {border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; margin: 8px 0;}
-.citeqa-passage {margin-top: 6px; line-height: 1.45;}
-.citeqa-badge {background: #fde68a; color: #713f12; border-radius: 6px; padding: 0 6px; font-size: 0.8em;}
-.citeqa-closest h3 {color: var(--body-text-color-subdued); font-style: italic;}
-.citeqa-context summary {cursor: pointer; color: var(--link-text-color); font-size: 0.9em; margin-top: 4px;}
-.citeqa-context div {background: var(--background-fill-secondary); padding: 6px 8px; border-radius: 6px; line-height: 1.45;}
-.citeqa-cited {background: var(--color-accent-soft); border-radius: 3px;}
-.citeqa-ref {color: var(--link-text-color); font-weight: 600;}
-.citeqa-short {font-size: 1.15em;}
-.citeqa-sentence {color: var(--body-text-color-subdued); line-height: 1.45;}
-mark {background: #fef08a; color: inherit; padding: 0 2px; border-radius: 3px;}
-.citeqa-tools {margin-top: 6px; display: flex; flex-wrap: wrap; gap: 6px; align-items: center; font-size: 0.85em;}
-.citeqa-tools button {border: 1px solid var(--border-color-primary); border-radius: 6px; padding: 1px 8px;
-  background: var(--background-fill-secondary); cursor: pointer; font-size: 0.9em; font-weight: normal;}
-.citeqa-formats {flex-basis: 100%;}
-.citeqa-formats summary {cursor: pointer; color: var(--link-text-color);}
-.citeqa-format {white-space: pre-wrap; font-size: 0.85em; background: var(--background-fill-secondary);
-  padding: 4px 6px; border-radius: 6px; margin: 4px 0;}
-.citeqa-head b {cursor: pointer;}
-.citeqa-relation {border-radius: 6px; padding: 0 6px; font-size: 0.8em; background: #e5e7eb; color: #111827;}
-.citeqa-supports {background: #bbf7d0; color: #14532d;}
-.citeqa-conflicts {background: #fecaca; color: #7f1d1d;}
-.citeqa-verdict-supported {color: #15803d;}
-.citeqa-verdict-conflicting {color: #b91c1c;}
-.citeqa-verdict-not-found {color: #a16207;}
-.citeqa-values {margin-top: 4px; font-size: 0.9em;}
-.citeqa-doc {white-space: pre-wrap; max-height: 60vh; overflow-y: auto; line-height: 1.5; padding: 8px 10px;
-  border: 1px solid var(--border-color-primary); border-radius: 8px;}
-mark.citeqa-given, .citeqa-key-given {background: #bfdbfe; color: #111827; padding: 0 2px; border-radius: 3px;}
-mark.citeqa-gold, .citeqa-key-gold {background: #bbf7d0; color: #111827; box-shadow: inset 0 -3px #15803d;}
-mark.citeqa-gold.citeqa-given {background: #bfdbfe;}
-.citeqa-eval-question {font-size: 1.1em; font-weight: 600;}
-.citeqa-eval-status progress {width: 40%; vertical-align: middle;}
-.citeqa-eval-error {color: #b91c1c; font-weight: 600;}
-.citeqa-outcome {border-radius: 6px; padding: 0 6px; background: #fee2e2; color: #7f1d1d;}
-.citeqa-outcome-right, .citeqa-outcome-right-abstention {background: #dcfce7; color: #14532d;}
-.citeqa-from-gold, .citeqa-relevant {background: #dcfce7; color: #14532d;}
-.citeqa-record {white-space: pre-wrap; font-size: 0.85em;}
-.citeqa-outcomes {font-size: 0.9em; margin: 0;}
-"""
-
-#: The sources panel's clicks: copy a citation format to the clipboard (the text stays shown in the
-#: fold when the browser refuses), or open the cited document (a "select" event with its place).
-SOURCES_JS = """
-element.addEventListener('click', async (event) => {
-  const copy = event.target.closest('[data-citeqa-copy]');
-  if (copy) {
-    const tools = copy.closest('.citeqa-tools');
-    const pre = tools.querySelector('pre[data-format="' + copy.dataset.citeqaCopy + '"]');
-    const text = pre ? pre.textContent : '';
-    let done = false;
-    try { await navigator.clipboard.writeText(text); done = true; } catch (e) { done = false; }
-    if (!done) {
-      const fold = tools.querySelector('details'); if (fold) fold.open = true;
-      const range = document.createRange(); range.selectNodeContents(pre);
-      const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
-      try { done = document.execCommand('copy'); } catch (e) { done = false; }
-    }
-    copy.dataset.copied = done ? 'yes' : 'no';
-    copy.textContent = (done ? '\u2713 ' : '') + copy.dataset.label;
-    return;
-  }
-  const open = event.target.closest('.citeqa-open, .citeqa-head b');
-  if (open) {
-    const tools = open.closest('.citeqa-source').querySelector('.citeqa-tools');
-    if (tools) trigger('select', {doc: tools.dataset.doc, start: Number(tools.dataset.start),
-                                  end: Number(tools.dataset.end)});
-  }
-});
-"""
-
-#: The document viewer brings the cited passage into view whenever it shows a document.
-VIEWER_JS = """
-const show = () => setTimeout(() => {
-  const mark = element.querySelector('mark#cited');
-  if (mark) mark.scrollIntoView({block: 'center'});
-}, 60);
-watch('value', show);
-show();
-"""
-
-EXAMPLES = [
-    "¿Cuántos parámetros tiene GLM-5?",
-    "¿Qué chip está probando Baidu?",
-    "Qual chip a Baidu está testando?",
-    "Quanto custa a API do GLM-Image por imagem?",
-    "How much does the GLM-Image API charge per image?",
-    "When did Huawei open-source openPangu 2.0?",
-]
+from citeqa.messages import EVALUATE, corpus_labels
 
 
 class EngineHolder:
@@ -205,10 +116,11 @@ def check_record(holder: EngineHolder, claim: Any, k: Any = 5) -> dict[str, Any]
 MODES = ("ask", "check", "auto")
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnResult:
-    """One chat turn: the chat, the questions asked, every turn's record, the sources panel, the
-    turn's language and whether it was a claim check."""
+    """One chat turn: the messages (see :data:`citeqa.app.chat_view.Message`), the questions asked,
+    every turn's record, this turn's sources, its language, whether it was a claim check, and the
+    refusal shown under the box ('' when the turn was taken; a refused turn adds nothing)."""
 
     messages: list[dict]
     asked: list[str]
@@ -216,6 +128,7 @@ class TurnResult:
     sources: str = ""
     lang: str = "en"
     checked: bool = False
+    refusal: str = ""
 
 
 def conversation_turn(
@@ -230,44 +143,54 @@ def conversation_turn(
     show_confidence: bool = True,
 ) -> TurnResult:
     """Answer ``text`` or check it as a claim (``mode`` "check", or "auto" and it reads as a statement:
-    :func:`citeqa.answer.claims.looks_like_claim`); the record joins ``turns`` for the downloads."""
+    :func:`citeqa.answer.claims.looks_like_claim`); the record joins ``turns`` for the downloads.
+
+    Blank or over-long input, and any error, is refused: the conversation stays as it was and
+    ``refusal`` says why, in the language of the input (or of the last question).
+    """
     from citeqa.answer.claims import looks_like_claim
 
     messages, asked, turns = list(messages or []), list(asked or []), list(turns or [])
     engine = holder.engine
-    checking = mode == "check" or (mode == "auto" and looks_like_claim(text or ""))
+    text = text if isinstance(text, str) else ""
+    checking = mode == "check" or (mode == "auto" and looks_like_claim(text))
+    lang = _input_language(engine, text, asked)
+    refusal = chat_view.input_refusal(text, lang, checking)
+    if refusal is not None:
+        return TurnResult(messages, asked, turns, "", lang, checking, refusal)
     try:
         if checking:
             record = engine.check(text, k=int(k))
         else:
             record = engine.ask(text, history=tuple(asked), k=int(k), language=engine_language(language))
     except CiteqaError as exc:
-        lang = asked and engine.question_language(asked[-1]) or "en"
-        messages += [
-            {"role": "user", "content": user_html(text or "")},
-            {"role": "assistant", "content": error_html(str(exc), lang)},
-        ]
-        return TurnResult(messages, asked, turns, "", lang, checking)
-    docs = engine.data.documents
+        return TurnResult(messages, asked, turns, "", lang, checking, f"{labels(lang)['error']}: {exc}")
+    docs, turn = engine.data.documents, chat_view.next_turn(messages)
     if checking:
         infos = _infos(engine, [e.citation.doc_id for e in record.evidence])
         messages += [
-            {"role": "user", "content": user_html(record.claim)},
-            {"role": "assistant", "content": display.check_html(record)},
+            chat_view.user_message(record.claim, record.language),
+            chat_view.check_message(record, turn, docs, infos),
         ]
         turns.append({"type": "check", "record": record.to_dict()})
-        return TurnResult(
-            messages, asked, turns, display.check_sources_html(record, docs, infos), record.language, True
-        )
+        sources = display.check_sources_html(record, docs, infos, turn)
+        return TurnResult(messages, asked, turns, sources, record.language, True)
     infos = _infos(engine, [c.doc_id for c in record.citations])
+    headline = engine.settings.scoring.headline_above
     messages += [
-        {"role": "user", "content": user_html(record.question)},
-        {"role": "assistant", "content": answer_html(record, show_confidence)},
+        chat_view.user_message(record.question, record.language),
+        chat_view.answer_message(record, turn, docs, infos, show_confidence, headline),
     ]
     turns.append({"type": "answer", "record": record.to_dict()})
-    return TurnResult(
-        messages, asked + [record.question], turns, display.answer_sources_html(record, docs, infos), record.language
-    )
+    sources = display.answer_sources_html(record, docs, infos, turn)
+    return TurnResult(messages, asked + [record.question], turns, sources, record.language)
+
+
+def _input_language(engine: Engine, text: str, asked: Sequence[str]) -> str:
+    """The language to speak about ``text`` in: its own, else the last question's, else English."""
+    if text.strip():
+        return engine.question_language(text[:500], tuple(asked))
+    return engine.question_language(asked[-1]) if asked else "en"
 
 
 def _infos(engine: Engine, doc_ids: Sequence[str]) -> dict:
@@ -322,7 +245,11 @@ def download_files(holder: EngineHolder, turns: list[dict], token: str) -> tuple
     infos = _infos(engine, cited)
     folder = _downloads_dir() / "".join(c for c in token if c.isalnum())[:32]
     folder.mkdir(mode=0o700, exist_ok=True)
-    md, js = folder / "citeqa-conversation.md", folder / "citeqa-conversation.json"
+    stem = f"citeqa-conversation-{datetime.now(UTC).date().isoformat()}"  # named with the day it was saved
+    md, js = folder / f"{stem}.md", folder / f"{stem}.json"
+    for old in folder.glob("citeqa-conversation*"):  # one conversation per session: yesterday's name goes
+        if old not in (md, js):
+            old.unlink(missing_ok=True)
     md.write_text(conversation_markdown(records, infos, engine.data.documents), encoding="utf-8")
     js.write_text(conversation_json(records, infos), encoding="utf-8")
     return str(md), str(js)
@@ -344,9 +271,10 @@ def corpus_view(holder: EngineHolder) -> dict[str, list]:
     return {"headers": display.CORPUS_HEADERS, "data": display.corpus_rows(holder.engine.data.manifest.documents)}
 
 
-def corpus_choices(holder: EngineHolder) -> list[str]:
-    """The documents that can be removed: every one in the live index."""
-    return sorted(holder.engine.data.documents)
+def corpus_choices(holder: EngineHolder) -> list[tuple[str, str]]:
+    """The documents that can be removed: every one in the live index, named by title and file."""
+    docs = holder.engine.data.documents
+    return [display.document_choice(d, docs[d].title) for d in sorted(docs)]
 
 
 def remove(holder: EngineHolder, settings: UploadSettings, doc_id: Any, confirmed: Any) -> str:
@@ -354,22 +282,23 @@ def remove(holder: EngineHolder, settings: UploadSettings, doc_id: Any, confirme
     from citeqa.app.removal import remove_document
     from citeqa.errors import UploadError
 
+    lab = corpus_labels("en")
     if settings.corpus is None:
-        return "Removing documents is disabled for this server."
+        return lab["removal_off"]
     if not isinstance(doc_id, str) or not doc_id:
-        return "Choose a document to remove."
+        return lab["choose"]
     if confirmed is not True:
-        return f"Tick the box to confirm that {doc_id} should be deleted from the corpus folder."
+        return lab["tick"].format(doc=doc_id)
     with holder.index_lock:
         engine = holder.engine
         if engine.index_dir is None:
-            return "This index cannot be updated."
+            return lab["fixed_index"]
         try:
             result = remove_document(
                 doc_id, settings.corpus, engine.index_dir, engine.embedder, frozenset(engine.data.documents)
             )
         except UploadError as exc:
-            return f"not removed: {exc}"
+            return lab["not_removed"].format(error=exc)
         if result.removed:
             holder.swap(engine.reload())
     return result.message
@@ -456,143 +385,41 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None, evalu
     uploads = uploads if uploads is not None else UploadSettings()
     evaluation = evaluation if evaluation is not None else EvalSettings()
     runner = EvaluationRunner(holder, evaluation.k)
-    en, en_ev = labels("en"), evidence_labels("en")
     with gr.Blocks(title="citeqa") as app:
-        gr.Markdown(
-            "# citeqa\nAsk in Spanish, Portuguese or English, or check a claim. Every answer is copied "
-            "from a document, with its sources below."
-        )
-        with gr.Tab("Chat", id="chat"):
-            chat = gr.Chatbot(
-                label="citeqa",
-                height=380,
-                sanitize_html=True,
-                latex_delimiters=[],
-                elem_id="chat",
-                feedback_options=None,
-                buttons=["copy"],
-            )
-            asked, turns, session = gr.State([]), gr.State([]), gr.State("")
-            with gr.Row():
-                question = gr.Textbox(
-                    placeholder=en["placeholder"], show_label=False, scale=6, elem_id="question", max_lines=4
-                )
-                mode = gr.Radio(_mode_choices("en"), value="ask", label=en_ev["mode"], elem_id="mode", scale=3)
-                send = gr.Button(en["ask"], variant="primary", scale=1, elem_id="ask")
-            with gr.Row():
-                k = gr.Slider(1, 10, value=5, step=1, label=en["passages"], elem_id="k")
-                language = gr.Dropdown(
-                    list(display.LANGUAGE_CHOICES), value="auto", label=en["language"], elem_id="language"
-                )
-                confidence = gr.Checkbox(value=True, label=en["show_confidence"], elem_id="confidence")
-                clear = gr.Button(en["clear"], elem_id="clear")
-            sources = gr.HTML(elem_id="sources", js_on_load=SOURCES_JS)
-            with gr.Column(visible=False, elem_id="doc-viewer") as viewer:
-                viewer_html = gr.HTML(elem_id="doc-view", js_on_load=VIEWER_JS)
-                viewer_close = gr.Button(en_ev["close"], elem_id="doc-close", size="sm")
-            with gr.Row():
-                download_md = gr.DownloadButton(en_ev["download_md"], elem_id="download-md", size="sm")
-                download_json = gr.DownloadButton(en_ev["download_json"], elem_id="download-json", size="sm")
-            gr.Examples(EXAMPLES, inputs=question, label="Examples · Ejemplos · Exemplos")
-        with gr.Tab("Corpus", id="corpus"):
-            table, choices = _corpus_tab(gr, holder, uploads)
+        subtitle = gr.Markdown(_subtitle("en"), elem_id="subtitle")
+        with gr.Tab(labels("en")["tab_chat"], id="chat") as chat_tab:
+            chat = chat_layout(gr)
+        with gr.Tab(labels("en")["tab_corpus"], id="corpus") as corpus_tab:
+            table, choices, corpus_relabels = _corpus_tab(gr, holder, uploads)
         app.load(
             lambda: (corpus_view(holder), gr.update(choices=corpus_choices(holder), value=None)),
             None,
             [table, choices],
             api_visibility="private",
         )  # fresh on every visit
-        with gr.Tab(EVALUATE["tab"], id="evaluate"):
-            _evaluate_tab(gr, app, runner, evaluation)
-
-        def relabel(lang: str) -> list[Any]:
-            lab, ev = labels(lang), evidence_labels(lang)
-            return [
-                gr.update(value=lab["ask"]),
-                gr.update(value=lab["clear"]),
-                gr.update(label=lab["passages"]),
-                gr.update(label=lab["language"]),
-                gr.update(label=lab["show_confidence"]),
-                gr.update(label=ev["mode"], choices=_mode_choices(lang)),
-            ]
-
-        def turn(q, md, m, a, t, sess, kk, lang, conf):
-            out = conversation_turn(holder, q, md, m, a, t, kk, lang, conf)
-            sess = sess or secrets.token_hex(12)
-            try:
-                md_path, json_path = download_files(holder, out.turns, sess)
-            except (CiteqaError, OSError) as exc:
-                print(f"citeqa: conversation download not written: {exc}", file=sys.stderr)
-                md_path, json_path = None, None
-            ev = evidence_labels(out.lang)
-            hint = ev["check_placeholder"] if md == "check" else labels(out.lang)["placeholder"]
-            return [
-                out.messages,
-                out.asked,
-                out.turns,
-                sess,
-                out.sources,
-                gr.update(value="", placeholder=hint),
-                gr.update(value=md_path, label=ev["download_md"]),
-                gr.update(value=json_path, label=ev["download_json"]),
-                *relabel(out.lang),
-            ]
-
-        outputs = [
-            chat,
-            asked,
-            turns,
-            session,
-            sources,
-            question,
-            download_md,
-            download_json,
-            send,
-            clear,
-            k,
-            language,
-            confidence,
-            mode,
+        with gr.Tab(labels("en")["tab_evaluate"], id="evaluate") as evaluate_tab:
+            _evaluate_tab(gr, app, holder, runner, evaluation)
+        page = [
+            (subtitle, _subtitle),
+            (chat_tab, lambda lang: gr.update(label=labels(lang)["tab_chat"])),
+            (corpus_tab, lambda lang: gr.update(label=labels(lang)["tab_corpus"])),
+            (evaluate_tab, lambda lang: gr.update(label=labels(lang)["tab_evaluate"])),
+            *corpus_relabels,
         ]
-        inputs = [question, mode, chat, asked, turns, session, k, language, confidence]
-        send.click(turn, inputs, outputs, api_visibility="private")
-        question.submit(turn, inputs, outputs, api_visibility="private")
-        clear.click(
-            lambda: ([], [], [], "", "", gr.update(value=None), gr.update(value=None), gr.update(visible=False)),
-            None,
-            [chat, asked, turns, sources, question, download_md, download_json, viewer],
-            api_visibility="private",
-        )
-        mode.change(
-            lambda md: gr.update(
-                placeholder=evidence_labels("en")["check_placeholder"] if md == "check" else en["placeholder"]
-            ),
-            mode,
-            question,
-            api_visibility="private",
-        )
-
-        def show_document(evt):
-            html, error = open_document(holder, getattr(evt, "_data", None))
-            return gr.update(visible=True), html or error_html(error)
-
-        show_document.__annotations__ = {"evt": gr.EventData}  # a real class: the module's annotations are strings
-
-        sources.select(show_document, None, [viewer, viewer_html], api_visibility="private")
-        viewer_close.click(lambda: gr.update(visible=False), None, viewer, api_visibility="private")
+        chat_events(gr, holder, chat, page, app)
         _api(gr, holder)
     app.evaluations = runner
     return app
 
 
-def _mode_choices(lang: str) -> list[tuple[str, str]]:
-    ev = evidence_labels(lang)
-    return [(ev["mode_ask"], "ask"), (ev["mode_check"], "check"), (ev["mode_auto"], "auto")]
+def _subtitle(lang: str) -> str:
+    return f"# citeqa\n{labels(lang)['subtitle']}"
 
 
 def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
     """The indexed documents, the upload box that adds to them and the removal of one; returns the
-    table and the removal's document choice."""
+    table, the removal's document choice and the labels to relabel in the chat's language."""
+    lab = corpus_labels("en")
     table = gr.Dataframe(
         headers=display.CORPUS_HEADERS,
         interactive=False,
@@ -603,28 +430,41 @@ def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
     )
     skipped = gr.HTML(elem_id="skipped", js_on_load=None)
     if uploads.corpus is None:
-        gr.Markdown("Uploads are disabled for this server.")
-        return table, gr.Dropdown(choices=[], visible=False)
-    limit = uploads.max_bytes / 1_048_576
+        off = gr.Markdown(lab["uploads_off"])
+        return table, gr.Dropdown(choices=[], visible=False), [(off, lambda lang: corpus_labels(lang)["uploads_off"])]
+    limit = f"{uploads.max_bytes / 1_048_576:.0f}"
+    types = " ".join(SUPPORTED_SUFFIXES)
     files = gr.File(
         file_count="multiple",
         file_types=list(SUPPORTED_SUFFIXES),
-        label=f"Add documents ({' '.join(SUPPORTED_SUFFIXES)}, up to {limit:.0f} MB each)",
+        label=lab["add_files"].format(types=types, mb=limit),
         elem_id="upload",
     )
     with gr.Row():
-        add = gr.Button("Add to the index", variant="primary", elem_id="add")
-        refresh = gr.Button("Re-scan corpus folder", elem_id="refresh")
-    status = gr.Textbox(label="Upload status", interactive=False, lines=3, elem_id="upload-status")
+        add = gr.Button(lab["add"], variant="primary", elem_id="add")
+        refresh = gr.Button(lab["rescan"], elem_id="refresh")
+    status = gr.Textbox(label=lab["upload_status"], interactive=False, lines=3, elem_id="upload-status")
     with gr.Row():
         choice = gr.Dropdown(
-            choices=corpus_choices(holder), value=None, label="Remove a document", elem_id="remove-doc", scale=4
+            choices=corpus_choices(holder), value=None, label=lab["remove_doc"], elem_id="remove-doc", scale=4
         )
-        confirm = gr.Checkbox(
-            value=False, label="Yes, delete this file from the corpus folder", elem_id="remove-confirm", scale=3
-        )
-        removal = gr.Button("Remove", variant="stop", elem_id="remove", scale=1)
-    removal_status = gr.Textbox(label="Removal status", interactive=False, elem_id="remove-status")
+        confirm = gr.Checkbox(value=False, label=lab["remove_confirm"], elem_id="remove-confirm", scale=3)
+        removal = gr.Button(lab["remove"], variant="stop", elem_id="remove", scale=1)
+    removal_status = gr.Textbox(label=lab["removal_status"], interactive=False, elem_id="remove-status")
+
+    def named(key: str, field: str = "label"):
+        return lambda lang: gr.update(**{field: corpus_labels(lang)[key].format(types=types, mb=limit)})
+
+    relabels = [
+        (files, named("add_files")),
+        (add, named("add", "value")),
+        (refresh, named("rescan", "value")),
+        (status, named("upload_status")),
+        (choice, named("remove_doc")),
+        (confirm, named("remove_confirm")),
+        (removal, named("remove", "value")),
+        (removal_status, named("removal_status")),
+    ]
 
     def refreshed_choices():
         return gr.update(choices=corpus_choices(holder), value=None)
@@ -638,23 +478,42 @@ def _corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
     def on_remove(doc_id, confirmed):
         message = remove(holder, uploads, doc_id, confirmed)
         left = corpus_choices(holder)
-        keep = doc_id if doc_id in left else None  # a refused removal keeps the choice for the second click
+        keep = doc_id if doc_id in {value for _, value in left} else None  # refused: kept for the second click
         return message, corpus_view(holder), gr.update(choices=left, value=keep), gr.update(value=False)
 
     add.click(on_add, files, [status, table, skipped, choice], api_visibility="private")
     refresh.click(on_refresh, None, [status, table, skipped, choice], api_visibility="private")
     removal.click(on_remove, [choice, confirm], [removal_status, table, choice, confirm], api_visibility="private")
-    return table, choice
+    return table, choice, relabels
 
 
-def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> None:
+def _evaluate_tab(gr, app, holder: EngineHolder, runner: EvaluationRunner, settings: EvalSettings) -> None:
     """The Evaluate tab: choose or upload a QA file, run it in the background, look at the results.
+
+    The shipped files are offered with their question counts, the one whose gold documents the live
+    index holds preselected, and a line says how many of the chosen file's gold documents are indexed
+    before it runs. Run is enabled while nothing runs, Cancel only while a run goes on.
 
     A timer polls the runner while a run goes on (every page that shows the tab); the run
     itself is in the runner's thread, never in one of Gradio's queue workers.
     """
+    from citeqa.app import eval_files
     from citeqa.app import evaluate_tab as view
     from citeqa.app.eval_runner import DOWNLOADS
+
+    def fits() -> list:
+        names = view.shipped_qa_files(settings.qa_dir)
+        return eval_files.shipped_fits(settings.qa_dir, names, holder.engine.data.documents)
+
+    def offered() -> tuple[Any, str]:
+        found = fits()
+        chosen = eval_files.best_fit(found)
+        note = eval_files.fit_note(next((f for f in found if f.name == chosen), None))
+        choices = [(eval_files.choice_label(f), f.name) for f in found]
+        return gr.update(choices=choices, value=chosen), note
+
+    def buttons(running: bool) -> list[Any]:
+        return [gr.update(interactive=not running), gr.update(interactive=running)]
 
     lab = EVALUATE
     gr.Markdown(lab["intro"])
@@ -664,7 +523,7 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
         )
         with gr.Column():
             shipped = gr.Dropdown(
-                view.shipped_qa_files(settings.qa_dir),
+                [],
                 value=None,
                 label=lab["shipped"],
                 elem_id="eval-shipped",
@@ -672,7 +531,8 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
             )
             with gr.Row():
                 start = gr.Button(lab["start"], variant="primary", elem_id="eval-start")
-                cancel = gr.Button(lab["cancel"], variant="stop", elem_id="eval-cancel")
+                cancel = gr.Button(lab["cancel"], variant="stop", elem_id="eval-cancel", interactive=False)
+            fit = gr.HTML("", elem_id="eval-fit", js_on_load=None)
     status = gr.HTML(view.status_html(None), elem_id="eval-status", js_on_load=None)
     timer = gr.Timer(0.5, active=False)
     shown = gr.State(None)  # the FinishedRun this page shows: filters and details keep working after newer runs
@@ -710,7 +570,7 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
             datatype="str",
             elem_id="eval-questions",
             max_height=420,
-            column_widths=["8%", "5%", "13%", "30%", "34%", "10%"],
+            column_widths=["80px", "56px", "140px", "360px", "420px", "100px"],  # px: a phone scrolls, never squeezes
         )
         detail = gr.HTML(view.detail_html(None), elem_id="eval-detail", js_on_load=None)
         gr.Markdown(f"### {lab['downloads']}")
@@ -757,8 +617,8 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
         return [
             gr.update(visible=True),
             view.metrics_table(run.metrics),
-            str(files["metrics.png"]),
-            str(files["reliability.png"]),
+            gr.update(value=str(files["metrics.png"]), alt_text=view.chart_alt(run.metrics)),
+            gr.update(value=str(files["reliability.png"]), alt_text=lab["reliability_alt"]),
             gr.update(choices=view.outcome_choices(run.results), value=view.ALL),
             gr.update(choices=view.language_choices(run.results), value=view.ALL),
             {"headers": view.QUESTION_HEADERS, "data": view.question_rows(run.results)},
@@ -772,30 +632,41 @@ def _evaluate_tab(gr, app, runner: EvaluationRunner, settings: EvalSettings) -> 
         """Status, timer, the shown run, then the results (skipped unless a newer run has ended)."""
         current = runner.status()
         if current is not None and current.running:
-            return [view.status_html(current), gr.Timer(active=True), shown_run, *([gr.skip()] * len(shown_outputs))]
+            skipped = [gr.skip()] * len(shown_outputs)
+            return [view.status_html(current), gr.Timer(active=True), shown_run, *skipped, *buttons(True)]
         run = runner.finished()
         if run is None or (shown_run is not None and run.run_id == shown_run.run_id):
-            return [view.status_html(current), gr.Timer(active=False), shown_run, *([gr.skip()] * len(shown_outputs))]
-        return [view.status_html(current), gr.Timer(active=False), run, *show(run)]
+            skipped = [gr.skip()] * len(shown_outputs)
+            return [view.status_html(current), gr.Timer(active=False), shown_run, *skipped, *buttons(False)]
+        return [view.status_html(current), gr.Timer(active=False), run, *show(run), *buttons(False)]
 
-    poll_outputs = [status, timer, shown, *shown_outputs]
+    poll_outputs = [status, timer, shown, *shown_outputs, start, cancel]
     timer.tick(refresh, shown, poll_outputs, show_progress="hidden", api_visibility="private")
     app.load(
-        lambda shown_run: [*refresh(shown_run), gr.update(choices=view.shipped_qa_files(settings.qa_dir))],
+        lambda shown_run: [*refresh(shown_run), *offered()],
         shown,
-        [*poll_outputs, shipped],
+        [*poll_outputs, shipped, fit],
         api_visibility="private",
     )
 
     def on_start(uploaded, choice, shown_run):
         error = start_evaluation(runner, settings, uploaded, choice)
         if error is not None:  # the upload was read and discarded: the box is emptied either way
-            return [view.status_html(None, error), gr.skip(), shown_run, gr.skip(), None]
-        return [view.status_html(runner.status()), gr.Timer(active=True), None, gr.update(visible=False), None]
+            return [view.status_html(None, error), gr.skip(), shown_run, gr.skip(), None, *buttons(False)]
+        running = [view.status_html(runner.status()), gr.Timer(active=True), None, gr.update(visible=False), None]
+        return [*running, *buttons(True)]
 
     start.click(
-        on_start, [qa_upload, shipped, shown], [status, timer, shown, results, qa_upload], api_visibility="private"
+        on_start,
+        [qa_upload, shipped, shown],
+        [status, timer, shown, results, qa_upload, start, cancel],
+        api_visibility="private",
     )
+
+    def on_shipped(name):
+        return eval_files.fit_note(next((f for f in fits() if f.name == name), None))
+
+    shipped.change(on_shipped, shipped, fit, api_visibility="private")
     qa_upload.upload(lambda: None, None, shipped, api_visibility="private")  # one source at a time
 
     def on_choose(uploaded):

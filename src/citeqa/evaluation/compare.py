@@ -471,13 +471,14 @@ def print_comparison(comparison: Comparison, old_label: str = "before", console:
     console = console if console is not None else Console()
     table = Table(
         title=f"citeqa comparison: {old_label} -> this run ({comparison.n_paired} questions in both)",
+        title_justify="left",
         box=box.SIMPLE_HEAD,
         show_edge=False,
         collapse_padding=True,
         pad_edge=False,
     )
     for i, name in enumerate(COLUMNS):
-        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i in (0, 5))
+        table.add_column(name, justify="left" if i == 0 else "right", overflow="fold")
     for delta in comparison.deltas:
         table.add_row(*format_delta(delta), style="red" if delta.regressed else None)
     console.print(table)

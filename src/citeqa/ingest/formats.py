@@ -9,6 +9,7 @@ class Format(str, Enum):
     """How a file's bytes become plain text."""
 
     TEXT = "text"  #: UTF-8 or a detected legacy encoding, as is
+    MARKDOWN = "markdown"  #: as text, as is; sections from the top headings
     HTML = "html"  #: the visible text
     PDF = "pdf"  #: every page's text, with the page of every range
     DOCX = "docx"  #: Word: paragraphs, lists, tables; sections from the top headings
@@ -19,8 +20,8 @@ class Format(str, Enum):
 #: File suffix (lower case) -> format.
 FORMATS: dict[str, Format] = {
     ".txt": Format.TEXT,
-    ".md": Format.TEXT,
-    ".markdown": Format.TEXT,
+    ".md": Format.MARKDOWN,
+    ".markdown": Format.MARKDOWN,
     ".html": Format.HTML,
     ".htm": Format.HTML,
     ".pdf": Format.PDF,

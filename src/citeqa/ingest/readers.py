@@ -99,6 +99,47 @@ def read_text(raw: bytes) -> Extracted:
     return Extracted(decode_text(raw))
 
 
+#: An ATX heading line ("## Fleet"); the title is what follows the hashes, closing hashes dropped.
+MARKDOWN_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.M)
+_FENCE = re.compile(r"^[ \t]*(```|~~~)", re.M)
+
+
+def markdown_headings(text: str) -> list[tuple[int, int, str]]:
+    """(level, start, title) of every heading line of a Markdown text outside fenced code."""
+    fences = [m.start() for m in _FENCE.finditer(text)]
+    closed = list(zip(fences[::2], fences[1::2] + [len(text)] * (len(fences) % 2)))
+    return [
+        (len(m.group(1)), m.start(), m.group(2).strip())
+        for m in MARKDOWN_HEADING.finditer(text)
+        if not any(a <= m.start() < b for a, b in closed)
+    ]
+
+
+def read_markdown(raw: bytes) -> Extracted:
+    """A Markdown file as it is (offsets stay those of the file), with sections from its headings.
+
+    As for Word files, the top heading level used opens sections; a lone first heading above
+    a lower outline ("# Title", then "## Fleet", "## Routes") is the title, and the level
+    below it opens the sections.
+    """
+    text = decode_text(raw)
+    found = markdown_headings(text)
+    if not found:
+        return Extracted(text)
+    levels = [level for level, _, _ in found]
+    top, title = min(levels), ""
+    if levels.count(top) == 1 and levels[0] == top and len(set(levels)) > 1:
+        title = found[0][2]
+        top = min(level for level in levels if level > top)
+    starts = [(start, name) for level, start, name in found if level == top]
+    ends = [start for start, _ in starts[1:]] + [len(text)]
+    sections = tuple(
+        SectionSpan(start, start + len(text[start:end].rstrip()), name[:200])
+        for (start, name), end in zip(starts, ends)
+    )
+    return Extracted(text, sections=sections, title=title[:200])
+
+
 _BLANKS = re.compile(r"[ \t\xa0]+")
 _MANY_NEWLINES = re.compile(r"\n{3,}")
 
@@ -180,6 +221,7 @@ def _read_epub(raw: bytes) -> Extracted:
 #: The reader of every format in :mod:`citeqa.ingest.formats`.
 READERS: dict[Format, Callable[[bytes], Extracted]] = {
     Format.TEXT: read_text,
+    Format.MARKDOWN: read_markdown,
     Format.HTML: read_html,
     Format.PDF: read_pdf,
     Format.DOCX: _read_docx,

@@ -1,0 +1,168 @@
+"""What the trained reader costs: warm answers with and without it, cold ``citeqa ask``, memory,
+and the same weights in a plain ``transformers`` question-answering pipeline.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/reader.py [--index index] [--rounds 3] [--out out/bench-reader]
+
+* warm: ``Engine.trace`` over bench/questions.json (10 es, 10 pt, 10 en), ``--rounds`` rounds after
+  warm-up, reader on and off in the same process; p50/p95 of the total and of the reader's own step
+  (``timings_ms["read"]``, the engine's trace).
+* cold: wall time of ``citeqa ask Q --json`` in a new process, reader on and off (median of 3).
+* memory: peak RSS of a process that answered every question with the reader, and of one without.
+* peer: the same weights as a torch ``BertForQuestionAnswering`` in ``transformers.pipeline(
+  "question-answering")`` (what a user would pick instead), reading the same passages the engine's
+  reader read for each question; its p50/p95, RSS and how often its best span equals citeqa's.
+
+Prints a table and writes OUT/results.json. Numbers depend on the machine's load: run it quiet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))], 1)
+
+
+def questions() -> list[str]:
+    return [q["question"] for q in json.loads((ROOT / "bench" / "questions.json").read_text())["questions"]]
+
+
+def warm(index: str, reader: str, rounds: int) -> dict:
+    """Warm latency and peak RSS of one process answering every question ``rounds`` times."""
+    from citeqa.engine import Engine
+
+    engine = Engine.open(index, reader=reader)
+    engine.warm_up()
+    totals, reads = [], []
+    for _ in range(rounds):
+        for q in questions():
+            trace = engine.trace(q)
+            totals.append(trace.timings_ms["total"])
+            reads.append(trace.timings_ms.get("read", 0.0))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "p50_ms": pct(totals, 0.5),
+        "p95_ms": pct(totals, 0.95),
+        "read_p50_ms": pct(reads, 0.5),
+        "read_p95_ms": pct(reads, 0.95),
+        "rss_mb": round(rss, 1),
+    }
+
+
+def peer(index: str) -> dict:
+    """The same weights in transformers' QA pipeline, on the passages citeqa's reader read."""
+    from transformers import PreTrainedTokenizerFast, pipeline
+
+    from citeqa.engine import Engine
+    from citeqa.reader.delta import read_delta
+    from citeqa.reader.e5_file import read_e5
+    from citeqa.reader.onnx_build import shipped_path
+    from citeqa.reader.tokenizer import E5Tokenizer
+    from citeqa.reader.torch_model import base_state, build_reader
+
+    weights = read_e5()
+    model = build_reader(weights, read_delta(shipped_path(), base_state(weights), weights.sha256)).eval()
+    tok = _hf_tokenizer(E5Tokenizer(weights.vocab), PreTrainedTokenizerFast)
+    qa = pipeline("question-answering", model=model, tokenizer=tok, device="cpu")
+    engine = Engine.open(index, reader="on")
+    engine.warm_up()
+    times, same = [], 0
+    asked = questions()
+    for q in asked:
+        trace = engine.trace(q)
+        pool = sorted({s.hit_index for s in trace.read}) or [0]
+        contexts = [trace.hits[i].chunk.text for i in pool]
+        t0 = time.perf_counter()
+        outs = qa(question=["query: " + q] * len(contexts), context=contexts, max_seq_len=256, doc_stride=64)
+        times.append((time.perf_counter() - t0) * 1000)
+        outs = outs if isinstance(outs, list) else [outs]
+        best = max(zip(outs, pool), key=lambda p: p[0]["score"])
+        mine = trace.read[0] if trace.read else None
+        chunk = trace.hits[best[1]].chunk
+        if mine is not None and (chunk.start + best[0]["start"], chunk.start + best[0]["end"]) == (
+            mine.start,
+            mine.end,
+        ):
+            same += 1
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "p50_ms": pct(times, 0.5),
+        "p95_ms": pct(times, 0.95),
+        "rss_mb": round(rss, 1),
+        "same_best_span": f"{same}/{len(asked)}",
+    }
+
+
+def _hf_tokenizer(e5_tok, cls):
+    """citeqa's tokenizer (without its Python-side normaliser) as a transformers fast tokenizer."""
+    from tokenizers.processors import TemplateProcessing
+
+    inner = e5_tok._tok
+    inner.post_processor = TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", 0), ("</s>", 2)]
+    )
+    return cls(
+        tokenizer_object=inner, bos_token="<s>", eos_token="</s>", sep_token="</s>", cls_token="<s>", pad_token="<pad>"
+    )
+
+
+def cold(index: str, reader: str, runs: int = 3) -> float:
+    """Median wall seconds of ``citeqa ask`` in a fresh process."""
+    exe = str(Path(sys.executable).with_name("citeqa"))
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        cmd = [exe, "ask", questions()[0], "--index", index, "--json", "--reader", reader]
+        subprocess.run(cmd, check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return round(statistics.median(times), 2)
+
+
+def in_subprocess(what: str, index: str, rounds: int) -> dict:
+    out = subprocess.run(
+        [sys.executable, __file__, "--worker", what, "--index", index, "--rounds", str(rounds)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--index", default=str(ROOT / "index"))
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--out", type=Path, default=ROOT / "out" / "bench-reader")
+    p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker is not None:
+        result = peer(args.index) if args.worker == "peer" else warm(args.index, args.worker, args.rounds)
+        print(json.dumps(result))
+        return 0
+    results = {
+        "warm_reader_on": in_subprocess("on", args.index, args.rounds),
+        "warm_reader_off": in_subprocess("off", args.index, args.rounds),
+        "transformers_pipeline": in_subprocess("peer", args.index, args.rounds),
+        "cold_ask_s": {"reader_on": cold(args.index, "on"), "reader_off": cold(args.index, "off")},
+    }
+    for name, row in results.items():
+        print(f"{name:24s} " + ", ".join(f"{k} {v}" for k, v in row.items()))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {args.out / 'results.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,71 @@
+"""The reader's step of the pipeline: read the answer passages, then give each candidate span features.
+
+The reader (:mod:`citeqa.reader`) scores character spans of the passages it reads; a
+candidate sentence gets the best reader score of a span inside it, relative to the best
+span read anywhere, whether it holds that best span, and how much the reader prefers "no
+answer" in its passage. These are columns of the feature matrix like any other
+(:data:`READER_FEATURES`), so the fitted ranker and calibration weigh them; with the reader
+off they are 0 and the scorer fitted without the reader is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from citeqa.answer.features import READER_FEATURES
+from citeqa.answer.spans import Candidate
+from citeqa.reader.decode import SpanScore
+from citeqa.reader.reader import Reading
+
+#: A candidate holding no span the reader scored gets this gap (the scores span about 0 to -30).
+NO_SPAN_GAP = -20.0
+#: Bounds of the no-answer margin, so one odd passage cannot dominate a linear score.
+NULL_CLIP = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class ReadSpan:
+    """A reader span in document offsets, tied to the retrieved hit it was read in."""
+
+    hit_index: int
+    start: int
+    end: int
+    score: float
+    null: float
+
+
+def read_spans(reading: Reading, pool: Sequence[int], starts: Sequence[int]) -> tuple[ReadSpan, ...]:
+    """The reading's spans in document offsets: passage ``i`` was hit ``pool[i]``, starting at ``starts[i]``."""
+    return tuple(_place(s, pool, starts) for s in reading.spans)
+
+
+def _place(s: SpanScore, pool: Sequence[int], starts: Sequence[int]) -> ReadSpan:
+    offset = starts[s.passage]
+    return ReadSpan(pool[s.passage], offset + s.start, offset + s.end, s.score, s.null)
+
+
+def reader_features(cands: Sequence[Candidate], spans: Sequence[ReadSpan], null: dict[int, float]) -> np.ndarray:
+    """One row of :data:`READER_FEATURES` per candidate (``null``: no-answer score per hit index)."""
+    rows = np.zeros((len(cands), len(READER_FEATURES)))
+    if not spans:
+        rows[:, 0] = NO_SPAN_GAP
+        return rows
+    best = spans[0].score
+    for row, cand in enumerate(cands):
+        inside = best_inside(cand, spans)
+        rows[row, 0] = inside.score - best if inside is not None else NO_SPAN_GAP
+        rows[row, 1] = 1.0 if inside is spans[0] else 0.0
+        passage_null = null.get(cand.hit_index, best)
+        rows[row, 2] = float(np.clip(passage_null - best, -NULL_CLIP, NULL_CLIP))
+    return rows
+
+
+def best_inside(cand: Candidate, spans: Sequence[ReadSpan]) -> ReadSpan | None:
+    """The best-scored reader span that lies within ``cand`` (spans are sorted best first)."""
+    for s in spans:
+        if s.hit_index == cand.hit_index and cand.start <= s.start and s.end <= cand.end:
+            return s
+    return None

@@ -1,0 +1,250 @@
+"""The Chat tab: the conversation (each reply with its own sources), the question box with its mode,
+character counter and refusals, the examples, the options, the document viewer and the downloads.
+
+The turn itself is :func:`citeqa.app.ui.conversation_turn`; this module lays the tab out and wires
+its events. Labels follow the language of the last turn: :func:`page_labels` relabels the tab and
+whatever ``page`` components the caller adds (the tab names, the subtitle).
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from citeqa.app import chat_view, display
+from citeqa.app.assets import CHAT_JS, VIEWER_JS
+from citeqa.errors import CiteqaError
+from citeqa.messages import UI_LANGUAGES, evidence_labels, labels
+
+EXAMPLES = [
+    "¿Cuántos parámetros tiene GLM-5?",
+    "¿Qué chip está probando Baidu?",
+    "Qual chip a Baidu está testando?",
+    "Quanto custa a API do GLM-Image por imagem?",
+    "How much does the GLM-Image API charge per image?",
+    "When did Huawei open-source openPangu 2.0?",
+]
+
+#: A page component to relabel and the update it gets in a language.
+Relabel = tuple[Any, Callable[[str], Any]]
+
+
+@dataclass(frozen=True)
+class ChatTab:
+    """The tab's components."""
+
+    chat: Any
+    messages: Any
+    asked: Any
+    turns: Any
+    session: Any
+    question: Any
+    notice: Any
+    mode: Any
+    send: Any
+    k: Any
+    language: Any
+    confidence: Any
+    clear: Any
+    options: Any
+    viewer: Any
+    viewer_html: Any
+    viewer_close: Any
+    download_md: Any
+    download_json: Any
+
+
+def mode_choices(lang: str) -> list[tuple[str, str]]:
+    """The Mode dropdown's choices in ``lang``."""
+    ev = evidence_labels(lang)
+    return [(ev["mode_ask"], "ask"), (ev["mode_check"], "check"), (ev["mode_auto"], "auto")]
+
+
+def chat_layout(gr) -> ChatTab:
+    """The tab's components, in English until the first turn: the conversation on top, the box full
+    width with Mode and Ask under it (so a phone keeps the box wide), then the examples."""
+    en, ev = labels("en"), evidence_labels("en")
+    chat = gr.HTML(chat_view.conversation_html([], "en"), elem_id="chat", js_on_load=CHAT_JS)
+    messages, asked, turns, session = gr.State([]), gr.State([]), gr.State([]), gr.State("")
+    with gr.Row(elem_id="ask-row"):
+        question = gr.Textbox(
+            placeholder=en["placeholder"],
+            show_label=False,
+            elem_id="question",
+            lines=1,
+            max_lines=4,
+            scale=6,
+            min_width=300,
+        )
+        mode = gr.Dropdown(
+            mode_choices("en"),
+            value="ask",
+            label=ev["mode"],
+            elem_id="mode",
+            scale=2,
+            min_width=150,
+            filterable=False,
+            container=False,
+        )
+        send = gr.Button(en["ask"], variant="primary", scale=1, elem_id="ask", min_width=90)
+    notice = gr.HTML(chat_view.question_info_html("en"), elem_id="question-info", js_on_load=None)
+    gr.Examples(EXAMPLES, inputs=question, label=" · ".join(labels(lang)["examples"] for lang in UI_LANGUAGES))
+    with gr.Accordion(en["options"], open=False, elem_id="options") as options, gr.Row():
+        k = gr.Slider(1, 10, value=5, step=1, label=en["passages"], elem_id="k")
+        language = gr.Dropdown(list(display.LANGUAGE_CHOICES), value="auto", label=en["language"], elem_id="language")
+        confidence = gr.Checkbox(value=True, label=en["show_confidence"], elem_id="confidence")
+    with gr.Column(visible=False, elem_id="doc-viewer") as viewer:
+        viewer_html = gr.HTML(elem_id="doc-view", js_on_load=VIEWER_JS)
+        viewer_close = gr.Button(ev["close"], elem_id="doc-close", size="sm")
+    with gr.Row():
+        download_md = gr.DownloadButton(ev["download_md"], elem_id="download-md", size="sm")
+        download_json = gr.DownloadButton(ev["download_json"], elem_id="download-json", size="sm")
+        clear = gr.Button(en["clear"], elem_id="clear", size="sm")
+    return ChatTab(
+        chat,
+        messages,
+        asked,
+        turns,
+        session,
+        question,
+        notice,
+        mode,
+        send,
+        k,
+        language,
+        confidence,
+        clear,
+        options,
+        viewer,
+        viewer_html,
+        viewer_close,
+        download_md,
+        download_json,
+    )
+
+
+def page_labels(gr, tab: ChatTab, lang: str, page: Sequence[Relabel] = ()) -> tuple[list[Any], list[Any]]:
+    """The components to relabel and their updates in ``lang``."""
+    lab, ev = labels(lang), evidence_labels(lang)
+    own = [
+        (tab.send, gr.update(value=lab["ask"])),
+        (tab.clear, gr.update(value=lab["clear"])),
+        (tab.k, gr.update(label=lab["passages"])),
+        (tab.language, gr.update(label=lab["language"])),
+        (tab.confidence, gr.update(label=lab["show_confidence"])),
+        (tab.mode, gr.update(label=ev["mode"], choices=mode_choices(lang))),
+        (tab.options, gr.update(label=lab["options"])),
+        (tab.viewer_close, gr.update(value=ev["close"])),
+    ]
+    own += [(component, update(lang)) for component, update in page]
+    return [c for c, _ in own], [u for _, u in own]
+
+
+def browser_language(accept_language: str | None) -> str:
+    """The first of the UI's languages that an ``Accept-Language`` header asks for ("en" when none)."""
+    for part in (accept_language or "").split(","):
+        code = part.split(";")[0].strip().lower()[:2]
+        if code in UI_LANGUAGES:
+            return code
+    return "en"
+
+
+def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None) -> None:
+    """Wire the tab: a turn (Ask or Enter), clear, the mode's placeholder, the document viewer; with
+    ``app``, each visit opens in the browser's language (until the first question sets it)."""
+    from citeqa.app.ui import conversation_turn, download_files, open_document
+
+    relabelled, _ = page_labels(gr, tab, "en", page)
+
+    if app is not None:
+
+        def on_visit(request):
+            lang = browser_language(request.headers.get("accept-language") if request is not None else None)
+            _, updates = page_labels(gr, tab, lang, page)
+            hint = gr.update(placeholder=labels(lang)["placeholder"])
+            return [chat_view.conversation_html([], lang), hint, chat_view.question_info_html(lang), *updates]
+
+        on_visit.__annotations__ = {"request": gr.Request}  # a real class: the module's annotations are strings
+        app.load(on_visit, None, [tab.chat, tab.question, tab.notice, *relabelled], api_visibility="private")
+
+    def turn(q, md, m, a, t, sess, kk, lang, conf):
+        out = conversation_turn(holder, q, md, m, a, t, kk, lang, conf)
+        _, updates = page_labels(gr, tab, out.lang, page)
+        if out.refusal:  # nothing joins the conversation; the box keeps the text
+            shown = chat_view.question_info_html(out.lang, out.refusal)
+            skipped = [gr.skip()] * 5 + [gr.skip(), shown, gr.skip(), gr.skip()]
+            return [*skipped, *updates]
+        sess = sess or secrets.token_hex(12)
+        try:
+            md_path, json_path = download_files(holder, out.turns, sess)
+        except (CiteqaError, OSError) as exc:
+            print(f"citeqa: conversation download not written: {exc}", file=sys.stderr)
+            md_path, json_path = None, None
+        ev = evidence_labels(out.lang)
+        hint = ev["check_placeholder"] if md == "check" else labels(out.lang)["placeholder"]
+        return [
+            chat_view.conversation_html(out.messages, out.lang),
+            out.messages,
+            out.asked,
+            out.turns,
+            sess,
+            gr.update(value="", placeholder=hint),
+            chat_view.question_info_html(out.lang),
+            gr.update(value=md_path, label=ev["download_md"]),
+            gr.update(value=json_path, label=ev["download_json"]),
+            *updates,
+        ]
+
+    outputs = [
+        tab.chat,
+        tab.messages,
+        tab.asked,
+        tab.turns,
+        tab.session,
+        tab.question,
+        tab.notice,
+        tab.download_md,
+        tab.download_json,
+        *relabelled,
+    ]
+    inputs = [tab.question, tab.mode, tab.messages, tab.asked, tab.turns, tab.session, tab.k, tab.language]
+    inputs.append(tab.confidence)
+    tab.send.click(turn, inputs, outputs, api_visibility="private")
+    tab.question.submit(turn, inputs, outputs, api_visibility="private")
+    tab.clear.click(
+        lambda: (
+            chat_view.conversation_html([], "en"),
+            [],
+            [],
+            [],
+            "",
+            chat_view.question_info_html("en"),
+            gr.update(value=None),
+            gr.update(value=None),
+            gr.update(visible=False),
+        ),
+        None,
+        [tab.chat, tab.messages, tab.asked, tab.turns, tab.question, tab.notice, tab.download_md, tab.download_json]
+        + [tab.viewer],
+        api_visibility="private",
+    )
+    tab.mode.change(
+        lambda md: gr.update(
+            placeholder=evidence_labels("en")["check_placeholder"] if md == "check" else labels("en")["placeholder"]
+        ),
+        tab.mode,
+        tab.question,
+        api_visibility="private",
+    )
+
+    def show_document(evt):
+        html, error = open_document(holder, getattr(evt, "_data", None))
+        return gr.update(visible=True), html or display.error_html(error)
+
+    show_document.__annotations__ = {"evt": gr.EventData}  # a real class: the module's annotations are strings
+
+    tab.chat.select(show_document, None, [tab.viewer, tab.viewer_html], api_visibility="private")
+    tab.viewer_close.click(lambda: gr.update(visible=False), None, tab.viewer, api_visibility="private")

@@ -1,0 +1,70 @@
+"""Which shipped QA file fits the live index: its question count and how many of its gold documents
+the index holds, so the Evaluate tab can preselect the file that fits and warn before a run whose
+gold documents are missing (every answer would then be graded wrong)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from citeqa.errors import CiteqaError
+from citeqa.messages import EVALUATE
+
+
+@dataclass(frozen=True, slots=True)
+class FileFit:
+    """A QA file against the live index: questions, distinct gold documents, and those indexed."""
+
+    name: str
+    questions: int
+    gold_docs: int
+    indexed: int
+
+    @property
+    def fits(self) -> bool:
+        """Every gold document is in the index (a file naming none fits any index)."""
+        return self.indexed == self.gold_docs
+
+
+def file_fit(path: Path, name: str, documents: Collection[str]) -> FileFit | None:
+    """How ``path`` fits an index holding ``documents``; None when it cannot be read as a QA file."""
+    from citeqa.evaluation.qa_file import load_qa
+
+    try:
+        items = load_qa(path)
+    except CiteqaError:
+        return None
+    gold = {item.doc for item in items if item.doc is not None}
+    return FileFit(name, len(items), len(gold), sum(1 for doc in gold if doc in documents))
+
+
+def shipped_fits(folder: Path | None, names: Sequence[str], documents: Collection[str]) -> list[FileFit]:
+    """The fit of every shipped file that reads as a QA file."""
+    if folder is None:
+        return []
+    found = (file_fit(Path(folder) / name, name, documents) for name in names)
+    return [fit for fit in found if fit is not None]
+
+
+def choice_label(fit: FileFit) -> str:
+    """``qa.jsonl (137 questions)``."""
+    return EVALUATE["file_choice"].format(name=fit.name, n=fit.questions)
+
+
+def best_fit(fits: Sequence[FileFit]) -> str | None:
+    """The file to preselect: the one with the most gold documents in the index (more questions on a tie)."""
+    usable = [f for f in fits if f.indexed > 0 or f.gold_docs == 0]
+    if not usable:
+        return None
+    return max(usable, key=lambda f: (f.indexed / max(f.gold_docs, 1), f.indexed, f.questions)).name
+
+
+def fit_note(fit: FileFit | None) -> str:
+    """What a run of the file would be graded against, said before it runs."""
+    if fit is None:
+        return ""
+    if fit.gold_docs == 0:
+        return EVALUATE["fit_any"].format(n=fit.questions)
+    key = "fit_all" if fit.fits else ("fit_none" if fit.indexed == 0 else "fit_some")
+    return EVALUATE[key].format(n=fit.questions, gold=fit.gold_docs, indexed=fit.indexed)

