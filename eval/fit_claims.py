@@ -3,12 +3,12 @@
     .venv/bin/python eval/fit_claims.py --set eval/claims.jsonl=index [--set eval/dev2/claims.jsonl=out/dev2-index]
         [--folds 2]
 
-Every claim is checked once (retrieval, candidate sentences, features); then a grid of
-thresholds is searched on some claims and judged on the others. Claims are split into
+Every claim is checked once (retrieval, its sentences judged: citeqa.answer.judge.FEATURES);
+then a grid of thresholds is searched on some claims and judged on the others. Claims are split into
 ``--folds`` folds by a hash of their id; each fold is judged with the thresholds chosen on
 the other folds, so the printed "held out" numbers never saw their claims. A choice must call
-no ``not_found`` claim ``supported`` on its training claims; among the most accurate, the
-strictest thresholds win (the verdict should never claim more than the evidence shows).
+no ``not_found`` claim ``supported`` on its training claims; among the most accurate, the one
+in the middle of the tie wins (a threshold at the edge of the tie moves with every new claim).
 The last lines fit on every claim; ``--write`` stores those thresholds as the ``claims`` block
 of the index model's weights file (citeqa/answer/weights/<model>.json), with how they were
 fitted. The script never edits source code.
@@ -31,22 +31,36 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from citeqa.answer.claims import VERDICTS, ClaimThresholds, analyse_claim, judge_candidates
+from citeqa.answer.judge import FEATURES
 from citeqa.engine import Engine
 from citeqa.evaluation.claims_file import load_claims
 
-#: Candidate values of each threshold; support and conflict thresholds are searched jointly.
-SUPPORT_GRID = {
-    "support_names_facts": (0.67, 0.75, 0.8, 1.0),  # "states the claim's names": most of them
-    "support_terms_facts": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5),
-    "support_names_plain": (0.5, 0.6, 0.67, 0.75, 0.8, 1.0),
-    "support_terms_plain": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
-    "support_dense_plain": (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.1),
+#: Candidate values of each threshold. A claim with numbers or dates can be supported or
+#: conflicting, one without only supported: the plain thresholds are fitted on their own, the
+#: facts' support and conflict thresholds jointly.
+_NAMES = (0.75, 0.8, 0.9, 1.0)  # "states the claim's names": all, or all but one in four
+#: the sentence must say some of the claim's predicate: a date elsewhere never stands for "compró"
+_FLOOR = (0.01, 0.1, 0.2, 0.3)
+_COVER = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0, 1.1)
+_DENSE = (0.8, 0.82, 0.84, 0.86, 0.88, 0.9, 0.92, 0.94, 1.1)
+FACTS_GRID = {
+    "support_names_facts": _NAMES,
+    "support_cover_min_facts": _FLOOR,
+    "support_cover_facts": _COVER,
+    "support_dense_facts": _DENSE,
+}
+PLAIN_GRID = {
+    "support_names_plain": _NAMES,
+    "support_cover_min_plain": _FLOOR,
+    "support_cover_plain": _COVER,
+    "support_dense_plain": _DENSE,
 }
 CONFLICT_GRID = {
-    "conflict_names": (0.25, 0.5, 0.67, 0.75, 1.0),
-    "conflict_terms": (0.0, 0.1, 0.2, 0.3, 0.4, 1.1),
-    "conflict_dense": (0.3, 0.4, 0.5, 0.6, 0.7, 1.1),
+    "conflict_names": (0.5, 0.67, 0.75, 1.0),
+    "conflict_cover": (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 1.1),
+    "conflict_dense": (0.75, 0.8, 0.82, 0.84, 0.86, 0.88, 0.9, 1.1),
 }
+_COL = {name: i for i, name in enumerate(FEATURES)}
 
 
 @dataclass
@@ -66,45 +80,36 @@ def features(engine: Engine, path: Path) -> list[Claim]:
     for item in load_claims(path):
         trace, cands, dense = engine.claim_inputs(item.claim)
         parts = analyse_claim(trace.question, trace.language)
-        titles = {h.chunk.doc_id: engine.data.documents[h.chunk.doc_id].title for h in trace.hits}
-        judged = judge_candidates(parts, trace.hits, cands, dense, titles)
-        rows = [
-            (
-                j.judgement.names,
-                j.judgement.terms,
-                j.judgement.dense,
-                j.judgement.n_facts,
-                float(j.judgement.all_same),
-                float(j.judgement.different is not None),
-            )
-            for j in judged
-        ]
-        out.append(Claim(item.id, item.verdict, np.asarray(rows, dtype=float).reshape(-1, 6)))
+        judged = judge_candidates(parts, trace.hits, cands, dense, engine.data.documents)
+        rows = [j.judgement.row() for j in judged]
+        out.append(Claim(item.id, item.verdict, np.asarray(rows, dtype=float).reshape(-1, len(FEATURES))))
     return out
 
 
 def _support_table(claims: list[Claim], combos: np.ndarray) -> np.ndarray:
-    """[combo, claim] -> some sentence supports the claim (the rule of citeqa.answer.claims.sentence_relation)."""
-    nf_, tf, np_, tp, dp = (combos[:, i][:, None] for i in range(5))
+    """[combo, claim] -> some unit supports the claim (the rule of citeqa.answer.judge.unit_relation),
+    for the claims of one kind (with facts or without: ``combos`` are that kind's four thresholds)."""
+    n_, f_, c_, d_ = (combos[:, i][:, None] for i in range(4))
     out = np.zeros((len(combos), len(claims)), dtype=bool)
     for i, c in enumerate(claims):
         if not len(c.rows):
             continue
-        names, terms, dense, nf, same, _ = (c.rows[:, j][None, :] for j in range(6))
-        facts = (nf > 0) & (same > 0) & (names >= nf_) & (terms >= tf)
-        plain = (nf == 0) & (names >= np_) & ((terms >= tp) | (dense >= dp))
-        out[:, i] = (facts | plain).any(axis=1)
+        names, cover, dense, nf, same, named = (
+            c.rows[:, _COL[k]][None, :] for k in ("names", "cover", "dense", "n_facts", "all_same", "values_named")
+        )
+        stated = ((same > 0) | (nf == 0)) & (named > 0)
+        out[:, i] = (stated & (names >= n_) & (cover >= f_) & ((cover >= c_) | (dense >= d_))).any(axis=1)
     return out
 
 
 def _conflict_table(claims: list[Claim], combos: np.ndarray) -> np.ndarray:
-    cn, ct, cd = (combos[:, i][:, None] for i in range(3))
+    cn, cc, cd = (combos[:, i][:, None] for i in range(3))
     out = np.zeros((len(combos), len(claims)), dtype=bool)
     for i, c in enumerate(claims):
         if not len(c.rows):
             continue
-        names, terms, dense, diff = (c.rows[:, j][None, :] for j in (0, 1, 2, 5))
-        out[:, i] = ((diff > 0) & (names >= cn) & ((terms >= ct) | (dense >= cd))).any(axis=1)
+        names, cover, dense, diff = (c.rows[:, _COL[k]][None, :] for k in ("names", "cover", "dense", "has_different"))
+        out[:, i] = ((diff > 0) & (names >= cn) & ((cover >= cc) | (dense >= cd))).any(axis=1)
     return out
 
 
@@ -112,32 +117,64 @@ def _combos(grid: dict[str, tuple[float, ...]]) -> np.ndarray:
     return np.asarray(list(itertools.product(*grid.values())), dtype=float)
 
 
+def _has_facts(c: Claim) -> bool:
+    return bool(len(c.rows)) and c.rows[0, _COL["n_facts"]] > 0
+
+
 def verdicts(claims: list[Claim], t: ClaimThresholds) -> list[str]:
-    """The verdicts :func:`citeqa.answer.claims.decide` gives with ``t``, from the stored rows."""
-    s = _support_table(claims, np.asarray([[getattr(t, k) for k in SUPPORT_GRID]]))[0]
-    c = _conflict_table(claims, np.asarray([[getattr(t, k) for k in CONFLICT_GRID]]))[0]
-    return ["supported" if si else "conflicting" if ci else "not_found" for si, ci in zip(s, c)]
+    """The verdicts :func:`citeqa.answer.judge.decide` gives with ``t``, from the stored rows."""
+    out = []
+    for c in claims:
+        grid = FACTS_GRID if _has_facts(c) else PLAIN_GRID
+        s = _support_table([c], np.asarray([[getattr(t, k) for k in grid]]))[0, 0]
+        k = _conflict_table([c], np.asarray([[getattr(t, k) for k in CONFLICT_GRID]]))[0, 0]
+        out.append("supported" if s else "conflicting" if k else "not_found")
+    return out
+
+
+def _choose(right: np.ndarray, false_s: np.ndarray, combos: list[np.ndarray]) -> tuple[int, ...]:
+    """The index of the most accurate choice that calls no not_found claim supported. Among the
+    tied choices, the one nearest the middle of the tie on every threshold (in grid steps): a
+    threshold at the edge of what the claims allow would move with every new claim."""
+    score = np.where(false_s > 0, -1.0, right)
+    tied = np.argwhere(score == score.max())  # [n, axes]
+    steps = [np.concatenate([_ranks(c) for c in combos[a : a + 1]]) for a in range(len(combos))]
+    coords = np.concatenate([steps[a][tied[:, a]] for a in range(len(combos))], axis=1).astype(float)
+    middle = np.median(coords, axis=0)
+    return tuple(tied[int(np.argmin(np.abs(coords - middle).sum(axis=1)))])
+
+
+def _ranks(combos: np.ndarray) -> np.ndarray:
+    """Each combination's thresholds as grid steps (0, 1, 2, ... per column)."""
+    return np.stack([np.unique(col, return_inverse=True)[1] for col in combos.T], axis=1)
 
 
 def fit(claims: list[Claim]) -> ClaimThresholds:
     """The most accurate thresholds that call no not_found claim supported; the strictest on a tie."""
-    s_combos, c_combos = _combos(SUPPORT_GRID), _combos(CONFLICT_GRID)
-    supports = _support_table(claims, s_combos)  # [s, claim]
-    conflicts = _conflict_table(claims, c_combos)  # [c, claim]
-    gold = np.asarray([c.gold for c in claims])
+    facts = [c for c in claims if _has_facts(c)]
+    plain = [c for c in claims if not _has_facts(c)]
+    values: dict[str, float] = {}
+    # claims without numbers or dates: supported or not_found
+    p_combos = _combos(PLAIN_GRID)
+    sup = _support_table(plain, p_combos)
+    gold = np.asarray([c.gold for c in plain])
+    right = (sup & (gold == "supported")).sum(axis=1) + (~sup & (gold != "supported")).sum(axis=1)
+    (pi,) = _choose(right, (sup & (gold == "not_found")).sum(axis=1), [p_combos])
+    values |= dict(zip(PLAIN_GRID, p_combos[pi]))
+    # claims with numbers or dates: support and conflict thresholds jointly
+    s_combos, c_combos = _combos(FACTS_GRID), _combos(CONFLICT_GRID)
+    supports = _support_table(facts, s_combos)  # [s, claim]
+    conflicts = _conflict_table(facts, c_combos)  # [c, claim]
+    gold = np.asarray([c.gold for c in facts])
     is_s, is_c, is_n = gold == "supported", gold == "conflicting", gold == "not_found"
-    right_s = (supports & is_s).sum(axis=1)  # supported claims called supported
+    right_s = (supports & is_s).sum(axis=1)
     false_s = (supports & is_n).sum(axis=1)
-    # a claim not supported is conflicting when a conflict fires, else not_found
     rest = ~supports
     right_c = (rest[:, None, :] & conflicts[None, :, :] & is_c).sum(axis=2)
     right_n = (rest[:, None, :] & ~conflicts[None, :, :] & is_n).sum(axis=2)
     right = right_s[:, None] + right_c + right_n
-    right = np.where(false_s[:, None] > 0, -1, right)
-    strict = s_combos.sum(axis=1)[:, None] + c_combos.sum(axis=1)[None, :]
-    key = right * 1000.0 + strict
-    si, ci = np.unravel_index(int(np.argmax(key)), key.shape)
-    values = dict(zip(SUPPORT_GRID, s_combos[si])) | dict(zip(CONFLICT_GRID, c_combos[ci]))
+    si, ci = _choose(right, np.broadcast_to(false_s[:, None], right.shape), [s_combos, c_combos])
+    values |= dict(zip(FACTS_GRID, s_combos[si])) | dict(zip(CONFLICT_GRID, c_combos[ci]))
     return ClaimThresholds(**{k: float(v) for k, v in values.items()})
 
 
@@ -150,6 +187,8 @@ def report(label: str, claims: list[Claim], got: list[str]) -> None:
         n = sum(n for (gold, _), n in by.items() if gold == v)
         parts.append(f"{v} {by[(v, v)] / n:.3f} ({by[(v, v)]}/{n})" if n else f"{v} n/a")
     right = sum(by[(v, v)] for v in VERDICTS)
+    called = sum(n for (_, got), n in by.items() if got == "supported")
+    parts.append(f"precision of supported {by[('supported', 'supported')] / called:.3f}" if called else "")
     print(
         f"{label}: accuracy {right / len(claims):.3f} ({right}/{len(claims)}); "
         + ", ".join(parts)

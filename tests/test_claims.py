@@ -12,19 +12,21 @@ from citeqa.answer.claims import (
     ClaimThresholds,
     analyse_claim,
     clean_claim,
-    decide,
-    judge_sentence,
-    sentence_relation,
 )
+from citeqa.answer.judge import decide, judge_text, unit_relation
 from citeqa.errors import QuestionError
 from citeqa.messages import claim_message
 
 T = ClaimThresholds()
 
 
-def relation(claim: str, lang: str, sentence: str, sentence_lang: str | None = None, paragraph: str = "") -> str:
+def judge_sentence(parts, sentence: str, lang: str, lead: str = "", context: str = ""):
+    return judge_text(parts, sentence, lang, lead, context)
+
+
+def relation(claim: str, lang: str, sentence: str, sentence_lang: str | None = None, lead: str = "") -> str:
     parts = analyse_claim(claim, lang)
-    return sentence_relation(judge_sentence(parts, sentence, sentence_lang or lang, paragraph), T)
+    return unit_relation(judge_sentence(parts, sentence, sentence_lang or lang, lead), T)
 
 
 def test_claim_parts_names_facts_and_words():
@@ -89,7 +91,7 @@ def test_the_same_facts_support_across_languages(claim, lang, sentence, sentence
 def test_another_value_for_the_same_thing_conflicts(claim, lang, sentence, other):
     parts = analyse_claim(claim, lang)
     judged = judge_sentence(parts, sentence, lang if "GLM-Image" not in claim else "es")
-    assert sentence_relation(judged, T) == "conflicts"
+    assert unit_relation(judged, T) == "conflicts"
     assert judged.different is not None and judged.different.doc.text == other
 
 
@@ -100,9 +102,9 @@ def test_the_value_in_place_of_the_claims_is_compared_not_any_value():
     )
     decoder_9 = analyse_claim("El decodificador de difusión de GLM-Image tiene 9 mil millones de parámetros.", "es")
     decoder_7 = analyse_claim("El decodificador de difusión de GLM-Image tiene 7 mil millones de parámetros.", "es")
-    para = "GLM-Image, de Zhipu AI (enero de 2026). " + sentence
-    assert judge_sentence(decoder_9, sentence, "es", para).matches[0].relation == "different"
-    assert judge_sentence(decoder_7, sentence, "es", para).matches[0].relation == "same"
+    lead = "GLM-Image, de Zhipu AI (enero de 2026)."
+    assert judge_sentence(decoder_9, sentence, "es", lead).matches[0].relation == "different"
+    assert judge_sentence(decoder_7, sentence, "es", lead).matches[0].relation == "same"
 
 
 def test_nearest_words_tie_a_value_to_its_subject():
@@ -128,11 +130,11 @@ def test_unrelated_sentences_neither_support_nor_conflict(claim, lang, sentence)
     assert relation(claim, lang, sentence) == "related"
 
 
-def test_names_earlier_in_the_paragraph_count():
+def test_names_in_the_lead_of_the_paragraph_count():
     claim = "GLM-Image obtuvo una precisión de 0,9116 en CVTG-2K."
     sentence = "Lideró el benchmark CVTG-2K (precisión de palabra de 0,9116)."
     assert relation(claim, "es", sentence) == "related"
-    assert relation(claim, "es", sentence, paragraph="GLM-Image, de Zhipu AI. " + sentence) == "supports"
+    assert relation(claim, "es", sentence, lead="GLM-Image, de Zhipu AI (enero de 2026).") == "supports"
 
 
 def test_decide_prefers_support_then_conflict():
@@ -189,3 +191,19 @@ def test_engine_check_on_the_fixture_corpus(built_index, embedder):
     assert ClaimCheck.from_dict(absent.to_dict()) == absent
     with pytest.raises(QuestionError, match="claim is empty"):
         engine.check("")
+
+
+def test_checking_a_claim_encodes_it_once(built_index, embedder, monkeypatch):
+    import citeqa.engine as engine_module
+    from citeqa.engine import Engine
+
+    engine = Engine.open(built_index, embedder=embedder)
+    calls = []
+    real = engine_module.encode_queries
+    monkeypatch.setattr(engine_module, "encode_queries", lambda e, texts: calls.append(list(texts)) or real(e, texts))
+    first = engine.check("El faro de Punta Brava se construyó en 1887.", k=2)
+    assert len(calls) == 1
+    again = engine.check("El faro de Punta Brava se construyó en 1887.", k=2)
+    assert len(calls) == 1 and again.verdict == first.verdict == SUPPORTED
+    engine.ask("¿Cuándo se construyó el faro de Punta Brava?")
+    assert len(calls) == 2

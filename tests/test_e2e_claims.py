@@ -14,11 +14,15 @@ pytestmark = pytest.mark.slow
 
 #: `citeqa eval <claims file>` with the default model (README, "Claim checking"): accuracy per gold
 #: verdict and overall. The margin allows library-version noise (one claim in 24 is 0.042), not regressions.
+#: Precision of "supported" is held to 0.98 at least whatever the margin: "supported" must mean stated.
 REPORTED = {
-    "eval/claims.jsonl": ("corpus", {"supported": 1.0, "conflicting": 0.958, "not_found": 1.0, "accuracy": 0.986}),
+    "eval/claims.jsonl": (
+        "corpus",
+        {"supported": 0.967, "conflicting": 0.967, "not_found": 1.0, "accuracy": 0.978, "supported_precision": 1.0},
+    ),
     "eval/dev2/claims.jsonl": (
         "eval/dev2/corpus",
-        {"supported": 0.833, "conflicting": 0.917, "not_found": 0.750, "accuracy": 0.833},
+        {"supported": 0.905, "conflicting": 0.889, "not_found": 1.0, "accuracy": 0.933, "supported_precision": 1.0},
     ),
 }
 MARGIN = 0.045
@@ -41,6 +45,7 @@ def test_claim_accuracy_per_verdict(claims_file: str, repo: Path, tmp_path: Path
     assert metrics.not_found_as_supported == 0
     for name, value in reported.items():
         assert metrics.value(name) >= value - MARGIN, (name, metrics.value(name))
+    assert metrics.supported_precision >= 0.98
     for r in results:  # every passage shown is the document's text at its range
         for e in r.check.evidence:
             c = e.citation

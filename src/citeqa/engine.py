@@ -56,6 +56,7 @@ class Engine:
         self.index_dir = index_dir
         self.reader = reader
         self._lock = threading.Lock()
+        self._last_query: tuple[str, np.ndarray] | None = None  # a claim's query is encoded twice
         self.pipeline = AnswerPipeline(data, self._encode_queries, settings, reader)
 
     @classmethod
@@ -158,5 +159,13 @@ class Engine:
         return self.pipeline.run(question, history, k, language)
 
     def _encode_queries(self, texts: list[str]) -> np.ndarray:
+        """Query vectors; the last single query is kept, so checking a claim (its trace, then its
+        sentences' cosines) encodes it once."""
         with self._lock:  # one model, many UI threads: encode one batch at a time
-            return encode_queries(self.embedder, texts)
+            last = self._last_query
+            if len(texts) == 1 and last is not None and last[0] == texts[0]:
+                return last[1].copy()
+            out = encode_queries(self.embedder, texts)
+            if len(texts) == 1:
+                self._last_query = (texts[0], out.copy())
+            return out

@@ -160,6 +160,7 @@ CLAIM_LABELS = {
         "evidence": "Pasajes",
         "claim_value": "la afirmación dice",
         "doc_value": "el documento dice",
+        "also_in": "también en la traducción",
     },
     "pt": {
         "supported": "Confirmada",
@@ -176,6 +177,7 @@ CLAIM_LABELS = {
         "evidence": "Passagens",
         "claim_value": "a afirmação diz",
         "doc_value": "o documento diz",
+        "also_in": "também na tradução",
     },
     "en": {
         "supported": "Supported",
@@ -192,6 +194,7 @@ CLAIM_LABELS = {
         "evidence": "Passages",
         "claim_value": "the claim says",
         "doc_value": "the document says",
+        "also_in": "also in the translation",
     },
 }
 

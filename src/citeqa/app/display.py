@@ -431,6 +431,9 @@ def check_sources_html(
                 f'<div class="citeqa-values">{safe(lab["doc_value"])}: <strong>{safe(e.document_value)}'
                 f"</strong> · {safe(lab['claim_value'])}: <s>{safe(e.claim_value)}</s></div>"
             )
+        if e.translations:
+            also = ", ".join(f"{safe(t.lang)} ({safe(t.doc_id)}, {t.start}–{t.end})" for t in e.translations)
+            values += f'<div class="citeqa-translations">{safe(lab["also_in"])}: {also}</div>'
         badge = f'<span class="citeqa-relation citeqa-{e.relation}">{safe(lab[e.relation])}</span>'
         rank = "citeqa-primary" if e.relation in ("supports", "conflicts") else "citeqa-secondary"
         items.append(

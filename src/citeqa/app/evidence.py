@@ -270,6 +270,9 @@ def check_markdown(
                     f"“{md_escape(e.claim_value)}”)"
                 )
             lines += _source_lines(n, q, check.language, f"[{lab[e.relation]}{values}] ")
+            if e.translations:
+                also = ", ".join(f"{t.lang} ({md_escape(t.doc_id)}, {t.start}–{t.end})" for t in e.translations)
+                lines += ["", f"{lab['also_in']}: {also}", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

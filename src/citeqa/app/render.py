@@ -82,3 +82,6 @@ def print_check(check: ClaimCheck, console=None, documents: Mapping[str, Documen
         if e.value is not None:
             sentence.stylize("bold underline", e.value.start - e.highlight.start, e.value.end - e.highlight.start)
         console.print(sentence)
+        if e.translations:
+            also = ", ".join(f"{t.lang} ({t.doc_id}, chars {t.start}-{t.end})" for t in e.translations)
+            console.print(Text(f"{lab['also_in']}: {also}", style="dim"))

@@ -17,7 +17,14 @@ from citeqa.evaluation.claims_file import ClaimItem
 from citeqa.evaluation.metrics import percentile
 
 #: ``--fail-under`` names for a claim file; ``not_found_as_supported`` is an upper bound (a count).
-CLAIM_METRICS = ("accuracy", "supported", "conflicting", "not_found", "not_found_as_supported")
+CLAIM_METRICS = (
+    "accuracy",
+    "supported",
+    "conflicting",
+    "not_found",
+    "supported_precision",
+    "not_found_as_supported",
+)
 CLAIM_ALIASES = {
     "acc": "accuracy",
     "claim_accuracy": "accuracy",
@@ -52,9 +59,17 @@ class ClaimMetrics:
     latency_p95: float | None = None
     counts: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def supported_precision(self) -> float | None:
+        """Share of the claims called ``supported`` that are: what a "supported" is worth."""
+        called = sum(row[SUPPORTED] for row in self.confusion.values())
+        return self.confusion[SUPPORTED][SUPPORTED] / called if called else None
+
     def value(self, key: str) -> float | None:
         if key == "accuracy":
             return self.accuracy
+        if key == "supported_precision":
+            return self.supported_precision
         if key == "not_found_as_supported":
             return float(self.not_found_as_supported)
         return self.per_verdict.get(key)
@@ -122,7 +137,11 @@ def print_claims_table(metrics: ClaimMetrics, console: Any = None) -> None:
         table.add_row(*row)
     console = console if console is not None else Console(highlight=False)
     console.print(table)
-    console.print(f"not_found claims called supported: {metrics.not_found_as_supported}")
+    precision = metrics.supported_precision
+    console.print(
+        f"precision of supported: {'n/a' if precision is None else f'{precision:.3f}'}; "
+        f"not_found claims called supported: {metrics.not_found_as_supported}"
+    )
     if metrics.latency_p50 is not None:
         console.print(f"latency p50 {metrics.latency_p50:.0f} ms, p95 {metrics.latency_p95:.0f} ms")
 

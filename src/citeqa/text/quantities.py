@@ -271,6 +271,12 @@ janeiro fevereiro março maio junho julho setembro outubro novembro dezembro
 )
 
 
+#: Words after which a number designates, not counts: "série 3600", "model 3", "versión 2".
+_DESIGNATION_WORDS = frozenset(
+    fold_accents(w)
+    for w in "series serie série model modelo version versión versão type tipo class clase classe number número".split()
+)
+
 #: Endings of adjectives, participles and adverbs: a word after a number that ends so is not its unit.
 _NOT_A_NOUN = re.compile(r"(?:able|ible|avel|ivel|ado|ada|ados|adas|ido|ida|idos|idas|ing|ed|mente|ly)$")
 
@@ -527,7 +533,8 @@ _WORD = re.compile(r"[^\W\d_][\w'’\-]*|\$|€|£|%")
 
 def _name_number(text: str, a: int, b: int) -> bool:
     """Whether the number at ``text[a:b]`` is part of a name: glued to letters ("P800", "GLM-5",
-    "960DT"), or right after a capitalised word ("Ascend 950", "openPangu 2.0", "Connect 2026")."""
+    "960DT"), right after a capitalised word ("Ascend 950", "openPangu 2.0", "Connect 2026") or a
+    word that designates ("série 3600")."""
     before = text[max(0, a - 40) : a]
     if before and (before[-1].isalpha() or before[-1] == "_"):
         return True
@@ -539,6 +546,8 @@ def _name_number(text: str, a: int, b: int) -> bool:
     if previous is None:
         return False
     word = previous.group(1)
+    if fold_accents(word.lower()) in _DESIGNATION_WORDS:
+        return True  # "automotoras da série 3600"
     if fold_accents(word.lower()) in _FUNCTION_WORDS:
         return False
     if any(c.isdigit() for c in word) and any(c.isalpha() for c in word):

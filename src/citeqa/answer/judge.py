@@ -1,0 +1,369 @@
+"""Does one sentence state a claim? The evidence units of retrieved passages and the features
+and rule that judge each one.
+
+A **unit** is a sentence of a passage, with what it continues: the short lead of its
+paragraph ("DeepSeek V4. Moved its training to the Ascend 950, ..." — the lead names the
+subject), the section heading above it and the document's title. Its **features**:
+
+* ``names``: share of the claim's names in the unit (sentence, lead, heading, title);
+* ``cover``: share of the claim's other words, its predicate, that the sentence and its lead
+  say: the same stem (same language), a cognate key (across languages) or a word of the same
+  concept in the per-language word lists (:mod:`citeqa.text.lexicon`: "compró" = "bought");
+* ``dense``: the e5 cosine of the sentence (or its best clause) to the claim, from the span
+  vectors of the index (:mod:`citeqa.index.spans`);
+* per claim fact (quantity or date, :mod:`citeqa.answer.claim_parts`): the same value in the
+  sentence, another value in its place, or none.
+
+The rule (:func:`unit_relation`): **supports** when every claim fact has the same value there,
+the names reach their share, a name that is the claim's value ("fundada en Bristol") is there, and the words reach their
+share (or, past a floor, the cosine its own); **conflicts** when a fact has another
+value and the unit is about the same names and words; else **related**. One supporting unit
+makes the claim ``supported``; else one conflicting unit ``conflicting``; else ``not_found``.
+The thresholds (:class:`ClaimThresholds`) are data, fitted out of fold by ``eval/fit_claims.py``;
+a further feature (a reader's score) joins as one more name in :data:`FEATURES` and one more
+threshold.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from functools import lru_cache
+from typing import Any
+
+from citeqa.answer.claim_parts import (
+    ClaimParts,
+    FactMatch,
+    content_words,
+    match_facts,
+    tokens_of,
+    without,
+)
+from citeqa.answer.spans import Candidate
+from citeqa.errors import ConfigError
+from citeqa.ingest.sentences import sentence_spans
+from citeqa.records import Document, Hit
+from citeqa.text.analysis import COGNATE_PREFIX, cognate_keys, stem
+from citeqa.text.lexicon import concepts
+from citeqa.text.quantities import find_facts
+
+SUPPORTED = "supported"
+CONFLICTING = "conflicting"
+NOT_FOUND = "not_found"
+VERDICTS = (SUPPORTED, CONFLICTING, NOT_FOUND)
+
+#: What one passage does for the claim (:attr:`citeqa.answer.claims.ClaimEvidence.relation`).
+SUPPORTS, CONFLICTS, RELATED = "supports", "conflicts", "related"
+
+#: The features of a judged unit, in the order ``eval/fit_claims.py`` stores them.
+FEATURES = ("names", "cover", "dense", "n_facts", "all_same", "has_different", "values_named")
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimThresholds:
+    """The thresholds of :func:`unit_relation`. Fitted values are data: the ``claims`` block of the
+    model's weights file (``answer/weights/<model>.json``), written by ``eval/fit_claims.py --write``.
+    The defaults serve a weights file without that block."""
+
+    #: a claim with numbers or dates, all of them the same in the sentence: share of its names in the unit
+    support_names_facts: float = 1.0
+    #: ... share of its other words the sentence must say in any case (above 0: some of its predicate)
+    support_cover_min_facts: float = 0.01
+    #: ... and either this share of them
+    support_cover_facts: float = 0.5
+    #: ... or this cosine of the sentence to the claim
+    support_dense_facts: float = 0.9
+    #: a claim without numbers or dates: the same four
+    support_names_plain: float = 1.0
+    support_cover_min_plain: float = 0.01
+    support_cover_plain: float = 0.6
+    support_dense_plain: float = 0.9
+    #: another value in the claim's place is a conflict when the unit has this share of the claim's names
+    conflict_names: float = 1.0
+    #: ... and either this share of its other words
+    conflict_cover: float = 0.3
+    #: ... or this cosine of the sentence to the claim
+    conflict_dense: float = 0.85
+
+
+def claim_thresholds(values: Mapping[str, Any]) -> ClaimThresholds:
+    """:class:`ClaimThresholds` from a weights file's ``claims`` block; unknown names are a ConfigError."""
+    known = {f.name for f in fields(ClaimThresholds)}
+    unknown = sorted(set(values) - known - {"fitted"})
+    if unknown:
+        raise ConfigError(f"claim thresholds: no such threshold {', '.join(unknown)}; refit with eval/fit_claims.py")
+    return ClaimThresholds(**{k: float(v) for k, v in values.items() if k in known})
+
+
+# --- units -------------------------------------------------------------------------------------
+
+#: A paragraph's first sentence is a lead ("DeepSeek V4.", "GLM-5, by Zhipu (February 2026).")
+#: when it has at most this many words, and at most :data:`LEAD_CONTENT_WORDS` that are not names,
+#: numbers, dates or stopwords: it names what the paragraph's sentences are about.
+LEAD_WORDS = 10
+LEAD_CONTENT_WORDS = 1
+#: A line is a heading when it has at most this many words and no closing punctuation.
+HEADING_WORDS = 12
+#: How far above a sentence to look for its heading (characters).
+HEADING_REACH = 3000
+_HEADING_MARK = re.compile(r"^\s*#+\s*")
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A sentence of a retrieved passage with its lead; document offsets."""
+
+    hit_index: int
+    start: int  #: where the quote starts: the lead when it directly precedes the sentence
+    end: int
+    sentence_start: int  #: where the sentence itself starts (after its lead)
+    text: str  #: document_text[start:end]
+    lang: str
+    context: str  #: title and section heading: where the sentence's subject may be named
+    lead: str  #: the paragraph's lead when it is not already part of ``text``
+    dense: float
+    document: frozenset[str] = frozenset()  #: the folded words of the whole document
+
+
+def _lead(line: str, lang: str) -> tuple[int, int] | None:
+    """The lead of a paragraph (offsets in ``line``), if its first sentence is one."""
+    spans = sentence_spans(line)
+    if len(spans) < 2:
+        return None
+    a, b = spans[0]
+    text = line[a:b]
+    toks = tokens_of(text)
+    if len(toks) > LEAD_WORDS:
+        return None
+    facts = [(f.start, f.end) for f in find_facts(text, lang)]
+    outside = [(x, y) for x, y, _ in toks if not any(f0 <= x and y <= f1 for f0, f1 in facts)]
+    named = [(x, y) for j, (x, y) in enumerate(outside) if _is_name(text[x:y], first=(j == 0))]
+    if not named:
+        return None  # "Entre los tres suman 154,5 hm³." is a sentence, not a lead
+    return (a, b) if len(content_words(without(text, facts + named), lang)) <= LEAD_CONTENT_WORDS else None
+
+
+def _is_name(word: str, first: bool) -> bool:
+    """A name as a lead writes one: digits or an inner capital anywhere, a capital past the first word."""
+    return any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:]) or (not first and word[:1].isupper())
+
+
+def _heading(doc: Document, offset: int) -> str:
+    """The section heading above ``offset``: the document's own section title, else the nearest
+    short line without closing punctuation."""
+    section = doc.section_at(offset)
+    if section:
+        return section
+    text = doc.text
+    end = text.rfind("\n", 0, offset)
+    floor = max(0, offset - HEADING_REACH)
+    while end > floor:
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end]
+        if is_heading(line):
+            return _HEADING_MARK.sub("", line).strip()
+        end = start - 1
+    return ""
+
+
+def is_heading(line: str) -> bool:
+    """Whether a line is a heading: short, no closing punctuation, not a table row."""
+    line = _HEADING_MARK.sub("", line).strip()
+    return (
+        bool(line)
+        and len(line.split()) <= HEADING_WORDS
+        and not line.endswith((".", "!", "?", ":", ";", ",", "»", '"', "”"))
+        and "|" not in line
+    )
+
+
+@lru_cache(maxsize=256)
+def document_words(text: str) -> frozenset[str]:
+    """The folded words of a document (cached: every check reads the same few documents)."""
+    return frozenset(t for _, _, t in tokens_of(text))
+
+
+def units_of(
+    hits: Sequence[Hit], cands: Sequence[Candidate], dense: Sequence[float | None], documents: Mapping[str, Document]
+) -> list[Unit]:
+    """Every sentence of every retrieved passage as a :class:`Unit` (headings are context, not units);
+    its cosine is the best of its candidate spans (the sentence and its clauses), the passage's when
+    the index has no span vectors."""
+    best: dict[tuple[int, int], float] = {}
+    for c, sim in zip(cands, dense):
+        if sim is not None:
+            key = (c.hit_index, c.start)
+            best[key] = max(best.get(key, -1.0), float(sim))
+    out = []
+    for i, hit in enumerate(hits):
+        chunk = hit.chunk
+        doc = documents.get(chunk.doc_id)
+        title = doc.title if doc is not None else ""
+        spans = [(chunk.start + a, chunk.start + b) for a, b in sentence_spans(chunk.text)]
+        for a, b in spans:
+            if is_heading(doc.text[a:b] if doc is not None else chunk.text[a - chunk.start : b - chunk.start]):
+                continue  # a heading is what sentences continue, never evidence on its own
+            text = doc.text if doc is not None else chunk.text
+            base = 0 if doc is not None else chunk.start
+            line_start = text.rfind("\n", 0, a - base) + 1
+            line_end = text.find("\n", b - base)
+            line = text[line_start : line_end if line_end >= 0 else len(text)]
+            lead = _lead(line, chunk.lang)
+            if lead is not None and base + line_start + lead[0] == a:
+                continue  # a lead is quoted with the sentence that continues it
+            start, lead_text = a, ""
+            context = f"{title}\n{_heading(doc, a)}" if doc is not None else title
+            if lead is not None and base + line_start + lead[1] <= a:
+                joined = not text[line_start + lead[1] : a - base].strip()
+                if joined and base + line_start + lead[0] >= chunk.start:
+                    start = base + line_start + lead[0]  # the sentence continues the lead: quote both
+                else:  # earlier in the paragraph, or in the passage before: context for the names
+                    lead_text = line[lead[0] : lead[1]]
+            sims = [v for (h, s), v in best.items() if h == i and start <= s < b]
+            sim = max(sims) if sims else float(hit.dense)
+            words = document_words(doc.text) if doc is not None else frozenset()
+            unit_text = text[start - base : b - base]
+            out.append(Unit(i, start, b, a, unit_text, chunk.lang, context, lead_text, sim, words))
+    return out
+
+
+# --- judging a unit ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SentenceJudgement:
+    """What one unit says about the claim (the features :func:`unit_relation` reads)."""
+
+    names: float  #: share of the claim's names in the unit
+    cover: float  #: share of the claim's other words the sentence (and its lead) says
+    dense: float  #: cosine of the sentence to the claim
+    matches: tuple[FactMatch, ...]
+    values_named: bool = True  #: every name that is the claim's value ("en Bristol") is in the unit
+
+    @property
+    def n_facts(self) -> int:
+        return len(self.matches)
+
+    @property
+    def all_same(self) -> bool:
+        return bool(self.matches) and all(m.relation == "same" for m in self.matches)
+
+    @property
+    def different(self) -> FactMatch | None:
+        return next((m for m in self.matches if m.relation == "different"), None)
+
+    @property
+    def relevance(self) -> float:
+        """How much the unit is about the claim, for ordering the closest passages."""
+        same = sum(m.relation == "same" for m in self.matches)
+        return self.names + self.cover + self.dense + 0.5 * same
+
+    def row(self) -> tuple[float, ...]:
+        """The :data:`FEATURES` of this judgement."""
+        return (
+            self.names,
+            self.cover,
+            self.dense,
+            float(self.n_facts),
+            float(self.all_same),
+            float(self.different is not None),
+            float(self.values_named),
+        )
+
+
+def word_cover(parts: ClaimParts, text: str, lang: str) -> float:
+    """Share of the claim's content words that ``text`` (in ``lang``) says: same stem (same language),
+    same cognate key, or a word of the same concept. 1.0 when the claim has no such words."""
+    wanted = parts.words
+    if not wanted:
+        return 1.0
+    have_words = [w.casefold() for w in content_words(text, lang)]
+    have_stems = set(stem(have_words, lang)) if lang == parts.lang else set()
+    have_keys = cognate_keys(text)
+    have_concepts = {c for w in have_words for c in concepts([w], lang)}
+    met = 0
+    for w in wanted:
+        if (
+            (have_stems and stem([w], parts.lang)[0] in have_stems)
+            or _cognate(cognate_keys(w), have_keys)
+            or (concepts([w], parts.lang) & have_concepts)
+        ):
+            met += 1
+    return met / len(wanted)
+
+
+#: A cognate key this long or longer also meets a key it begins ("line" = "linea", "cost" = "costo").
+COGNATE_STEM = 4
+
+
+def _cognate(keys: frozenset[str], have: frozenset[str]) -> bool:
+    """Whether a key of ``keys`` is in ``have``, begins or is begun by one (four letters at least), or
+    differs from one of the same length in one letter ("prade"/"prada": praderas, pradarias)."""
+    if keys & have:
+        return True
+    return any(_near(k, h) for k in keys for h in have)
+
+
+def _near(k: str, h: str) -> bool:
+    if len(k) < COGNATE_STEM or len(h) < COGNATE_STEM or k[0] != h[0]:
+        return False
+    if h.startswith(k) or k.startswith(h):
+        return True
+    return len(k) == len(h) == COGNATE_PREFIX and sum(a != b for a, b in zip(k, h)) == 1
+
+
+def judge_unit(parts: ClaimParts, unit: Unit) -> SentenceJudgement:
+    """The features of ``unit`` for the claim."""
+    have = {t for _, _, t in tokens_of(f"{unit.context}\n{unit.lead}\n{unit.text}")}
+    names = parts.names_found(have, unit.document)
+    cover = word_cover(parts, f"{unit.lead}\n{unit.text}", unit.lang)
+    matches = match_facts(parts, unit.text, unit.lang)  # the sentence, with the lead it continues
+    return SentenceJudgement(names, cover, float(unit.dense), matches, parts.value_names <= have)
+
+
+def unit_relation(j: SentenceJudgement, t: ClaimThresholds) -> str:
+    """``supports``, ``conflicts`` or ``related`` for one judged unit."""
+    if j.n_facts:
+        names, floor, cover, dense = (
+            t.support_names_facts,
+            t.support_cover_min_facts,
+            t.support_cover_facts,
+            t.support_dense_facts,
+        )
+        stated = j.all_same and j.values_named
+    else:
+        names, floor, cover, dense = (
+            t.support_names_plain,
+            t.support_cover_min_plain,
+            t.support_cover_plain,
+            t.support_dense_plain,
+        )
+        stated = j.values_named
+    if stated and j.names >= names and j.cover >= floor and (j.cover >= cover or j.dense >= dense):
+        return SUPPORTS
+    if (
+        j.different is not None
+        and j.names >= t.conflict_names
+        and (j.cover >= t.conflict_cover or j.dense >= t.conflict_dense)
+    ):
+        return CONFLICTS
+    return RELATED
+
+
+def decide(judgements: Sequence[SentenceJudgement], t: ClaimThresholds) -> str:
+    """The claim's verdict from its judged units: a supporting one wins, then a conflicting one."""
+    relations = {unit_relation(j, t) for j in judgements}
+    if SUPPORTS in relations:
+        return SUPPORTED
+    if CONFLICTS in relations:
+        return CONFLICTING
+    return NOT_FOUND
+
+
+def judge_text(
+    parts: ClaimParts, sentence: str, lang: str, lead: str = "", context: str = "", dense: float = 0.0
+) -> SentenceJudgement:
+    """Judge a sentence given as text (with the lead of its paragraph and its title or heading):
+    what :func:`judge_unit` reads from a retrieved passage, for callers without one."""
+    return judge_unit(parts, Unit(0, 0, len(sentence), 0, sentence, lang, context, lead, dense))

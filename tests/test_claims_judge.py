@@ -1,0 +1,195 @@
+"""Supported means stated: a claim's predicate, value names and values must be in one sentence
+(with the lead it continues); the quote is that whole sentence; translations are shown once."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citeqa.answer.claims import ClaimThresholds, analyse_claim, check_claim
+from citeqa.answer.judge import judge_text, unit_relation, units_of
+from citeqa.answer.translations import are_translations
+from citeqa.errors import ConfigError
+from citeqa.records import Chunk, Document, Hit, sha256_text
+from citeqa.text import lexicon
+
+T = ClaimThresholds()
+
+
+def relation(claim: str, lang: str, sentence: str, sentence_lang: str, dense: float = 0.0, lead: str = "") -> str:
+    return unit_relation(judge_text(analyse_claim(claim, lang), sentence, sentence_lang, lead, dense=dense), T)
+
+
+def test_a_date_elsewhere_does_not_stand_for_the_predicate():
+    claim = "Alibaba compró Nvidia en 2026."
+    assert relation(claim, "es", "Lo que quedó probado en 2026 no es que China alcanzó a NVIDIA.", "es") == "related"
+    assert relation(claim, "es", "En 2026 Alibaba compró Nvidia por sorpresa.", "es") == "supports"
+
+
+@pytest.mark.parametrize(
+    "sentence,lang",
+    [("In 2026 Alibaba bought Nvidia.", "en"), ("Em 2026, a Alibaba adquiriu a Nvidia.", "pt")],
+)
+def test_a_predicate_is_met_by_a_word_meaning_it_in_another_language(sentence, lang):
+    assert relation("Alibaba compró Nvidia en 2026.", "es", sentence, lang) == "supports"
+    assert lexicon.concepts(["compró"], "es") & lexicon.concepts(["bought"], "en")
+
+
+def test_an_off_topic_claim_is_not_supported_by_a_similar_sounding_sentence():
+    claim = "The recipe for a good paella needs saffron."
+    strict = ClaimThresholds(support_cover_min_plain=0.3, support_dense_plain=0.86)
+    judged = judge_text(
+        analyse_claim(claim, "en"), "On top of that, Zhipu needed bespoke optimizations:", "en", dense=0.9
+    )
+    assert judged.cover < 0.3
+    assert unit_relation(judged, strict) == "related"
+
+
+def test_a_name_that_is_the_claims_value_must_be_there():
+    claim = "Larkspur Press fue fundada en Bristol en 1965."
+    assert analyse_claim(claim, "es").value_names == {"bristol"}
+    assert relation(claim, "es", "Larkspur Press was founded in Bath in 1965.", "en") == "related"
+    assert relation(claim, "es", "Larkspur Press was founded in Bristol in 1965.", "en") == "supports"
+
+
+def test_a_name_the_document_shortens_is_still_found():
+    parts = analyse_claim("Corrington Rovers clinched the title on 20 April 2024.", "en")
+    sentence = "Corrington, unbeaten since New Year, clinched the title on 20 April 2024."
+    have = {"corrington", "unbeaten", "clinched", "title"}
+    assert parts.names_found(have, frozenset({"corrington", "rovers"})) == 1.0
+    assert parts.names_found(have, frozenset({"corrington"})) == 0.5  # never written in full: not the same name
+    assert judge_text(parts, sentence, "en").names == 0.5
+
+
+def test_a_count_without_the_claims_noun_or_of_another_size_is_no_conflict():
+    goals = judge_text(
+        analyse_claim("Sami Haddad scored 29 goals.", "en"), "Sami Haddad of Pendle Bridge, aged 19.", "en"
+    )
+    assert goals.different is None
+    cost = judge_text(
+        analyse_claim("The line cost 540 million euros.", "en"), "A single ticket on the line costs 13.80 euros.", "en"
+    )
+    assert cost.different is None
+    other = judge_text(
+        analyse_claim("The line cost 540 million euros.", "en"), "The line cost 610 million euros.", "en"
+    )
+    assert other.different is not None
+
+
+def _doc(doc_id: str, text: str, lang: str, title: str = "T") -> Document:
+    return Document(doc_id, title, text, lang, sha256_text(text))
+
+
+def _hit(doc: Document, row: int = -1) -> Hit:
+    return Hit(Chunk.make(doc.doc_id, 0, len(doc.text), doc.text, doc.lang), 1.0, 0.8, 0.0, row)
+
+
+EN = (
+    "The concrete cases\n"
+    "GLM-5, by Zhipu (February 2026). The leap in scale: roughly 744 billion parameters.\n"
+    "DeepSeek V4. Moved its training to the Ascend 950, dropping NVIDIA in the process.\n"
+)
+ES = (
+    "Los casos concretos\n"
+    "GLM-5, de Zhipu (febrero de 2026). El salto de escala: unos 744 mil millones de parámetros.\n"
+    "DeepSeek V4. Trasladó su entrenamiento al Ascend 950, abandonando NVIDIA en el proceso.\n"
+)
+
+
+def test_a_sentence_continuing_a_lead_is_one_unit_and_a_heading_is_context():
+    doc = _doc("en.txt", EN, "en")
+    units = units_of([_hit(doc)], [], [], {doc.doc_id: doc})
+    texts = [u.text for u in units]
+    assert "DeepSeek V4. Moved its training to the Ascend 950, dropping NVIDIA in the process." in texts
+    deep = next(u for u in units if u.text.startswith("DeepSeek V4. Moved"))
+    assert EN[deep.start : deep.end] == deep.text and deep.sentence_start > deep.start
+    leap = next(u for u in units if "leap" in u.text)
+    assert leap.text.startswith("GLM-5, by Zhipu") and "The concrete cases" in leap.context
+    plain = _doc("es.txt", "Entre los tres suman 154,5 hectómetros cúbicos. Peñagorda es el mayor.", "es")
+    assert [u.text for u in units_of([_hit(plain)], [], [], {plain.doc_id: plain})] == [
+        "Entre los tres suman 154,5 hectómetros cúbicos.",
+        "Peñagorda es el mayor.",
+    ]
+
+
+def test_the_quote_is_the_whole_sentence_and_translations_are_shown_once():
+    en, es = _doc("en.txt", EN, "en"), _doc("es.txt", ES, "es")
+    other = _doc("other.txt", "DeepSeek V4 was trained on NVIDIA hardware in 2024, said Zhipu.", "en")
+    assert are_translations(en, es) and not are_translations(en, other)
+    docs = {d.doc_id: d for d in (en, es, other)}
+    check = check_claim(
+        "DeepSeek V4 moved its training to the Ascend 950.",
+        "en",
+        [_hit(en), _hit(es), _hit(other)],
+        [],
+        [],
+        docs,
+        k=3,
+        thresholds=ClaimThresholds(support_dense_plain=1.1),
+    )
+    assert check.verdict == "supported"
+    first = check.evidence[0]
+    quote = first.citation.text[first.highlight.start : first.highlight.end]
+    assert quote == "DeepSeek V4. Moved its training to the Ascend 950, dropping NVIDIA in the process."
+    assert [(t.doc_id, t.lang) for t in first.translations] == [("es.txt", "es")]
+    assert ES[first.translations[0].start : first.translations[0].end] == first.translations[0].text
+    assert [e.citation.doc_id for e in check.evidence] == ["en.txt", "other.txt"]
+    assert type(check).from_dict(check.to_dict()) == check
+
+
+def test_word_lists_are_data_and_a_broken_one_is_a_config_error(tmp_path: Path, monkeypatch):
+    (tmp_path / "xx.json").write_text(json.dumps({"concepts": {"buy": "not a list"}}), "utf-8")
+    monkeypatch.setattr(lexicon, "_DIR", tmp_path)
+    lexicon._data.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match="must list words"):
+            lexicon.concepts(["kaufen"], "xx")
+    finally:
+        lexicon._data.cache_clear()
+        lexicon._table.cache_clear()
+
+
+def test_the_fit_takes_the_middle_of_a_tie(repo: Path):
+    sys.path.insert(0, str(repo / "eval"))
+    try:
+        import fit_claims
+    finally:
+        sys.path.pop(0)
+    combos = np.asarray([[0.1], [0.2], [0.3], [0.4], [0.5]])
+    right = np.asarray([3, 5, 5, 5, 2])
+    assert fit_claims._choose(right, np.zeros(5), [combos]) == (2,)
+    assert fit_claims._choose(right, np.asarray([0, 0, 1, 1, 0]), [combos]) == (1,)
+
+
+def test_the_translations_are_noted_where_the_evidence_is_shown():
+    from rich.console import Console
+
+    from citeqa.app.display import check_sources_html
+    from citeqa.app.evidence import check_markdown
+    from citeqa.app.render import print_check
+
+    en, es = _doc("en.txt", EN, "en"), _doc("es.txt", ES, "es")
+    docs = {d.doc_id: d for d in (en, es)}
+    check = check_claim(
+        "DeepSeek V4 trasladó su entrenamiento al Ascend 950.", "es", [_hit(es), _hit(en)], [], [], docs, k=3
+    )
+    assert check.verdict == "supported" and [t.lang for t in check.evidence[0].translations] == ["en"]
+    assert "también en la traducción: en (en.txt" in check_sources_html(check, docs)
+    assert "también en la traducción: en (en.txt" in check_markdown(check, documents=docs)
+    console = Console(record=True, width=200)
+    print_check(check, console, docs)
+    assert "también en la traducción: en (en.txt, chars" in console.export_text()
+
+
+def test_a_lead_in_the_passage_before_is_context_not_part_of_the_quote():
+    doc = _doc("en.txt", EN, "en")
+    cut = EN.index("Moved its training")
+    hit = Hit(Chunk.make(doc.doc_id, cut, len(EN), EN[cut:], "en"), 1.0, 0.8)
+    (unit,) = units_of([hit], [], [], {doc.doc_id: doc})
+    assert unit.start == cut and unit.lead == "DeepSeek V4."
+    judged = judge_text(analyse_claim("DeepSeek V4 moved its training to the Ascend 950.", "en"), unit.text, "en")
+    assert judged.names < 1.0  # without its lead the sentence does not name DeepSeek V4
