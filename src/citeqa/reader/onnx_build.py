@@ -45,16 +45,17 @@ def reader_onnx(cache: Path, delta: Path | None = None) -> Path:
     stamp = {"recipe": RECIPE, "base": _hash(base, cache), "delta": _hash(delta, cache)}
     folder = cache / "reader" / f"{stamp['base'][:12]}-{stamp['delta'][:12]}-r{RECIPE}"
     target = folder / ONNX_NAME
-    if _valid(folder, target, stamp):
+    if _valid(folder, target, stamp, cache):
         return target
     from citeqa.embedding.sbert import _file_lock
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with _file_lock(folder / ".lock"):
-            if not _valid(folder, target, stamp):
+            if not _valid(folder, target, stamp, cache):
                 _build(base, delta, stamp["base"], target)
                 (folder / "build.json").write_text(json.dumps({**stamp, "onnx": file_sha256(target)}) + "\n")
+                _remove_stale(folder)
     except ModelError:
         raise
     except Exception as exc:  # OSError, torch/onnx export errors
@@ -62,14 +63,23 @@ def reader_onnx(cache: Path, delta: Path | None = None) -> Path:
     return target
 
 
-def _valid(folder: Path, target: Path, stamp: dict) -> bool:
+def _remove_stale(current: Path) -> None:
+    """Remove earlier builds beside ``current`` (other weights, base or recipe): only one is used."""
+    import shutil
+
+    for other in current.parent.iterdir():
+        if other != current and other.is_dir() and (other / "build.json").is_file():
+            shutil.rmtree(other, ignore_errors=True)
+
+
+def _valid(folder: Path, target: Path, stamp: dict, cache: Path) -> bool:
     try:
         recorded = json.loads((folder / "build.json").read_text())
     except (OSError, ValueError):
         return False
     if not target.is_file() or any(recorded.get(k) != v for k, v in stamp.items()):
         return False
-    return recorded.get("onnx") == _hash(target, folder)
+    return recorded.get("onnx") == _hash(target, cache)
 
 
 def _hash(path: Path, cache: Path) -> str:
