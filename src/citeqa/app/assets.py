@@ -1,8 +1,9 @@
 """The page's CSS and the chat's JavaScript.
 
-Colours are explicit, not theme variables, wherever text of a reply is drawn, so that every text
-meets WCAG AA (4.5:1) on its own background in light and dark themes alike (tests/test_browser_chat.py
-measures it from the computed styles).
+Colours are explicit, not theme variables, wherever text of a reply is drawn, and the chat log sets
+the theme's text variables to its own light palette (Gradio colours every ``.prose *`` with
+``--body-text-color``), so that every text meets WCAG AA (4.5:1) on its own background in the light
+and the dark theme alike (tests/test_browser_chat.py measures both from the computed styles).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ _INK, _MUTED, _LINK = "#1f2937", "#4b5563", "#1d4ed8"
 
 CSS = f"""
 #chat .citeqa-log {{position: relative; max-height: min(68vh, 640px); overflow-y: auto; padding: 6px;
-  border: 1px solid #d1d5db; border-radius: 10px; background: #ffffff; color: {_INK};}}
+  border: 1px solid #d1d5db; border-radius: 10px; background: #ffffff; color: {_INK};
+  --body-text-color: {_INK}; --body-text-color-subdued: {_MUTED}; --link-text-color: {_LINK};
+  --link-text-color-hover: {_LINK}; --link-text-color-visited: {_LINK}; color-scheme: light;}}
 .citeqa-empty {{color: {_MUTED}; margin: 12px 6px;}}
 .citeqa-msg {{border-radius: 10px; padding: 8px 12px; margin: 8px 0; line-height: 1.5; color: {_INK};
   overflow-wrap: anywhere;}}
