@@ -63,10 +63,11 @@ mark {{background: #fef08a; color: #111827; padding: 0 2px; border-radius: 3px;}
 .citeqa-verdict-conflicting {{color: #b91c1c;}}
 .citeqa-verdict-not-found {{color: #92400e;}}
 .citeqa-values {{margin-top: 4px; font-size: 0.9em;}}
-#question-info {{font-size: 0.85em; color: {_MUTED}; display: flex; justify-content: space-between; gap: 8px;
+#question-info {{font-size: 0.85em; color: var(--body-text-color-subdued); display: flex; justify-content: space-between; gap: 8px;
   align-items: baseline; margin-top: -8px;}}
 #question-count {{margin-left: auto; white-space: nowrap;}}
-#question-info .citeqa-over {{color: #b91c1c; font-weight: 600;}}
+#question-info .citeqa-over {{color: #991b1b; background: #fef2f2; font-weight: 600; border-radius: 4px;
+  padding: 0 4px;}}
 .citeqa-refusal {{color: #991b1b; background: #fef2f2; border: 1px solid #fecaca; border-radius: 8px;
   padding: 2px 10px; margin: 0;}}
 #ask-row {{align-items: stretch;}}
