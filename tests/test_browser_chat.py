@@ -170,6 +170,7 @@ def test_blank_or_too_long_input_adds_nothing(browser, app_url):
     box.press("Enter")
     page.get_by_text("The question is too long (2001 characters; the limit is 2000).").wait_for(timeout=10_000)
     assert page.locator("#chat article").count() == 0 and box.input_value() == "x" * 2001  # kept, to shorten
+    page.wait_for_function("document.querySelector('#question-count').textContent.length > 0")  # refilled
     shown = page.evaluate(CONTRAST_JS.replace("#chat *", "#question-info *"))
     assert len(shown) == 2 and all(t["ratio"] >= 4.5 for t in shown), shown  # the refusal and the counter
     box.fill("When was the windmill of Greyhill restored?")
