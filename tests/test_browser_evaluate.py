@@ -158,6 +158,8 @@ def test_the_file_that_fits_is_preselected_and_a_misfit_is_named_before_it_runs(
     choose(page, "eval-shipped", "fixture_corpus.jsonl (13 questions)")
     page.locator("#eval-start").click()
     status_holds(page, "Evaluated fixture_corpus.jsonl: 13 questions")
+    cards = page.locator("#eval-cards .citeqa-card")
+    assert cards.count() == 6 and "hit@1" in cards.first.inner_text() and "target ≥ 0.90" in cards.first.inner_text()
     alt = page.locator("#eval-chart img").get_attribute("alt")
     assert alt.startswith("Bar chart of the main metrics") and "hit@1" in alt
     assert "Reliability diagram" in page.locator("#eval-reliability img").get_attribute("alt")

@@ -83,6 +83,15 @@ mark.citeqa-gold.citeqa-given {{background: #bfdbfe;}}
 .citeqa-outcome-right, .citeqa-outcome-right-abstention {{background: #dcfce7; color: #14532d;}}
 .citeqa-from-gold, .citeqa-relevant {{background: #dcfce7; color: #14532d;}}
 .citeqa-record {{white-space: pre-wrap; font-size: 0.85em;}}
+.citeqa-cards {{display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 8px; margin: 4px 0;}}
+.citeqa-card {{border: 1px solid #d1d5db; border-left-width: 6px; border-radius: 8px; padding: 6px 10px;
+  background: #ffffff; color: {_INK}; --body-text-color: {_INK};}}
+.citeqa-card-met {{border-left-color: #15803d;}}
+.citeqa-card-missed {{border-left-color: #b91c1c;}}
+.citeqa-card-none {{border-left-color: #9ca3af;}}
+.citeqa-card-name {{font-size: 0.85em; color: {_MUTED};}}
+.citeqa-card-value {{font-size: 1.5em; font-weight: 700;}}
+.citeqa-card-target {{font-size: 0.8em; color: {_MUTED};}}
 .citeqa-outcomes {{font-size: 0.9em; margin: 0;}}
 @media (max-width: 640px) {{
   .citeqa-user {{margin-left: 0;}} .citeqa-bot {{margin-right: 0;}}

@@ -537,6 +537,8 @@ def _evaluate_tab(gr, app, holder: EngineHolder, runner: EvaluationRunner, setti
     timer = gr.Timer(0.5, active=False)
     shown = gr.State(None)  # the FinishedRun this page shows: filters and details keep working after newer runs
     with gr.Column(visible=False, elem_id="eval-results") as results:
+        gr.Markdown(f"### {lab['cards']}")
+        cards = gr.HTML("", elem_id="eval-cards", js_on_load=None)
         gr.Markdown(f"### {lab['metrics']}")
         metrics = gr.Dataframe(interactive=False, wrap=True, elem_id="eval-metrics", datatype="str", max_height=560)
         with gr.Row(equal_height=True):
@@ -598,6 +600,7 @@ def _evaluate_tab(gr, app, holder: EngineHolder, runner: EvaluationRunner, setti
 
     shown_outputs = [
         results,
+        cards,
         metrics,
         chart,
         reliability,
@@ -616,6 +619,7 @@ def _evaluate_tab(gr, app, holder: EngineHolder, runner: EvaluationRunner, setti
         files = run.files
         return [
             gr.update(visible=True),
+            view.cards_html(run.metrics),
             view.metrics_table(run.metrics),
             gr.update(value=str(files["metrics.png"]), alt_text=view.chart_alt(run.metrics)),
             gr.update(value=str(files["reliability.png"]), alt_text=lab["reliability_alt"]),
