@@ -83,6 +83,8 @@ mark.citeqa-gold.citeqa-given {{background: #bfdbfe;}}
 .citeqa-outcome-right, .citeqa-outcome-right-abstention {{background: #dcfce7; color: #14532d;}}
 .citeqa-from-gold, .citeqa-relevant {{background: #dcfce7; color: #14532d;}}
 .citeqa-record {{white-space: pre-wrap; font-size: 0.85em;}}
+#eval-browse {{align-items: flex-start;}}
+#eval-detail .citeqa-eval-detail {{max-height: 680px; overflow-y: auto; padding-right: 4px;}}
 .citeqa-cards {{display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 8px; margin: 4px 0;}}
 .citeqa-card {{border: 1px solid #d1d5db; border-left-width: 6px; border-radius: 8px; padding: 6px 10px;
   background: #ffffff; color: {_INK}; --body-text-color: {_INK};}}
