@@ -55,9 +55,9 @@ def browser(chromium: tuple[str, list[str]]):
         instance.close()
 
 
-def open_page(browser, url: str, width: int = 1366, height: int = 850):
-    page = browser.new_page(viewport={"width": width, "height": height})
-    page.goto(url)
+def open_page(browser, url: str, width: int = 1366, height: int = 850, scheme: str = "light"):
+    page = browser.new_page(viewport={"width": width, "height": height}, color_scheme=scheme)
+    page.goto(url + ("?__theme=dark" if scheme == "dark" else ""))
     page.locator("#question textarea").wait_for()
     return page
 
@@ -95,20 +95,24 @@ def test_each_reply_speaks_the_language_of_its_own_question(browser, app_url):
     assert page.get_by_role("log").count() == 1
 
 
-def test_every_text_of_a_reply_meets_aa_contrast(browser, app_url, tmp_path: Path):
-    page = open_page(browser, app_url)
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_text_of_a_reply_meets_aa_contrast(browser, app_url, tmp_path: Path, scheme: str):
+    page = open_page(browser, app_url, scheme=scheme)
     ask(page, "When was the beacon of Cabo Frio lit?", "1899")
     ask(page, "¿Cuál es la capital de Mongolia?", "No encontré")  # a "not found" reply and its closest passages
+    page.locator("#mode input").click()
+    page.get_by_role("option", name="Comprobar una afirmación", exact=True).click()
+    ask(page, "The windmill of Greyhill was built in 1790.", "1760")  # a claim: verdict, badges, both values
     page.locator("#chat details").evaluate_all("ds => ds.forEach(d => d.open = true)")
     texts = page.evaluate(CONTRAST_JS)
     classes = {t["cls"] for t in texts}
-    assert {"citeqa-sentence", "citeqa-where", "citeqa-ref", "citeqa-passage"} <= {
+    assert {"citeqa-sentence", "citeqa-where", "citeqa-ref", "citeqa-passage", "citeqa-relation"} <= {
         c for cls in classes for c in cls.split()
     }
     assert len(texts) > 40
     low = [t for t in texts if t["ratio"] < 4.5]
     assert low == [], low
-    page.screenshot(path=str(tmp_path / "contrast.png"), full_page=True)
+    page.screenshot(path=str(tmp_path / f"contrast-{scheme}.png"), full_page=True)
 
 
 def test_a_citation_marker_brings_its_own_source_into_view(browser, app_url):
@@ -166,6 +170,9 @@ def test_blank_or_too_long_input_adds_nothing(browser, app_url):
     box.press("Enter")
     page.get_by_text("The question is too long (2001 characters; the limit is 2000).").wait_for(timeout=10_000)
     assert page.locator("#chat article").count() == 0 and box.input_value() == "x" * 2001  # kept, to shorten
+    page.wait_for_function("document.querySelector('#question-count').textContent.length > 0")  # refilled
+    shown = page.evaluate(CONTRAST_JS.replace("#chat *", "#question-info *"))
+    assert len(shown) == 2 and all(t["ratio"] >= 4.5 for t in shown), shown  # the refusal and the counter
     box.fill("When was the windmill of Greyhill restored?")
     page.wait_for_function("!document.querySelector('#ask').disabled")
     send.click()

@@ -94,6 +94,8 @@ def test_upload_run_filter_open_download_and_compare(page, served, tmp_path: Pat
     detail = page.locator("#eval-detail")
     detail.locator("mark.citeqa-given").first.wait_for(timeout=10_000)
     assert "How many people visit the lighthouse every year?" in detail.inner_text()
+    table, shown = page.locator("#eval-questions").bounding_box(), detail.bounding_box()
+    assert shown["x"] >= table["x"] + table["width"] - 1 and abs(shown["y"] - table["y"]) < 80  # beside it
     assert "wrong document" in detail.locator(".citeqa-outcome").inner_text()
     assert detail.locator("mark.citeqa-gold").first.inner_text() == "30.000 personas"
     assert "5,000 people climb its stairs" in detail.locator("mark.citeqa-given").first.inner_text()
@@ -158,6 +160,8 @@ def test_the_file_that_fits_is_preselected_and_a_misfit_is_named_before_it_runs(
     choose(page, "eval-shipped", "fixture_corpus.jsonl (13 questions)")
     page.locator("#eval-start").click()
     status_holds(page, "Evaluated fixture_corpus.jsonl: 13 questions")
+    cards = page.locator("#eval-cards .citeqa-card")
+    assert cards.count() == 6 and "hit@1" in cards.first.inner_text() and "target ≥ 0.90" in cards.first.inner_text()
     alt = page.locator("#eval-chart img").get_attribute("alt")
     assert alt.startswith("Bar chart of the main metrics") and "hit@1" in alt
     assert "Reliability diagram" in page.locator("#eval-reliability img").get_attribute("alt")

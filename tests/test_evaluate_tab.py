@@ -415,3 +415,15 @@ def test_the_chat_answers_while_a_run_waits(holder: EngineHolder, runner: Evalua
     assert "1760" in reply[0][0][-1]["content"]
     gated.gate.set()
     assert runner.wait(30)
+
+
+def test_headline_cards_show_each_target_met_or_missed_in_words():
+    from citeqa.evaluation.targets import TARGETS, Target
+
+    cards = text_of(view.cards_html(summarize(sample())))
+    assert "hit@1" in cards and "target ≥ 0.90" in cards and "target ≤ 0.05" in cards
+    assert cards.count("missed") + cards.count("met") + cards.count("no questions") == len(TARGETS)
+    assert "false abstention0.250target ≤ 0.05 · missed" in cards  # 1 of 4 answerable questions
+    assert (
+        Target("x", 0.5).met(0.5) and not Target("x", 0.05, at_most=True).met(0.06) and Target("x", 1).met(None) is None
+    )

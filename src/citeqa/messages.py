@@ -364,6 +364,12 @@ EVALUATE = {
     "fit_none": "{n} questions; none of their {gold} gold documents is in the live index: this file is for "
     "another corpus, and every answer would be graded wrong.",
     "fit_any": "{n} questions; the file names no gold documents (any document may answer).",
+    "cards": "Headline metrics against their targets (all questions)",
+    "target_min": "target ≥ {bound:.2f}",
+    "target_max": "target ≤ {bound:.2f}",
+    "target_met": "met",
+    "target_missed": "missed",
+    "target_none": "no questions",
     "chart_alt": "Bar chart of the main metrics per question language. {summary}",
     "reliability_alt": "Reliability diagram: the share of right answers against the confidence given, per "
     "confidence bin, beside the diagonal of perfect calibration.",

@@ -1,8 +1,9 @@
 """The page's CSS and the chat's JavaScript.
 
-Colours are explicit, not theme variables, wherever text of a reply is drawn, so that every text
-meets WCAG AA (4.5:1) on its own background in light and dark themes alike (tests/test_browser_chat.py
-measures it from the computed styles).
+Colours are explicit, not theme variables, wherever text of a reply is drawn, and the chat log sets
+the theme's text variables to its own light palette (Gradio colours every ``.prose *`` with
+``--body-text-color``), so that every text meets WCAG AA (4.5:1) on its own background in the light
+and the dark theme alike (tests/test_browser_chat.py measures both from the computed styles).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ _INK, _MUTED, _LINK = "#1f2937", "#4b5563", "#1d4ed8"
 
 CSS = f"""
 #chat .citeqa-log {{position: relative; max-height: min(68vh, 640px); overflow-y: auto; padding: 6px;
-  border: 1px solid #d1d5db; border-radius: 10px; background: #ffffff; color: {_INK};}}
+  border: 1px solid #d1d5db; border-radius: 10px; background: #ffffff; color: {_INK};
+  --body-text-color: {_INK}; --body-text-color-subdued: {_MUTED}; --link-text-color: {_LINK};
+  --link-text-color-hover: {_LINK}; --link-text-color-visited: {_LINK}; color-scheme: light;}}
 .citeqa-empty {{color: {_MUTED}; margin: 12px 6px;}}
 .citeqa-msg {{border-radius: 10px; padding: 8px 12px; margin: 8px 0; line-height: 1.5; color: {_INK};
   overflow-wrap: anywhere;}}
@@ -60,10 +63,11 @@ mark {{background: #fef08a; color: #111827; padding: 0 2px; border-radius: 3px;}
 .citeqa-verdict-conflicting {{color: #b91c1c;}}
 .citeqa-verdict-not-found {{color: #92400e;}}
 .citeqa-values {{margin-top: 4px; font-size: 0.9em;}}
-#question-info {{font-size: 0.85em; color: {_MUTED}; display: flex; justify-content: space-between; gap: 8px;
+#question-info {{font-size: 0.85em; color: var(--body-text-color-subdued); display: flex; justify-content: space-between; gap: 8px;
   align-items: baseline; margin-top: -8px;}}
 #question-count {{margin-left: auto; white-space: nowrap;}}
-#question-info .citeqa-over {{color: #b91c1c; font-weight: 600;}}
+#question-info .citeqa-over {{color: #991b1b; background: #fef2f2; font-weight: 600; border-radius: 4px;
+  padding: 0 4px;}}
 .citeqa-refusal {{color: #991b1b; background: #fef2f2; border: 1px solid #fecaca; border-radius: 8px;
   padding: 2px 10px; margin: 0;}}
 #ask-row {{align-items: stretch;}}
@@ -79,6 +83,17 @@ mark.citeqa-gold.citeqa-given {{background: #bfdbfe;}}
 .citeqa-outcome-right, .citeqa-outcome-right-abstention {{background: #dcfce7; color: #14532d;}}
 .citeqa-from-gold, .citeqa-relevant {{background: #dcfce7; color: #14532d;}}
 .citeqa-record {{white-space: pre-wrap; font-size: 0.85em;}}
+#eval-browse {{align-items: flex-start;}}
+#eval-detail .citeqa-eval-detail {{max-height: 680px; overflow-y: auto; padding-right: 4px;}}
+.citeqa-cards {{display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 8px; margin: 4px 0;}}
+.citeqa-card {{border: 1px solid #d1d5db; border-left-width: 6px; border-radius: 8px; padding: 6px 10px;
+  background: #ffffff; color: {_INK}; --body-text-color: {_INK};}}
+.citeqa-card-met {{border-left-color: #15803d;}}
+.citeqa-card-missed {{border-left-color: #b91c1c;}}
+.citeqa-card-none {{border-left-color: #9ca3af;}}
+.citeqa-card-name {{font-size: 0.85em; color: {_MUTED};}}
+.citeqa-card-value {{font-size: 1.5em; font-weight: 700;}}
+.citeqa-card-target {{font-size: 0.8em; color: {_MUTED};}}
 .citeqa-outcomes {{font-size: 0.9em; margin: 0;}}
 @media (max-width: 640px) {{
   .citeqa-user {{margin-left: 0;}} .citeqa-bot {{margin-right: 0;}}

@@ -129,6 +129,27 @@ def metrics_table(metrics: Metrics) -> dict[str, list]:
     return {"headers": header, "data": rows}
 
 
+def cards_html(metrics: Metrics) -> str:
+    """The headline metrics over all questions, each against its target, met or missed said in words."""
+    from citeqa.evaluation.metrics import format_value
+    from citeqa.evaluation.report import METRIC_LABELS
+    from citeqa.evaluation.targets import TARGETS
+
+    names, scores = dict(METRIC_LABELS), metrics.overall
+    cards = []
+    for target in TARGETS:
+        value = getattr(scores, target.metric)
+        met = target.met(value)
+        state = "none" if met is None else ("met" if met else "missed")
+        bound = EVALUATE["target_max" if target.at_most else "target_min"].format(bound=target.bound)
+        cards.append(
+            f'<div class="citeqa-card citeqa-card-{state}"><div class="citeqa-card-name">{safe(names[target.metric])}'
+            f'</div><div class="citeqa-card-value">{safe(format_value(target.metric, value))}</div>'
+            f'<div class="citeqa-card-target">{safe(bound)} · <b>{safe(EVALUATE["target_" + state])}</b></div></div>'
+        )
+    return f'<div class="citeqa-cards" role="list" aria-label="{safe(EVALUATE["cards"])}">{"".join(cards)}</div>'
+
+
 def chart_alt(metrics: Metrics) -> str:
     """Alternative text of the metrics chart: each metric's value over all questions, in words."""
     header, *rows = table_rows(metrics)

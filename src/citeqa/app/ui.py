@@ -542,6 +542,8 @@ def _evaluate_tab(gr, app, holder: EngineHolder, runner: EvaluationRunner, setti
     timer = gr.Timer(0.5, active=False)
     shown = gr.State(None)  # the FinishedRun this page shows: filters and details keep working after newer runs
     with gr.Column(visible=False, elem_id="eval-results") as results:
+        gr.Markdown(f"### {lab['cards']}")
+        cards = gr.HTML("", elem_id="eval-cards", js_on_load=None)
         gr.Markdown(f"### {lab['metrics']}")
         metrics = gr.Dataframe(interactive=False, wrap=True, elem_id="eval-metrics", datatype="str", max_height=560)
         with gr.Row(equal_height=True):
@@ -568,16 +570,19 @@ def _evaluate_tab(gr, app, holder: EngineHolder, runner: EvaluationRunner, setti
         with gr.Row():
             outcome = gr.Dropdown([], label=lab["outcome"], elem_id="eval-outcome", interactive=True)
             language = gr.Dropdown([], label=lab["language"], elem_id="eval-language", interactive=True)
-        questions = gr.Dataframe(
-            headers=view.QUESTION_HEADERS,
-            interactive=False,
-            wrap=True,
-            datatype="str",
-            elem_id="eval-questions",
-            max_height=420,
-            column_widths=["80px", "56px", "140px", "360px", "420px", "100px"],  # px: a phone scrolls, never squeezes
-        )
-        detail = gr.HTML(view.detail_html(None), elem_id="eval-detail", js_on_load=None)
+        with gr.Row(elem_id="eval-browse"):  # the question's detail beside the table on a wide screen
+            questions = gr.Dataframe(
+                headers=view.QUESTION_HEADERS,
+                interactive=False,
+                wrap=True,
+                datatype="str",
+                elem_id="eval-questions",
+                max_height=680,  # about a screen: the detail beside it stays in view
+                column_widths=["70px", "56px", "126px", "214px", "238px", "96px"],  # px: a phone scrolls sideways
+                scale=2,
+                min_width=480,
+            )
+            detail = gr.HTML(view.detail_html(None), elem_id="eval-detail", js_on_load=None, scale=1, min_width=300)
         gr.Markdown(f"### {lab['downloads']}")
         with gr.Row():
             downloads = [
@@ -603,6 +608,7 @@ def _evaluate_tab(gr, app, holder: EngineHolder, runner: EvaluationRunner, setti
 
     shown_outputs = [
         results,
+        cards,
         metrics,
         chart,
         reliability,
@@ -621,6 +627,7 @@ def _evaluate_tab(gr, app, holder: EngineHolder, runner: EvaluationRunner, setti
         files = run.files
         return [
             gr.update(visible=True),
+            view.cards_html(run.metrics),
             view.metrics_table(run.metrics),
             gr.update(value=str(files["metrics.png"]), alt_text=view.chart_alt(run.metrics)),
             gr.update(value=str(files["reliability.png"]), alt_text=lab["reliability_alt"]),
