@@ -38,7 +38,7 @@ MAX_QUESTION_CHARS = 2000
 
 
 #: Sources of the short answer (see :attr:`AnswerSettings.short_answers`).
-ShortAnswerSource = Literal["reader", "rules"]
+ShortAnswerSource = Literal["reader", "rules", "rules-then-reader"]
 #: Retrieval settings a weights file may set.
 _FUSION_WEIGHTS = frozenset({"dense_weight", "lexical_weight"})
 
@@ -54,9 +54,10 @@ class AnswerSettings:
     language_margin: float = 0.05  #: a same-language answer wins unless this much less likely ...
     language_floor: float = 0.5  #: ... and always when at least this likely
     claims: ClaimThresholds = field(default_factory=ClaimThresholds)  #: when a claim counts as backed
-    #: Where the short answer comes from first: the reader's span in the chosen sentence (then the
-    #: rules, when it has none there), or the hand-written rules alone. Chosen by measurement (README).
-    short_answers: ShortAnswerSource = "reader"
+    #: Where the short answer comes from: the reader's span in the chosen sentence (then the rules
+    #: when it has none there), the hand-written rules alone, or the rules and then the reader's span
+    #: when they find none. Chosen by measurement (README).
+    short_answers: ShortAnswerSource = "rules-then-reader"
     #: Passages the reader reads: the best-ranked of those searched for the answer (each costs a
     #: model call of up to 256 tokens; see docs/benchmarks.md).
     reader_passages: int = 4
@@ -280,11 +281,14 @@ class AnswerPipeline:
         cand = span.candidate
         words_asked = frozenset(fold_accents(w) for w in words(query))
         kind = expected_type(question)
-        short = _reader_short(cand, read) if self.settings.short_answers == "reader" else None
+        mode = self.settings.short_answers
+        short = _reader_short(cand, read) if mode == "reader" else None
         if short is None:
             short = short_answer_in(
                 cand.text, cand.lang, kind, words_asked, set(query_terms(query, (cand.lang,))), question=question
             )
+        if short is None and mode == "rules-then-reader":
+            short = _reader_short(cand, read)
         key = short if short is not None else highlight_in(cand.text, kind, words_asked)
         highlight = Highlight(*key) if key is not None else None
         short_answer = cand.text[short[0] : short[1]] if short is not None else None
