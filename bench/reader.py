@@ -8,9 +8,10 @@ and the same weights in a plain ``transformers`` question-answering pipeline.
   (``timings_ms["read"]``, the engine's trace).
 * cold: wall time of ``citeqa ask Q --json`` in a new process, reader on and off (median of 3).
 * memory: peak RSS of a process that answered every question with the reader, and of one without.
-* peer: the same weights as a torch ``BertForQuestionAnswering`` in ``transformers.pipeline(
-  "question-answering")`` (what a user would pick instead), reading the same passages the engine's
-  reader read for each question; its p50/p95, RSS and how often its best span equals citeqa's.
+* peer: the same weights as a plain float32 torch ``transformers.BertForQuestionAnswering`` (what
+  a user would pick instead; transformers 5 has no question-answering pipeline any more), reading
+  the same passages the engine's reader read; its p50/p95 for the read alone, its RSS and how often
+  its best span equals citeqa's (int8 ONNX).
 
 Prints a table and writes OUT/results.json. Numbers depend on the machine's load: run it quiet.
 """
@@ -61,20 +62,25 @@ def warm(index: str, reader: str, rounds: int) -> dict:
 
 
 def peer(index: str) -> dict:
-    """The same weights in transformers' QA pipeline, on the passages citeqa's reader read."""
-    from transformers import PreTrainedTokenizerFast, pipeline
+    """The same weights as a plain torch ``BertForQuestionAnswering`` (float32), on the passages
+    citeqa's reader read, through the same windows and span decoding.
+
+    transformers 5 removed its ``question-answering`` pipeline, so the model is called directly.
+    """
+    import torch
 
     from citeqa.engine import Engine
+    from citeqa.reader.decode import best_spans, window_spans
     from citeqa.reader.delta import read_delta
     from citeqa.reader.e5_file import read_e5
     from citeqa.reader.onnx_build import shipped_path
     from citeqa.reader.tokenizer import E5Tokenizer
     from citeqa.reader.torch_model import base_state, build_reader
+    from citeqa.reader.windows import batch_arrays, make_windows
 
     weights = read_e5()
     model = build_reader(weights, read_delta(shipped_path(), base_state(weights), weights.sha256)).eval()
-    tok = _hf_tokenizer(E5Tokenizer(weights.vocab), PreTrainedTokenizerFast)
-    qa = pipeline("question-answering", model=model, tokenizer=tok, device="cpu")
+    tok = E5Tokenizer(weights.vocab)
     engine = Engine.open(index, reader="on")
     engine.warm_up()
     times, same = [], 0
@@ -82,39 +88,27 @@ def peer(index: str) -> dict:
     for q in asked:
         trace = engine.trace(q)
         pool = sorted({s.hit_index for s in trace.read}) or [0]
-        contexts = [trace.hits[i].chunk.text for i in pool]
         t0 = time.perf_counter()
-        outs = qa(question=["query: " + q] * len(contexts), context=contexts, max_seq_len=256, doc_stride=64)
+        windows = make_windows(tok, q, [trace.hits[i].chunk.text for i in pool])
+        ids, mask = batch_arrays(windows, tok.pad)
+        with torch.no_grad():
+            out = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
+        spans = []
+        for w, st, en in zip(windows, out.start_logits.numpy(), out.end_logits.numpy()):
+            spans.extend(window_spans(w, st, en))
+        best = best_spans(spans, 1)
         times.append((time.perf_counter() - t0) * 1000)
-        outs = outs if isinstance(outs, list) else [outs]
-        best = max(zip(outs, pool), key=lambda p: p[0]["score"])
         mine = trace.read[0] if trace.read else None
-        chunk = trace.hits[best[1]].chunk
-        if mine is not None and (chunk.start + best[0]["start"], chunk.start + best[0]["end"]) == (
-            mine.start,
-            mine.end,
-        ):
-            same += 1
+        if best and mine is not None:
+            chunk = trace.hits[pool[best[0].passage]].chunk
+            same += (chunk.start + best[0].start, chunk.start + best[0].end) == (mine.start, mine.end)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
-        "p50_ms": pct(times, 0.5),
-        "p95_ms": pct(times, 0.95),
+        "read_p50_ms": pct(times, 0.5),
+        "read_p95_ms": pct(times, 0.95),
         "rss_mb": round(rss, 1),
         "same_best_span": f"{same}/{len(asked)}",
     }
-
-
-def _hf_tokenizer(e5_tok, cls):
-    """citeqa's tokenizer (without its Python-side normaliser) as a transformers fast tokenizer."""
-    from tokenizers.processors import TemplateProcessing
-
-    inner = e5_tok._tok
-    inner.post_processor = TemplateProcessing(
-        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", 0), ("</s>", 2)]
-    )
-    return cls(
-        tokenizer_object=inner, bos_token="<s>", eos_token="</s>", sep_token="</s>", cls_token="<s>", pad_token="<pad>"
-    )
 
 
 def cold(index: str, reader: str, runs: int = 3) -> float:
@@ -153,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {
         "warm_reader_on": in_subprocess("on", args.index, args.rounds),
         "warm_reader_off": in_subprocess("off", args.index, args.rounds),
-        "transformers_pipeline": in_subprocess("peer", args.index, args.rounds),
+        "transformers_torch_fp32": in_subprocess("peer", args.index, args.rounds),
         "cold_ask_s": {"reader_on": cold(args.index, "on"), "reader_off": cold(args.index, "off")},
     }
     for name, row in results.items():
