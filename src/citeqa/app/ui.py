@@ -527,8 +527,10 @@ def _evaluate_tab(gr, app, holder: EngineHolder, runner: EvaluationRunner, setti
             label=lab["upload"], file_types=[".jsonl", ".csv"], file_count="single", elem_id="eval-upload", height=120
         )
         with gr.Column():
+            # The same file names the page load offers (it adds question counts and the best fit), so a
+            # session's events are checked against them even before its load event has run.
             shipped = gr.Dropdown(
-                [],
+                [(name, name) for name in view.shipped_qa_files(settings.qa_dir)],
                 value=None,
                 label=lab["shipped"],
                 elem_id="eval-shipped",
