@@ -45,6 +45,19 @@ def built_index(fixture_corpus: Path, tmp_path: Path, embedder: KeywordEmbedder)
     return index_dir
 
 
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A Gradio upload cache of the test module's own ($GRADIO_TEMP_DIR, as citeqa serve sets it)."""
+    cache = tmp_path_factory.mktemp("upload-cache")
+    old = os.environ.get("GRADIO_TEMP_DIR")
+    os.environ["GRADIO_TEMP_DIR"] = str(cache)
+    yield cache
+    if old is None:
+        os.environ.pop("GRADIO_TEMP_DIR", None)
+    else:
+        os.environ["GRADIO_TEMP_DIR"] = old
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     """The repository's root folder."""
@@ -243,3 +256,15 @@ def chromium() -> tuple[str, list[str]]:
     if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
         pytest.skip("Debian chromium is not installed (make browser)")
     return CHROMIUM, list(CHROMIUM_ARGS)
+
+
+@pytest.fixture
+def browser(chromium: tuple[str, list[str]]):
+    """A headless Chromium for one test (a module may override it, e.g. with its own flags)."""
+    from playwright.sync_api import sync_playwright
+
+    executable, args = chromium
+    with sync_playwright() as pw:
+        instance = pw.chromium.launch(executable_path=executable, args=args)
+        yield instance
+        instance.close()

@@ -44,17 +44,6 @@ def app_url(tmp_path: Path, start_app):
     app.close()
 
 
-@pytest.fixture
-def browser(chromium: tuple[str, list[str]]):
-    from playwright.sync_api import sync_playwright
-
-    executable, args = chromium
-    with sync_playwright() as pw:
-        instance = pw.chromium.launch(executable_path=executable, args=args)
-        yield instance
-        instance.close()
-
-
 def open_page(browser, url: str, width: int = 1366, height: int = 850, scheme: str = "light"):
     page = browser.new_page(viewport={"width": width, "height": height}, color_scheme=scheme)
     page.goto(url + ("?__theme=dark" if scheme == "dark" else ""))

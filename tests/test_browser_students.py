@@ -20,17 +20,6 @@ def served(tmp_path: Path, start_app):
     app.close()
 
 
-@pytest.fixture
-def browser(chromium: tuple[str, list[str]]):
-    from playwright.sync_api import sync_playwright
-
-    executable, args = chromium
-    with sync_playwright() as pw:
-        instance = pw.chromium.launch(executable_path=executable, args=args)
-        yield instance
-        instance.close()
-
-
 def new_page(browser, url: str, clipboard: bool = False):
     context = browser.new_context(viewport={"width": 1280, "height": 1000}, accept_downloads=True)
     if clipboard:

@@ -22,19 +22,6 @@ EVIL = "evil.example"
 
 
 @pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> Iterator[Path]:
-    """A Gradio upload cache of this module's own ($GRADIO_TEMP_DIR, as citeqa serve sets it)."""
-    cache = tmp_path_factory.mktemp("upload-cache")
-    old = os.environ.get("GRADIO_TEMP_DIR")
-    os.environ["GRADIO_TEMP_DIR"] = str(cache)
-    yield cache
-    if old is None:
-        os.environ.pop("GRADIO_TEMP_DIR", None)
-    else:
-        os.environ["GRADIO_TEMP_DIR"] = old
-
-
-@pytest.fixture(scope="module")
 def served(guarded_server, tmp_path_factory, cache_dir: Path):
     s = guarded_server(tmp_path_factory.mktemp("served"), cache_dir, allowed_hosts=("citeqa.lan",))
     yield s

@@ -11,26 +11,12 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 SECRET = "The vault code of Alvor is 48213."
-
-
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> Iterator[Path]:
-    """A Gradio upload cache of this module's own ($GRADIO_TEMP_DIR, as citeqa serve sets it)."""
-    cache = tmp_path_factory.mktemp("upload-cache")
-    old = os.environ.get("GRADIO_TEMP_DIR")
-    os.environ["GRADIO_TEMP_DIR"] = str(cache)
-    yield cache
-    if old is None:
-        os.environ.pop("GRADIO_TEMP_DIR", None)
-    else:
-        os.environ["GRADIO_TEMP_DIR"] = old
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,9 @@ import secrets
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 import citeqa
 from citeqa.app import server
@@ -21,18 +19,6 @@ from citeqa.app.ui import UploadSettings, guarded_app
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.index.builder import update_index
 from test_server_files import join, wait_done
-
-
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> Iterator[Path]:
-    cache = tmp_path_factory.mktemp("upload-cache")
-    old = os.environ.get("GRADIO_TEMP_DIR")
-    os.environ["GRADIO_TEMP_DIR"] = str(cache)
-    yield cache
-    if old is None:
-        os.environ.pop("GRADIO_TEMP_DIR", None)
-    else:
-        os.environ["GRADIO_TEMP_DIR"] = old
 
 
 def _running(make_holder, folder: Path, cache: Path, **policy) -> server.Running:
