@@ -17,7 +17,7 @@ from citeqa.errors import DocumentError
 from citeqa.ingest.blocks import TextBuilder
 from citeqa.ingest.budget import ParseBudget, load_bounded
 from citeqa.ingest.readers import MAX_MARKUP_TAGS, MAX_TEXT_CHARS
-from test_server_files import cache_dir, file_data, join, wait_done  # noqa: F401 - cache_dir is a fixture
+from test_server_files import file_data, join, wait_done
 
 CONTAINER = (
     "<?xml version='1.0'?><container version='1.0' xmlns='urn:oasis:names:tc:opendocument:xmlns:container'>"
@@ -45,7 +45,7 @@ def tiny_paragraph_epub(path: Path, paragraphs: int) -> Path:
 
 
 @pytest.fixture(scope="module")
-def served(guarded_server, tmp_path_factory, cache_dir):  # noqa: F811 - the fixture imported above
+def served(guarded_server, tmp_path_factory, cache_dir):
     s = guarded_server(tmp_path_factory.mktemp("served"), cache_dir)
     yield s
     s.close()

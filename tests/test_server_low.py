@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from citeqa.app.evaluate_tab import shipped_qa_files
-from test_server_files import cache_dir, file_data, join, wait_done  # noqa: F401 - cache_dir is a fixture
+from test_server_files import file_data, join, wait_done
 
 QA = [
     {"id": "q1", "lang": "en", "question": '=HYPERLINK("http://evil.example","click")', "answers": ["1887"]},
@@ -40,7 +40,7 @@ def qa_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def served(guarded_server, tmp_path_factory, cache_dir, qa_dir: Path):  # noqa: F811
+def served(guarded_server, tmp_path_factory, cache_dir, qa_dir: Path):
     s = guarded_server(tmp_path_factory.mktemp("served"), cache_dir, qa_dir=qa_dir)
     yield s
     s.close()
