@@ -34,7 +34,6 @@ class ReadSpan:
     start: int
     end: int
     score: float
-    null: float
 
 
 def read_spans(reading: Reading, pool: Sequence[int], starts: Sequence[int]) -> tuple[ReadSpan, ...]:
@@ -44,7 +43,7 @@ def read_spans(reading: Reading, pool: Sequence[int], starts: Sequence[int]) -> 
 
 def _place(s: SpanScore, pool: Sequence[int], starts: Sequence[int]) -> ReadSpan:
     offset = starts[s.passage]
-    return ReadSpan(pool[s.passage], offset + s.start, offset + s.end, s.score, s.null)
+    return ReadSpan(pool[s.passage], offset + s.start, offset + s.end, s.score)
 
 
 def reader_features(cands: Sequence[Candidate], spans: Sequence[ReadSpan], null: dict[int, float]) -> np.ndarray:
