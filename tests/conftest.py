@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import shutil
 import socket
@@ -268,3 +269,18 @@ def browser(chromium: tuple[str, list[str]]):
         instance = pw.chromium.launch(executable_path=executable, args=args)
         yield instance
         instance.close()
+
+
+@pytest.fixture(scope="session")
+def load_script(repo: Path):
+    """``load_script("eval/snapshot.py")``: a script of eval/ or bench/ as a module (they are not packages)."""
+
+    def load(relative: str):
+        path = repo / relative
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
+

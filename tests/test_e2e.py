@@ -57,12 +57,30 @@ REPORTED = {
 MARGIN = 0.03
 
 
-def test_dev_set_numbers_do_not_drop(repo: Path, real_engine: Engine):
+@pytest.fixture(scope="session")
+def qa_results(repo: Path, real_engine: Engine) -> list:
+    """`citeqa eval eval/qa.jsonl` on the real engine: graded results with their answer records."""
     from citeqa import evaluation as ev
 
-    items = ev.load_qa(repo / "eval" / "qa.jsonl")
-    results = ev.evaluate_engine(real_engine, items, k=10)
-    overall = ev.summarize(results).overall
+    return ev.evaluate_engine(real_engine, ev.load_qa(repo / "eval" / "qa.jsonl"), k=10)
+
+
+@pytest.fixture(scope="session")
+def dev2_results(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> list:
+    """The same for eval/dev2 over its own corpus."""
+    from citeqa import evaluation as ev
+
+    index_dir = tmp_path_factory.mktemp("dev2") / "index"
+    embedder = load_embedder(DEFAULT_MODEL)
+    update_index(repo / "eval" / "dev2" / "corpus", index_dir, embedder)
+    engine = Engine.open(index_dir, embedder=embedder)
+    return ev.evaluate_engine(engine, ev.load_qa(repo / "eval" / "dev2" / "qa.jsonl"), k=10)
+
+
+def test_dev_set_numbers_do_not_drop(qa_results: list):
+    from citeqa import evaluation as ev
+
+    overall = ev.summarize(qa_results).overall
     for name, value in REPORTED.items():
         assert getattr(overall, name) >= value - MARGIN, name
     assert overall.false_abstention <= 0.071 + MARGIN
@@ -70,18 +88,26 @@ def test_dev_set_numbers_do_not_drop(repo: Path, real_engine: Engine):
     assert overall.answer_len < 200
 
 
-def test_second_dev_set_numbers_do_not_drop(repo: Path, tmp_path_factory: pytest.TempPathFactory):
+def test_second_dev_set_numbers_do_not_drop(dev2_results: list):
     """eval/dev2 (its own corpus): the README's numbers for it, with the same margin."""
     from citeqa import evaluation as ev
 
-    index_dir = tmp_path_factory.mktemp("dev2") / "index"
-    embedder = load_embedder(DEFAULT_MODEL)
-    update_index(repo / "eval" / "dev2" / "corpus", index_dir, embedder)
-    engine = Engine.open(index_dir, embedder=embedder)
-    overall = ev.summarize(ev.evaluate_engine(engine, ev.load_qa(repo / "eval" / "dev2" / "qa.jsonl"), k=10)).overall
+    overall = ev.summarize(dev2_results).overall
     for name, value in DEV2_REPORTED.items():
         assert getattr(overall, name) >= value - MARGIN, name
     assert overall.citation_exact == 1.0
 
 
 DEV2_REPORTED = {"hit1": 0.729, "hit5": 0.965, "accuracy": 0.647, "short_accuracy": 0.471, "exact_match": 0.435}
+
+
+@pytest.mark.parametrize("results,snapshot", [("qa_results", "corpus.jsonl"), ("dev2_results", "dev2.jsonl")])
+def test_answer_records_match_the_snapshot(results: str, snapshot: str, data_dir: Path, request, load_script) -> None:
+    """Every answer record agrees with the one eval/snapshot.py wrote before the code was restructured
+    (text, short answer, abstention, citations' places; confidence to 3 decimals; latency aside)."""
+    snap = load_script("eval/snapshot.py")
+    expected = snap.read(data_dir / "snapshot" / snapshot, "answer")
+    got = {r.item.id: snap.comparable("answer", r.answer.to_dict()) for r in request.getfixturevalue(results)}
+    assert got.keys() == expected.keys()
+    differ = [qid for qid in got if got[qid] != expected[qid]]
+    assert not differ, [(qid, got[qid], expected[qid]) for qid in differ[:3]]

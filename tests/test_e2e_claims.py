@@ -18,10 +18,12 @@ pytestmark = pytest.mark.slow
 REPORTED = {
     "eval/claims.jsonl": (
         "corpus",
+        "corpus.jsonl",
         {"supported": 0.967, "conflicting": 0.967, "not_found": 1.0, "accuracy": 0.978, "supported_precision": 1.0},
     ),
     "eval/dev2/claims.jsonl": (
         "eval/dev2/corpus",
+        "dev2.jsonl",
         {"supported": 0.905, "conflicting": 0.889, "not_found": 1.0, "accuracy": 0.933, "supported_precision": 1.0},
     ),
 }
@@ -34,10 +36,10 @@ def embedder() -> Embedder:
 
 
 @pytest.mark.parametrize("claims_file", sorted(REPORTED))
-def test_claim_accuracy_per_verdict(claims_file: str, repo: Path, tmp_path: Path, embedder):
+def test_claim_accuracy_per_verdict(claims_file: str, repo: Path, tmp_path: Path, embedder, load_script):
     from citeqa import evaluation as ev
 
-    corpus, reported = REPORTED[claims_file]
+    corpus, snapshot, reported = REPORTED[claims_file]
     update_index(repo / corpus, tmp_path / "index", embedder)
     engine = Engine.open(tmp_path / "index", embedder=embedder)
     results = ev.evaluate_claims(lambda claim: engine.check(claim), ev.load_claims(repo / claims_file))
@@ -50,3 +52,7 @@ def test_claim_accuracy_per_verdict(claims_file: str, repo: Path, tmp_path: Path
         for e in r.check.evidence:
             c = e.citation
             assert engine.doc_text(c.doc_id)[c.start : c.end] == c.text
+    snap = load_script("eval/snapshot.py")  # and each verdict is the one recorded before the restructuring
+    expected = snap.read(repo / "tests" / "data" / "snapshot" / snapshot, "claim")
+    got = {r.item.id: snap.comparable("claim", r.check.to_dict()) for r in results}
+    assert got == expected
