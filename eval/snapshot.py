@@ -36,7 +36,9 @@ def comparable(kind: str, record: dict[str, Any]) -> dict[str, Any]:
     return {
         "verdict": record["verdict"],
         "language": record["language"],
-        "evidence": [[e["citation"]["doc_id"], e["citation"]["start"], e["citation"]["end"]] for e in record["evidence"]],
+        "evidence": [
+            [e["citation"]["doc_id"], e["citation"]["start"], e["citation"]["end"]] for e in record["evidence"]
+        ],
     }
 
 

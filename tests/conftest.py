@@ -283,4 +283,3 @@ def load_script(repo: Path):
         return module
 
     return load
-
