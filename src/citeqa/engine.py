@@ -21,7 +21,7 @@ from citeqa.index.manifest import check_model
 from citeqa.index.store import IndexData, load_index
 from citeqa.reader.reader import Reader
 from citeqa.records import Answer, DocumentInfo
-from citeqa.text.language import SUPPORTED, detect
+from citeqa.text.language import detect
 
 #: Kept under its old name: everything that shapes an answer.
 EngineSettings = AnswerSettings
@@ -93,7 +93,7 @@ class Engine:
             self.reader.warm_up()
         for lang in sorted(self.corpus_langs):
             sample = next(c.text for c in self.data.chunks if c.lang == lang)
-            detect(sample[:200], SUPPORTED)
+            detect(sample[:200])
             self.ask(sample[:120])
 
     def reload(self) -> Engine:

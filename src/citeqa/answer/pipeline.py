@@ -27,11 +27,10 @@ from citeqa.answer.retrieval import RetrievalSettings, Retriever, prefer_languag
 from citeqa.answer.scoring import ScoringModel, load_scoring, read_weights
 from citeqa.answer.spans import Candidate, candidates_from
 from citeqa.errors import QuestionError
-from citeqa.messages import UI_LANGUAGES
 from citeqa.reader.reader import Reader
 from citeqa.records import Answer, Citation, Highlight, Hit
 from citeqa.text.analysis import fold_accents, query_terms, words
-from citeqa.text.language import SUPPORTED, question_language
+from citeqa.text.language import question_candidates, question_language
 
 #: Longest question accepted, in characters (a long paragraph; longer input is pasted text, not a question).
 MAX_QUESTION_CHARS = 2000
@@ -177,10 +176,10 @@ class AnswerPipeline:
         )
 
     def question_language(self, question: str, history: Sequence[str] = ()) -> str:
-        """ISO 639-1 code of the question, among the corpus's and the UI's languages: the question
-        decides, the history breaks a tie, the corpus's main language when nothing can be told."""
-        candidates = tuple(lang for lang in SUPPORTED if lang in self.retriever.langs or lang in UI_LANGUAGES)
-        return question_language(question, history, candidates, self.default_lang)
+        """ISO 639-1 code of the question, among the corpus's languages and es/pt/en (see
+        :func:`question_candidates`): the question decides, the history breaks a tie, the corpus's
+        main language when nothing can be told."""
+        return question_language(question, history, question_candidates(self.retriever.langs), self.default_lang)
 
     def retrieval_query(self, question: str, history: Sequence[str]) -> str:
         """The text to search with: the question, plus the last turn when it leans on it."""

@@ -379,9 +379,19 @@ def _cmd_index(args: argparse.Namespace) -> int:
         )
     if note:
         print(note)
+    _print_languages(report.languages)
     for item in report.skipped:
         print(f"skipped {item.doc_id}: {item.reason}")
     return 0
+
+
+def _print_languages(languages) -> None:
+    """The index's languages with their counts, and once per language a warning when it has no stemmer."""
+    if languages:
+        print("languages: " + ", ".join(f"{c.lang} {c.passages} passages ({c.documents} documents)" for c in languages))
+    for c in languages:
+        if not c.stemmed:
+            print(f"warning: citeqa has no stemmer for {c.lang}: its passages are indexed without stemming")
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:

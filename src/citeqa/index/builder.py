@@ -34,6 +34,27 @@ from citeqa.ingest.formats import suffix_list
 from citeqa.records import Chunk, Document, sha256_text
 
 
+@dataclass(frozen=True, slots=True)
+class LanguageCount:
+    """One language of an index: its documents and passages (a passage has its own language)."""
+
+    lang: str
+    documents: int
+    passages: int
+    stemmed: bool  #: False: no Snowball stemmer for it, its words are indexed whole
+
+
+def language_counts(documents: Iterable[Document], chunks: Iterable[Chunk]) -> tuple[LanguageCount, ...]:
+    """Documents and passages per language, most passages first."""
+    from collections import Counter
+
+    from citeqa.text.language import stemmer_name
+
+    docs, passages = Counter(d.lang for d in documents), Counter(c.lang for c in chunks)
+    langs = sorted(set(docs) | set(passages), key=lambda lang: (-passages[lang], -docs[lang], lang))
+    return tuple(LanguageCount(lang, docs[lang], passages[lang], stemmer_name(lang) is not None) for lang in langs)
+
+
 @dataclass(frozen=True)
 class IndexReport:
     """What one run of ``citeqa index`` did."""
@@ -51,6 +72,8 @@ class IndexReport:
     documents: tuple[str, ...] = field(default=())
     #: Why the whole index was rebuilt without ``--rebuild`` (an older index format), or "".
     rebuilt_because: str = ""
+    #: The languages of the index, with their documents and passages (see :func:`language_counts`).
+    languages: tuple[LanguageCount, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -184,6 +207,7 @@ def update_index(
                 chunks=len(previous.chunks),
                 documents=plan.unchanged,
                 seconds=time.perf_counter() - started,
+                languages=language_counts(read.documents, previous.chunks),
             )
         chunks = _passages(read, previous)
         known = _known_vectors(previous)
@@ -218,6 +242,7 @@ def update_index(
         seconds=time.perf_counter() - started,
         documents=tuple(d.doc_id for d in read.documents),
         rebuilt_because=rebuilt_because,
+        languages=language_counts(read.documents, chunks),
     )
 
 

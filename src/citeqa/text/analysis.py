@@ -2,7 +2,9 @@
 
 Words are case-folded, stemmed with the Snowball stemmer of their language (PyStemmer)
 and then stripped of accents, so "Información", "informaciones" and "informacion" meet.
-Numbers keep their decimal part ("0,979" and "0.979" both become "0.979").
+A language without a stemmer (see :mod:`citeqa.text.language`) is only case-folded and
+stripped of accents, never stemmed as if it were English. Numbers keep their decimal part
+("0,979" and "0.979" both become "0.979").
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import unicodedata
 from collections.abc import Iterable
 from functools import cache, lru_cache
 
-STEMMER_NAMES = {"es": "spanish", "pt": "portuguese", "en": "english", "fr": "french", "de": "german", "it": "italian"}
+from citeqa.text.language import language_data, stemmer_name
 
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’][^\W\d_]+)?|\d+", re.UNICODE)
 
@@ -38,6 +40,18 @@ def is_number(token: str) -> bool:
     return token[:1].isdigit()
 
 
+#: The languages whose stopwords are always removed: the first corpus's, where names and quotes mix.
+SHARED_STOPWORDS = ("en", "es", "pt")
+
+
+def own_stopwords(lang: str) -> tuple[str, ...]:
+    """The bm25s stopword list of ``lang`` as shipped (empty when bm25s has none: see languages.json)."""
+    from bm25s import stopwords as sw
+
+    name = language_data()["stopwords"].get(lang)
+    return tuple(getattr(sw, name, ())) if name else ()
+
+
 @cache
 def stopwords(lang: str) -> frozenset[str]:
     """Stopwords of es, pt and en together (folded), plus the language's own list.
@@ -45,24 +59,22 @@ def stopwords(lang: str) -> frozenset[str]:
     Questions and passages mix languages in names and quotes, so the shared list of the
     three corpus languages is always removed; its words carry no content in any of them.
     """
-    from bm25s import stopwords as sw
-
-    lists = [sw.STOPWORDS_EN, sw.STOPWORDS_SPANISH, sw.STOPWORDS_PORTUGUESE]
-    extra = {"fr": sw.STOPWORDS_FRENCH, "de": sw.STOPWORDS_GERMAN, "it": getattr(sw, "STOPWORDS_ITALIAN", ())}.get(
-        lang, ()
-    )
-    return frozenset(normalize(w) for lst in [*lists, extra] for w in lst)
+    lists = [own_stopwords(code) for code in (*SHARED_STOPWORDS, lang)]
+    return frozenset(normalize(w) for lst in lists for w in lst)
 
 
 @cache
 def _stemmer(lang: str):
+    """PyStemmer's Snowball stemmer of ``lang``, None for a language without one."""
     import Stemmer
 
-    return Stemmer.Stemmer(STEMMER_NAMES.get(lang, "english"))
+    name = stemmer_name(lang)
+    return Stemmer.Stemmer(name) if name is not None else None
 
 
 def stem(tokens: Iterable[str], lang: str) -> list[str]:
-    """Snowball stems of tokens in ``lang``, accent-folded; numbers pass unchanged."""
+    """Snowball stems of tokens in ``lang``, accent-folded; numbers pass unchanged; a language
+    without a stemmer keeps its words whole."""
     tokens = list(tokens)
     stemmer = _stemmer(lang)
     out = []
@@ -70,7 +82,7 @@ def stem(tokens: Iterable[str], lang: str) -> list[str]:
         if is_number(tok):
             out.append(tok.replace(",", "."))
         else:
-            out.append(fold_accents(stemmer.stemWord(tok)))
+            out.append(fold_accents(stemmer.stemWord(tok) if stemmer is not None else tok))
     return out
 
 

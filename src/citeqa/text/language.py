@@ -1,18 +1,59 @@
-"""Language identification with lingua, restricted to the languages citeqa expects.
+"""Language identification with lingua, restricted to the languages citeqa can read.
 
-Restricting the candidates matters: with every language loaded, short Spanish and
-Portuguese questions are often taken for Galician, Catalan or Italian. The detector is
-built once, on first use, and shared by the documents, the chunks and the questions.
+Which languages those are is data (``languages.json``, see docs/languages.md), not a list in
+code: :func:`detected_languages` are the embedding model's languages that lingua also knows,
+:data:`SUPPORTED` those of them that also have a Snowball stemmer. Restricting the candidates
+matters: with every language loaded, short Spanish and Portuguese questions are often taken
+for Galician, Catalan or Italian, so a question is only ever read as one of the corpus's
+languages or of :data:`QUESTION_LANGUAGES` (:func:`question_candidates`). The detector is
+built once, on first use, and shared by the documents, the chunks and the questions; its
+confidences, renormalised over a set of candidates, are those of a detector of only those.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
+from importlib import resources
 
-#: Languages the detector may answer (ISO 639-1). The corpus languages come first.
-SUPPORTED = ("es", "pt", "en", "fr", "de", "it")
+
+@cache
+def language_data() -> dict:
+    """The shipped language table: the model's languages, stemmer and stopword names per code."""
+    return json.loads(resources.files("citeqa.text").joinpath("languages.json").read_text(encoding="utf-8"))
+
+
+@cache
+def detected_languages() -> tuple[str, ...]:
+    """ISO 639-1 codes a document or passage may be detected as: the model's that lingua knows,
+    the old six first (the order ties are listed in), then alphabetical."""
+    from lingua import Language
+
+    data = language_data()
+    model, aliases = set(data["model"]), data["aliases"]
+    known = {lang.iso_code_639_1.name.lower() for lang in Language.all()}
+    found = {code for code in known if aliases.get(code, code) in model}
+    first = [code for code in data["first"] if code in found]
+    return (*first, *sorted(found - set(first)))
+
+
+def stemmer_name(lang: str) -> str | None:
+    """The Snowball stemmer of ``lang`` (a PyStemmer algorithm name), None when it has none."""
+    return language_data()["stemmers"].get(lang)
+
+
+@cache
+def supported_languages() -> tuple[str, ...]:
+    """Languages read in full: detected, with their own stemmer (and stopwords where bm25s has them)."""
+    return tuple(code for code in detected_languages() if stemmer_name(code) is not None)
+
+
+#: Languages a question may be read as even when no passage is in them (besides the corpus's).
+#: Adding de/fr/it/ca here made 3 of the 93 claims of eval/claims.jsonl (es/pt/en) read as de or fr
+#: (names and numbers outweigh three English words), so the others count only where the corpus has them.
+QUESTION_LANGUAGES = ("es", "pt", "en")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,24 +68,26 @@ class Detection:
 def _detector():
     from lingua import IsoCode639_1, LanguageDetectorBuilder
 
-    codes = [getattr(IsoCode639_1, code.upper()) for code in SUPPORTED]
+    codes = [getattr(IsoCode639_1, code.upper()) for code in detected_languages()]
     return LanguageDetectorBuilder.from_iso_codes_639_1(*codes).build()
 
 
-def ranked(text: str, candidates: tuple[str, ...] = SUPPORTED) -> tuple[Detection, ...]:
-    """Every language of ``candidates`` with its share of the detector's confidence, most likely
-    first (the shares sum to 1); empty when the text has no letters to judge by."""
+def ranked(text: str, candidates: Collection[str] | None = None) -> tuple[Detection, ...]:
+    """Every language of ``candidates`` (default: every detected language) with its share of the
+    detector's confidence, most likely first (the shares sum to 1); empty when the text has no
+    letters to judge by."""
     if not any(c.isalpha() for c in text):
         return ()
+    allowed = set(detected_languages() if candidates is None else candidates)
     values = _detector().compute_language_confidence_values(text)
     found = [(v.language.iso_code_639_1.name.lower(), v.value) for v in values]
-    found = [(lang, conf) for lang, conf in found if lang in candidates]
+    found = [(lang, conf) for lang, conf in found if lang in allowed]
     total = sum(conf for _, conf in found)
     return tuple(Detection(lang, conf / total if total > 0 else 0.0) for lang, conf in found)
 
 
-def detect(text: str, candidates: tuple[str, ...] = SUPPORTED) -> Detection:
-    """Detect the language of ``text`` among ``candidates``.
+def detect(text: str, candidates: Collection[str] | None = None) -> Detection:
+    """Detect the language of ``text`` among ``candidates`` (default: every detected language).
 
     Returns ``Detection(None, 0.0)`` when the text has no letters to judge by.
     """
@@ -52,10 +95,17 @@ def detect(text: str, candidates: tuple[str, ...] = SUPPORTED) -> Detection:
     return found[0] if found else Detection(None, 0.0)
 
 
-def detect_lang(text: str, default: str, candidates: tuple[str, ...] = SUPPORTED) -> str:
+def detect_lang(text: str, default: str, candidates: Collection[str] | None = None) -> str:
     """The detected language of ``text``, or ``default`` when it cannot be told."""
     found = detect(text, candidates).lang
     return found if found is not None else default
+
+
+def question_candidates(corpus_langs: Collection[str]) -> tuple[str, ...]:
+    """What a question may be read as: the corpus's languages and :data:`QUESTION_LANGUAGES`,
+    in the detector's order (a corpus language it does not know is left out)."""
+    wanted = set(corpus_langs) | set(QUESTION_LANGUAGES)
+    return tuple(lang for lang in detected_languages() if lang in wanted)
 
 
 #: Two languages whose shares of the question's detection differ by less than this are a tie,
