@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from citeqa.app.display import place
-from citeqa.messages import claim_labels, not_found
+from citeqa.messages import claim_labels, evidence_labels, labels
 from citeqa.records import Answer, Document
 
 if TYPE_CHECKING:
@@ -20,10 +20,11 @@ def print_answer(answer: Answer, console=None, documents: Mapping[str, Document]
     from rich.text import Text
 
     console = console if console is not None else Console(highlight=False)
+    lab = labels(answer.language)
     if answer.abstained:
-        console.print(Text(not_found(answer.language), style="bold yellow"))
+        console.print(Text(lab["not_found"], style="bold yellow"))
         if answer.citations:
-            console.print(Text("Closest passages:", style="dim"))
+            console.print(Text(f"{lab['closest']}:", style="dim"))
     else:
         text = Text(answer.answer or "")
         if answer.highlight is not None:
@@ -32,21 +33,25 @@ def print_answer(answer: Answer, console=None, documents: Mapping[str, Document]
             console.print(Text(answer.short_answer, style="bold"))
             text.stylize("dim")
         console.print(text)
-    console.print(
-        Text(
-            f"confidence {answer.confidence:.2f} · language {answer.language} · {answer.latency_ms:.0f} ms", style="dim"
-        )
-    )
+    said = f"{lab['confidence_value'].format(value=answer.confidence)} · {_language_word(answer.language)}"
+    console.print(Text(f"{said} {answer.language} · {answer.latency_ms:.0f} ms", style="dim"))
     for number, c in enumerate(answer.citations, start=1):
         console.print()
         head = Text(f"[{number}] ", style="bold")
         head.append(c.title, style="bold")
         page, section = place(c, answer, number, (documents or {}).get(c.doc_id))
-        where = f", page {page}" if page is not None else ""
-        where += f", section: {section}" if section is not None else ""
-        head.append(f"  ({c.doc_id}, {c.lang}, chars {c.start}-{c.end}{where}, score {c.score:.3f})", style="dim")
+        where = f", {lab['page']} {page}" if page is not None else ""
+        where += f", {lab['section']}: {section}" if section is not None else ""
+        head.append(
+            f"  ({c.doc_id}, {c.lang}, chars {c.start}-{c.end}{where}, {lab['score']} {c.score:.3f})", style="dim"
+        )
         console.print(head)
         console.print(Text(c.text))
+
+
+def _language_word(lang: str) -> str:
+    """The word "language" in ``lang`` (the catalogue's, as a citation says it)."""
+    return evidence_labels(lang)["cite_language"]
 
 
 _VERDICT_STYLE = {"supported": "bold green", "conflicting": "bold red", "not_found": "bold yellow"}
@@ -63,7 +68,7 @@ def print_check(check: ClaimCheck, console=None, documents: Mapping[str, Documen
     head = Text(f"{lab[check.verdict]}: ", style=_VERDICT_STYLE.get(check.verdict, "bold"))
     head.append(check.message, style="bold")
     console.print(head)
-    console.print(Text(f"language {check.language} · {check.latency_ms:.0f} ms", style="dim"))
+    console.print(Text(f"{_language_word(check.language)} {check.language} · {check.latency_ms:.0f} ms", style="dim"))
     for number, e in enumerate(check.evidence, start=1):
         c = e.citation
         console.print()
@@ -72,8 +77,9 @@ def print_check(check: ClaimCheck, console=None, documents: Mapping[str, Documen
         doc = (documents or {}).get(c.doc_id)
         start = c.start + (e.highlight.start if e.highlight else 0)
         page = doc.page_at(start) if doc is not None else None
-        where = f", page {page}" if page is not None else ""
-        line.append(f"  ({c.doc_id}, {c.lang}, chars {c.start}-{c.end}{where}, score {c.score:.3f})", style="dim")
+        where = f", {labels(check.language)['page']} {page}" if page is not None else ""
+        score = labels(check.language)["score"]
+        line.append(f"  ({c.doc_id}, {c.lang}, chars {c.start}-{c.end}{where}, {score} {c.score:.3f})", style="dim")
         console.print(line)
         if e.highlight is None:
             console.print(Text(c.text))

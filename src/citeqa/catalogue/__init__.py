@@ -1,0 +1,1 @@
+"""The interface strings, one JSON file per language (see :mod:`citeqa.messages`)."""

@@ -1,0 +1,59 @@
+"""The interface catalogue: one JSON file per language, complete against English, read lazily."""
+
+import json
+import string
+from importlib import resources
+
+import pytest
+
+from citeqa import messages
+
+
+def _placeholders(text: str) -> set[str]:
+    return {field for _, field, _, _ in string.Formatter().parse(text) if field is not None}
+
+
+def _files() -> dict[str, dict]:
+    folder = resources.files("citeqa.catalogue")
+    return {
+        p.name[:-5]: json.loads(p.read_text(encoding="utf-8")) for p in folder.iterdir() if p.name.endswith(".json")
+    }
+
+
+def test_the_interface_speaks_at_least_these_languages():
+    assert {"es", "pt", "en", "de", "fr", "it", "ca"} <= set(messages.UI_LANGUAGES)
+    assert tuple(messages.UI_LANGUAGES)[:3] == ("es", "pt", "en")
+
+
+@pytest.mark.parametrize("lang", sorted(_files()))
+def test_every_language_file_has_every_key_of_english_with_the_same_placeholders(lang: str):
+    english, own = _files()["en"], _files()[lang]
+    assert set(messages.TRANSLATED) <= set(own)
+    for section, values in own.items():
+        if section.startswith("_"):
+            continue
+        assert section in messages.TRANSLATED + messages.ENGLISH_ONLY, section
+        assert set(values) == set(english[section]), (section, set(english[section]) ^ set(values))
+        for key, text in values.items():
+            assert _placeholders(text) == _placeholders(english[section][key]), (section, key)
+            assert text.strip(), (section, key)
+
+
+def test_the_not_found_message_speaks_the_question_language():
+    assert messages.not_found("de") == "Ich habe dazu nichts in den Dokumenten gefunden."
+    assert messages.not_found("fr") != messages.not_found("en") != messages.not_found("ca")
+    assert messages.not_found("es") == "No encontré esto en los documentos."
+    assert messages.not_found("xx") == messages.not_found("en")
+
+
+def test_claim_verdicts_and_messages_come_in_each_language():
+    assert messages.claim_labels("de")["supported"] == "Belegt"
+    assert messages.claim_message("conflicting", "fr", "2020", "2021") == "Les documents disent « 2021 », pas « 2020 »."
+    assert messages.claim_message("not_found", "it") == messages.CLAIM_LABELS["it"]["not_found_msg"]
+
+
+def test_english_only_sections_fall_back_to_english():
+    assert messages.corpus_labels("de")["remove"] == "Entfernen"
+    assert messages.corpus_labels("de")["choose"] == messages.corpus_labels("en")["choose"]
+    assert messages.EVALUATE["start"] == "Run evaluation" and "right" in messages.OUTCOME_HELP
+    assert messages.SERVER["bad_json"].startswith("the request body")
