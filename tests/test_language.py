@@ -73,7 +73,8 @@ def test_a_language_without_a_stemmer_keeps_its_words_whole():
 def test_stopwords_are_the_shared_three_plus_the_language_own_list():
     assert "und" in stopwords("de") and "und" not in stopwords("es")
     assert "les" in stopwords("fr") and "och" in stopwords("sv")
-    assert stopwords("pl") == stopwords("uk") == stopwords("xx")  # bm25s has no list for them: the shared one
+    assert stopwords("pl") == stopwords("uk") == stopwords("xx")  # no list for them: the shared one
+    assert {"aquesta", "amb", "perque"} <= stopwords("ca") and "aquesta" not in stopwords("es")  # citeqa ships it
 
 
 def test_index_counts_documents_and_passages_per_language_and_marks_the_unstemmed():

@@ -42,3 +42,12 @@ def test_follow_up_trace_shows_the_borrowed_query(engine: Engine):
 def test_language_any_removes_the_preference(engine: Engine):
     assert engine.trace("faro", language="any").prefer is None
     assert engine.trace("faro", language="pt").prefer == "pt"
+
+
+def test_a_reader_span_cut_inside_a_word_is_widened_to_the_whole_word():
+    from citeqa.answer.pipeline import whole_words
+
+    text = "près de 60 tonnes de peinture"
+    assert whole_words(text, 8, 15) == (8, 17)  # "60 tonn" -> "60 tonnes"
+    assert whole_words(text, 9, 17) == (8, 17)  # "0 tonnes" -> "60 tonnes"
+    assert whole_words(text, 8, 17) == (8, 17) and whole_words(text, 0, len(text)) == (0, len(text))

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from functools import cache, lru_cache
+from importlib import resources
 
 from citeqa.text.language import language_data, stemmer_name
 
@@ -44,12 +45,20 @@ def is_number(token: str) -> bool:
 SHARED_STOPWORDS = ("en", "es", "pt")
 
 
+@cache
 def own_stopwords(lang: str) -> tuple[str, ...]:
-    """The bm25s stopword list of ``lang`` as shipped (empty when bm25s has none: see languages.json)."""
+    """The stopwords of ``lang`` alone: bm25s's list (named in languages.json), else the list
+    citeqa ships in ``text/stopwords/<lang>.txt``, else none (docs/languages.md lists which)."""
     from bm25s import stopwords as sw
 
     name = language_data()["stopwords"].get(lang)
-    return tuple(getattr(sw, name, ())) if name else ()
+    if name:
+        return tuple(getattr(sw, name, ()))
+    shipped = resources.files("citeqa.text").joinpath("stopwords", f"{lang}.txt")
+    if not shipped.is_file():
+        return ()
+    lines = (line.strip() for line in shipped.read_text(encoding="utf-8").splitlines())
+    return tuple(line for line in lines if line and not line.startswith("#"))
 
 
 @cache
