@@ -388,10 +388,15 @@ def _cmd_index(args: argparse.Namespace) -> int:
 def _print_languages(languages) -> None:
     """The index's languages with their counts, and once per language a warning when it has no stemmer."""
     if languages:
-        print("languages: " + ", ".join(f"{c.lang} {c.passages} passages ({c.documents} documents)" for c in languages))
+        counts = (f"{c.lang} {_count(c.passages, 'passage')} ({_count(c.documents, 'document')})" for c in languages)
+        print("languages: " + ", ".join(counts))
     for c in languages:
         if not c.stemmed:
             print(f"warning: citeqa has no stemmer for {c.lang}: its passages are indexed without stemming")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
