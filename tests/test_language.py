@@ -58,6 +58,13 @@ def test_a_question_is_read_among_the_corpus_languages_and_es_pt_en():
     assert language.question_language("¿Cuánto mide el Rin?", (), german, "de") == "es"
 
 
+def test_corpus_languages_are_the_documents_and_those_of_enough_passages():
+    passages = ["de"] * 40 + ["la"] + ["fr"] * 3
+    assert language.corpus_languages(["de", "de"], passages) == {"de", "fr"}  # fr 3/44 >= 5%, la 1/44 not
+    assert language.corpus_languages(["es", "pt", "en"], ["es", "pt", "en", "it"]) == {"es", "pt", "en", "it"}
+    assert language.corpus_languages([], []) == frozenset()
+
+
 def test_each_supported_language_has_its_own_stemmer():
     assert stem(["häuser"], "de") == stem(["haus"], "de")
     assert stem(["rzekach"], "pl") == stem(["rzeki"], "pl")
@@ -106,3 +113,20 @@ def test_the_new_dev_sets_quote_their_documents(path: str):
         if r["answers"]:
             text = (root / Path(path).parent / "corpus" / r["doc"]).read_text(encoding="utf-8")
             assert all(a in text for a in r["answers"]), r["id"]
+
+
+def test_cli_ask_reads_a_german_question_as_german_and_speaks_german(keyword_cli, tmp_path: Path, capsys):
+    root = Path(__file__).resolve().parents[1] / "eval" / "de" / "corpus"
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("zugspitze.md", "rhein.md"):
+        (corpus / name).write_text((root / name).read_text(encoding="utf-8"), encoding="utf-8")
+    index = str(tmp_path / "idx")
+    assert keyword_cli(["index", "--corpus", str(corpus), "--index", index]) == 0
+    assert "languages: de " in capsys.readouterr().out
+    assert keyword_cli(["ask", "--index", index, "--json", "Wie hoch ist die Zugspitze?"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["language"] == "de" and record["citations"][0]["doc_id"] == "zugspitze.md"
+    assert keyword_cli(["ask", "--index", index, "Wie hoch ist die Zugspitze?"]) == 0
+    out = capsys.readouterr().out
+    assert "Konfidenz" in out and "Sprache de" in out  # the terminal speaks the question's language

@@ -30,7 +30,7 @@ from citeqa.errors import QuestionError
 from citeqa.reader.reader import Reader
 from citeqa.records import Answer, Citation, Highlight, Hit
 from citeqa.text.analysis import fold_accents, query_terms, words
-from citeqa.text.language import question_candidates, question_language
+from citeqa.text.language import corpus_languages, question_candidates, question_language
 
 #: Longest question accepted, in characters (a long paragraph; longer input is pasted text, not a question).
 MAX_QUESTION_CHARS = 2000
@@ -136,6 +136,8 @@ class AnswerPipeline:
         self.idf = data.lexical_idf()
         self.default_idf = math.log(1 + len(data.chunks))
         self.default_lang = data.majority_lang()
+        langs = corpus_languages((d.lang for d in data.documents.values()), (c.lang for c in data.chunks))
+        self.question_langs = question_candidates(langs)  #: what a question may be read as
 
     def run(self, question: str, history: Sequence[str] = (), k: int = 5, language: str | None = None) -> Trace:
         """Answer ``question`` (``history`` holds earlier questions) citing ``k`` passages.
@@ -177,9 +179,9 @@ class AnswerPipeline:
 
     def question_language(self, question: str, history: Sequence[str] = ()) -> str:
         """ISO 639-1 code of the question, among the corpus's languages and es/pt/en (see
-        :func:`question_candidates`): the question decides, the history breaks a tie, the corpus's
-        main language when nothing can be told."""
-        return question_language(question, history, question_candidates(self.retriever.langs), self.default_lang)
+        :func:`corpus_languages`, :func:`question_candidates`): the question decides, the history
+        breaks a tie, the corpus's main language when nothing can be told."""
+        return question_language(question, history, self.question_langs, self.default_lang)
 
     def retrieval_query(self, question: str, history: Sequence[str]) -> str:
         """The text to search with: the question, plus the last turn when it leans on it."""

@@ -13,7 +13,8 @@ confidences, renormalised over a set of candidates, are those of a detector of o
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -99,6 +100,18 @@ def detect_lang(text: str, default: str, candidates: Collection[str] | None = No
     """The detected language of ``text``, or ``default`` when it cannot be told."""
     found = detect(text, candidates).lang
     return found if found is not None else default
+
+
+#: A passage language that is no document's counts as the corpus's from this share of its passages:
+#: a quotation or a table tagged with another language does not make questions readable in it.
+MIN_PASSAGE_SHARE = 0.05
+
+
+def corpus_languages(document_langs: Iterable[str], passage_langs: Iterable[str]) -> frozenset[str]:
+    """The corpus's languages: every document's, and those of at least :data:`MIN_PASSAGE_SHARE` of the passages."""
+    counts = Counter(passage_langs)
+    total = sum(counts.values())
+    return frozenset(document_langs) | {lang for lang, n in counts.items() if n >= MIN_PASSAGE_SHARE * total}
 
 
 def question_candidates(corpus_langs: Collection[str]) -> tuple[str, ...]:
