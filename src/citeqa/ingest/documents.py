@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citeqa.errors import CorpusError, DocumentError
+from citeqa.ingest.extracted import check_text_size
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES, format_of, suffix_list
-from citeqa.ingest.readers import READERS, check_text_size
+from citeqa.ingest.readers import READERS
 from citeqa.records import Document
 from citeqa.text.language import detect_lang
 
