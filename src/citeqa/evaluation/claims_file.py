@@ -19,7 +19,17 @@ from typing import Any
 
 from citeqa.answer.claims import VERDICTS
 from citeqa.errors import QAFileError
-from citeqa.evaluation.qa_file import CSV_SUFFIXES, JSONL_SUFFIXES, _read_text, collect_items, jsonl_records
+from citeqa.evaluation.rows import (
+    CSV_SUFFIXES,
+    JSONL_SUFFIXES,
+    Row,
+    collect_items,
+    csv_records,
+    item_id,
+    jsonl_records,
+    optional_text,
+    read_text,
+)
 
 CLAIM_COLUMNS = ("claim", "verdict")
 
@@ -70,31 +80,19 @@ def load_claims(path: Path) -> list[ClaimItem]:
     suffix = path.suffix.lower()
     if suffix not in JSONL_SUFFIXES + CSV_SUFFIXES:
         raise QAFileError(f"{path}: unsupported claim file type {suffix or '(none)'!r}; use .jsonl, .json or .csv")
-    text = _read_text(path)
+    text = read_text(path, "claim file")
+    if not text.strip():
+        raise QAFileError(f"{path}: the claim file is empty")
     rows = jsonl_records(text) if suffix in JSONL_SUFFIXES else _csv(text)
     return collect_items(path, rows, _item, "the claim file holds no claims")
 
 
-def _csv(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    reader = csv.reader(io.StringIO(text))
-    header: list[str] | None = None
-    try:
-        for row in reader:
-            if not any(cell.strip() for cell in row):
-                continue
-            if header is None:
-                header = [cell.strip().lower() for cell in row]
-                missing = [c for c in CLAIM_COLUMNS if c not in header]
-                if missing:
-                    yield reader.line_num, f"CSV header lacks column(s) {', '.join(missing)}"
-                    return
-                continue
-            if len(row) != len(header):
-                yield reader.line_num, f"expected {len(header)} fields, got {len(row)}"
-                continue
-            yield reader.line_num, {k: v for k, v in zip(header, row) if v.strip() or k in CLAIM_COLUMNS}
-    except csv.Error as exc:
-        yield reader.line_num, f"malformed CSV ({exc})"
+def _csv(text: str) -> Iterator[Row]:
+    """CSV rows as records, without the empty cells of optional columns."""
+    for lineno, record in csv_records(text, CLAIM_COLUMNS):
+        if not isinstance(record, str):
+            record = {k: v for k, v in record.items() if v.strip() or k in CLAIM_COLUMNS}
+        yield lineno, record
 
 
 def _item(record: Mapping[str, Any], lineno: int) -> ClaimItem:
@@ -104,21 +102,10 @@ def _item(record: Mapping[str, Any], lineno: int) -> ClaimItem:
     verdict = record.get("verdict")
     if not isinstance(verdict, str) or verdict.strip().lower() not in VERDICTS:
         raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}")
-    raw_id = record.get("id")
-    if raw_id in (None, ""):
-        item_id = f"line-{lineno}"
-    elif isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) and str(raw_id).strip():
-        item_id = str(raw_id).strip()
-    else:
-        raise ValueError("id must be a non-empty string")
-    optional = {}
-    for key in ("lang", "doc", "evidence"):
-        value = record.get(key)
-        if value is not None and not isinstance(value, str):
-            raise ValueError(f"{key} must be a string or null, got {type(value).__name__}")
-        optional[key] = value.strip() if isinstance(value, str) and value.strip() else None
+    identifier = item_id(record.get("id"), lineno)
+    optional = {key: optional_text(record, key) for key in ("lang", "doc", "evidence")}
     return ClaimItem(
-        item_id,
+        identifier,
         claim.strip(),
         verdict.strip().lower(),
         (optional["lang"] or "").lower(),
