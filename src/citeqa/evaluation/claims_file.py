@@ -12,24 +12,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from citeqa.answer.claims import VERDICTS
-from citeqa.errors import QAFileError
-from citeqa.evaluation.rows import (
-    CSV_SUFFIXES,
-    JSONL_SUFFIXES,
-    Row,
-    collect_items,
-    csv_records,
-    item_id,
-    jsonl_records,
-    optional_text,
-    read_text,
-)
+from citeqa.evaluation.rows import CSV_SUFFIXES, JSONL_SUFFIXES, item_id, load_rows, optional_text
 
 CLAIM_COLUMNS = ("claim", "verdict")
 
@@ -76,23 +65,12 @@ def file_kind(path: Path) -> str:
 
 def load_claims(path: Path) -> list[ClaimItem]:
     """Read and validate a claim file; QAFileError names the line of every problem (first few shown)."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in JSONL_SUFFIXES + CSV_SUFFIXES:
-        raise QAFileError(f"{path}: unsupported claim file type {suffix or '(none)'!r}; use .jsonl, .json or .csv")
-    text = read_text(path, "claim file")
-    if not text.strip():
-        raise QAFileError(f"{path}: the claim file is empty")
-    rows = jsonl_records(text) if suffix in JSONL_SUFFIXES else _csv(text)
-    return collect_items(path, rows, _item, "the claim file holds no claims")
+    return load_rows(path, "claim file", CLAIM_COLUMNS, _item, "the claim file holds no claims", _without_blanks)
 
 
-def _csv(text: str) -> Iterator[Row]:
-    """CSV rows as records, without the empty cells of optional columns."""
-    for lineno, record in csv_records(text, CLAIM_COLUMNS):
-        if not isinstance(record, str):
-            record = {k: v for k, v in record.items() if v.strip() or k in CLAIM_COLUMNS}
-        yield lineno, record
+def _without_blanks(record: dict[str, Any]) -> dict[str, Any]:
+    """A CSV row without the empty cells of optional columns."""
+    return {k: v for k, v in record.items() if v.strip() or k in CLAIM_COLUMNS}
 
 
 def _item(record: Mapping[str, Any], lineno: int) -> ClaimItem:

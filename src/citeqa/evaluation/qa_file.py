@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from citeqa.errors import QAFileError
-from citeqa.evaluation.rows import (
-    CSV_SUFFIXES,
-    JSONL_SUFFIXES,
-    Row,
-    collect_items,
-    csv_records,
-    item_id,
-    jsonl_records,
-    optional_text,
-    read_text,
-)
+from citeqa.evaluation.rows import CSV_SUFFIXES as CSV_SUFFIXES  # app/evaluate_tab.py imports it from here
+from citeqa.evaluation.rows import item_id, load_rows, optional_text
 
 LIST_SEPARATOR = "|"
 QA_COLUMNS = ("question", "answers", "lang")
@@ -51,24 +41,11 @@ def load_qa(path: Path) -> list[QAItem]:
     Raises :class:`QAFileError` naming the file and line of every problem found
     (the first few are listed), so a broken file never gives a partial evaluation.
     """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in JSONL_SUFFIXES + CSV_SUFFIXES:
-        raise QAFileError(f"{path}: unsupported QA file type {suffix or '(none)'!r}; use .jsonl, .json or .csv")
-    text = read_text(path, "QA file")
-    if not text.strip():
-        raise QAFileError(f"{path}: the QA file is empty")
-    records = jsonl_records(text) if suffix in JSONL_SUFFIXES else _csv_records(text)
-    return collect_items(path, records, _item_from_record, "the QA file holds no questions")
-
-
-def _csv_records(text: str) -> Iterator[Row]:
-    """CSV rows as JSONL-like records: ``|`` lists split, empty ``doc``/``id`` dropped."""
-    for lineno, record in csv_records(text, QA_COLUMNS):
-        yield lineno, record if isinstance(record, str) else _csv_record(record)
+    return load_rows(path, "QA file", QA_COLUMNS, _item_from_record, "the QA file holds no questions", _csv_record)
 
 
 def _csv_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A CSV row as a JSONL-like record: ``|`` lists split, empty ``doc``/``id`` dropped."""
     for key in ("answers", "history"):
         if key in record:
             cell = record[key].strip()

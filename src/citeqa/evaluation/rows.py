@@ -26,6 +26,33 @@ T = TypeVar("T")
 Row = tuple[int, dict[str, Any] | str]
 
 
+def load_rows(
+    path: Path,
+    what: str,
+    required: Sequence[str],
+    make_item: Callable[[Mapping[str, Any], int], T],
+    empty: str,
+    shape: Callable[[dict[str, Any]], dict[str, Any]] = lambda record: record,
+) -> list[T]:
+    """The items of a JSONL or CSV row file (``what``: its kind, in messages), validated whole.
+
+    A CSV file's header must hold the ``required`` columns; ``shape`` turns a CSV row into the
+    record its JSONL line would be. ``make_item`` and ``empty`` are those of :func:`collect_items`.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in JSONL_SUFFIXES + CSV_SUFFIXES:
+        raise QAFileError(f"{path}: unsupported {what} type {suffix or '(none)'!r}; use .jsonl, .json or .csv")
+    text = read_text(path, what)
+    if not text.strip():
+        raise QAFileError(f"{path}: the {what} is empty")
+    if suffix in JSONL_SUFFIXES:
+        records: Iterable[Row] = jsonl_records(text)
+    else:
+        records = ((n, r if isinstance(r, str) else shape(r)) for n, r in csv_records(text, required))
+    return collect_items(path, records, make_item, empty)
+
+
 def read_text(path: Path, what: str) -> str:
     """The file's text (UTF-8, BOM tolerated), or a QAFileError saying why not; ``what`` names the file kind."""
     if not path.exists():
