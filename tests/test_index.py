@@ -339,3 +339,30 @@ def test_an_index_of_the_previous_format_is_rebuilt_with_its_reason(
     assert report.rebuilt_because.startswith(f"index format version {FORMAT_VERSION - 1}")
     assert sorted(calls) == ["faro.txt", "mill.html", "nested/farol.md"]
     assert load_index(built_index).terms.passages == len(load_index(built_index).chunks)
+
+
+def test_an_hnsw_graph_gains_appended_passages_and_is_rebuilt_otherwise(
+    fixture_corpus: Path, tmp_path: Path, monkeypatch
+):
+    from citeqa.index import backends, builder
+
+    monkeypatch.setattr(backends, "HNSW_THRESHOLD", 1)
+    built: list[int] = []
+    original = builder.build_dense
+    monkeypatch.setattr(builder, "build_dense", lambda v, kind: built.append(len(v)) or original(v, kind))
+    index_dir = tmp_path / "hnsw"
+    update_index(fixture_corpus, index_dir, KeywordEmbedder())
+    first = load_index(index_dir)
+    last = fixture_corpus / "nested" / "zz.txt"  # listed last: files of a folder come before its subfolders
+    last.write_text("The harbour crane was built in 1931.\n", encoding="utf-8")
+    update_index(fixture_corpus, index_dir, KeywordEmbedder())
+    after = load_index(index_dir)
+    assert after.manifest.ann == "hnsw" and len(built) == 1  # the graph was extended, not rebuilt
+    assert (
+        after.dense.ntotal == len(after.chunks) == len(first.chunks) + 1 and after.chunks[-1].doc_id == "nested/zz.txt"
+    )
+    crane = after.dense.reconstruct(len(after.chunks) - 1)
+    assert next(iter(after.dense_search(crane, 1))) == len(after.chunks) - 1
+    (fixture_corpus / "a.txt").write_text("A first file, sorted before the others.\n", encoding="utf-8")
+    update_index(fixture_corpus, index_dir, KeywordEmbedder())
+    assert len(built) == 2 and load_index(index_dir).chunks[0].doc_id == "a.txt"  # rows moved: rebuilt
