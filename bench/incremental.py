@@ -12,6 +12,7 @@ Usage (``--root`` is the checkout whose ``corpus/`` gives the sentences)::
   detection, chunking, span planning, BM25, FAISS, writing). ``encoded`` counts the texts the
   embedder was given: it must be the new file's texts only.
 * **parsed** counts calls of ``citeqa.ingest.documents.load_document`` (every file read and parsed).
+* ``megabytes``: the size of each file or folder of the last generation.
 * Each step is timed ``--repeat`` times (add then remove the same file, then a refresh);
   the median is printed. The 1-minute load average is printed: the machine is shared.
 
@@ -45,8 +46,9 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace, work: Path) -> dict:
-    import citeqa
     import synth
+
+    import citeqa
     from citeqa.embedding.keyword import KeywordEmbedder
     from citeqa.index.builder import update_index
     from citeqa.ingest import documents
@@ -91,7 +93,14 @@ def run(args: argparse.Namespace, work: Path) -> dict:
         result[name] = {**steps[-1], "seconds": statistics.median(s["seconds"] for s in steps)}
         result[name]["all_seconds"] = [round(s["seconds"], 3) for s in steps]
     result["load1_after"] = os.getloadavg()[0]
+    live = index / (index / "CURRENT").read_text(encoding="utf-8").strip()
+    result["megabytes"] = {part.name: round(_size(part) / 1e6, 2) for part in sorted(live.iterdir())}
     return result
+
+
+def _size(path: Path) -> int:
+    """Bytes of a file, or of every file under a folder."""
+    return path.stat().st_size if path.is_file() else sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
 if __name__ == "__main__":
