@@ -12,6 +12,7 @@ Usage (``--root`` is the checkout whose ``corpus/`` gives the sentences)::
   detection, chunking, span planning, BM25, FAISS, writing). ``encoded`` counts the texts the
   embedder was given: it must be the new file's texts only.
 * **parsed** counts calls of ``citeqa.ingest.documents.load_document`` (every file read and parsed).
+* ``--profile``: one more add under cProfile (after the timed steps), its top 15 on stderr.
 * ``megabytes``: the size of each file or folder of the last generation.
 * Each step is timed ``--repeat`` times (add then remove the same file, then a refresh);
   the median is printed. The 1-minute load average is printed: the machine is shared.
@@ -39,6 +40,7 @@ def main() -> None:
     parser.add_argument("--passages", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
+    parser.add_argument("--profile", action="store_true", help="profile one more add (cProfile, top 15 to stderr)")
     parser.add_argument("--work", type=Path, default=None, help="folder for the corpus and index (default: a temp dir)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="citeqa-incremental-") as tmp:
@@ -92,10 +94,23 @@ def run(args: argparse.Namespace, work: Path) -> dict:
     for name, steps in runs.items():
         result[name] = {**steps[-1], "seconds": statistics.median(s["seconds"] for s in steps)}
         result[name]["all_seconds"] = [round(s["seconds"], 3) for s in steps]
+    if args.profile:
+        _profile(lambda: step(lambda: new_file.write_text(extra, encoding="utf-8")))
+        new_file.unlink()
     result["load1_after"] = os.getloadavg()[0]
     live = index / (index / "CURRENT").read_text(encoding="utf-8").strip()
     result["megabytes"] = {part.name: round(_size(part) / 1e6, 2) for part in sorted(live.iterdir())}
     return result
+
+
+def _profile(call) -> None:
+    """Run ``call`` under cProfile; the 15 functions with the most cumulative time go to stderr."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.runcall(call)
+    pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(15)
 
 
 def _size(path: Path) -> int:
