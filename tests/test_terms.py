@@ -36,3 +36,8 @@ def test_kept_removed_and_new_passages_give_the_terms_of_a_fresh_count(tmp_path:
     for a, b in zip((updated.ids, updated.ptr, updated.df), (fresh.ids, fresh.ptr, fresh.df)):
         assert np.array_equal(a, b)
     assert "windmil" not in updated.vocab and "windmill" not in updated.vocab  # only in the removed passage
+
+
+def test_terms_of_ids_count_their_frequencies():
+    terms = Terms.of_ids(["a", "b", "c"], [[0, 0, 2], [2], []])
+    assert terms.df.tolist() == [1, 0, 2] and terms.row(0).tolist() == [0, 0, 2] and terms.passages == 3

@@ -64,6 +64,14 @@ class Terms:
         """The term ids of one passage, in text order."""
         return self.ids[self.ptr[passage] : self.ptr[passage + 1]]
 
+    @classmethod
+    def of_ids(cls, vocab: Sequence[str], rows: Sequence[Sequence[int]]) -> Terms:
+        """The terms of passages already given as ids into the sorted ``vocab``, frequencies counted."""
+        ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in rows], out=ptr[1:])
+        ids = np.fromiter((i for row in rows for i in row), dtype=np.int32, count=int(ptr[-1]))
+        return cls(tuple(vocab), ids, ptr, _doc_freq(ids, ptr, np.arange(len(rows)), len(vocab)))
+
     def save(self, folder: Path) -> None:
         folder.mkdir()
         (folder / _VOCAB).write_text(json.dumps(list(self.vocab), ensure_ascii=False), encoding="utf-8")
