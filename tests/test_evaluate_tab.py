@@ -15,7 +15,7 @@ from citeqa.app.eval_runner import CANCELLED, DONE, FAILED, EvaluationRunner, Ru
 from citeqa.app.ui import EngineHolder, EvalSettings, compare_evaluation, default_qa_dir, start_evaluation
 from citeqa.evaluation import QAItem, contains_answer, load_qa, score_question, summarize
 from citeqa.evaluation.matching import answer_spans
-from citeqa.records import Answer, Citation
+from citeqa.records import Answer, Citation, Span
 
 QA = Path(__file__).parent / "data" / "qa"
 FIXTURE_QA = QA / "fixture_corpus.jsonl"  # questions on the fixture corpus: every outcome once or more
@@ -39,7 +39,12 @@ def graded(
     question: str = "When was it built?",
 ):
     item = QAItem(qid, question, answers, lang, doc)
-    answer = Answer(question, lang, given, given is None, confidence, citations)
+    first = citations[0] if citations else None
+    place = None  # the answer's place, as the pipeline records it: in the first passage
+    if given is not None and first is not None and given in first.text:
+        at = first.start + first.text.index(given)
+        place = Span(first.doc_id, at, at + len(given))
+    answer = Answer(question, lang, given, given is None, confidence, citations, answer_span=place)
     return score_question(item, answer, DOCS, {"en"})
 
 
@@ -179,6 +184,21 @@ def test_detail_marks_the_gold_and_the_given_answer_and_escapes_everything():
     assert '<mark class="citeqa-gold citeqa-given">1900</mark>' in passage
     assert '<mark class="citeqa-given">Built in </mark>' in passage
     assert "Answer record (JSON)" in text_of(html) and '"doc_id": "other.txt"' in text_of(html)
+
+
+def test_the_given_answer_is_marked_at_its_recorded_place_not_at_an_earlier_copy():
+    said = "It is 42 metres tall."
+    passage = f"{said} The tower was built in 1887. {said}"
+    cit = Citation("twice.txt", "T", "en", 10, 10 + len(passage), passage, 0.5)
+    second = 10 + passage.rindex(said)
+    item = QAItem("t", "How tall?", ("42 metres",), "en", "twice.txt")
+    answer = Answer(
+        "How tall?", "en", said, False, 0.9, (cit,), answer_span=Span("twice.txt", second, second + len(said))
+    )
+    result = score_question(item, answer, {"twice.txt": "x" * 10 + passage}, {"en"})
+    assert view.given_spans(cit, result) == [(second - 10, second - 10 + len(said))]
+    other = Citation("twice.txt", "T", "en", 0, 10, "x" * 10, 0.4)
+    assert view.given_spans(other, result) == []
 
 
 def test_detail_of_abstentions_unanswerable_and_follow_ups():
