@@ -27,7 +27,12 @@ def _parser() -> argparse.ArgumentParser:
 
     def common(p: argparse.ArgumentParser, corpus: bool = False) -> None:
         p.add_argument("--index", type=Path, default=Path("index"), help="index folder (default: index/)")
-        p.add_argument("--model", default=None, help="sentence-transformers model name or path")
+        p.add_argument(
+            "--model",
+            default=None,
+            help="embedding model: the index's own by default (a new index: multilingual-e5-small); "
+            "a sentence-transformers name or path works too",
+        )
         if corpus:
             p.add_argument("--corpus", type=Path, default=Path("corpus"), help="documents folder (default: corpus/)")
 

