@@ -203,8 +203,9 @@ class AnswerPipeline:
         claim = clean_claim(claim)
         if k < 1:
             raise QuestionError("k must be at least 1")
-        asked = self.prepare(claim, (), None, _Clock())
-        retrieval = self.retrieve(asked, k, _Clock())
+        clock = _Clock()  # a check reports its own latency; the steps' timings are not kept
+        asked = self.prepare(claim, (), None, clock)
+        retrieval = self.retrieve(asked, k, clock)
         hits = retrieval.hits
         cands = candidates_from([(i, h.chunk.start, h.chunk.text, h.chunk.lang) for i, h in enumerate(hits)])
         sims = self.span_similarities(cands, hits, retrieval.vector)
