@@ -84,7 +84,7 @@ def keyword_cli():
 
 def _make_holder(folder: Path):
     """An engine (keyword embedder) over the fixture corpus plus the XSS document."""
-    from citeqa.app.ui import EngineHolder
+    from citeqa.app.holder import EngineHolder
     from citeqa.engine import Engine
     from citeqa.index.builder import update_index
 
@@ -106,7 +106,9 @@ def _start_app(folder: Path, auth: tuple[str, str] | None = None, qa_dir: Path |
 
     ``qa_dir`` holds the QA files the Evaluate tab offers (none by default).
     """
-    from citeqa.app.ui import CSS, EvalSettings, UploadSettings, build_app
+    from citeqa.app.assets import CSS
+    from citeqa.app.holder import EvalSettings, UploadSettings
+    from citeqa.app.ui import build_app
 
     holder, corpus = _make_holder(folder)
     app = build_app(holder, UploadSettings(corpus), EvalSettings(qa_dir))
@@ -202,16 +204,19 @@ class Served:
         max_upload: int = 1 << 20,
         qa_dir: Path | None = None,
     ) -> None:
-        from citeqa.app import server
-        from citeqa.app.ui import EvalSettings, UploadSettings, guarded_app
+        from citeqa.app import guard_rules, serving
+        from citeqa.app.holder import EvalSettings, UploadSettings
+        from citeqa.app.ui import guarded_app
 
         self.holder, self.corpus = _make_holder(folder)
         self.cache = cache
-        sock = server.bind("127.0.0.1", 0)
+        sock = serving.bind("127.0.0.1", 0)
         self.port = sock.getsockname()[1]
-        policy = server.policy_for("127.0.0.1", self.port, allowed_hosts, max_upload_bytes=max_upload, upload_dir=cache)
+        policy = guard_rules.policy_for(
+            "127.0.0.1", self.port, allowed_hosts, max_upload_bytes=max_upload, upload_dir=cache
+        )
         if quota is not None:
-            policy = server.Policy(
+            policy = guard_rules.Policy(
                 bind_host="127.0.0.1",
                 port=self.port,
                 allowed_hosts=allowed_hosts,
@@ -220,7 +225,7 @@ class Served:
             )
         app = guarded_app(self.holder, UploadSettings(self.corpus, max_upload), policy, auth, EvalSettings(qa_dir))
         self.evaluations = app.state.blocks.evaluations
-        self.running = server.Running(app, sock, "127.0.0.1")
+        self.running = serving.Running(app, sock, "127.0.0.1")
         self.url = self.running.url
 
     def client(self) -> httpx.Client:
@@ -247,7 +252,7 @@ class Served:
 @pytest.fixture(scope="session")
 def guarded_server():
     """``guarded_server(folder, cache, auth=None, allowed_hosts=(), quota=None, max_upload=1 MiB, qa_dir=None)``:
-    the app behind server.Guard in a thread, over the fixture corpus; ``.url``, ``.client()``, ``.close()``."""
+    the app behind guard.Guard in a thread, over the fixture corpus; ``.url``, ``.client()``, ``.close()``."""
     return Served
 
 

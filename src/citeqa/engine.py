@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal
@@ -67,14 +67,16 @@ class Engine:
         settings: AnswerSettings | None = None,
         embedder: Embedder | None = None,
         reader: ReaderMode = "auto",
+        embedder_factory: Callable[[str], Embedder] = load_embedder,
     ) -> Engine:
         """Open an index; ``model`` (if given) must be the one it was built with. ``reader``:
         "auto" uses the trained reader where a scorer was fitted with it for the model, "on"
-        insists, "off" keeps the faster reader-less path."""
+        insists, "off" keeps the faster reader-less path. Without ``embedder``,
+        ``embedder_factory`` makes the one for the model (the CLI's tests pass a model-free one)."""
         data = load_index(Path(index_dir))
         check_model(data.manifest, model)
         if embedder is None:
-            embedder = load_embedder(data.manifest.model if model is None else model)
+            embedder = embedder_factory(data.manifest.model if model is None else model)
         return cls(data, embedder, settings, Path(index_dir), make_reader(data.manifest.model, reader))
 
     @property

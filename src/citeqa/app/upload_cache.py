@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from citeqa.errors import ServerError
 
@@ -109,3 +110,16 @@ def discard_uploads(paths: Iterable[str | Path]) -> None:
         with contextlib.suppress(OSError):
             if path.parent != cache:
                 path.parent.rmdir()
+
+
+def upload_path(item: Any) -> str:
+    """The temp path of an uploaded file (a str, a FileData-like object or a dict)."""
+    if isinstance(item, (str, Path)):
+        return str(item)
+    return str(item["path"] if isinstance(item, dict) else getattr(item, "path", None) or item.name)
+
+
+def upload_name(item: Any) -> str:
+    """The name the user's file had (Gradio keeps it as the temp file's name)."""
+    name = item.get("orig_name") if isinstance(item, dict) else getattr(item, "orig_name", None)
+    return name or Path(upload_path(item)).name
