@@ -51,7 +51,7 @@ def main() -> int:
         update_index(corpus, Path(tmp) / "index", KeywordEmbedder())
         holder = EngineHolder(Engine.open(Path(tmp) / "index", embedder=KeywordEmbedder()))
         sock = serving.bind("127.0.0.1", 0)
-        policy = guard_rules.policy_for("127.0.0.1", sock.getsockname()[1], upload_dir=Path(tmp) / "cache")
+        policy = guard_rules.policy_for("127.0.0.1", sock.getsockname()[1])
         app = guarded_app(holder, UploadSettings(corpus), policy)
         states = app.state.blocks.state_holder
         running = serving.Running(app, sock, "127.0.0.1")

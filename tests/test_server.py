@@ -138,16 +138,27 @@ def test_cookie_is_http_only_strict_and_signed(served):
     with served.client() as client:
         cookie = client.get("/").headers["set-cookie"]
         assert cookie.startswith(f"citeqa-session-{served.port}=") and "HttpOnly" in cookie
-        assert "SameSite=Strict" in cookie
+        assert "SameSite=Strict" in cookie and f"Max-Age={guard_rules.SESSION_MAX_AGE_S}" in cookie
         forged = {f"citeqa-session-{served.port}": "abc.0123456789abcdef0123456789abcdef"}
         response = httpx.post(served.url + "gradio_api/upload", files=upload_body(), cookies=forged, trust_env=False)
         assert response.status_code == 403
 
 
-def test_upload_cache_has_a_quota_and_old_files_are_swept(guarded_server, tmp_path: Path, cache_dir: Path):
-    s = guarded_server(tmp_path / "quota", cache_dir, quota=64 * 1024)
+def test_a_session_cookie_expires_and_names_no_session_after_it():
+    sessions = guard_rules.Sessions(7860, max_age_s=1)
+    value = sessions.issue()
+    nonce = value.split(".")[0]
+    assert sessions.session_of(value) == nonce  # whole seconds: 0 or 1 old now
+    time.sleep(2.1)
+    assert sessions.session_of(value) is None and not sessions.valid(value)
+    assert guard_rules.Sessions(7860).session_of(value) is None  # another process's secret
+
+
+def test_upload_cache_has_a_quota_and_old_files_are_swept(guarded_server, tmp_path: Path, empty_cache, cache_bytes):
+    """The quota refuses what does not fit; Gradio's delete_cache (here: older than 2 s, looked for every
+    second) removes abandoned uploads, and the room they took is free again."""
+    s = guarded_server(tmp_path / "quota", empty_cache, quota=64 * 1024, max_age_s=2)
     try:
-        upload_cache.sweep_upload_cache(cache_dir, None)
         with s.page_client() as client:
             chunk = "x" * 20_000
             paths = []
@@ -157,13 +168,13 @@ def test_upload_cache_has_a_quota_and_old_files_are_swept(guarded_server, tmp_pa
                 paths += response.json()
             full = client.post("/gradio_api/upload", files=upload_body("f3.txt", chunk))
             assert full.status_code == 507 and "full" in full.json()["error"]
-            old = time.time() - 2 * upload_cache.UPLOAD_MAX_AGE_S
-            for p in paths:
-                os.utime(p, (old, old))  # abandoned uploads, older than the cache keeps them
+            deadline = time.monotonic() + 15
+            while any(Path(p).exists() for p in paths) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert not any(Path(p).exists() for p in paths)  # abandoned uploads, older than the cache keeps them
             again = client.post("/gradio_api/upload", files=upload_body("f4.txt", chunk))
             assert again.status_code == 200
-            assert not any(Path(p).exists() for p in paths)
-        assert upload_cache.cache_bytes(cache_dir) < 64 * 1024
+        assert cache_bytes(empty_cache) < 64 * 1024
     finally:
         s.close()
 
@@ -297,7 +308,7 @@ def test_api_clients_still_work_through_the_guard(served, served_auth):
 def test_uploads_are_refused_when_the_server_has_none(make_holder, tmp_path: Path, cache_dir: Path):
     holder, _ = make_holder(tmp_path)
     sock = serving.bind("127.0.0.1", 0)
-    policy = guard_rules.policy_for("127.0.0.1", sock.getsockname()[1], uploads=False, upload_dir=cache_dir)
+    policy = guard_rules.policy_for("127.0.0.1", sock.getsockname()[1], uploads=False)
     running = serving.Running(guarded_app(holder, UploadSettings(None), policy), sock, "127.0.0.1")
     try:
         with httpx.Client(base_url=running.url, trust_env=False) as client:

@@ -25,7 +25,7 @@ from test_server_files import join, wait_done
 def _running(make_holder, folder: Path, cache: Path, **policy) -> serving.Running:
     holder, corpus = make_holder(folder)
     sock = serving.bind("127.0.0.1", 0)
-    rules = guard_rules.Policy(bind_host="127.0.0.1", port=sock.getsockname()[1], upload_dir=cache, **policy)
+    rules = guard_rules.Policy(bind_host="127.0.0.1", port=sock.getsockname()[1], **policy)
     app = guarded_app(holder, UploadSettings(corpus), rules, auth=("ana", "secret"))
     return serving.Running(app, sock, "127.0.0.1")
 
@@ -60,19 +60,18 @@ def test_forwarding_headers_count_only_from_a_named_proxy(make_holder, tmp_path:
         running.close()
 
 
-def test_the_chat_does_not_fill_the_upload_quota(guarded_server, tmp_path: Path, cache_dir: Path):
+def test_the_chat_does_not_fill_the_upload_quota(guarded_server, tmp_path: Path, empty_cache: Path, cache_bytes):
     """Item 4: every chat turn copied the conversation into the cache the quota counts; after ~165 turns
     every upload got 507. Here the quota is 64 KB and the turns write more than that."""
     quota = 64 * 1024
-    s = guarded_server(tmp_path / "quota", cache_dir, quota=quota)
+    s = guarded_server(tmp_path / "quota", empty_cache, quota=quota)
     try:
-        upload_cache.sweep_upload_cache(cache_dir, None)
         blocks = s.running._server.config.app.state.blocks
         turn = next(i for i, fn in blocks.fns.items() if getattr(fn.fn, "__name__", "") == "turn")
         question = "¿En qué año se construyó el faro de Punta Brava? " * 30
         with s.page_client() as client:
             session, chat = secrets.token_hex(6), []
-            while upload_cache.cache_bytes(cache_dir) < 2 * quota:
+            while cache_bytes(empty_cache) < 2 * quota:
                 assert join(client, turn, [question, "ask", chat, None, None, None, 10, "auto", True], session)
                 done = wait_done(client, session)
                 assert done["success"], done

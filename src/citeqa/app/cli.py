@@ -38,7 +38,7 @@ def main(argv: Sequence[str] | None = None, embedder_factory: EmbedderFactory | 
     args = parser().parse_args(argv)
     args.embedder_factory = embedder_factory if embedder_factory is not None else _default_embedder
     try:
-        with _upload_cache(args.command == "serve") as args.upload_dir:
+        with _upload_cache(args.command == "serve"):
             code = _COMMANDS[args.command](args)
     except CiteqaError as exc:
         print(f"citeqa: error: {exc}", file=sys.stderr)
@@ -82,7 +82,7 @@ class _QuantizerNoise(logging.Filter):
 
 
 @contextlib.contextmanager
-def _upload_cache(wanted: bool) -> Iterator[Path | None]:
+def _upload_cache(wanted: bool) -> Iterator[None]:
     """For ``serve``: this process's own upload folder (under ``$GRADIO_TEMP_DIR`` if set), made the
     folder Gradio writes uploads to, and removed with everything in it when the server stops.
 
@@ -98,7 +98,7 @@ def _upload_cache(wanted: bool) -> Iterator[Path | None]:
     cache = own_upload_cache(given)  # this process's own folder: another server never sweeps it
     os.environ["GRADIO_TEMP_DIR"] = str(cache)
     try:
-        yield cache
+        yield
     finally:
         remove_upload_cache(cache)
         if given is None:
@@ -353,7 +353,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             sock=sock,
             qa_dir=args.eval_dir,
             forwarded_allow_ips=tuple(args.forwarded_allow_ips),
-            upload_dir=args.upload_dir,
         )
     except serving.Terminated:  # main removes the upload cache, then dies of the signal
         return TERMINATED

@@ -20,7 +20,7 @@ It sees every request before any Gradio route, including Gradio's own CORS handl
    (``HttpOnly``, ``SameSite=Strict``, signed with a per-process secret) that the
    server sets on the page itself, which another site can neither read nor send. The
    upload cache has a quota (:attr:`Policy.upload_quota_bytes`, counting uploads only); files older than
-   :data:`UPLOAD_MAX_AGE_S` are swept from it, and the upload handler removes the files
+   an hour are deleted by Gradio (``delete_cache``, :class:`~citeqa.app.holder.UploadSettings`), and the upload handler removes the files
    it has consumed (:func:`discard_uploads`).
 5. **Size.** A body larger than the route's limit (:data:`MAX_BODY_BYTES` for every
    route but uploads) is refused with 413: from ``Content-Length`` before a byte is
@@ -51,7 +51,6 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from citeqa.app.guard_rules import LoginLimiter, Policy, Sessions, normal_host, same_origin
-from citeqa.app.upload_cache import UPLOAD_MAX_AGE_S, sweep_upload_cache
 from citeqa.app.upload_ledger import UploadLedger, file_paths
 from citeqa.app.validation import ApiError
 from citeqa.messages import SERVER
@@ -220,9 +219,6 @@ class Guard:
         quota = policy.upload_quota_bytes
         _check_length(headers, quota)  # larger than the whole cache: too large, whatever is in it
         used = self.uploads.used_bytes()  # uploads only: Gradio's copies of the page's outputs are not
-        if used + _declared(headers) > quota and policy.upload_dir is not None:
-            sweep_upload_cache(policy.upload_dir, UPLOAD_MAX_AGE_S)
-            used = self.uploads.used_bytes()
         room = quota - used
         if room <= 0 or _declared(headers) > room:
             raise Refusal(

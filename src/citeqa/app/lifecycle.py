@@ -14,7 +14,6 @@ from pathlib import Path
 from citeqa.app import serving
 from citeqa.app.guard_rules import LOOPBACK_NAMES, policy_for
 from citeqa.app.holder import EngineHolder, EvalSettings, UploadSettings, default_qa_dir
-from citeqa.app.upload_cache import upload_cache_dir
 from citeqa.app.uploads import DEFAULT_MAX_BYTES
 from citeqa.engine import Engine
 
@@ -30,15 +29,12 @@ def serve(
     sock=None,  # socket.socket
     qa_dir: Path | None = None,
     forwarded_allow_ips: tuple[str, ...] = (),
-    upload_dir: Path | None = None,
 ) -> None:
     """Open the engine (``open_engine``), warm the model, and serve the app until interrupted.
 
     ``sock`` is the listening socket (``serving.bind``, made by the CLI before the model
     loads so that a busy port is reported at once); without it one is bound here.
     ``qa_dir`` holds the QA files the Evaluate tab offers (default: ``eval/`` beside the corpus).
-    ``upload_dir`` is the folder Gradio writes uploads to (default: Gradio's own, from
-    ``$GRADIO_TEMP_DIR``); the guard's quota sweeps it.
     """
     from citeqa.app.ui import guarded_app
 
@@ -55,7 +51,6 @@ def serve(
         allowed_hosts,
         uploads=corpus_dir is not None,
         max_upload_bytes=max_upload_bytes,
-        upload_dir=upload_dir if upload_dir is not None else upload_cache_dir(),
         forwarded_allow_ips=forwarded_allow_ips,
     )
     evaluation = EvalSettings(qa_dir if qa_dir is not None else default_qa_dir(corpus_dir))

@@ -31,7 +31,7 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None, evalu
     uploads = uploads if uploads is not None else UploadSettings()
     evaluation = evaluation if evaluation is not None else EvalSettings()
     runner = EvaluationRunner(holder, evaluation.k)
-    with gr.Blocks(title="citeqa") as app:
+    with gr.Blocks(title="citeqa", delete_cache=(uploads.sweep_every_s, uploads.max_age_s)) as app:
         subtitle = gr.Markdown(_subtitle("en"), elem_id="subtitle")
         with gr.Tab(labels("en")["tab_chat"], id="chat") as chat_tab:
             chat = chat_layout(gr)
