@@ -185,6 +185,16 @@ def test_too_few_positional_values_are_refused_naming_the_first_missing(served: 
     assert "Traceback" not in capfd.readouterr().err
 
 
+def test_a_short_queue_join_of_the_api_is_refused_too(served: str):
+    with httpx.Client(base_url=served, trust_env=False, timeout=30) as client:
+        config = client.get("/config").json()
+        fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "check")
+        body = {"data": [], "fn_index": fn_index, "session_hash": "shortjoin1", "event_data": None, "trigger_id": None}
+        response = client.post("/gradio_api/queue/join", json=body)
+    assert response.status_code == 422
+    assert response.json() == {"error": "missing argument: claim (/check takes claim, k)", "field": "claim"}
+
+
 def test_omitted_arguments_take_their_defaults_over_gradio_client_and_named_calls(served: str):
     from gradio_client import Client
 

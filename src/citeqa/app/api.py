@@ -14,12 +14,17 @@ functions: Gradio refuses it before any event function runs (with a traceback in
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from citeqa.app.display import engine_language
 from citeqa.app.holder import EngineHolder
-from citeqa.app.validation import ApiError, AskRequest, CheckRequest, error_record
+from citeqa.app.validation import DEFAULT_K, ApiError, AskRequest, CheckRequest, error_record
 from citeqa.errors import CiteqaError, QuestionError, RequestError
+
+if TYPE_CHECKING:
+    from citeqa.answer.claims import ClaimCheck
+    from citeqa.records import Answer
 
 #: The endpoints' parameters, in the order a positional call sends them.
 ENDPOINTS: dict[str, tuple[str, ...]] = {
@@ -29,34 +34,41 @@ ENDPOINTS: dict[str, tuple[str, ...]] = {
 
 
 def ask_record(
-    holder: EngineHolder, question: Any, history: Any = None, k: Any = 5, language: Any = "auto"
+    holder: EngineHolder, question: Any, history: Any = None, k: Any = DEFAULT_K, language: Any = "auto"
 ) -> dict[str, Any]:
     """The ``/ask`` API: the answer record as JSON, or ``{"error": message, "field": argument}``.
 
     ``field`` names the argument at fault (absent when no argument is, e.g. a damaged index).
     """
-    try:
+
+    def answer() -> Answer:
         request = AskRequest.from_args({"question": question, "history": history, "k": k, "language": language})
         return holder.engine.ask(
             request.question, history=request.history, k=request.k, language=engine_language(request.language)
-        ).to_dict()
-    except RequestError as exc:
-        return error_record(exc)
-    except QuestionError as exc:
-        return ApiError(error=str(exc), field="question").record()
-    except CiteqaError as exc:
-        return ApiError(error=str(exc)).record()
+        )
+
+    return _record(answer, "question")
 
 
-def check_record(holder: EngineHolder, claim: Any, k: Any = 5) -> dict[str, Any]:
+def check_record(holder: EngineHolder, claim: Any, k: Any = DEFAULT_K) -> dict[str, Any]:
     """The ``/check`` API: the claim check record as JSON, or ``{"error": message, "field": argument}``."""
-    try:
+
+    def checked() -> ClaimCheck:
         request = CheckRequest.from_args({"claim": claim, "k": k})
-        return holder.engine.check(request.claim, k=request.k).to_dict()
+        return holder.engine.check(request.claim, k=request.k)
+
+    return _record(checked, "claim")
+
+
+def _record(run: Callable[[], Answer | ClaimCheck], text_field: str) -> dict[str, Any]:
+    """``run()``'s record as JSON, or the error record: a refused argument names itself, a text the
+    engine cannot take names ``text_field``, any other citeqa error names no argument."""
+    try:
+        return run().to_dict()
     except RequestError as exc:
         return error_record(exc)
     except QuestionError as exc:
-        return ApiError(error=str(exc), field="claim").record()
+        return ApiError(error=str(exc), field=text_field).record()
     except CiteqaError as exc:
         return ApiError(error=str(exc)).record()
 
@@ -64,11 +76,13 @@ def check_record(holder: EngineHolder, claim: Any, k: Any = 5) -> dict[str, Any]
 def add_endpoints(gr, holder: EngineHolder) -> None:
     """Declare ``/ask`` and ``/check`` in the Blocks being built (inside its ``with`` block)."""
 
-    def ask(question: str, history: list[str] | None = None, k: int = 5, language: str = "auto") -> dict[str, Any]:
+    def ask(
+        question: str, history: list[str] | None = None, k: int = DEFAULT_K, language: str = "auto"
+    ) -> dict[str, Any]:
         """An answer with its cited passages (the answer record), or an error record naming the argument."""
         return ask_record(holder, question, history, k, language)
 
-    def check(claim: str, k: int = 5) -> dict[str, Any]:
+    def check(claim: str, k: int = DEFAULT_K) -> dict[str, Any]:
         """Whether the documents support a claim (the claim check record), or an error record."""
         return check_record(holder, claim, k)
 

@@ -197,41 +197,35 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
+    from citeqa.app.render import print_answer
+
     fmt = output_format(args)
     engine = _open_engine(args)
-    answer = engine.ask(args.question, history=tuple(args.history), k=args.k)
-    if fmt == "json":
-        print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
-    elif fmt == "markdown":
-        from citeqa.app.cited import document_infos
-        from citeqa.app.evidence import conversation_markdown
-
-        infos = document_infos(engine, [answer])
-        print(conversation_markdown([answer], infos, engine.data.documents), end="")
-    else:
-        from citeqa.app.render import print_answer
-
-        print_answer(answer, documents=engine.data.documents)
+    _show(engine, engine.ask(args.question, history=tuple(args.history), k=args.k), fmt, print_answer)
     return 0
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    from citeqa.app.render import print_check
+
     fmt = output_format(args)
     engine = _open_engine(args)
-    check = engine.check(args.claim, k=args.k)
+    _show(engine, engine.check(args.claim, k=args.k), fmt, print_check)
+    return 0
+
+
+def _show(engine: Engine, record, fmt: str, print_text: Callable[..., None]) -> None:
+    """An answer or claim check record as JSON, as the chat's Markdown download, or as text."""
     if fmt == "json":
-        print(json.dumps(check.to_dict(), ensure_ascii=False, indent=2))
+        print(json.dumps(record.to_dict(), ensure_ascii=False, indent=2))
     elif fmt == "markdown":
         from citeqa.app.cited import document_infos
         from citeqa.app.evidence import conversation_markdown
 
-        infos = document_infos(engine, [check])
-        print(conversation_markdown([check], infos, engine.data.documents), end="")
+        infos = document_infos(engine, [record])
+        print(conversation_markdown([record], infos, engine.data.documents), end="")
     else:
-        from citeqa.app.render import print_check
-
-        print_check(check, documents=engine.data.documents)
-    return 0
+        print_text(record, documents=engine.data.documents)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:

@@ -54,24 +54,22 @@ def _checked(check, schema_type: Any) -> PlainValidator:
     return PlainValidator(check, json_schema_input_type=schema_type)
 
 
-def _claim(value: Any) -> str:
+def _text(name: str, value: Any) -> str:
+    """A question or claim: text of at most ``MAX_QUESTION_CHARS`` characters. Emptiness is judged by
+    the engine after cleaning (a question of control characters is empty)."""
     if not isinstance(value, str):
-        raise RequestError("claim", f"the claim must be text, not {_kind(value)}")
+        raise RequestError(name, f"the {name} must be text, not {_kind(value)}")
     if len(value) > MAX_QUESTION_CHARS:
-        raise RequestError(
-            "claim", f"the claim is too long ({len(value)} characters; the limit is {MAX_QUESTION_CHARS})"
-        )
-    return value  # emptiness is judged after cleaning, as for a question
+        raise RequestError(name, f"the {name} is too long ({len(value)} characters; the limit is {MAX_QUESTION_CHARS})")
+    return value
+
+
+def _claim(value: Any) -> str:
+    return _text("claim", value)
 
 
 def _question(value: Any) -> str:
-    if not isinstance(value, str):
-        raise RequestError("question", f"the question must be text, not {_kind(value)}")
-    if len(value) > MAX_QUESTION_CHARS:
-        raise RequestError(
-            "question", f"the question is too long ({len(value)} characters; the limit is {MAX_QUESTION_CHARS})"
-        )
-    return value  # emptiness is judged by the engine after cleaning (a question of control characters is empty)
+    return _text("question", value)
 
 
 def _history(value: Any) -> tuple[str, ...]:
