@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from citeqa.app import evaluate_tab as view
+from citeqa.app.eval_page import compare_evaluation, start_evaluation
 from citeqa.app.eval_runner import CANCELLED, DONE, FAILED, EvaluationRunner, RunRefused
-from citeqa.app.ui import EngineHolder, EvalSettings, compare_evaluation, default_qa_dir, start_evaluation
+from citeqa.app.holder import EngineHolder, EvalSettings, default_qa_dir
 from citeqa.evaluation import QAItem, contains_answer, load_qa, score_question, summarize
 from citeqa.evaluation.matching import answer_spans
 from citeqa.records import Answer, Citation, Span
@@ -259,10 +260,10 @@ def test_default_qa_dir_is_eval_beside_the_corpus(tmp_path: Path):
 
 
 def test_serve_has_an_eval_dir_option():
-    from citeqa.app import cli
+    from citeqa.app import cli_args
 
-    assert cli._parser().parse_args(["serve", "--eval-dir", "qa"]).eval_dir == Path("qa")
-    assert cli._parser().parse_args(["serve"]).eval_dir is None
+    assert cli_args.parser().parse_args(["serve", "--eval-dir", "qa"]).eval_dir == Path("qa")
+    assert cli_args.parser().parse_args(["serve"]).eval_dir is None
 
 
 # --------------------------------------------------------------------------- the runner
@@ -416,7 +417,7 @@ def test_compare_with_uploaded_predictions_and_with_the_previous_run(runner: Eva
 
 
 def test_the_chat_answers_while_a_run_waits(holder: EngineHolder, runner: EvaluationRunner, gated_engine):
-    from citeqa.app.ui import chat_turn
+    from citeqa.app.chat_turns import chat_turn
 
     gated = gated_engine(holder.engine)
     holder.swap(gated)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -65,12 +65,15 @@ class Engine:
         embedder: Embedder | None = None,
         reader: ReaderMode = "auto",
         overrides: Mapping[str, Any] | None = None,
+        embedder_factory: Callable[[str], Embedder] = load_embedder,
     ) -> Engine:
         """Open an index; ``model`` (if given) must be the one it was built with. ``reader``:
         "auto" uses the trained reader where a scorer was fitted with it for the model, "on"
         insists, "off" keeps the faster reader-less path. The settings are those fitted for the
         index's model, with ``overrides`` changed by name (``{"pool": 20}``; see
-        :meth:`AnswerSettings.with_overrides`; an unknown name is a :class:`ConfigError`)."""
+        :meth:`AnswerSettings.with_overrides`; an unknown name is a :class:`ConfigError`).
+        Without ``embedder``, ``embedder_factory`` makes the one for the model (the CLI's tests
+        pass a model-free one)."""
         data = load_index(Path(index_dir))
         check_model(data.manifest, model)
         chosen = make_reader(data.manifest.model, reader)
@@ -78,7 +81,7 @@ class Engine:
         if overrides:
             settings = settings.with_overrides(overrides)
         if embedder is None:
-            embedder = load_embedder(data.manifest.model if model is None else model)
+            embedder = embedder_factory(data.manifest.model if model is None else model)
         return cls(data, embedder, settings, Path(index_dir), chosen)
 
     @property
