@@ -416,8 +416,8 @@ def build_index(
 ) -> IndexReport:
     """Build or refresh the index of ``corpus`` in ``index_dir``: the public form of :func:`update_index`.
 
-    The embedder is ``embedder`` if given, else the sentence-transformers ``model`` (default:
-    all-MiniLM-L6-v2, shipped as a package). Unchanged documents reuse their vectors.
+    The embedder is ``embedder`` if given, else the one for ``model`` (default:
+    multilingual-e5-small; a sentence-transformers name or path works too). Unchanged documents reuse their vectors.
     """
     if embedder is None:
         from citeqa.embedding import DEFAULT_MODEL, load_embedder

@@ -138,12 +138,10 @@ def read_html(raw: bytes) -> Extracted:
 def read_pdf(raw: bytes) -> Extracted:
     """Text of each PDF page joined by blank lines, remembering where each page lies."""
     import io
-    import logging
 
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = PdfReader(io.BytesIO(raw))
         texts, total = [], 0
