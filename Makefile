@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test test-fast lint format install install-test browser index eval clean
+.PHONY: run test test-fast lint format install install-test browser index eval docs clean
 
 run: $(VENV)/.installed
 	$(BIN)/citeqa index
@@ -30,6 +30,11 @@ lint: $(VENV)/.installed-test
 format: $(VENV)/.installed-test
 	$(BIN)/ruff check --fix src tests eval bench training
 	$(BIN)/ruff format src tests eval bench training
+
+# The API reference of the public API (`from citeqa import ...`), as HTML in docs/api/ (not committed);
+# tests/test_api_docs.py renders the same with the same options.
+docs: $(VENV)/.installed-test
+	$(BIN)/pdoc --docformat restructuredtext --output-directory docs/api citeqa
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test

@@ -51,3 +51,24 @@ def test_a_reader_span_cut_inside_a_word_is_widened_to_the_whole_word():
     assert whole_words(text, 8, 15) == (8, 17)  # "60 tonn" -> "60 tonnes"
     assert whole_words(text, 9, 17) == (8, 17)  # "0 tonnes" -> "60 tonnes"
     assert whole_words(text, 8, 17) == (8, 17) and whole_words(text, 0, len(text)) == (0, len(text))
+
+
+def test_a_sentence_said_twice_is_placed_at_the_copy_that_was_chosen(tmp_path: Path, embedder):
+    from citeqa.index.builder import update_index
+
+    said = "Its height is 32 metres."
+    text = f"Notes\n\n{said}\n\nThe Greyhill lighthouse was restored in 2004. {said}\n"
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "twice.txt").write_text(text, encoding="utf-8")
+    update_index(corpus, tmp_path / "index", embedder)
+    engine = Engine.open(tmp_path / "index", embedder=embedder)
+    trace = engine.trace("What is the height of the Greyhill lighthouse?")
+    answer, chosen = trace.answer, trace.chosen_span
+    assert answer.answer == said and chosen is not None
+    second = text.rindex(said)
+    assert (answer.answer_span.start, answer.answer_span.end) == (chosen.candidate.start, chosen.candidate.end)
+    assert answer.answer_span.start == second != text.index(said)  # the copy read in its context, not the first
+    assert text[answer.answer_span.start : answer.answer_span.end] == said
+    short = answer.short_answer_span
+    assert answer.short_answer == "32 metres" and text[short.start : short.end] == "32 metres" and short.start > second

@@ -2,8 +2,8 @@
 it, or nothing?
 
 A claim ("GLM-5 tiene unos 800 mil millones de parámetros") is searched like a question
-(:meth:`citeqa.engine.Engine.trace`); every sentence of the retrieved passages is then judged
-against it (:mod:`citeqa.answer.judge`, with the claim taken apart by
+(:meth:`citeqa.engine.Engine.claim_inputs`); every sentence of the retrieved passages is then
+judged against it (:mod:`citeqa.answer.judge`, with the claim taken apart by
 :mod:`citeqa.answer.claim_parts`): ``supported`` only when one sentence (with the lead or heading
 it continues) carries the claim's names, its values and its words; ``conflicting`` when such a
 sentence gives another value in the claim's place; ``not_found`` otherwise. The evidence quotes

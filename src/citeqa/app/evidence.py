@@ -77,8 +77,7 @@ def answer_quotes(
     """One quote per citation: the answer itself for [1] (where it is in the passage), else the passage."""
     out = []
     for n, c in enumerate(answer.citations, start=1):
-        a = c.text.find(answer.answer) if n == 1 and answer.answer and not answer.abstained else -1
-        span = (a, a + len(answer.answer or "")) if a >= 0 else (None, None)
+        span = (answer.answer_in(c) if n == 1 else None) or (None, None)
         out.append(cited_quote(c, *span, info=(infos or {}).get(c.doc_id), document=(documents or {}).get(c.doc_id)))
     return out
 

@@ -2,7 +2,7 @@
 
 Which languages those are is data (``languages.json``, see docs/languages.md), not a list in
 code: :func:`detected_languages` are the embedding model's languages that lingua also knows,
-:data:`SUPPORTED` those of them that also have a Snowball stemmer. Restricting the candidates
+:func:`supported_languages` those of them that also have a Snowball stemmer. Restricting the candidates
 matters: with every language loaded, short Spanish and Portuguese questions are often taken
 for Galician, Catalan or Italian, so a question is only ever read as one of the corpus's
 languages or of :data:`QUESTION_LANGUAGES` (:func:`question_candidates`). The detector is
