@@ -102,6 +102,9 @@ def test_citeqa_index_reports_languages_and_warns_once_per_unstemmed_one(keyword
     out = capsys.readouterr().out
     assert "languages: uk " in out and "(2 documents)" in out and "de " in out
     assert out.count("no stemmer for uk") == 1 and "no stemmer for de" not in out
+    assert keyword_cli(["index", "--corpus", str(corpus), "--index", str(tmp_path / "idx")]) == 0
+    again = capsys.readouterr().out
+    assert "up to date" in again and "(2 documents)" in again  # unchanged documents are counted too
 
 
 @pytest.mark.parametrize("path", ["eval/de/qa.jsonl", "eval/fr/qa.jsonl"])
