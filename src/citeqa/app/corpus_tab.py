@@ -59,13 +59,13 @@ def remove(holder: EngineHolder, settings: UploadSettings, doc_id: Any, confirme
 def upload(holder: EngineHolder, settings: UploadSettings, files: list[Any] | None, progress=None):
     """Add uploaded files (or, with none, re-scan the corpus) and swap in the new index."""
     if settings.corpus is None:
-        return "Uploads are disabled for this server.", corpus_view(holder), ""
+        return corpus_labels("en")["uploads_off"], corpus_view(holder), ""
     pairs = [(Path(upload_path(f)), upload_name(f)) for f in (files or [])]
     step = (lambda fraction, text: progress(fraction, desc=text)) if progress is not None else None
     with holder.index_lock:
         engine = holder.engine
         if engine.index_dir is None:
-            return "This index cannot be updated.", corpus_view(holder), ""
+            return corpus_labels("en")["fixed_index"], corpus_view(holder), ""
         result = add_files(
             pairs, settings.corpus, engine.index_dir, engine.embedder, settings.max_bytes, step, settings.budget
         )
