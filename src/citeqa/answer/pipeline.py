@@ -14,14 +14,17 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Literal
 
 import numpy as np
 
 from citeqa.answer.answer_types import expected_type, highlight_in, short_answer_in
 from citeqa.answer.backend import RetrievalBackend
-from citeqa.answer.claims import ClaimThresholds, claim_thresholds
 from citeqa.answer.features import FEATURES, Passage, candidate_features
+from citeqa.answer.judge import ClaimThresholds, claim_thresholds
+from citeqa.answer.questions import alternatives
+from citeqa.answer.questions import words as words_of
 from citeqa.answer.reading import ReadSpan, best_inside, read_spans, reader_features
 from citeqa.answer.retrieval import RetrievalSettings, Retriever, prefer_language
 from citeqa.answer.scoring import ScoringModel, load_scoring, read_weights
@@ -290,7 +293,7 @@ class AnswerPipeline:
             )
         if short is None and mode == "rules-then-reader":
             short = _reader_short(cand, read)
-        key = short if short is not None else highlight_in(cand.text, kind, words_asked)
+        key = short if short is not None else highlight_in(cand.text, kind, words_asked, cand.lang)
         highlight = Highlight(*key) if key is not None else None
         short_answer = cand.text[short[0] : short[1]] if short is not None else None
         return Answer(
@@ -359,18 +362,18 @@ class _Clock:
         return self.timings["total"]
 
 
-_FOLLOW_UP = re.compile(
-    r"^\W*(and|also|what about|y|e|tambien|tambem|ademas|alem disso|y que|e que|e o|e a|y el|y la)\b"
-    r"|\b(it|its|it's|they|them|their|this|that|those|these|he|she|"
-    r"eso|esto|ese|esa|ello|ella|ellos|ellas|dicho|dicha|su|sus|"
-    r"isso|isto|esse|essa|ele|ela|eles|elas|dele|dela|seu|sua|seus|suas|o mesmo|a mesma)\b"
-)
+@cache
+def _follow_up() -> re.Pattern[str]:
+    """A leading "and"/"y"/"e" or a pronoun: the words of each language's ``follow_up_starts`` and
+    ``follow_up_pronouns`` lists (:mod:`citeqa.text.lexicon`), folded."""
+    starts, pronouns = words_of("follow_up_starts"), words_of("follow_up_pronouns")
+    return re.compile(rf"^\W*({alternatives(starts)})\b|\b({alternatives(pronouns)})\b")
 
 
 def is_follow_up(question: str, n_terms: int) -> bool:
     """Whether a question leans on the previous one (a leading "and", a pronoun, no topic)."""
     folded = fold_accents(question.casefold())
-    return n_terms <= 1 or _FOLLOW_UP.search(folded) is not None
+    return n_terms <= 1 or _follow_up().search(folded) is not None
 
 
 def clean_question(question: object) -> str:
