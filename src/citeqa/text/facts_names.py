@@ -49,8 +49,11 @@ def connectors() -> frozenset[str]:
 
 @cache
 def _leading() -> frozenset[str]:
-    """Words dropped from the start of a name at a clause start: stopwords and the facts' function words."""
-    return stopwords("en") | frozenset(shared_list("facts", "function_words"))
+    """Words dropped from the start of a name at a clause start: stopwords, the facts' function
+    words and the wh-words ("What 2026 proved..." names nothing)."""
+    return (
+        stopwords("en") | frozenset(shared_list("facts", "function_words")) | frozenset(shared_list("questions", "wh"))
+    )
 
 
 def _is_token(token: str) -> bool:
