@@ -47,7 +47,8 @@ def _place_pattern() -> re.Pattern[str]:
 
 def _spans(text: str, kind: AnswerType, lang: str | None) -> list[tuple[int, int]]:
     """Offsets of the facts of ``kind`` in ``text`` (a quantity's or a price's measure: "200 mil"
-    of "200 mil coches")."""
+    of "200 mil coches"). A number in words answers only with its unit of measure ("tres
+    trimestres", not "duas clareiras"): alone it is more often part of a phrase than the answer."""
     if kind is AnswerType.NAME:
         return [(f.start, f.end) for f in find_names(text)]
     if kind is AnswerType.PLACE:
@@ -56,7 +57,11 @@ def _spans(text: str, kind: AnswerType, lang: str | None) -> list[tuple[int, int
     if kind is AnswerType.DATE:
         return [(f.start, f.end) for f in dates]
     money = kind is AnswerType.PRICE
-    return [f.measure for f in find_quantities(text, lang, dates) if (f.type == "money") is money]
+    return [
+        f.measure
+        for f in find_quantities(text, lang, dates)
+        if (f.type == "money") is money and (not f.spelled or f.measure[1] > f.start + len(f.text.split()[0]))
+    ]
 
 
 def find_entities(

@@ -19,7 +19,7 @@ the language-free rules: digits, years, unit symbols, currency signs, capitalise
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 
 from citeqa.text import facts_words as fw
@@ -47,8 +47,9 @@ class Fact:
     """A date, quantity or name at ``text[start:end]``.
 
     A quantity has ``number`` (scale words applied) and ``unit`` (a :func:`unit_key`, "" when
-    none is written); a date has ``date``. ``measure_end`` (``end`` unless less) ends the part a
-    short answer shows: the number with its scale and unit of measure, without a counted noun.
+    none is written, ``spelled`` when the number is in words); a date has ``date``.
+    ``measure_end`` (``end`` unless less) ends the part a short answer shows: the number with its
+    scale and unit of measure, without a counted noun.
     """
 
     kind: str  #: "date", "quantity" or "name"
@@ -59,6 +60,7 @@ class Fact:
     unit: str = ""
     date: DatePoint | None = None
     measure_end: int = -1
+    spelled: bool = False  #: the number is written in words ("tres trimestres")
 
     @property
     def measure(self) -> tuple[int, int]:
@@ -228,6 +230,8 @@ def _unit_after(text: str, end: int) -> tuple[str, int, int]:
             continue
         if folded(lowered) in _function_words() or word[:1].isdigit():
             return "", end, end
+        if folded(lowered) in fw.measure_units():  # "187.000 toneladas", though it ends like a participle
+            return _unit(word, m.end(), end, glued or names > 0)
         if is_name or _not_a_noun().search(folded(lowered)):
             return "", end, end  # "de 7 mil millones responsable de...": the noun was said before
         return _unit(word, m.end(), end, glued or names > 0)
@@ -349,7 +353,7 @@ def _quantities(text: str, lang: str | None, taken: tuple[tuple[int, int], ...])
         if fact is not None and not _in_name(names, text, fact):
             out.append(fact)
     for a, b, value in number_words(text, lang) if lang != "" else []:
-        fact = _quantity(text, a, b, value, "")
+        fact = replace(_quantity(text, a, b, value, ""), spelled=True)
         clash = any(x < fact.end and fact.start < y for x, y in taken)
         if fact.unit and not clash and not any(f.start < fact.end and fact.start < f.end for f in out):
             out.append(fact)
