@@ -138,8 +138,9 @@ def _question_start() -> re.Pattern[str]:
 
 def looks_like_claim(text: str) -> bool:
     """Whether the chat's "auto" mode checks ``text`` as a claim instead of answering it: no question
-    mark, no question or request word first (any language with a word list), at least three words, and it ends with a full
-    stop or states a number or date. Conservative: anything else is asked as a question."""
+    mark, no question or request word first (in any language with a word list), at least three
+    words, and it ends with a full stop or states a number or date. Conservative: anything else is
+    asked as a question."""
     cleaned = " ".join(str(text).split())
     if not cleaned or "?" in cleaned or "¿" in cleaned:
         return False

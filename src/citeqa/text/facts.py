@@ -132,6 +132,7 @@ def unit_key(word: str) -> str:
 
 
 _NUMBER_TOKEN = re.compile(r"(?<![\w])\d+(?:[.,]\d+)*(?:[a-zA-Z%]+)?")
+_NEXT_WORD = re.compile(r"[\s\-]*(%|[^\W\d_][\w\-]*|\d+[\w]*)")
 _WORD_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
@@ -215,7 +216,7 @@ def _unit_after(text: str, end: int) -> tuple[str, int, int]:
     offset, names, glued = end, 0, False
     limit = min(len(text), end + 80)
     while True:
-        m = re.compile(r"[\s\-]*(%|[^\W\d_][\w\-]*|\d+[\w]*)").match(text, offset, limit)
+        m = _NEXT_WORD.match(text, offset, limit)
         if m is None:
             return "", end, end
         word, lowered = m.group(1), m.group(1).casefold()
