@@ -33,6 +33,11 @@ def _data(lang: str) -> dict:
     path = _DIR / f"{lang}.json"
     if not _NAME.fullmatch(lang) or not path.exists():
         return {}
+    return load(path)
+
+
+def load(path: Path) -> dict:
+    """A word-list file, checked against the format (README.md); ConfigError when it is not one."""
     try:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
@@ -40,7 +45,25 @@ def _data(lang: str) -> dict:
     for key, words in [("value_prepositions", data.get("value_prepositions", [])), *data.get("concepts", {}).items()]:
         if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
             raise ConfigError(f"{path}: {key!r} must list words")
+    for section in ("facts", "names", "questions"):
+        for key, value in (data.get(section) or {}).items():
+            if not _well_formed(value):
+                raise ConfigError(f"{path}: {section}.{key} must be a list of words or a table of words")
     return data
+
+
+def _well_formed(value: Any) -> bool:
+    """A list of words, a flag, or a table from words to numbers, roles or lists of words."""
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, list):
+        return all(isinstance(w, str) for w in value)
+    if isinstance(value, dict):
+        return all(
+            isinstance(k, str) and (v is None or isinstance(v, (int, float, str)) or _well_formed(v))
+            for k, v in value.items()
+        )
+    return False
 
 
 @cache
