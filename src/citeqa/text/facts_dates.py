@@ -96,6 +96,7 @@ def _elliptic() -> re.Pattern[str]:
 
 
 def _group(m: re.Match[str], *names: str) -> str | None:
+    """The first of the named groups that the pattern has and the match filled."""
     return next((m.group(n) for n in names if n in m.re.groupindex and m.group(n)), None)
 
 
@@ -145,6 +146,12 @@ def _in_name(spans: tuple[tuple[int, int], ...], text: str, a: int, b: int) -> b
     return any(x <= a and b <= y and " " in text[x:y] for x, y in spans)
 
 
+def _period_in_year(m: re.Match[str]) -> bool:
+    """ "Q4", "H2", "2S": there are that many such periods in a year (no "H3")."""
+    length = fw.period_abbreviations().get((_group(m, "letter", "letter2") or "").lower()) or 12
+    return int(_group(m, "n", "n2") or 0) <= 12 // length
+
+
 def _not_the_common_word(text: str, m: re.Match[str]) -> bool:
     """ "31 de marzo", "May 5", but not "3 may" (a verb) nor "el marco 2" (a frame)."""
     word = text[slice(*m.span("month"))]
@@ -157,10 +164,7 @@ _ACCEPT: dict[str, Callable[[str, re.Match[str]], bool]] = {
     "md": _not_the_common_word,
     "m": lambda text, m: _bare_month_ok(text, *m.span()),
     "old": lambda text, m: _after_date_word(text, m.start()),
-    "ly": lambda text, m: (
-        int(_group(m, "n", "n2") or 0)
-        <= 12 // (fw.period_abbreviations().get((_group(m, "letter", "letter2") or "").lower()) or 12)
-    ),
+    "ly": lambda text, m: _period_in_year(m),
 }
 
 
