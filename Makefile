@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test lint format install install-test browser index eval clean
+.PHONY: run test test-fast lint format install install-test browser index eval docs clean
 
 run: $(VENV)/.installed
 	$(BIN)/citeqa index
@@ -17,6 +17,10 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed-test browser
 	$(BIN)/python -m pytest
+
+# The edit loop: everything but the real model, the browser and Ray (`make test` runs them all).
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m "not slow and not browser and not ray"
 
 # ruff: the rules and the format are in pyproject.toml; .ci/run lints before it tests.
 lint: $(VENV)/.installed-test
@@ -26,6 +30,11 @@ lint: $(VENV)/.installed-test
 format: $(VENV)/.installed-test
 	$(BIN)/ruff check --fix src tests eval bench training
 	$(BIN)/ruff format src tests eval bench training
+
+# The API reference of the public API (`from citeqa import ...`), as HTML in docs/api/ (not committed);
+# tests/test_api_docs.py renders the same with the same options.
+docs: $(VENV)/.installed-test
+	$(BIN)/pdoc --docformat restructuredtext --output-directory docs/api citeqa
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test

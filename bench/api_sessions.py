@@ -38,8 +38,9 @@ def main() -> int:
     parser.add_argument("--every", type=int, default=250)
     args = parser.parse_args()
 
-    from citeqa.app import server
-    from citeqa.app.ui import EngineHolder, UploadSettings, guarded_app
+    from citeqa.app import guard_rules, serving
+    from citeqa.app.holder import EngineHolder, UploadSettings
+    from citeqa.app.ui import guarded_app
     from citeqa.embedding.keyword import KeywordEmbedder
     from citeqa.engine import Engine
     from citeqa.index.builder import update_index
@@ -49,11 +50,11 @@ def main() -> int:
         shutil.copytree(REPO / "tests" / "data" / "corpus", corpus)
         update_index(corpus, Path(tmp) / "index", KeywordEmbedder())
         holder = EngineHolder(Engine.open(Path(tmp) / "index", embedder=KeywordEmbedder()))
-        sock = server.bind("127.0.0.1", 0)
-        policy = server.policy_for("127.0.0.1", sock.getsockname()[1], upload_dir=Path(tmp) / "cache")
+        sock = serving.bind("127.0.0.1", 0)
+        policy = guard_rules.policy_for("127.0.0.1", sock.getsockname()[1])
         app = guarded_app(holder, UploadSettings(corpus), policy)
         states = app.state.blocks.state_holder
-        running = server.Running(app, sock, "127.0.0.1")
+        running = serving.Running(app, sock, "127.0.0.1")
         print(f"{'calls':>6} {'RSS MB':>8} {'session states':>15} {'s':>6}")
         started = time.monotonic()
         try:

@@ -60,14 +60,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from citeqa.embedding.sbert import (  # noqa: E402
-    MINILM,
-    SentenceTransformerEmbedder,
-    _exported,
-    _onnx_layout,
-    cache_dir,
-    resolve_model_path,
-)
+from citeqa.embedding.onnx_export import cache_dir, exported  # noqa: E402
+from citeqa.embedding.onnx_runtime import onnx_layout  # noqa: E402
+from citeqa.embedding.sbert import MINILM, SentenceTransformerEmbedder, resolve_model_path  # noqa: E402
 
 LAYERS, HIDDEN, FFN, HEADS = 6, 384, 1536, 12  #: all-MiniLM-L6-v2
 WARM_UP = 16  #: passages encoded, untimed, before a lever is timed
@@ -297,9 +292,9 @@ class CiteqaRunner:
 def model_files(work: Path) -> dict[str, Callable[[], Path]]:
     """Lazily made model files: the citeqa export and variants derived from it in ``work``."""
     folder = Path(resolve_model_path(MINILM))
-    layout = _onnx_layout(folder)
+    layout = onnx_layout(folder)
     assert layout is not None
-    fp32 = _exported(folder, layout, quantized=False)
+    fp32 = exported(folder, layout, quantized=False)
     work.mkdir(parents=True, exist_ok=True)
 
     def fused() -> Path:
@@ -333,7 +328,7 @@ def model_files(work: Path) -> dict[str, Callable[[], Path]]:
     }  # fused ops have no inferred types
     return {
         "fp32": lambda: fp32,
-        "citeqa-int8": lambda: _exported(folder, layout, quantized=True),
+        "citeqa-int8": lambda: exported(folder, layout, quantized=True),
         "int8-all-ops": quantized(lambda: fp32, "model-int8-all-ops.onnx", weight_type=QuantType.QInt8),
         "fused": fused,
         "int8-pc": quantized(lambda: fp32, "model-int8-matmul-pc.onnx", weight_type=QuantType.QInt8, **matmul),

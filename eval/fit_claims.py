@@ -78,9 +78,9 @@ def fold_of(claim_id: str, folds: int) -> int:
 def features(engine: Engine, path: Path) -> list[Claim]:
     out = []
     for item in load_claims(path):
-        trace, cands, dense = engine.claim_inputs(item.claim)
-        parts = analyse_claim(trace.question, trace.language)
-        judged = judge_candidates(parts, trace.hits, cands, dense, engine.data.documents)
+        inputs = engine.claim_inputs(item.claim)
+        parts = analyse_claim(inputs.claim, inputs.language)
+        judged = judge_candidates(parts, inputs.hits, inputs.candidates, inputs.similarities, engine.data.documents)
         rows = [j.judgement.row() for j in judged]
         out.append(Claim(item.id, item.verdict, np.asarray(rows, dtype=float).reshape(-1, len(FEATURES))))
     return out

@@ -42,7 +42,6 @@ import numpy as np
 from citeqa import evaluation as ev
 from citeqa.answer.features import FEATURES
 from citeqa.answer.pipeline import Trace, choose_span
-from citeqa.answer.retrieval import RetrievalSettings
 from citeqa.answer.scoring import (
     RANKER_MARGIN,
     RANKER_SCORE,
@@ -350,13 +349,12 @@ def main() -> int:
     sets = [tuple(s.split("=", 1)) for s in args.set]
     questions, engines = [], []
     for qa, index in sets:
-        engine = Engine.open(index, reader="off")
-        if args.dense_weight is not None or args.reader:
-            fusion = engine.settings.retrieval
-            if args.dense_weight is not None:
-                fusion = RetrievalSettings(dense_weight=args.dense_weight, lexical_weight=1 - args.dense_weight)
-            reader = Reader() if args.reader else None
-            engine = Engine(engine.data, engine.embedder, replace(engine.settings, retrieval=fusion), reader=reader)
+        overrides = {}
+        if args.dense_weight is not None:
+            overrides = {"retrieval.dense_weight": args.dense_weight, "retrieval.lexical_weight": 1 - args.dense_weight}
+        engine = Engine.open(index, reader="off", overrides=overrides)
+        if args.reader:  # features with the reader, scored by the reader-less settings until refitted
+            engine = Engine(engine.data, engine.embedder, engine.settings, reader=Reader())
         engines.append(engine)
         questions += collect(engine, qa, ev.load_qa(Path(qa)))
     if args.generic:

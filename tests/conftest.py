@@ -59,6 +59,28 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ["GRADIO_TEMP_DIR"] = old
 
 
+def _cache_bytes(folder: Path) -> int:
+    """Bytes of the files under ``folder``."""
+    return sum(p.lstat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+@pytest.fixture
+def empty_cache(cache_dir: Path) -> Path:
+    """The module's upload cache with whatever earlier tests left in it removed."""
+    for item in cache_dir.iterdir():
+        if item.is_dir() and not item.is_symlink():
+            shutil.rmtree(item, ignore_errors=True)
+        else:
+            item.unlink(missing_ok=True)
+    return cache_dir
+
+
+@pytest.fixture(scope="session")
+def cache_bytes():
+    """``cache_bytes(folder)``: bytes of the files in an upload cache."""
+    return _cache_bytes
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     """The repository's root folder."""
@@ -84,7 +106,7 @@ def keyword_cli():
 
 def _make_holder(folder: Path):
     """An engine (keyword embedder) over the fixture corpus plus the XSS document."""
-    from citeqa.app.ui import EngineHolder
+    from citeqa.app.holder import EngineHolder
     from citeqa.engine import Engine
     from citeqa.index.builder import update_index
 
@@ -106,7 +128,9 @@ def _start_app(folder: Path, auth: tuple[str, str] | None = None, qa_dir: Path |
 
     ``qa_dir`` holds the QA files the Evaluate tab offers (none by default).
     """
-    from citeqa.app.ui import CSS, EvalSettings, UploadSettings, build_app
+    from citeqa.app.assets import CSS
+    from citeqa.app.holder import EvalSettings, UploadSettings
+    from citeqa.app.ui import build_app
 
     holder, corpus = _make_holder(folder)
     app = build_app(holder, UploadSettings(corpus), EvalSettings(qa_dir))
@@ -201,26 +225,29 @@ class Served:
         quota: int | None = None,
         max_upload: int = 1 << 20,
         qa_dir: Path | None = None,
+        max_age_s: int | None = None,
     ) -> None:
-        from citeqa.app import server
-        from citeqa.app.ui import EvalSettings, UploadSettings, guarded_app
+        from citeqa.app import guard_rules, serving
+        from citeqa.app.holder import EvalSettings, UploadSettings
+        from citeqa.app.ui import guarded_app
 
         self.holder, self.corpus = _make_holder(folder)
         self.cache = cache
-        sock = server.bind("127.0.0.1", 0)
+        sock = serving.bind("127.0.0.1", 0)
         self.port = sock.getsockname()[1]
-        policy = server.policy_for("127.0.0.1", self.port, allowed_hosts, max_upload_bytes=max_upload, upload_dir=cache)
+        policy = guard_rules.policy_for("127.0.0.1", self.port, allowed_hosts, max_upload_bytes=max_upload)
         if quota is not None:
-            policy = server.Policy(
+            policy = guard_rules.Policy(
                 bind_host="127.0.0.1",
                 port=self.port,
                 allowed_hosts=allowed_hosts,
-                upload_dir=cache,
                 upload_quota_bytes=quota,
             )
-        app = guarded_app(self.holder, UploadSettings(self.corpus, max_upload), policy, auth, EvalSettings(qa_dir))
+        ages = {} if max_age_s is None else {"max_age_s": max_age_s, "sweep_every_s": 1}
+        uploads = UploadSettings(self.corpus, max_upload, **ages)
+        app = guarded_app(self.holder, uploads, policy, auth, EvalSettings(qa_dir))
         self.evaluations = app.state.blocks.evaluations
-        self.running = server.Running(app, sock, "127.0.0.1")
+        self.running = serving.Running(app, sock, "127.0.0.1")
         self.url = self.running.url
 
     def client(self) -> httpx.Client:
@@ -246,8 +273,9 @@ class Served:
 
 @pytest.fixture(scope="session")
 def guarded_server():
-    """``guarded_server(folder, cache, auth=None, allowed_hosts=(), quota=None, max_upload=1 MiB, qa_dir=None)``:
-    the app behind server.Guard in a thread, over the fixture corpus; ``.url``, ``.client()``, ``.close()``."""
+    """``guarded_server(folder, cache, auth=None, allowed_hosts=(), quota=None, max_upload=1 MiB, qa_dir=None,
+    max_age_s=None)``:
+    the app behind guard.Guard in a thread, over the fixture corpus; ``.url``, ``.client()``, ``.close()``."""
     return Served
 
 

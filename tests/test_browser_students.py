@@ -98,7 +98,8 @@ def test_download_the_conversation_as_markdown_and_json(browser, served, tmp_pat
 
 
 def test_a_citation_opens_the_whole_document_at_the_passage(browser, served):
-    from citeqa.app.ui import UploadSettings, upload
+    from citeqa.app.corpus_tab import upload
+    from citeqa.app.holder import UploadSettings
 
     url, holder, corpus = served
     filler = "\n\n".join(

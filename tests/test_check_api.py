@@ -8,9 +8,12 @@ import pytest
 
 from citeqa.answer.claims import looks_like_claim
 from citeqa.app import display
+from citeqa.app.api import check_record
+from citeqa.app.chat_turns import conversation_turn, open_document
+from citeqa.app.corpus_tab import remove
+from citeqa.app.holder import EngineHolder, UploadSettings
 from citeqa.app.removal import corpus_file, recover_removals, remove_document
-from citeqa.app.ui import EngineHolder, UploadSettings, check_record, conversation_turn, open_document, remove
-from citeqa.app.validation import MISSING, validate_check
+from citeqa.app.validation import CheckRequest, validate_check
 from citeqa.errors import RequestError, UploadError
 
 
@@ -35,8 +38,9 @@ def test_check_api_through_gradio_client(served: str):
 def test_check_record_and_validation(holder: EngineHolder):
     assert check_record(holder, ["not", "text"], 3) == {"error": "the claim must be text, not a list", "field": "claim"}
     assert check_record(holder, "A claim.", True)["field"] == "k"
-    with pytest.raises(RequestError, match="missing argument: k"):
-        validate_check("A claim.", MISSING)
+    assert validate_check("A claim.") == CheckRequest(claim="A claim.", k=5)  # an omitted k takes its default
+    with pytest.raises(RequestError, match=r"missing argument: claim \(/check takes claim, k\)"):
+        CheckRequest.from_args({"k": 3})
     assert check_record(holder, "The windmill of Greyhill was built in 1760.", 1)["verdict"] == "supported"
 
 
@@ -168,7 +172,7 @@ def test_recover_removals_after_a_crash(tmp_path: Path):
 
 
 def test_a_broken_docx_upload_is_refused_in_one_line_and_changes_nothing(tmp_path: Path, make_holder):
-    from citeqa.app.ui import upload
+    from citeqa.app.corpus_tab import upload
 
     holder, corpus = make_holder(tmp_path)
     before, files = holder.engine, sorted(p.name for p in corpus.rglob("*"))

@@ -193,7 +193,7 @@ def test_engine_check_on_the_fixture_corpus(built_index, embedder):
         engine.check("")
 
 
-def test_checking_a_claim_encodes_it_once(built_index, embedder, monkeypatch):
+def test_checking_a_claim_encodes_it_once_and_runs_no_answer_stage(built_index, embedder, monkeypatch):
     import citeqa.engine as engine_module
     from citeqa.engine import Engine
 
@@ -201,9 +201,11 @@ def test_checking_a_claim_encodes_it_once(built_index, embedder, monkeypatch):
     calls = []
     real = engine_module.encode_queries
     monkeypatch.setattr(engine_module, "encode_queries", lambda e, texts: calls.append(list(texts)) or real(e, texts))
+    for stage in ("extract", "choose", "record", "read"):  # a claim is retrieved and judged, never answered
+        monkeypatch.setattr(engine.pipeline, stage, lambda *a, stage=stage, **kw: pytest.fail(f"{stage} ran"))
     first = engine.check("El faro de Punta Brava se construyó en 1887.", k=2)
-    assert len(calls) == 1
-    again = engine.check("El faro de Punta Brava se construyó en 1887.", k=2)
-    assert len(calls) == 1 and again.verdict == first.verdict == SUPPORTED
-    engine.ask("¿Cuándo se construyó el faro de Punta Brava?")
-    assert len(calls) == 2
+    assert calls == [["El faro de Punta Brava se construyó en 1887."]] and first.verdict == SUPPORTED
+    inputs = engine.claim_inputs("El faro de Punta Brava se construyó en 1887.", k=2)
+    assert len(calls) == 2 and len(inputs.candidates) == len(inputs.similarities)
+    assert {c.hit_index for c in inputs.candidates} == set(range(len(inputs.hits)))  # every hit, every sentence
+    assert len(inputs.hits) == min(len(engine.data.chunks), max(2, engine.settings.pool))

@@ -31,3 +31,17 @@ def test_skipped_files_are_listed(keyword_cli, fixture_corpus: Path, tmp_path: P
     (fixture_corpus / "empty.txt").write_bytes(b"")
     assert keyword_cli(["index", "--corpus", str(fixture_corpus), "--index", str(tmp_path / "i")]) == 0
     assert "skipped empty.txt: empty file" in capsys.readouterr().out
+
+
+def test_main_filters_only_the_onnx_quantisers_root_logger_noise():
+    import logging
+
+    from citeqa.app import cli
+
+    noise = cli._QuantizerNoise()
+
+    def record(path: str) -> logging.LogRecord:
+        return logging.LogRecord("root", logging.WARNING, path, 1, "a warning", None, None)
+
+    assert not noise.filter(record("/venv/site-packages/onnxruntime/quantization/quantize.py"))
+    assert noise.filter(record("/venv/site-packages/pypdf/_reader.py"))

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from citeqa.app import cli, server, ui
+from citeqa.app import cli, cli_args, lifecycle, serving
 from citeqa.embedding import DEFAULT_MODEL
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
@@ -86,19 +86,19 @@ def test_busy_port_in_a_real_process(busy_port: int, fixture_corpus: Path, tmp_p
 @pytest.mark.parametrize("value", ["-5", "0", "nan", "inf", "-inf", "abc", "2048"])
 def test_max_upload_mb_must_be_a_sensible_size(value: str, capsys):
     with pytest.raises(SystemExit) as info:
-        cli._parser().parse_args(["serve", "--max-upload-mb", value])
+        cli_args.parser().parse_args(["serve", "--max-upload-mb", value])
     assert info.value.code == 2 and "--max-upload-mb" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("value", ["0", "65536", "-1", "http"])
 def test_port_must_be_a_port(value: str, capsys):
     with pytest.raises(SystemExit):
-        cli._parser().parse_args(["serve", "--port", value])
+        cli_args.parser().parse_args(["serve", "--port", value])
     assert "--port" in capsys.readouterr().err
 
 
 def test_serve_options_parse():
-    args = cli._parser().parse_args(
+    args = cli_args.parser().parse_args(
         [
             "serve",
             "--max-upload-mb",
@@ -112,12 +112,12 @@ def test_serve_options_parse():
         ]
     )
     assert args.max_upload_mb == 0.5 and args.allowed_host == ["docs.lan", "citeqa.example"] and args.port == 8080
-    assert cli._parser().parse_args(["serve"]).allowed_host == []
+    assert cli_args.parser().parse_args(["serve"]).allowed_host == []
 
 
 def test_help_says_auth_on_the_command_line_is_visible(capsys):
     with pytest.raises(SystemExit):
-        cli._parser().parse_args(["serve", "--help"])
+        cli_args.parser().parse_args(["serve", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "visible to every local user in the process list" in text and "CITEQA_AUTH=USER:PASSWORD" in text
     assert "--allowed-host" in text
@@ -130,7 +130,7 @@ def test_auth_given_on_the_command_line_is_warned_about(argv, env, warned, monke
     else:
         monkeypatch.delenv("CITEQA_AUTH", raising=False)
     seen = {}
-    monkeypatch.setattr(ui, "serve", lambda open_engine, **kwargs: seen.update(kwargs))
+    monkeypatch.setattr(lifecycle, "serve", lambda open_engine, **kwargs: seen.update(kwargs))
     assert cli.main(["serve", "--port", str(free_port()), *argv]) == 0
     assert seen["auth"] == ("ana", "pw")
     assert ("visible to every local user" in capsys.readouterr().err) is warned
@@ -148,7 +148,7 @@ def test_citeqa_serve_runs_the_guarded_server(
     checked = {}
 
     def run_and_probe(app, sock: socket.socket) -> None:  # instead of serving until Ctrl+C
-        running = server.Running(app, sock, "127.0.0.1")
+        running = serving.Running(app, sock, "127.0.0.1")
         try:
             port = running.port
             with httpx.Client(base_url=running.url, trust_env=False) as client:
@@ -161,7 +161,7 @@ def test_citeqa_serve_runs_the_guarded_server(
         finally:
             running.close()
 
-    monkeypatch.setattr(server, "run", run_and_probe)
+    monkeypatch.setattr(serving, "run", run_and_probe)
     port = free_port()
     assert (
         keyword_cli(

@@ -11,7 +11,7 @@ from citeqa.app.display import (
     supporting,
 )
 from citeqa.index.manifest import DocEntry
-from citeqa.records import Answer, Citation, Document, Highlight, PageSpan, SectionSpan
+from citeqa.records import Answer, Citation, Document, Highlight, PageSpan, SectionSpan, Span
 
 XSS = '<script>alert(1)</script> <img src=x onerror="alert(2)"> ![pic](http://evil/x.png) [link](javascript:alert(3))'
 BAD = ("<script", "<img", "![", "](", 'onerror="', "javascript:")
@@ -29,7 +29,7 @@ def test_safe_neutralises_html_and_markdown():
 
 def test_answer_and_sources_escape_document_text():
     cit = Citation("x.html", XSS, "en", 0, len(XSS), XSS, 0.9)
-    answer = Answer("q", "en", XSS, False, 0.9, (cit,), 1.0, Highlight(0, 8))
+    answer = Answer("q", "en", XSS, False, 0.9, (cit,), 1.0, Highlight(0, 8), answer_span=Span("x.html", 0, len(XSS)))
     docs = {"x.html": _doc("x.html", "intro " + XSS + " outro " + XSS)}
     for html in (answer_html(answer), sources_html(answer), sources_html(answer, docs)):
         for bad in BAD:
@@ -51,7 +51,8 @@ def test_answer_marks_key_phrase_and_numbers_supporting_sources():
     c1 = Citation("a.txt", "A", "en", 10, 10 + len(text) + 6, "Mill. " + text, 0.9)
     c2 = Citation("b.txt", "B", "en", 0, 20, "Built in 1760 too.", 0.5)
     c3 = Citation("c.txt", "C", "es", 0, 20, "Otra cosa.", 0.2)
-    answer = Answer("When?", "en", text, False, 0.8, (c1, c2, c3), 1.0, Highlight(16, 20))
+    place = Span("a.txt", 16, 16 + len(text))
+    answer = Answer("When?", "en", text, False, 0.8, (c1, c2, c3), 1.0, Highlight(16, 20), answer_span=place)
     assert supporting(answer) == [1, 2]
     reply = answer_html(answer, turn=4)
     assert "<mark>1760</mark>" in reply and "[1]" in reply and "[2]" in reply and "[3]" not in reply
@@ -102,7 +103,9 @@ def test_sources_show_the_section_of_the_answer_in_the_question_language():
     )
     first = Citation("r.docx", "R", "en", 0, len(text), text, 0.9)  # a passage from the title into chapter 2
     second = Citation("r.docx", "R", "en", 0, two - 2, text[: two - 2], 0.5)  # starts before any section
-    answer = Answer("q", "es", "The lamp became electric in 1954.", False, 0.9, (first, second))
+    lamp = text.index("The lamp")
+    at = Span("r.docx", lamp, lamp + len("The lamp became electric in 1954."))
+    answer = Answer("q", "es", "The lamp became electric in 1954.", False, 0.9, (first, second), answer_span=at)
     html = sources_html(answer, {"r.docx": doc})
     assert html.count("sección: Chapter &#60;2&#62;") == 1  # where the answer is, escaped
     assert html.count("sección: Chapter 1") == 1  # the first section that begins inside the passage
@@ -160,3 +163,19 @@ def test_markdown_headings_in_a_source_are_shown_as_section_labels():
     assert "section: Fleet &#60;b&#62;" in html
     txt = Citation("notes.txt", "Notes", "en", 0, len(text), text, 0.9)
     assert "&#35;&#35; Fleet" in citation_html(1, txt, answer)  # a .txt file shows its text as written
+
+
+def test_a_sentence_said_twice_is_marked_where_the_record_places_it():
+    said = "The tower is 32 m high."
+    passage = f"{said} It was painted red. {said}"
+    cit = Citation("t.txt", "T", "en", 100, 100 + len(passage), passage, 0.9)
+    second = 100 + passage.rindex(said)
+    answer = Answer(
+        "How high?", "en", said, False, 0.9, (cit,), 1.0, answer_span=Span("t.txt", second, second + len(said))
+    )
+    html = sources_html(answer)
+    assert f"{said} It was painted red. <mark>{said}</mark>" in html
+    pages = (PageSpan(0, second, 1), PageSpan(second, second + 100, 2))
+    assert place(cit, answer, 1, _doc("t.txt", "x" * 100 + passage, pages))[0] == 2
+    unplaced = Answer("How high?", "en", said, False, 0.9, (cit,), 1.0)  # a record without a place marks nothing
+    assert "<mark>" not in sources_html(unplaced)

@@ -91,3 +91,30 @@ def test_damaged_utf16_is_a_clear_error(tmp_path: Path):
     (tmp_path / "bad.txt").write_bytes(b"\xff\xfe" + "ok".encode("utf-16-le") + b"\x00\xd8")  # lone surrogate
     with pytest.raises(DocumentError, match="UTF-16"):
         load_document(tmp_path / "bad.txt", "bad.txt")
+
+
+def test_an_unchanged_file_is_hashed_not_parsed(tmp_path: Path, monkeypatch):
+    import hashlib
+
+    from citeqa.ingest import documents
+
+    path = tmp_path / "a.txt"
+    path.write_text("The mill turns.\n", encoding="utf-8")
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert documents.file_sha256(path) == sha
+    monkeypatch.setattr(documents, "load_document", lambda *a: pytest.fail("parsed"))
+    assert documents.read_entry(tmp_path, path, indexed_sha=sha) == documents.Unchanged("a.txt", sha)
+
+
+def test_hashing_checks_the_file_like_reading_it(tmp_path: Path):
+    import os
+
+    from citeqa.ingest.documents import Skipped, file_sha256, read_entry
+
+    (tmp_path / "empty.txt").write_bytes(b"")
+    os.mkfifo(tmp_path / "pipe.txt")  # opening it would block
+    with pytest.raises(DocumentError, match="empty file"):
+        file_sha256(tmp_path / "empty.txt")
+    assert read_entry(tmp_path, tmp_path / "pipe.txt", indexed_sha="0" * 64) == Skipped(
+        "pipe.txt", "not a regular file"
+    )

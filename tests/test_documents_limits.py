@@ -20,7 +20,7 @@ from citeqa.index.builder import update_index
 from citeqa.index.store import load_index
 from citeqa.ingest.chunking import MAX_PASSAGES_PER_DOCUMENT, ChunkerSettings
 from citeqa.ingest.documents import load_document, scan_corpus
-from citeqa.ingest.readers import MAX_TEXT_CHARS
+from citeqa.ingest.extracted import MAX_TEXT_CHARS
 
 SENTENCE = "The harbour of Sines was rebuilt in 1931 after the storm. "
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from citeqa.embedding.onnx_runtime import onnx_layout
 from citeqa.embedding.sbert import (
     BACKEND_ENV,
     MINILM,
     SentenceTransformerEmbedder,
-    _onnx_layout,
     choose_backend,
     resolve_model_path,
     vector_kind,
@@ -53,10 +53,10 @@ def fake_model_folder(folder: Path, pooling: str = "mean", model_type: str = "be
 
 
 def test_layout_of_a_bert_folder_with_mean_or_cls_pooling(tmp_path: Path):
-    mean = _onnx_layout(fake_model_folder(tmp_path / "mean"))
+    mean = onnx_layout(fake_model_folder(tmp_path / "mean"))
     assert mean is not None and mean["pooling"] == "mean" and mean["max_seq_length"] == 64
     assert mean["dimension"] == 8 and not mean["lower"]
-    cls = _onnx_layout(fake_model_folder(tmp_path / "cls", pooling="cls"))
+    cls = onnx_layout(fake_model_folder(tmp_path / "cls", pooling="cls"))
     assert cls is not None and cls["pooling"] == "cls"
 
 
@@ -64,7 +64,7 @@ def test_layout_of_a_bert_folder_with_mean_or_cls_pooling(tmp_path: Path):
 def test_other_models_stay_on_torch(tmp_path: Path, monkeypatch, pooling: str, model_type: str):
     monkeypatch.delenv(BACKEND_ENV, raising=False)
     folder = fake_model_folder(tmp_path / "m", pooling=pooling, model_type=model_type)
-    assert _onnx_layout(folder) is None
+    assert onnx_layout(folder) is None
     assert choose_backend(str(folder)) == "torch"
     assert choose_backend("not-a-local-folder") == "torch"
 
@@ -73,7 +73,7 @@ def test_supported_folder_and_default_model_choose_onnx(tmp_path: Path, monkeypa
     monkeypatch.delenv(BACKEND_ENV, raising=False)
     assert choose_backend(str(fake_model_folder(tmp_path / "m"))) == "onnx"
     assert choose_backend(MINILM) == "onnx"
-    assert _onnx_layout(Path(resolve_model_path(MINILM))) is not None
+    assert onnx_layout(Path(resolve_model_path(MINILM))) is not None
 
 
 def test_environment_picks_the_backend(monkeypatch):
@@ -171,12 +171,12 @@ class _WidthRecorder:
 def test_onnx_batches_follow_word_pieces_not_characters():
     from tokenizers import Tokenizer
 
-    from citeqa.embedding.sbert import _OnnxModel
+    from citeqa.embedding.onnx_runtime import OnnxModel
 
     tokenizer = Tokenizer.from_file(str(Path(resolve_model_path(MINILM)) / "tokenizer.json"))
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length=256)
-    model = _OnnxModel(_WidthRecorder(), tokenizer, {"pooling": "mean", "lower": False, "dimension": 4})
+    model = OnnxModel(_WidthRecorder(), tokenizer, {"pooling": "mean", "lower": False, "dimension": 4})
     # Plain English words are one piece each, digits too, so characters and pieces disagree.
     texts = ["the cat " * 8, "7 3 9 1 " * 5, "the " * 11, "1 2 3 4 5 6 7 8 9 1"]
     pieces = [len(tokenizer.encode(t).ids) for t in texts]
@@ -194,10 +194,10 @@ def test_onnx_batches_follow_word_pieces_not_characters():
 def test_int8_quantises_matmul_weights_per_channel_and_stays_near_float():
     import onnx
 
-    from citeqa.embedding.sbert import _exported
+    from citeqa.embedding.onnx_export import exported
 
     folder = Path(resolve_model_path(MINILM))
-    graph = onnx.load(str(_exported(folder, _onnx_layout(folder), quantized=True))).graph
+    graph = onnx.load(str(exported(folder, onnx_layout(folder), quantized=True))).graph
     shapes = {i.name: list(i.dims) for i in graph.initializer}
     types = {i.name: i.data_type for i in graph.initializer}
     matmuls = [n for n in graph.node if n.op_type == "MatMulInteger"]

@@ -19,6 +19,15 @@ def assert_exact(engine: Engine, answer) -> None:
     if not answer.abstained:
         assert answer.answer in answer.citations[0].text
         assert len(answer.answer) < len(answer.citations[0].text)
+        place, first = answer.answer_span, answer.citations[0]
+        assert engine.doc_text(place.doc_id)[place.start : place.end] == answer.answer
+        assert place.doc_id == first.doc_id and first.start <= place.start and place.end <= first.end
+        if answer.short_answer is not None:
+            short = answer.short_answer_span
+            assert engine.doc_text(short.doc_id)[short.start : short.end] == answer.short_answer
+            assert place.start <= short.start and short.end <= place.end
+    else:
+        assert answer.answer_span is None and answer.short_answer_span is None
 
 
 @pytest.mark.parametrize(
@@ -50,6 +59,8 @@ def test_record_has_the_documented_fields(engine: Engine):
         "latency_ms",
         "highlight",
         "short_answer",
+        "answer_span",
+        "short_answer_span",
     }
     assert len(record["citations"]) == 2
     if record["short_answer"] is not None:  # the short answer is the highlighted phrase of the sentence

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from citeqa.app import evaluate_tab as view
+from citeqa.app.eval_page import compare_evaluation, start_evaluation
 from citeqa.app.eval_runner import CANCELLED, DONE, FAILED, EvaluationRunner, RunRefused
-from citeqa.app.ui import EngineHolder, EvalSettings, compare_evaluation, default_qa_dir, start_evaluation
+from citeqa.app.holder import EngineHolder, EvalSettings, default_qa_dir
 from citeqa.evaluation import QAItem, contains_answer, load_qa, score_question, summarize
 from citeqa.evaluation.matching import answer_spans
-from citeqa.records import Answer, Citation
+from citeqa.records import Answer, Citation, Span
 
 QA = Path(__file__).parent / "data" / "qa"
 FIXTURE_QA = QA / "fixture_corpus.jsonl"  # questions on the fixture corpus: every outcome once or more
@@ -39,7 +40,12 @@ def graded(
     question: str = "When was it built?",
 ):
     item = QAItem(qid, question, answers, lang, doc)
-    answer = Answer(question, lang, given, given is None, confidence, citations)
+    first = citations[0] if citations else None
+    place = None  # the answer's place, as the pipeline records it: in the first passage
+    if given is not None and first is not None and given in first.text:
+        at = first.start + first.text.index(given)
+        place = Span(first.doc_id, at, at + len(given))
+    answer = Answer(question, lang, given, given is None, confidence, citations, answer_span=place)
     return score_question(item, answer, DOCS, {"en"})
 
 
@@ -181,6 +187,21 @@ def test_detail_marks_the_gold_and_the_given_answer_and_escapes_everything():
     assert "Answer record (JSON)" in text_of(html) and '"doc_id": "other.txt"' in text_of(html)
 
 
+def test_the_given_answer_is_marked_at_its_recorded_place_not_at_an_earlier_copy():
+    said = "It is 42 metres tall."
+    passage = f"{said} The tower was built in 1887. {said}"
+    cit = Citation("twice.txt", "T", "en", 10, 10 + len(passage), passage, 0.5)
+    second = 10 + passage.rindex(said)
+    item = QAItem("t", "How tall?", ("42 metres",), "en", "twice.txt")
+    answer = Answer(
+        "How tall?", "en", said, False, 0.9, (cit,), answer_span=Span("twice.txt", second, second + len(said))
+    )
+    result = score_question(item, answer, {"twice.txt": "x" * 10 + passage}, {"en"})
+    assert view.given_spans(cit, result) == [(second - 10, second - 10 + len(said))]
+    other = Citation("twice.txt", "T", "en", 0, 10, "x" * 10, 0.4)
+    assert view.given_spans(other, result) == []
+
+
 def test_detail_of_abstentions_unanswerable_and_follow_ups():
     results = sample()
     assert "<em>abstained</em>" in view.detail_html(results[3]) and "citeqa-given" not in view.detail_html(results[3])
@@ -239,10 +260,10 @@ def test_default_qa_dir_is_eval_beside_the_corpus(tmp_path: Path):
 
 
 def test_serve_has_an_eval_dir_option():
-    from citeqa.app import cli
+    from citeqa.app import cli_args
 
-    assert cli._parser().parse_args(["serve", "--eval-dir", "qa"]).eval_dir == Path("qa")
-    assert cli._parser().parse_args(["serve"]).eval_dir is None
+    assert cli_args.parser().parse_args(["serve", "--eval-dir", "qa"]).eval_dir == Path("qa")
+    assert cli_args.parser().parse_args(["serve"]).eval_dir is None
 
 
 # --------------------------------------------------------------------------- the runner
@@ -396,7 +417,7 @@ def test_compare_with_uploaded_predictions_and_with_the_previous_run(runner: Eva
 
 
 def test_the_chat_answers_while_a_run_waits(holder: EngineHolder, runner: EvaluationRunner, gated_engine):
-    from citeqa.app.ui import chat_turn
+    from citeqa.app.chat_turns import chat_turn
 
     gated = gated_engine(holder.engine)
     holder.swap(gated)

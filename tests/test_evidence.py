@@ -19,7 +19,7 @@ from citeqa.app.evidence import (
     csl_json_citation,
     plain_citation,
 )
-from citeqa.records import Answer, Citation, Document, DocumentInfo, Highlight, PageSpan
+from citeqa.records import Answer, Citation, Document, DocumentInfo, Highlight, PageSpan, Span
 
 DOC_TEXT = "Intro line.\nThe windmill of Greyhill was built in 1760 by the miller Thomas Hale. Its sails span 26 m."
 PASSAGE_START = DOC_TEXT.index("The windmill")
@@ -36,7 +36,10 @@ DOC = Document(
     "pdf",
     (PageSpan(0, 12, 1), PageSpan(12, len(DOC_TEXT), 2)),
 )
-ANS = Answer("When was the *windmill* built?", "en", ANSWER, False, 0.87, (CIT,), 12.0, Highlight(38, 42), "1760")
+PLACE = Span(CIT.doc_id, DOC_TEXT.index(ANSWER), DOC_TEXT.index(ANSWER) + len(ANSWER))
+ANS = Answer(
+    "When was the *windmill* built?", "en", ANSWER, False, 0.87, (CIT,), 12.0, Highlight(38, 42), "1760", PLACE
+)
 
 
 def test_a_quote_is_the_document_text_at_its_range():
@@ -45,6 +48,16 @@ def test_a_quote_is_the_document_text_at_its_range():
     assert q.page == 2 and q.indexed_at.startswith("2026-11-30") and q.kind == "pdf"
     whole = cited_quote(CIT)
     assert whole.quote == PASSAGE and (whole.start, whole.end) == (CIT.start, CIT.end) and whole.page is None
+
+
+def test_a_repeated_sentence_is_quoted_at_the_place_the_record_gives():
+    said = "The sails span 26 m."
+    passage = f"{said} They turn twice a minute. {said}"
+    cit = Citation("m.txt", "M", "en", 50, 50 + len(passage), passage, 0.9)
+    second = 50 + passage.rindex(said)
+    answer = Answer("How wide?", "en", said, False, 0.9, (cit,), answer_span=Span("m.txt", second, second + len(said)))
+    q = answer_quotes(answer)[0]
+    assert q.quote == said and (q.start, q.end) == (second, second + len(said))
 
 
 def test_plain_citation_names_quote_title_file_language_page_range_and_date():

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from citeqa.embedding.keyword import KeywordEmbedder
-from citeqa.errors import IndexCorruptError, IndexMismatchError, IndexMissingError
+from citeqa.errors import IndexCorruptError, IndexFormatError, IndexMismatchError, IndexMissingError
 from citeqa.index.builder import update_index
 from citeqa.index.manifest import FORMAT_VERSION, MANIFEST_NAME
 from citeqa.index.store import current_generation, load_index
@@ -203,16 +203,6 @@ def test_loaded_hnsw_index_searches_with_the_current_ef_search(
     assert load_index(tmp_path / "hnsw").dense.hnsw.efSearch == 7
 
 
-def test_bm25_terms_are_interned_so_a_large_build_keeps_one_string_per_term():
-    from citeqa.index.backends import chunk_terms
-    from citeqa.records import Chunk
-
-    first = chunk_terms(Chunk.make("a.txt", 0, 20, "Los chips de Huawei", "es"))
-    second = chunk_terms(Chunk.make("b.txt", 0, 24, "Huawei fabrica sus chips", "es"))
-    shared = set(first) & set(second)
-    assert shared and all(next(t for t in second if t == s) is s for s in first if s in shared)
-
-
 def test_every_span_of_every_passage_has_its_vector(built_index: Path, embedder):
     from citeqa.ingest.sentences import span_bounds
 
@@ -227,3 +217,152 @@ def test_every_span_of_every_passage_has_its_vector(built_index: Path, embedder)
             expected = embedder.encode([chunk.text[a:b]])[0]
             assert row is not None and float(spans.vectors[row].astype("float32") @ expected) > 0.999
     assert spans.row(0, 0, 0, 10**6) is None  # offsets that do not match are no row
+
+
+def _count_parses(monkeypatch) -> list[str]:
+    """Every doc_id ``load_document`` (the one parser of a corpus file) is called for, in order."""
+    from citeqa.ingest import documents
+
+    calls: list[str] = []
+    original = documents.load_document
+
+    def counting(path, doc_id, default_lang="en"):
+        calls.append(doc_id)
+        return original(path, doc_id, default_lang)
+
+    monkeypatch.setattr(documents, "load_document", counting)
+    return calls
+
+
+def test_refresh_parses_only_the_changed_file(fixture_corpus: Path, built_index: Path, monkeypatch):
+    calls = _count_parses(monkeypatch)
+    assert update_index(fixture_corpus, built_index, KeywordEmbedder()).up_to_date
+    assert calls == []  # hashed, not parsed
+    path = fixture_corpus / "mill.html"
+    path.write_text(path.read_text(encoding="utf-8").replace("</body>", "<p>A new room.</p></body>"), "utf-8")
+    report = update_index(fixture_corpus, built_index, KeywordEmbedder())
+    assert report.changed == ("mill.html",) and calls == ["mill.html"]
+    assert "A new room." in load_index(built_index).documents["mill.html"].text
+
+
+def test_unchanged_documents_are_kept_as_indexed(fixture_corpus: Path, built_index: Path, monkeypatch):
+    before = load_index(built_index)
+    (fixture_corpus / "new.txt").write_text("The harbour crane was built in 1931.\n", encoding="utf-8")
+    calls = _count_parses(monkeypatch)
+    report = update_index(fixture_corpus, built_index, KeywordEmbedder())
+    after = load_index(built_index)
+    assert report.added == ("new.txt",) and calls == ["new.txt"]
+    assert all(after.documents[d] == before.documents[d] for d in before.documents)
+    rows = {c.chunk_id: i for i, c in enumerate(after.chunks)}
+    for i, chunk in enumerate(before.chunks):  # its passage vector, span vectors and terms, copied
+        j = rows[chunk.chunk_id]
+        assert (after.dense.reconstruct(j) == before.dense.reconstruct(i)).all()
+        old, new = before.spans, after.spans
+        assert (new.vectors[new.ptr[j] : new.ptr[j + 1]] == old.vectors[old.ptr[i] : old.ptr[i + 1]]).all()
+        assert [after.terms.vocab[t] for t in after.terms.row(j)] == [
+            before.terms.vocab[t] for t in before.terms.row(i)
+        ]
+
+
+def _edit_corpus(corpus: Path) -> None:
+    """Add a file, remove one and change one."""
+    (corpus / "new.txt").write_text("The harbour crane was built in 1931 and painted red.\n", encoding="utf-8")
+    (corpus / "mill.html").unlink()
+    path = corpus / "faro.txt"
+    path.write_text(path.read_text(encoding="utf-8") + "\nEl museo abre los lunes.\n", encoding="utf-8")
+
+
+def test_an_updated_index_equals_a_fresh_build(fixture_corpus: Path, built_index: Path, tmp_path: Path):
+    _edit_corpus(fixture_corpus)
+    update_index(fixture_corpus, built_index, KeywordEmbedder())
+    fresh_dir = tmp_path / "fresh"
+    update_index(fixture_corpus, fresh_dir, KeywordEmbedder())
+    updated, fresh = current_generation(built_index), current_generation(fresh_dir)
+    for name in ("documents.jsonl", "chunks.jsonl", "dense.faiss", "terms/vocab.json", "terms/ids.npy"):
+        assert (updated / name).read_bytes() == (fresh / name).read_bytes(), name
+    for name in ("terms/ptr.npy", "terms/df.npy", "spans/vectors.npy", "spans/bounds.npy", "spans/ptr.npy"):
+        assert (updated / name).read_bytes() == (fresh / name).read_bytes(), name
+    assert {p.name: p.read_bytes() for p in (updated / "bm25").iterdir()} == {
+        p.name: p.read_bytes() for p in (fresh / "bm25").iterdir()
+    }
+
+
+def test_stored_document_frequencies_are_those_bm25s_counts(fixture_corpus: Path, built_index: Path):
+    import numpy as np
+
+    _edit_corpus(fixture_corpus)
+    update_index(fixture_corpus, built_index, KeywordEmbedder())
+    data = load_index(built_index)
+    counted = np.diff(np.asarray(data.lexical.scores["indptr"]))  # bm25s's own postings per term
+    assert data.terms.df.tolist() == counted.tolist()
+    assert list(data.terms.vocab) == sorted(t for t in data.lexical.vocab_dict if t)
+    holding = [
+        sum(t in {data.terms.vocab[i] for i in data.terms.row(r)} for r in range(len(data.chunks)))
+        for t in data.terms.vocab
+    ]
+    assert data.terms.df.tolist() == holding
+
+
+def test_answers_after_an_incremental_add_equal_a_full_rebuild(
+    fixture_corpus: Path, built_index: Path, tmp_path: Path, data_dir: Path
+):
+    from citeqa.engine import Engine
+
+    (fixture_corpus / "new.txt").write_text("The harbour crane of Greyhill was built in 1931.\n", encoding="utf-8")
+    update_index(fixture_corpus, built_index, KeywordEmbedder())
+    fresh_dir = tmp_path / "fresh"
+    update_index(fixture_corpus, fresh_dir, KeywordEmbedder())
+    questions = [json.loads(line)["question"] for line in (data_dir / "qa" / "fixture_corpus.jsonl").open()]
+    questions.append("When was the harbour crane of Greyhill built?")
+    updated = Engine.open(built_index, embedder=KeywordEmbedder())
+    fresh = Engine.open(fresh_dir, embedder=KeywordEmbedder())
+    for question in questions:
+        timeless = [{**e.ask(question).to_dict(), "latency_ms": 0} for e in (updated, fresh)]
+        assert timeless[0] == timeless[1], question
+    assert updated.ask(questions[-1]).citations[0].doc_id == "new.txt"  # the added file answers
+
+
+def test_an_index_of_the_previous_format_is_rebuilt_with_its_reason(
+    fixture_corpus: Path, built_index: Path, monkeypatch
+):
+    """An index of format 2 (no terms/) is refused when opened and rebuilt, every file parsed, by an update."""
+    import shutil
+
+    folder = current_generation(built_index)
+    manifest = json.loads((folder / MANIFEST_NAME).read_text())
+    shutil.rmtree(folder / "terms")
+    (folder / MANIFEST_NAME).write_text(json.dumps({**manifest, "format_version": FORMAT_VERSION - 1}))
+    with pytest.raises(IndexFormatError, match="run `citeqa index`"):
+        load_index(built_index)
+    calls = _count_parses(monkeypatch)
+    report = update_index(fixture_corpus, built_index, KeywordEmbedder())
+    assert report.rebuilt_because.startswith(f"index format version {FORMAT_VERSION - 1}")
+    assert sorted(calls) == ["faro.txt", "mill.html", "nested/farol.md"]
+    assert load_index(built_index).terms.passages == len(load_index(built_index).chunks)
+
+
+def test_an_hnsw_graph_gains_appended_passages_and_is_rebuilt_otherwise(
+    fixture_corpus: Path, tmp_path: Path, monkeypatch
+):
+    from citeqa.index import backends, builder
+
+    monkeypatch.setattr(backends, "HNSW_THRESHOLD", 1)
+    built: list[int] = []
+    original = builder.build_dense
+    monkeypatch.setattr(builder, "build_dense", lambda v, kind: built.append(len(v)) or original(v, kind))
+    index_dir = tmp_path / "hnsw"
+    update_index(fixture_corpus, index_dir, KeywordEmbedder())
+    first = load_index(index_dir)
+    last = fixture_corpus / "nested" / "zz.txt"  # listed last: files of a folder come before its subfolders
+    last.write_text("The harbour crane was built in 1931.\n", encoding="utf-8")
+    update_index(fixture_corpus, index_dir, KeywordEmbedder())
+    after = load_index(index_dir)
+    assert after.manifest.ann == "hnsw" and len(built) == 1  # the graph was extended, not rebuilt
+    assert (
+        after.dense.ntotal == len(after.chunks) == len(first.chunks) + 1 and after.chunks[-1].doc_id == "nested/zz.txt"
+    )
+    crane = after.dense.reconstruct(len(after.chunks) - 1)
+    assert next(iter(after.dense_search(crane, 1))) == len(after.chunks) - 1
+    (fixture_corpus / "a.txt").write_text("A first file, sorted before the others.\n", encoding="utf-8")
+    update_index(fixture_corpus, index_dir, KeywordEmbedder())
+    assert len(built) == 2 and load_index(index_dir).chunks[0].doc_id == "a.txt"  # rows moved: rebuilt

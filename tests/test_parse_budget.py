@@ -16,7 +16,7 @@ import pytest
 from citeqa.errors import DocumentError
 from citeqa.ingest.blocks import TextBuilder
 from citeqa.ingest.budget import ParseBudget, load_bounded
-from citeqa.ingest.readers import MAX_MARKUP_TAGS, MAX_TEXT_CHARS
+from citeqa.ingest.extracted import MAX_MARKUP_TAGS, MAX_TEXT_CHARS
 from test_server_files import file_data, join, wait_done
 
 CONTAINER = (

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.app import server
-from citeqa.app.ui import serve
+from citeqa.app import serving
+from citeqa.app.lifecycle import serve
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from citeqa.index.builder import update_index
@@ -109,7 +109,7 @@ def test_serve_removes_interrupted_uploads_when_it_starts(
     update_index(fixture_corpus, index, KeywordEmbedder())
     (fixture_corpus / ".citeqa-upload-99999-dead.pending").write_text("bridge.md\n")  # nobody holds its lock
     seen: dict = {}
-    monkeypatch.setattr(server, "run", lambda app, sock: seen.update(app=app, sock=sock))
+    monkeypatch.setattr(serving, "run", lambda app, sock: seen.update(app=app, sock=sock))
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "cache"))
     serve(lambda: Engine.open(index, embedder=KeywordEmbedder()), fixture_corpus, "127.0.0.1", 0)
     seen["sock"].close()

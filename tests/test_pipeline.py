@@ -42,3 +42,24 @@ def test_follow_up_trace_shows_the_borrowed_query(engine: Engine):
 def test_language_any_removes_the_preference(engine: Engine):
     assert engine.trace("faro", language="any").prefer is None
     assert engine.trace("faro", language="pt").prefer == "pt"
+
+
+def test_a_sentence_said_twice_is_placed_at_the_copy_that_was_chosen(tmp_path: Path, embedder):
+    from citeqa.index.builder import update_index
+
+    said = "Its height is 32 metres."
+    text = f"Notes\n\n{said}\n\nThe Greyhill lighthouse was restored in 2004. {said}\n"
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "twice.txt").write_text(text, encoding="utf-8")
+    update_index(corpus, tmp_path / "index", embedder)
+    engine = Engine.open(tmp_path / "index", embedder=embedder)
+    trace = engine.trace("What is the height of the Greyhill lighthouse?")
+    answer, chosen = trace.answer, trace.chosen_span
+    assert answer.answer == said and chosen is not None
+    second = text.rindex(said)
+    assert (answer.answer_span.start, answer.answer_span.end) == (chosen.candidate.start, chosen.candidate.end)
+    assert answer.answer_span.start == second != text.index(said)  # the copy read in its context, not the first
+    assert text[answer.answer_span.start : answer.answer_span.end] == said
+    short = answer.short_answer_span
+    assert answer.short_answer == "32 metres" and text[short.start : short.end] == "32 metres" and short.start > second

@@ -131,7 +131,7 @@ def test_settings_record_changes_with_the_scorer() -> None:
 
     from citeqa.answer.pipeline import AnswerSettings
 
-    settings = AnswerSettings()
+    settings = AnswerSettings.for_model("multilingual-e5-small")
     moved = replace(settings, scoring=replace(settings.scoring, abstain_below=0.9))
     a, b = settings_record(settings), settings_record(moved)
     assert a["scoring"]["weights_sha256"] != b["scoring"]["weights_sha256"]

@@ -6,6 +6,7 @@ from citeqa.records import (
     Highlight,
     PageSpan,
     SectionSpan,
+    Span,
     content_id,
     from_dict,
     to_dict,
@@ -14,7 +15,9 @@ from citeqa.records import (
 
 def test_answer_round_trip_keeps_every_field():
     cit = Citation("a.txt", "Title", "es", 3, 9, "passage", 0.5)
-    answer = Answer("q?", "es", "pass", False, 0.75, (cit,), 12.5, Highlight(0, 4), "pass")
+    answer = Answer(
+        "q?", "es", "pass", False, 0.75, (cit,), 12.5, Highlight(0, 4), "pass", Span("a.txt", 3, 7), Span("a.txt", 3, 7)
+    )
     data = answer.to_dict()
     assert list(data) == [
         "question",
@@ -26,7 +29,10 @@ def test_answer_round_trip_keeps_every_field():
         "latency_ms",
         "highlight",
         "short_answer",
+        "answer_span",
+        "short_answer_span",
     ]
+    assert data["answer_span"] == {"doc_id": "a.txt", "start": 3, "end": 7}
     assert list(data["citations"][0]) == ["doc_id", "title", "lang", "start", "end", "text", "score"]
     assert Answer.from_dict(data) == answer
 

@@ -42,7 +42,9 @@ def comparable(record: dict) -> dict:
 
 @pytest.fixture
 def served(built_index: Path):
-    from citeqa.app.ui import EngineHolder, ask_record, build_app
+    from citeqa.app.api import ask_record
+    from citeqa.app.holder import EngineHolder
+    from citeqa.app.ui import build_app
 
     engine = Engine.open(built_index, embedder=KeywordEmbedder())
     holder = EngineHolder(engine)

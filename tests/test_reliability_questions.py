@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from citeqa.answer.pipeline import MAX_QUESTION_CHARS
-from citeqa.app import cli
+from citeqa.app import cli, cli_args
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from citeqa.errors import QuestionError
@@ -201,11 +201,11 @@ def test_cli_subprocess_invalid_utf8_argv_is_one_line_error(index_dir: Path, rep
 def test_serve_binds_localhost_by_default(monkeypatch: pytest.MonkeyPatch):
     import socket
 
-    import citeqa.app.ui
+    import citeqa.app.lifecycle
 
-    assert cli._parser().parse_args(["serve"]).host == "127.0.0.1"
+    assert cli_args.parser().parse_args(["serve"]).host == "127.0.0.1"
     seen = {}
-    monkeypatch.setattr(citeqa.app.ui, "serve", lambda open_engine, **kw: seen.update(kw))
-    monkeypatch.setattr("citeqa.app.server.bind", lambda host, port: socket.socket())  # 7860 may be in use here
+    monkeypatch.setattr(citeqa.app.lifecycle, "serve", lambda open_engine, **kw: seen.update(kw))
+    monkeypatch.setattr("citeqa.app.serving.bind", lambda host, port: socket.socket())  # 7860 may be in use here
     assert cli.main(["serve"]) == 0
     assert seen["host"] == "127.0.0.1"

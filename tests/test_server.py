@@ -1,4 +1,4 @@
-"""The web server as `citeqa serve` runs it (the app behind server.Guard), over real HTTP.
+"""The web server as `citeqa serve` runs it (the app behind guard.Guard), over real HTTP.
 
 Each test names the defect of issue [2/6] it covers; the attacks are the ones the
 outside review ran (a rebinding Host, another site's Origin, a 200 MB body, 200 logins).
@@ -15,8 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from citeqa.app import server
-from citeqa.app.ui import UploadSettings, guarded_app
+from citeqa.app import guard_rules, serving, upload_cache
+from citeqa.app.holder import UploadSettings
+from citeqa.app.ui import guarded_app
 
 EVIL = "evil.example"
 
@@ -90,12 +91,12 @@ def test_other_hosts_are_refused(served, host: str):
 
 
 def test_wildcard_address_accepts_ip_literals_but_not_names():
-    policy = server.Policy(bind_host="0.0.0.0", port=7860, allowed_hosts=("docs.lan",))
+    policy = guard_rules.Policy(bind_host="0.0.0.0", port=7860, allowed_hosts=("docs.lan",))
     for name in ("192.168.1.20", "10.0.0.5", "127.0.0.1", "::1", "localhost", "docs.lan"):
-        assert policy.host_allowed(server.normal_host(name)), name
+        assert policy.host_allowed(guard_rules.normal_host(name)), name
     for name in (EVIL, "192.168.1.20.nip.io", ""):
-        assert not policy.host_allowed(server.normal_host(name)), name
-    exact = server.Policy(bind_host="192.168.1.20", port=7860)
+        assert not policy.host_allowed(guard_rules.normal_host(name)), name
+    exact = guard_rules.Policy(bind_host="192.168.1.20", port=7860)
     assert exact.host_allowed("192.168.1.20") and not exact.host_allowed("192.168.1.21")
 
 
@@ -129,7 +130,7 @@ def test_page_session_uploads_and_same_origin_requests_still_work(served):
         (path,) = response.json()
         assert Path(path).read_text() == "The bridge of Alvor opened in 1931."
         assert Path(path).resolve().is_relative_to(served.cache.resolve())
-        server.discard_uploads([path])
+        upload_cache.discard_uploads([path])
         assert not Path(path).exists()
 
 
@@ -137,16 +138,27 @@ def test_cookie_is_http_only_strict_and_signed(served):
     with served.client() as client:
         cookie = client.get("/").headers["set-cookie"]
         assert cookie.startswith(f"citeqa-session-{served.port}=") and "HttpOnly" in cookie
-        assert "SameSite=Strict" in cookie
+        assert "SameSite=Strict" in cookie and f"Max-Age={guard_rules.SESSION_MAX_AGE_S}" in cookie
         forged = {f"citeqa-session-{served.port}": "abc.0123456789abcdef0123456789abcdef"}
         response = httpx.post(served.url + "gradio_api/upload", files=upload_body(), cookies=forged, trust_env=False)
         assert response.status_code == 403
 
 
-def test_upload_cache_has_a_quota_and_old_files_are_swept(guarded_server, tmp_path: Path, cache_dir: Path):
-    s = guarded_server(tmp_path / "quota", cache_dir, quota=64 * 1024)
+def test_a_session_cookie_expires_and_names_no_session_after_it():
+    sessions = guard_rules.Sessions(7860, max_age_s=1)
+    value = sessions.issue()
+    nonce = value.split(".")[0]
+    assert sessions.session_of(value) == nonce  # whole seconds: 0 or 1 old now
+    time.sleep(2.1)
+    assert sessions.session_of(value) is None and not sessions.valid(value)
+    assert guard_rules.Sessions(7860).session_of(value) is None  # another process's secret
+
+
+def test_upload_cache_has_a_quota_and_old_files_are_swept(guarded_server, tmp_path: Path, empty_cache, cache_bytes):
+    """The quota refuses what does not fit; Gradio's delete_cache (here: older than 2 s, looked for every
+    second) removes abandoned uploads, and the room they took is free again."""
+    s = guarded_server(tmp_path / "quota", empty_cache, quota=64 * 1024, max_age_s=2)
     try:
-        server.sweep_upload_cache(cache_dir, None)
         with s.page_client() as client:
             chunk = "x" * 20_000
             paths = []
@@ -156,13 +168,13 @@ def test_upload_cache_has_a_quota_and_old_files_are_swept(guarded_server, tmp_pa
                 paths += response.json()
             full = client.post("/gradio_api/upload", files=upload_body("f3.txt", chunk))
             assert full.status_code == 507 and "full" in full.json()["error"]
-            old = time.time() - 2 * server.UPLOAD_MAX_AGE_S
-            for p in paths:
-                os.utime(p, (old, old))  # abandoned uploads, older than the cache keeps them
+            deadline = time.monotonic() + 15
+            while any(Path(p).exists() for p in paths) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert not any(Path(p).exists() for p in paths)  # abandoned uploads, older than the cache keeps them
             again = client.post("/gradio_api/upload", files=upload_body("f4.txt", chunk))
             assert again.status_code == 200
-            assert not any(Path(p).exists() for p in paths)
-        assert server.cache_bytes(cache_dir) < 64 * 1024
+        assert cache_bytes(empty_cache) < 64 * 1024
     finally:
         s.close()
 
@@ -250,16 +262,16 @@ def test_login_attempts_are_limited(served_auth):
     url = served_auth.url + "login"
     codes = [
         httpx.post(url, data={"username": "ana", "password": f"guess{n}"}, trust_env=False).status_code
-        for n in range(server.LOGIN_FAILURES + 3)
+        for n in range(guard_rules.LOGIN_FAILURES + 3)
     ]
-    assert codes[: server.LOGIN_FAILURES] == [400] * server.LOGIN_FAILURES
-    assert codes[server.LOGIN_FAILURES :] == [429] * 3
+    assert codes[: guard_rules.LOGIN_FAILURES] == [400] * guard_rules.LOGIN_FAILURES
+    assert codes[guard_rules.LOGIN_FAILURES :] == [429] * 3
     locked = httpx.post(url, data={"username": "ana", "password": "secret"}, trust_env=False)
     assert locked.status_code == 429 and int(locked.headers["retry-after"]) > 0
 
 
 def test_login_limiter_window_and_reset():
-    limiter = server.LoginLimiter(failures=3, window_s=60)
+    limiter = guard_rules.LoginLimiter(failures=3, window_s=60)
     for t in (0, 1, 2):
         limiter.failed("1.2.3.4", now=t)
     assert limiter.wait_s("1.2.3.4", now=3) == pytest.approx(57)
@@ -295,9 +307,9 @@ def test_api_clients_still_work_through_the_guard(served, served_auth):
 
 def test_uploads_are_refused_when_the_server_has_none(make_holder, tmp_path: Path, cache_dir: Path):
     holder, _ = make_holder(tmp_path)
-    sock = server.bind("127.0.0.1", 0)
-    policy = server.policy_for("127.0.0.1", sock.getsockname()[1], uploads=False, upload_dir=cache_dir)
-    running = server.Running(guarded_app(holder, UploadSettings(None), policy), sock, "127.0.0.1")
+    sock = serving.bind("127.0.0.1", 0)
+    policy = guard_rules.policy_for("127.0.0.1", sock.getsockname()[1], uploads=False)
+    running = serving.Running(guarded_app(holder, UploadSettings(None), policy), sock, "127.0.0.1")
     try:
         with httpx.Client(base_url=running.url, trust_env=False) as client:
             client.get("/")
@@ -322,4 +334,4 @@ def test_uploads_are_refused_when_the_server_has_none(make_holder, tmp_path: Pat
     ],
 )
 def test_same_origin(origin: str, host: str, same: bool):
-    assert server.same_origin(origin, host) is same
+    assert guard_rules.same_origin(origin, host) is same

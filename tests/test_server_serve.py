@@ -14,19 +14,20 @@ from pathlib import Path
 import httpx
 
 import citeqa
-from citeqa.app import server
-from citeqa.app.ui import UploadSettings, guarded_app
+from citeqa.app import guard_rules, serving, upload_cache
+from citeqa.app.holder import UploadSettings
+from citeqa.app.ui import guarded_app
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.index.builder import update_index
 from test_server_files import join, wait_done
 
 
-def _running(make_holder, folder: Path, cache: Path, **policy) -> server.Running:
+def _running(make_holder, folder: Path, cache: Path, **policy) -> serving.Running:
     holder, corpus = make_holder(folder)
-    sock = server.bind("127.0.0.1", 0)
-    rules = server.Policy(bind_host="127.0.0.1", port=sock.getsockname()[1], upload_dir=cache, **policy)
+    sock = serving.bind("127.0.0.1", 0)
+    rules = guard_rules.Policy(bind_host="127.0.0.1", port=sock.getsockname()[1], **policy)
     app = guarded_app(holder, UploadSettings(corpus), rules, auth=("ana", "secret"))
-    return server.Running(app, sock, "127.0.0.1")
+    return serving.Running(app, sock, "127.0.0.1")
 
 
 def _login(url: str, password: str, forwarded: str | None = None) -> int:
@@ -40,8 +41,8 @@ def test_x_forwarded_for_does_not_lift_the_login_lockout(make_holder, tmp_path: 
     while the real address was locked (uvicorn trusts the header from 127.0.0.1 by default)."""
     running = _running(make_holder, tmp_path / "plain", cache_dir)
     try:
-        codes = [_login(running.url, f"guess{n}", f"10.0.0.{n}") for n in range(server.LOGIN_FAILURES + 3)]
-        assert codes == [400] * server.LOGIN_FAILURES + [429] * 3
+        codes = [_login(running.url, f"guess{n}", f"10.0.0.{n}") for n in range(guard_rules.LOGIN_FAILURES + 3)]
+        assert codes == [400] * guard_rules.LOGIN_FAILURES + [429] * 3
         assert _login(running.url, "secret", "10.9.9.9") == 429
     finally:
         running.close()
@@ -51,7 +52,7 @@ def test_forwarding_headers_count_only_from_a_named_proxy(make_holder, tmp_path:
     """Item 3: behind a proxy named with --forwarded-allow-ips, the limiter counts the forwarded client."""
     running = _running(make_holder, tmp_path / "proxied", cache_dir, forwarded_allow_ips=("127.0.0.1",))
     try:
-        for n in range(server.LOGIN_FAILURES):
+        for n in range(guard_rules.LOGIN_FAILURES):
             assert _login(running.url, f"guess{n}", "10.0.0.7") == 400
         assert _login(running.url, "secret", "10.0.0.7") == 429
         assert _login(running.url, "secret", "10.0.0.8") == 200  # another client behind the same proxy
@@ -59,26 +60,25 @@ def test_forwarding_headers_count_only_from_a_named_proxy(make_holder, tmp_path:
         running.close()
 
 
-def test_the_chat_does_not_fill_the_upload_quota(guarded_server, tmp_path: Path, cache_dir: Path):
+def test_the_chat_does_not_fill_the_upload_quota(guarded_server, tmp_path: Path, empty_cache: Path, cache_bytes):
     """Item 4: every chat turn copied the conversation into the cache the quota counts; after ~165 turns
     every upload got 507. Here the quota is 64 KB and the turns write more than that."""
     quota = 64 * 1024
-    s = guarded_server(tmp_path / "quota", cache_dir, quota=quota)
+    s = guarded_server(tmp_path / "quota", empty_cache, quota=quota)
     try:
-        server.sweep_upload_cache(cache_dir, None)
         blocks = s.running._server.config.app.state.blocks
         turn = next(i for i, fn in blocks.fns.items() if getattr(fn.fn, "__name__", "") == "turn")
         question = "¿En qué año se construyó el faro de Punta Brava? " * 30
         with s.page_client() as client:
             session, chat = secrets.token_hex(6), []
-            while server.cache_bytes(cache_dir) < 2 * quota:
+            while cache_bytes(empty_cache) < 2 * quota:
                 assert join(client, turn, [question, "ask", chat, None, None, None, 10, "auto", True], session)
                 done = wait_done(client, session)
                 assert done["success"], done
                 chat = done["output"]["data"][0]
             response = client.post("/gradio_api/upload", files={"files": ("note.txt", b"x" * 1000, "text/plain")})
             assert response.status_code == 200, response.text
-            server.discard_uploads(response.json())
+            upload_cache.discard_uploads(response.json())
     finally:
         s.close()
 

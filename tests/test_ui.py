@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.app import cli
-from citeqa.app.ui import EngineHolder, UploadSettings, ask_record, chat_turn, corpus_view, upload
+from citeqa.app import cli_args
+from citeqa.app.api import ask_record
+from citeqa.app.chat_turns import chat_turn
+from citeqa.app.corpus_tab import corpus_view, upload
+from citeqa.app.holder import EngineHolder, UploadSettings
 
 QUESTIONS = [  # one per language: question, language, first cited document, fact in the answer
     ("¿En qué año se construyó el faro de Punta Brava?", "es", "faro.txt", "1887"),
@@ -49,7 +52,7 @@ def test_chat_turn_escapes_questions_and_documents(holder: EngineHolder):
 
 
 def test_chat_turn_refuses_blank_and_long_input_without_a_turn(holder: EngineHolder):
-    from citeqa.app.ui import conversation_turn
+    from citeqa.app.chat_turns import conversation_turn
 
     messages, asked, sources, _, _ = chat_turn(holder, "   ", [], [], 3)
     assert messages == [] and asked == [] and sources == ""
@@ -78,14 +81,14 @@ def test_upload_handler_swaps_in_the_new_index(tmp_path: Path, make_holder):
 
 
 def test_serve_auth_flag_and_env(monkeypatch):
-    args = cli._parser().parse_args(["serve", "--auth", "ana:s3:cret", "--max-upload-mb", "5"])
+    args = cli_args.parser().parse_args(["serve", "--auth", "ana:s3:cret", "--max-upload-mb", "5"])
     assert args.auth == ("ana", "s3:cret") and args.max_upload_mb == 5 and args.host == "127.0.0.1"
     monkeypatch.setenv("CITEQA_AUTH", "bob:pw")
-    assert cli._parser().parse_args(["serve"]).auth == ("bob", "pw")
+    assert cli_args.parser().parse_args(["serve"]).auth == ("bob", "pw")
     monkeypatch.delenv("CITEQA_AUTH")
-    assert cli._parser().parse_args(["serve"]).auth is None
+    assert cli_args.parser().parse_args(["serve"]).auth is None
     with pytest.raises(SystemExit):
-        cli._parser().parse_args(["serve", "--auth", "nopassword"])
+        cli_args.parser().parse_args(["serve", "--auth", "nopassword"])
 
 
 @pytest.mark.parametrize("question,lang,doc,fact", QUESTIONS)

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from citeqa.answer.pipeline import MAX_QUESTION_CHARS
-from citeqa.app.validation import MAX_HISTORY_ITEMS, MAX_K, MISSING, AskRequest, validate_ask
+from citeqa.app.validation import MAX_HISTORY_ITEMS, MAX_K, AskRequest, validate_ask
 from citeqa.errors import RequestError
 
 GOOD = ("When was the windmill built?", [], 3, "auto")
@@ -101,27 +101,36 @@ def test_bad_history_is_refused(history, reason):
     assert info.value.field == "history"
 
 
-def test_missing_arguments_are_named():
-    for n, name in enumerate(("question", "history", "k", "language")):
-        args = list(GOOD)
-        args[n] = MISSING
-        with pytest.raises(RequestError, match=f"missing argument: {name}") as info:
-            validate_ask(*args)
-        assert info.value.field == name
+def test_omitted_arguments_take_their_defaults_and_a_missing_question_is_named():
+    assert AskRequest.from_args({"question": GOOD[0]}) == AskRequest(question=GOOD[0], history=(), k=5, language="auto")
+    with pytest.raises(
+        RequestError, match=r"missing argument: question \(/ask takes question, history, k, language\)"
+    ) as info:
+        AskRequest.from_args({"history": [], "k": 3})
+    assert info.value.field == "question"
+    with pytest.raises(RequestError, match="unknown argument: 'lang'") as info:
+        AskRequest.from_args({"question": GOOD[0], "lang": "es"})
+
+
+def test_the_schema_is_the_request_model():
+    schema = AskRequest.model_json_schema()
+    assert schema["required"] == ["question"] and list(schema["properties"]) == ["question", "history", "k", "language"]
+    assert schema["properties"]["k"] == {"default": 5, "title": "K", "type": "integer"}
 
 
 def test_good_request_passes_unchanged():
-    assert validate_ask(*GOOD) == AskRequest(GOOD[0], (), 3, "auto")
+    assert validate_ask(*GOOD) == AskRequest(question=GOOD[0], history=(), k=3, language="auto")
 
 
 # --------------------------------------------------------------------------- over real HTTP
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory, start_app) -> Iterator[str]:
-    app, url, _, _ = start_app(tmp_path_factory.mktemp("validation"))
-    yield url
-    app.close()
+def served(tmp_path_factory, guarded_server, cache_dir) -> Iterator[str]:
+    """The app as `citeqa serve` runs it (behind the guard); its URL."""
+    server = guarded_server(tmp_path_factory.mktemp("validation"), cache_dir)
+    yield server.url
+    server.close()
 
 
 def call_ask(url: str, raw_json: str) -> object:
@@ -150,10 +159,6 @@ def call_ask(url: str, raw_json: str) -> object:
         ('"q", [], 3, "xx"', "language"),
         ('"q", [], 3, 123', "language"),
         ('123, [], 3, "auto"', "question"),
-        ('"q", "", 3', "language"),
-        ('"q", []', "k"),
-        ('"q"', "history"),
-        ("", "question"),
         ('"q", [1], 3, "auto"', "history"),
     ],
 )
@@ -162,6 +167,45 @@ def test_http_refusals_are_typed_error_records(served: str, args: str, field: st
     assert isinstance(record, dict) and record.keys() == {"error", "field"}, record
     assert record["field"] == field and record["error"]
     assert "Traceback" not in capfd.readouterr().err  # nothing for the server log either
+
+
+@pytest.mark.parametrize(
+    "args,field", [('"q", "", 3', "language"), ('"q", []', "k"), ('"q"', "history"), ("", "question")]
+)
+def test_too_few_positional_values_are_refused_naming_the_first_missing(served: str, args: str, field: str, capfd):
+    """Gradio itself refuses such a call only after logging a traceback; the guard answers it first."""
+    with httpx.Client(base_url=served, trust_env=False, timeout=30) as client:
+        for path in ("/gradio_api/call/ask", "/gradio_api/run/ask"):
+            response = client.post(path, content=f'{{"data": [{args}]}}', headers={"content-type": "application/json"})
+            assert response.status_code == 422, response.text
+            assert response.json() == {
+                "error": f"missing argument: {field} (/ask takes question, history, k, language)",
+                "field": field,
+            }
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_short_queue_join_of_the_api_is_refused_too(served: str):
+    with httpx.Client(base_url=served, trust_env=False, timeout=30) as client:
+        config = client.get("/config").json()
+        fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "check")
+        body = {"data": [], "fn_index": fn_index, "session_hash": "shortjoin1", "event_data": None, "trigger_id": None}
+        response = client.post("/gradio_api/queue/join", json=body)
+    assert response.status_code == 422
+    assert response.json() == {"error": "missing argument: claim (/check takes claim, k)", "field": "claim"}
+
+
+def test_omitted_arguments_take_their_defaults_over_gradio_client_and_named_calls(served: str):
+    from gradio_client import Client
+
+    question = "When was the windmill of Greyhill restored?"
+    record = Client(served, verbose=False).predict(question, api_name="/ask")
+    assert len(record["citations"]) <= 5 and record["question"] == question
+    with httpx.Client(base_url=served, trust_env=False, timeout=30) as client:
+        started = client.post("/gradio_api/call/v2/ask", json={"question": question, "k": 1})
+        assert started.status_code == 200, started.text
+        stream = client.get(f"/gradio_api/call/ask/{started.json()['event_id']}").text
+    assert "event: complete" in stream and '"citations"' in stream
 
 
 def test_language_is_case_insensitive_over_http(served: str):
@@ -192,7 +236,7 @@ def test_k_is_at_most_the_ui_maximum_over_gradio_client(served: str):
 
 
 def test_ask_record_maps_engine_refusals_to_the_question(tmp_path: Path, make_holder):
-    from citeqa.app.ui import ask_record
+    from citeqa.app.api import ask_record
 
     holder, _ = make_holder(tmp_path)
     assert ask_record(holder, "\x00\x01", [], 3) == {

@@ -5,9 +5,11 @@ The public API::
     from citeqa import Engine, build_index
 
     build_index("corpus", "index")            # or update it: only changed documents are embedded
-    engine = Engine.open("index")
+    engine = Engine.open("index")             # settings fitted for the index's model
     answer = engine.ask("¿Cuántos parámetros tiene GLM-5?")
-    print(answer.answer, answer.citations[0].doc_id, answer.citations[0].start)
+    print(answer.answer, answer.answer_span.doc_id, answer.answer_span.start)
+    check = engine.check("GLM-5 tiene unos 744 mil millones de parámetros.")  # a ClaimCheck
+    wider = Engine.open("index", overrides={"pool": 20})  # a named change; an unknown name is a ConfigError
 
 Importing the package is cheap: the names below load their modules on first use, and
 models, indexes and UI libraries load only when used.
@@ -27,8 +29,13 @@ _EXPORTS = {
     "Citation": "citeqa.records",
     "Document": "citeqa.records",
     "Chunk": "citeqa.records",
+    "Span": "citeqa.records",
+    "ClaimCheck": "citeqa.answer.claims",
     "Trace": "citeqa.answer.pipeline",
-    "AnswerSettings": "citeqa.answer.pipeline",
+    "AnswerSettings": "citeqa.answer.settings",
+    "IndexReport": "citeqa.index.builder",
+    "ChunkerSettings": "citeqa.ingest.chunking",
+    "ConfigError": "citeqa.errors",
     "Reader": "citeqa.reader.reader",
     "build_index": "citeqa.index.builder",
     "load_embedder": "citeqa.embedding",
@@ -37,12 +44,17 @@ _EXPORTS = {
 __all__ = [
     "Answer",
     "AnswerSettings",
+    "ChunkerSettings",
     "Chunk",
     "CiteqaError",
     "Citation",
+    "ClaimCheck",
+    "ConfigError",
     "Document",
     "Engine",
+    "IndexReport",
     "Reader",
+    "Span",
     "Trace",
     "__version__",
     "build_index",
@@ -50,13 +62,16 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from citeqa.answer.pipeline import AnswerSettings, Trace
+    from citeqa.answer.claims import ClaimCheck
+    from citeqa.answer.pipeline import Trace
+    from citeqa.answer.settings import AnswerSettings
     from citeqa.embedding import load_embedder
     from citeqa.engine import Engine
-    from citeqa.errors import CiteqaError
-    from citeqa.index.builder import build_index
+    from citeqa.errors import CiteqaError, ConfigError
+    from citeqa.index.builder import IndexReport, build_index
+    from citeqa.ingest.chunking import ChunkerSettings
     from citeqa.reader.reader import Reader
-    from citeqa.records import Answer, Chunk, Citation, Document
+    from citeqa.records import Answer, Chunk, Citation, Document, Span
 
 
 def __getattr__(name: str) -> Any:

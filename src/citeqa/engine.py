@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from citeqa.answer.claims import ClaimCheck, ClaimThresholds
-from citeqa.answer.pipeline import AnswerPipeline, AnswerSettings, Trace
+from citeqa.answer.pipeline import AnswerPipeline, ClaimInputs, Trace
 from citeqa.answer.scoring import has_reader_weights
-from citeqa.answer.spans import Candidate
+from citeqa.answer.settings import AnswerSettings
 from citeqa.embedding import Embedder, encode_queries, load_embedder
 from citeqa.errors import ConfigError
 from citeqa.index.manifest import check_model
@@ -23,8 +23,6 @@ from citeqa.reader.reader import Reader
 from citeqa.records import Answer, DocumentInfo
 from citeqa.text.language import SUPPORTED, detect
 
-#: Kept under its old name: everything that shapes an answer.
-EngineSettings = AnswerSettings
 #: Whether answers use the trained reader: where it was fitted for the model, always, or never.
 ReaderMode = Literal["auto", "on", "off"]
 
@@ -41,7 +39,8 @@ def make_reader(model: str, mode: ReaderMode = "auto") -> Reader | None:
 
 
 class Engine:
-    """Answers questions from one index. Thread-safe for concurrent ``ask`` calls."""
+    """Answers questions from one index. Thread-safe for concurrent ``ask`` calls. ``settings``:
+    those fitted for the index's model when None (:meth:`AnswerSettings.for_model`)."""
 
     def __init__(
         self,
@@ -56,7 +55,6 @@ class Engine:
         self.index_dir = index_dir
         self.reader = reader
         self._lock = threading.Lock()
-        self._last_query: tuple[str, np.ndarray] | None = None  # a claim's query is encoded twice
         self.pipeline = AnswerPipeline(data, self._encode_queries, settings, reader)
 
     @classmethod
@@ -64,18 +62,27 @@ class Engine:
         cls,
         index_dir: Path | str = "index",
         model: str | None = None,
-        settings: AnswerSettings | None = None,
         embedder: Embedder | None = None,
         reader: ReaderMode = "auto",
+        overrides: Mapping[str, Any] | None = None,
+        embedder_factory: Callable[[str], Embedder] = load_embedder,
     ) -> Engine:
         """Open an index; ``model`` (if given) must be the one it was built with. ``reader``:
         "auto" uses the trained reader where a scorer was fitted with it for the model, "on"
-        insists, "off" keeps the faster reader-less path."""
+        insists, "off" keeps the faster reader-less path. The settings are those fitted for the
+        index's model, with ``overrides`` changed by name (``{"pool": 20}``; see
+        :meth:`AnswerSettings.with_overrides`; an unknown name is a :class:`ConfigError`).
+        Without ``embedder``, ``embedder_factory`` makes the one for the model (the CLI's tests
+        pass a model-free one)."""
         data = load_index(Path(index_dir))
         check_model(data.manifest, model)
+        chosen = make_reader(data.manifest.model, reader)
+        settings = AnswerSettings.for_model(data.manifest.model, reader=chosen is not None)
+        if overrides:
+            settings = settings.with_overrides(overrides)
         if embedder is None:
-            embedder = load_embedder(data.manifest.model if model is None else model)
-        return cls(data, embedder, settings, Path(index_dir), make_reader(data.manifest.model, reader))
+            embedder = embedder_factory(data.manifest.model if model is None else model)
+        return cls(data, embedder, settings, Path(index_dir), chosen)
 
     @property
     def settings(self) -> AnswerSettings:
@@ -123,29 +130,23 @@ class Engine:
         from citeqa.answer.claims import check_claim
 
         started = time.perf_counter()
-        trace, cands, dense = self.claim_inputs(claim, k)
+        inputs = self.claim_inputs(claim, k)
         result = check_claim(
-            trace.question,
-            trace.language,
-            trace.hits,
-            cands,
-            dense,
+            inputs.claim,
+            inputs.language,
+            inputs.hits,
+            inputs.candidates,
+            inputs.similarities,
             self.data.documents,
             k,
             thresholds if thresholds is not None else self.settings.claims,
         )
         return replace(result, latency_ms=round((time.perf_counter() - started) * 1000, 3))
 
-    def claim_inputs(self, claim: str, k: int = 5) -> tuple[Trace, list[Candidate], list[float | None]]:
-        """What a claim is checked on: the trace of the claim asked as a question, every sentence of
-        every retrieved passage (not only those searched for an answer), and each one's cosine to it."""
-        from citeqa.answer.claims import clean_claim
-        from citeqa.answer.spans import candidates_from
-
-        trace = self.trace(clean_claim(claim), k=k)
-        hits = trace.hits
-        cands = candidates_from([(i, h.chunk.start, h.chunk.text, h.chunk.lang) for i, h in enumerate(hits)])
-        return trace, cands, self.pipeline.span_similarities(cands, hits, self._encode_queries([trace.query])[0])
+    def claim_inputs(self, claim: str, k: int = 5) -> ClaimInputs:
+        """What a claim is checked on: the passages retrieved for it as for a question, every sentence
+        of every one of them, and each one's cosine to it (see :meth:`AnswerPipeline.claim_inputs`)."""
+        return self.pipeline.claim_inputs(claim, k)
 
     def document_info(self, doc_id: str) -> DocumentInfo:
         """What a citation of ``doc_id`` names besides the passage: title, file, language, kind and
@@ -159,13 +160,6 @@ class Engine:
         return self.pipeline.run(question, history, k, language)
 
     def _encode_queries(self, texts: list[str]) -> np.ndarray:
-        """Query vectors; the last single query is kept, so checking a claim (its trace, then its
-        sentences' cosines) encodes it once."""
-        with self._lock:  # one model, many UI threads: encode one batch at a time
-            last = self._last_query
-            if len(texts) == 1 and last is not None and last[0] == texts[0]:
-                return last[1].copy()
-            out = encode_queries(self.embedder, texts)
-            if len(texts) == 1:
-                self._last_query = (texts[0], out.copy())
-            return out
+        """Query vectors, one batch at a time: one model serves many UI threads."""
+        with self._lock:
+            return encode_queries(self.embedder, texts)

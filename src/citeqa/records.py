@@ -178,6 +178,22 @@ class Citation:
 
 
 @dataclass(frozen=True, slots=True)
+class Span:
+    """Characters ``[start, end)`` of the document ``doc_id``: where a piece of a record lies, so it
+    is shown at its own place, never found again by its text (a sentence can occur twice)."""
+
+    doc_id: str
+    start: int
+    end: int
+
+    def inside(self, citation: Citation) -> tuple[int, int] | None:
+        """This span as offsets into ``citation.text`` when the cited passage holds it, else None."""
+        if self.doc_id != citation.doc_id or self.start < citation.start or self.end > citation.end:
+            return None
+        return self.start - citation.start, self.end - citation.start
+
+
+@dataclass(frozen=True, slots=True)
 class Highlight:
     """The key phrase inside an answer, as offsets into the answer string."""
 
@@ -201,6 +217,15 @@ class Answer:
     #: name); None when the question wants a sentence (why, how) or no such phrase is found.
     #: When set, ``answer[highlight.start:highlight.end] == short_answer``.
     short_answer: str | None = None
+    #: Where ``answer`` lies: ``document_text(answer_span.doc_id)[start:end] == answer``, inside the
+    #: first citation. None when the record abstains.
+    answer_span: Span | None = None
+    #: Where ``short_answer`` lies, the same way (inside ``answer_span``); None without a short answer.
+    short_answer_span: Span | None = None
+
+    def answer_in(self, citation: Citation) -> tuple[int, int] | None:
+        """Where ``answer`` lies in ``citation.text`` (offsets), when that passage holds its place."""
+        return self.answer_span.inside(citation) if self.answer_span is not None and not self.abstained else None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON record (see README, "Answer record")."""

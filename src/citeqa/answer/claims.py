@@ -2,8 +2,8 @@
 it, or nothing?
 
 A claim ("GLM-5 tiene unos 800 mil millones de parámetros") is searched like a question
-(:meth:`citeqa.engine.Engine.trace`); every sentence of the retrieved passages is then judged
-against it (:mod:`citeqa.answer.judge`, with the claim taken apart by
+(:meth:`citeqa.engine.Engine.claim_inputs`); every sentence of the retrieved passages is then
+judged against it (:mod:`citeqa.answer.judge`, with the claim taken apart by
 :mod:`citeqa.answer.claim_parts`): ``supported`` only when one sentence (with the lead or heading
 it continues) carries the claim's names, its values and its words; ``conflicting`` when such a
 sentence gives another value in the claim's place; ``not_found`` otherwise. The evidence quotes
@@ -37,7 +37,7 @@ from citeqa.answer.judge import (
     unit_relation,
     units_of,
 )
-from citeqa.answer.questions import alternatives, question_words
+from citeqa.answer.questions import alternatives, clean_question, question_words
 from citeqa.answer.spans import Candidate
 from citeqa.answer.translations import aligned, translation_groups
 from citeqa.errors import QuestionError
@@ -118,8 +118,6 @@ class ClaimCheck:
 def clean_claim(claim: object) -> str:
     """A claim tidied by the question rules (text, not empty, at most 2000 characters);
     QuestionError worded for a claim otherwise."""
-    from citeqa.answer.pipeline import clean_question
-
     try:
         return clean_question(claim)
     except QuestionError as exc:

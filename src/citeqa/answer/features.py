@@ -72,6 +72,19 @@ def local_weights(
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """What a question asks for: the kind of fact (from the question alone) and the folded words of
+    the query (the question, plus the previous turn for a follow-up), which facts are placed by."""
+
+    kind: AnswerType
+    words: frozenset[str]
+
+    @staticmethod
+    def of(question: str, query: str) -> Wanted:
+        return Wanted(expected_type(question), frozenset(fold_accents(w) for w in words(query)))
+
+
 @dataclass(frozen=True)
 class Passage:
     """What the scorer needs to know about a retrieved passage."""
@@ -91,15 +104,17 @@ def candidate_features(
     idf: Mapping[str, float],
     default_idf: float,
     span_dense: Sequence[float | None] = (),
+    wanted: Wanted | None = None,
 ) -> np.ndarray:
     """One row of :data:`SPAN_FEATURES` per candidate.
 
     ``question`` decides the expected answer type; ``query`` (the question, plus the
-    previous turn for a follow-up) supplies the words to look for. ``span_dense`` holds each
-    candidate's cosine to the question (None where the index has no vector for it).
+    previous turn for a follow-up) supplies the words to look for (``wanted``: both, when the
+    caller has them already). ``span_dense`` holds each candidate's cosine to the question
+    (None where the index has no vector for it).
     """
-    kind = expected_type(question)
-    qwords = frozenset(fold_accents(w) for w in words(query))
+    wanted = wanted if wanted is not None else Wanted.of(question, query)
+    kind, qwords = wanted.kind, wanted.words
     cand_terms = [_term_set(c.text, c.lang, question_lang) for c in cands]
     passage_terms = [_term_set(p.text, p.lang, question_lang) for p in passages]
     entities = question_entities(query)

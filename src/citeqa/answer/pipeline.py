@@ -1,10 +1,13 @@
-"""The answer pipeline as a value: one question in, a :class:`Trace` of every step out.
+"""The answer pipeline as stages with typed outputs; one question in, a :class:`Trace` of every step out.
 
-language → retrieval query → retrieve (dense + lexical, fused) → candidate spans with
-named features → scores → choice (question's language first when it answers) →
-confidence → the answer record. :meth:`AnswerPipeline.run` is the only implementation
-of these steps; ``Engine.ask`` returns its trace's ``answer``, and evaluation, the scorer
-fit, the ceilings script and the benchmark read the same trace.
+Answers: prepare (:class:`Asked`: language, retrieval query) → retrieve (:class:`Retrieval`: the
+query's vector and the fused hits) → extract (:class:`Extraction`: candidate spans with named
+features, the reader's spans) → choose (scores; the question's language first when it answers) →
+record (the answer record). Claims: prepare → retrieve → every sentence of the hits with its
+cosine to the claim (:class:`ClaimInputs`), which :mod:`citeqa.answer.claims` judges. Each step
+runs once per question; :meth:`AnswerPipeline.run` is the only composition of the answer stages,
+``Engine.ask`` returns its trace's ``answer``, and evaluation, the scorer fit, the ceilings script
+and the benchmark read the same trace.
 """
 
 from __future__ import annotations
@@ -15,71 +18,89 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Literal
 
 import numpy as np
 
-from citeqa.answer.answer_types import expected_type, highlight_in, short_answer_in
+from citeqa.answer.answer_types import highlight_in, short_answer_in
 from citeqa.answer.backend import RetrievalBackend
-from citeqa.answer.features import FEATURES, Passage, candidate_features
-from citeqa.answer.judge import ClaimThresholds, claim_thresholds
-from citeqa.answer.questions import alternatives
+from citeqa.answer.claims import clean_claim
+from citeqa.answer.features import FEATURES, Passage, Wanted, candidate_features
+from citeqa.answer.questions import MAX_QUESTION_CHARS, alternatives, clean_history, clean_question
 from citeqa.answer.questions import words as words_of
 from citeqa.answer.reading import ReadSpan, best_inside, read_spans, reader_features
-from citeqa.answer.retrieval import RetrievalSettings, Retriever, prefer_language
-from citeqa.answer.scoring import ScoringModel, load_scoring, read_weights
+from citeqa.answer.retrieval import Retriever, prefer_language
+from citeqa.answer.settings import AnswerSettings, ShortAnswerSource
 from citeqa.answer.spans import Candidate, candidates_from
 from citeqa.errors import QuestionError
 from citeqa.messages import UI_LANGUAGES
 from citeqa.reader.reader import Reader
-from citeqa.records import Answer, Citation, Highlight, Hit
-from citeqa.text.analysis import fold_accents, query_terms, words
+from citeqa.records import Answer, Citation, Highlight, Hit, Span
+from citeqa.text.analysis import fold_accents, query_terms
 from citeqa.text.language import SUPPORTED, question_language
 
-#: Longest question accepted, in characters (a long paragraph; longer input is pasted text, not a question).
-MAX_QUESTION_CHARS = 2000
-
-
-#: Sources of the short answer (see :attr:`AnswerSettings.short_answers`).
-ShortAnswerSource = Literal["reader", "rules", "rules-then-reader"]
-#: Retrieval settings a weights file may set.
-_FUSION_WEIGHTS = frozenset({"dense_weight", "lexical_weight"})
+__all__ = [
+    "MAX_QUESTION_CHARS",
+    "AnswerPipeline",
+    "AnswerSettings",
+    "Asked",
+    "ClaimInputs",
+    "Extraction",
+    "Retrieval",
+    "ScoredSpan",
+    "ShortAnswerSource",
+    "Trace",
+    "choose_span",
+    "clean_history",
+    "clean_question",
+    "is_follow_up",
+]
 
 
 @dataclass(frozen=True, slots=True)
-class AnswerSettings:
-    """Everything that shapes an answer, with defaults chosen on split A of eval/qa.jsonl."""
+class Asked:
+    """The prepare stage's output: a cleaned question, its language, the language whose passages
+    come first (None: any), and the text searched with (the question, plus the last turn for a
+    follow-up)."""
 
-    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
-    scoring: ScoringModel = field(default_factory=load_scoring)
-    answer_passages: int = 3  #: passages searched for the answer, overall and in the question's language
-    pool: int = 10  #: passages retrieved before choosing the answer and the citations
-    language_margin: float = 0.05  #: a same-language answer wins unless this much less likely ...
-    language_floor: float = 0.5  #: ... and always when at least this likely
-    claims: ClaimThresholds = field(default_factory=ClaimThresholds)  #: when a claim counts as backed
-    #: Where the short answer comes from: the reader's span in the chosen sentence (then the rules
-    #: when it has none there), the hand-written rules alone, or the rules and then the reader's span
-    #: when they find none. Chosen by measurement (README).
-    short_answers: ShortAnswerSource = "rules-then-reader"
-    #: Passages the reader reads: the best-ranked of those searched for the answer (each costs a
-    #: window of up to 256 tokens; see docs/benchmarks.md). Reading 2 instead of 4 lost answers
-    #: out of fold (accuracy 0.673 / 0.576 against 0.717 / 0.624 on the two dev sets).
-    reader_passages: int = 4
+    question: str
+    history: tuple[str, ...]
+    language: str
+    prefer: str | None
+    query: str
 
-    @classmethod
-    def for_model(cls, model: str, reader: bool = False) -> AnswerSettings:
-        """The settings fitted for ``model``'s vectors: retrieval fusion weights and claim thresholds
-        from ``<model>.json``, the scorer from it or, with the ``reader``, from ``<model>+reader.json``."""
-        data = read_weights(model)
-        fusion = data.get("retrieval", {})
-        retrieval = RetrievalSettings(**{k: float(v) for k, v in fusion.items() if k in _FUSION_WEIGHTS})
-        scoring = ScoringModel.from_dict(read_weights(model, reader=True) if reader else data)
-        return cls(retrieval=retrieval, scoring=scoring, claims=claim_thresholds(data.get("claims", {})))
 
-    @property
-    def abstain_below(self) -> float:
-        """Below this confidence the answer is "not found" (fitted with the scorer)."""
-        return self.scoring.abstain_below
+@dataclass(frozen=True)
+class Retrieval:
+    """The retrieve stage's output: the query's vector (encoded once) and the passages found, best first."""
+
+    vector: np.ndarray
+    hits: tuple[Hit, ...]
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The extract stage's output: the passages searched for the answer (indexes of the hits), what
+    the question asks for, the candidate spans with one feature row each (columns in
+    :data:`FEATURES` order) and the reader's spans (best first; empty with it off)."""
+
+    pool: tuple[int, ...]
+    wanted: Wanted
+    candidates: tuple[Candidate, ...]
+    features: np.ndarray
+    read: tuple[ReadSpan, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimInputs:
+    """What a claim is judged on: the claim as cleaned, its language, the passages retrieved for it,
+    every sentence of every one of them (not only those searched for an answer) and each sentence's
+    cosine to the claim (None where the index has no span vector)."""
+
+    claim: str
+    language: str
+    hits: tuple[Hit, ...]
+    candidates: tuple[Candidate, ...]
+    similarities: tuple[float | None, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +118,8 @@ class Trace:
     """Every step of answering one question, for evaluation, fitting and benchmarks.
 
     ``features`` holds one row per candidate, columns in :data:`FEATURES` order (the
-    same numbers as each span's ``features`` mapping); ``timings_ms`` has one entry per step.
+    same numbers as each span's ``features`` mapping); ``timings_ms`` has one entry per step;
+    ``vector`` is the query's vector the hits were retrieved with.
     """
 
     question: str
@@ -114,6 +136,7 @@ class Trace:
     timings_ms: Mapping[str, float] = field(default_factory=dict)
     #: The reader's spans (best first, document offsets) over the passages it read; empty with it off.
     read: tuple[ReadSpan, ...] = ()
+    vector: np.ndarray | None = None
 
     @property
     def chosen_span(self) -> ScoredSpan | None:
@@ -151,33 +174,65 @@ class AnswerPipeline:
         question, history = clean_question(question), clean_history(history)
         if k < 1:
             raise QuestionError("k must be at least 1")
-        lang = clock.step("language", lambda: self.question_language(question, history))
-        prefer = None if language == "any" else (language if language else lang)
-        query = clock.step("query", lambda: self.retrieval_query(question, history))
-        vector = clock.step("encode", lambda: self.encode([query])[0])
-        hits = self.retriever.search(query, vector, max(k, self.settings.pool), timings=clock.timings)
-        pool = self._answer_pool(hits, prefer)
-        cands, feats = clock.step("candidates", lambda: self.candidates(question, query, lang, pool, hits, vector))
-        read, null = clock.step("read", lambda: self.read(question, hits, pool))
-        feats = np.hstack([feats, reader_features(cands, read, null) if self.reader is not None else _zeros(feats)])
-        chosen, spans = clock.step("choose", lambda: self.choose(cands, feats, prefer))
-        answer = clock.step("answer", lambda: self.record(question, query, lang, hits, spans, chosen, k, read))
+        asked = self.prepare(question, history, language, clock)
+        retrieval = self.retrieve(asked, k, clock)
+        extraction = self.extract(asked, retrieval, clock)
+        chosen, spans = clock.step("choose", lambda: self.choose(extraction, asked.prefer))
+        answer = clock.step("answer", lambda: self.record(asked, retrieval.hits, extraction, spans, chosen, k))
         answer = replace(answer, latency_ms=round(clock.total_ms(), 3))
         return Trace(
-            question,
-            history,
-            lang,
-            prefer,
-            query,
-            tuple(hits),
+            asked.question,
+            asked.history,
+            asked.language,
+            asked.prefer,
+            asked.query,
+            retrieval.hits,
             tuple(spans),
-            feats,
+            extraction.features,
             chosen,
             answer.confidence,
             answer,
             clock.timings,
-            read,
+            extraction.read,
+            retrieval.vector,
         )
+
+    def claim_inputs(self, claim: str, k: int = 5) -> ClaimInputs:
+        """The claim stages before judging: prepare and retrieve ``claim`` as a question, then split
+        every hit into sentences and give each its cosine to the claim's vector."""
+        claim = clean_claim(claim)
+        if k < 1:
+            raise QuestionError("k must be at least 1")
+        clock = _Clock()  # a check reports its own latency; the steps' timings are not kept
+        asked = self.prepare(claim, (), None, clock)
+        retrieval = self.retrieve(asked, k, clock)
+        hits = retrieval.hits
+        cands = candidates_from([(i, h.chunk.start, h.chunk.text, h.chunk.lang) for i, h in enumerate(hits)])
+        sims = self.span_similarities(cands, hits, retrieval.vector)
+        return ClaimInputs(claim, asked.language, hits, tuple(cands), tuple(sims))
+
+    def prepare(self, question: str, history: tuple[str, ...], language: str | None, clock: _Clock) -> Asked:
+        """The cleaned ``question``'s language, the language preferred among passages (``language``
+        overrides; "any": none) and the retrieval query."""
+        lang = clock.step("language", lambda: self.question_language(question, history))
+        prefer = None if language == "any" else (language if language else lang)
+        query = clock.step("query", lambda: self.retrieval_query(question, history))
+        return Asked(question, history, lang, prefer, query)
+
+    def retrieve(self, asked: Asked, k: int, clock: _Clock) -> Retrieval:
+        """The query's vector and the best ``max(k, pool)`` passages for it."""
+        vector = clock.step("encode", lambda: self.encode([asked.query])[0])
+        hits = self.retriever.search(asked.query, vector, max(k, self.settings.pool), timings=clock.timings)
+        return Retrieval(vector, tuple(hits))
+
+    def extract(self, asked: Asked, retrieval: Retrieval, clock: _Clock) -> Extraction:
+        """Candidate spans of the answer passages, their features and the reader's spans."""
+        hits = retrieval.hits
+        pool = self._answer_pool(hits, asked.prefer)
+        wanted, cands, feats = clock.step("candidates", lambda: self.candidates(asked, pool, hits, retrieval.vector))
+        read, null = clock.step("read", lambda: self.read(asked.question, hits, pool))
+        feats = np.hstack([feats, reader_features(cands, read, null) if self.reader is not None else _zeros(feats)])
+        return Extraction(tuple(pool), wanted, tuple(cands), feats, read)
 
     def question_language(self, question: str, history: Sequence[str] = ()) -> str:
         """ISO 639-1 code of the question, among the corpus's and the UI's languages: the question
@@ -192,20 +247,27 @@ class AnswerPipeline:
         return question
 
     def candidates(
-        self, question: str, query: str, lang: str, pool: Sequence[int], hits: Sequence[Hit], vector: np.ndarray
-    ) -> tuple[list[Candidate], np.ndarray]:
-        """Answer candidates from the passages ``pool`` (indexes of ``hits``) and their feature rows."""
+        self, asked: Asked, pool: Sequence[int], hits: Sequence[Hit], vector: np.ndarray
+    ) -> tuple[Wanted, list[Candidate], np.ndarray]:
+        """What the question asks for, the answer candidates from the passages ``pool`` (indexes of
+        ``hits``) and their feature rows."""
+        wanted = Wanted.of(asked.question, asked.query)
         cands = candidates_from([(i, hits[i].chunk.start, hits[i].chunk.text, hits[i].chunk.lang) for i in pool])
         passages = [Passage(h.chunk.text, h.chunk.lang, h.dense, h.score) for h in hits]
-        return cands, candidate_features(
-            question,
-            query,
-            lang,
+        return (
+            wanted,
             cands,
-            passages,
-            self.idf,
-            self.default_idf,
-            self.span_similarities(cands, hits, vector),
+            candidate_features(
+                asked.question,
+                asked.query,
+                asked.language,
+                cands,
+                passages,
+                self.idf,
+                self.default_idf,
+                self.span_similarities(cands, hits, vector),
+                wanted=wanted,
+            ),
         )
 
     def read(
@@ -246,11 +308,9 @@ class AnswerPipeline:
         lexical = sorted(range(len(hits)), key=lambda i: -hits[i].lexical)[:n]
         return sorted(set(range(min(n, len(hits)))) | set(same) | set(lexical))
 
-    def choose(
-        self, cands: Sequence[Candidate], feats: np.ndarray, prefer: str | None
-    ) -> tuple[int | None, list[ScoredSpan]]:
+    def choose(self, extraction: Extraction, prefer: str | None) -> tuple[int | None, list[ScoredSpan]]:
         """Score every span and pick one (see :func:`choose_span`)."""
-        model = self.settings.scoring
+        model, cands, feats = self.settings.scoring, extraction.candidates, extraction.features
         scores, probs = model.scores(feats), model.probabilities(feats)
         spans = [
             ScoredSpan(c, dict(zip(FEATURES, map(float, row))), float(s), float(p))
@@ -263,16 +323,16 @@ class AnswerPipeline:
 
     def record(
         self,
-        question: str,
-        query: str,
-        lang: str,
+        asked: Asked,
         hits: Sequence[Hit],
+        extraction: Extraction,
         spans: Sequence[ScoredSpan],
         chosen: int | None,
         k: int,
-        read: Sequence[ReadSpan] = (),
     ) -> Answer:
-        """The answer record: the chosen span (or an abstention) and ``k`` citations."""
+        """The answer record: the chosen span (or an abstention), where it and its short answer lie in
+        their document, and ``k`` citations."""
+        question, lang = asked.question, asked.language
         if chosen is None:
             return Answer(question, lang, None, True, 0.0, tuple(self._citation(h) for h in hits[:k]))
         span = spans[chosen]
@@ -282,23 +342,35 @@ class AnswerPipeline:
         citations = tuple(self._citation(h) for h in [hits[first], *rest][:k])
         if confidence < self.settings.abstain_below:
             return Answer(question, lang, None, True, confidence, citations)
-        cand = span.candidate
-        words_asked = frozenset(fold_accents(w) for w in words(query))
-        kind = expected_type(question)
+        cand, wanted = span.candidate, extraction.wanted
+        short = self._short_answer(asked, cand, wanted, extraction.read)
+        key = short if short is not None else highlight_in(cand.text, wanted.kind, wanted.words, cand.lang)
+        doc_id = hits[first].chunk.doc_id
+        return Answer(
+            question,
+            lang,
+            cand.text,
+            False,
+            confidence,
+            citations,
+            highlight=Highlight(*key) if key is not None else None,
+            short_answer=cand.text[short[0] : short[1]] if short is not None else None,
+            answer_span=Span(doc_id, cand.start, cand.end),
+            short_answer_span=Span(doc_id, cand.start + short[0], cand.start + short[1]) if short is not None else None,
+        )
+
+    def _short_answer(
+        self, asked: Asked, cand: Candidate, wanted: Wanted, read: Sequence[ReadSpan]
+    ) -> tuple[int, int] | None:
+        """Offsets in ``cand.text`` of the short answer, from the source the settings name."""
         mode = self.settings.short_answers
         short = _reader_short(cand, read) if mode == "reader" else None
         if short is None:
-            short = short_answer_in(
-                cand.text, cand.lang, kind, words_asked, set(query_terms(query, (cand.lang,))), question=question
-            )
+            terms = set(query_terms(asked.query, (cand.lang,)))
+            short = short_answer_in(cand.text, cand.lang, wanted.kind, wanted.words, terms, question=asked.question)
         if short is None and mode == "rules-then-reader":
             short = _reader_short(cand, read)
-        key = short if short is not None else highlight_in(cand.text, kind, words_asked, cand.lang)
-        highlight = Highlight(*key) if key is not None else None
-        short_answer = cand.text[short[0] : short[1]] if short is not None else None
-        return Answer(
-            question, lang, cand.text, False, confidence, citations, highlight=highlight, short_answer=short_answer
-        )
+        return short
 
     def _citation(self, hit: Hit) -> Citation:
         c = hit.chunk
@@ -374,27 +446,3 @@ def is_follow_up(question: str, n_terms: int) -> bool:
     """Whether a question leans on the previous one (a leading "and", a pronoun, no topic)."""
     folded = fold_accents(question.casefold())
     return n_terms <= 1 or _follow_up().search(folded) is not None
-
-
-def clean_question(question: object) -> str:
-    """Validate and tidy a question; raise QuestionError with what to do."""
-    if not isinstance(question, str):
-        raise QuestionError("the question must be text")
-    cleaned = "".join(ch for ch in question if ch.isprintable() or ch in "\n\t")
-    cleaned = cleaned.encode("utf-8", "replace").decode("utf-8").strip()
-    if not cleaned:
-        raise QuestionError("the question is empty; type a question")
-    if len(cleaned) > MAX_QUESTION_CHARS:
-        raise QuestionError(f"the question is too long ({len(cleaned)} characters; the limit is {MAX_QUESTION_CHARS})")
-    return " ".join(cleaned.split())
-
-
-def clean_history(history: Sequence[object]) -> tuple[str, ...]:
-    """Earlier questions, cleaned like a question; empty or invalid turns are dropped."""
-    cleaned = []
-    for turn in history:
-        try:
-            cleaned.append(clean_question(turn))
-        except QuestionError:
-            continue
-    return tuple(cleaned)

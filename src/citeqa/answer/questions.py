@@ -6,17 +6,23 @@ The wh-word, the preposition before it and the noun after it decide ("¿A qué e
 roles, prepositions, the nouns that ask for a quantity, a date, a price, a place or a phrase).
 Questions mix languages ("¿Qué score...?"), so the lists of every language are read together;
 a language without a file has no wh-words, and its questions ask for no particular kind.
+A question as typed is first checked and tidied (:func:`clean_question`; claims too).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache, lru_cache
 
+from citeqa.errors import QuestionError
 from citeqa.text.analysis import fold_accents
 from citeqa.text.lexicon import entry, folded, languages, shared_list
+
+#: Longest question accepted, in characters (a long paragraph; longer input is pasted text, not a question).
+MAX_QUESTION_CHARS = 2000
 
 
 class AnswerType(str, Enum):
@@ -295,3 +301,30 @@ def _which_shape(wh: str, prep: str | None, rest: str, original: str) -> Questio
 def expected_type(question: str) -> AnswerType:
     """The answer type a question asks for, from its interrogative phrase."""
     return question_shape(question).kind
+
+
+# --- a question as typed ----------------------------------------------------------------------
+
+
+def clean_question(question: object) -> str:
+    """Validate and tidy a question; raise QuestionError with what to do."""
+    if not isinstance(question, str):
+        raise QuestionError("the question must be text")
+    cleaned = "".join(ch for ch in question if ch.isprintable() or ch in "\n\t")
+    cleaned = cleaned.encode("utf-8", "replace").decode("utf-8").strip()
+    if not cleaned:
+        raise QuestionError("the question is empty; type a question")
+    if len(cleaned) > MAX_QUESTION_CHARS:
+        raise QuestionError(f"the question is too long ({len(cleaned)} characters; the limit is {MAX_QUESTION_CHARS})")
+    return " ".join(cleaned.split())
+
+
+def clean_history(history: Sequence[object]) -> tuple[str, ...]:
+    """Earlier questions, cleaned like a question; empty or invalid turns are dropped."""
+    cleaned = []
+    for turn in history:
+        try:
+            cleaned.append(clean_question(turn))
+        except QuestionError:
+            continue
+    return tuple(cleaned)

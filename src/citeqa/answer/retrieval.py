@@ -14,26 +14,31 @@ from citeqa.index.backends import top_n
 from citeqa.records import Hit
 from citeqa.text.analysis import query_terms
 
-__all__ = ["RetrievalSettings", "Retriever", "prefer_language", "top_n"]
+__all__ = ["FITTED_RETRIEVAL", "RetrievalSettings", "Retriever", "prefer_language", "top_n"]
+
+#: The retrieval settings a model's weights file sets (``eval/fit_scorer.py --dense-weight``).
+FITTED_RETRIEVAL = frozenset({"dense_weight", "lexical_weight"})
 
 
 @dataclass(frozen=True, slots=True)
 class RetrievalSettings:
-    """Knobs of the hybrid retriever (defaults chosen on the dev set, see README)."""
+    """Knobs of the hybrid retriever. The fusion weights depend on the model's vectors and come
+    from its weights file (:meth:`citeqa.answer.settings.AnswerSettings.for_model`); the others
+    were chosen on the dev set (README)."""
 
+    dense_weight: float  #: weight of the dense (FAISS) scores in the fusion
+    lexical_weight: float  #: weight of the BM25 scores
     candidates: int = 50
     fusion: FusionMode = FusionMode.WEIGHTED
-    dense_weight: float = 0.35  #: all-MiniLM-L6-v2 is English-centric; BM25 carries es/pt
-    lexical_weight: float = 0.65
     rrf_k: float = 60.0
 
 
 class Retriever:
     """Finds the passages of one index that best match a question."""
 
-    def __init__(self, data: RetrievalBackend, settings: RetrievalSettings | None = None) -> None:
+    def __init__(self, data: RetrievalBackend, settings: RetrievalSettings) -> None:
         self.data = data
-        self.settings = settings if settings is not None else RetrievalSettings()
+        self.settings = settings
         self.langs = tuple(sorted({c.lang for c in data.chunks}))
 
     def dense_scores(self, query_vector: np.ndarray, n: int) -> dict[int, float]:

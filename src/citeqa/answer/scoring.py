@@ -38,6 +38,11 @@ WEIGHTS_DIR = "weights"
 FALLBACK_MODEL = "any-model"
 #: Suffix of a weights file fitted with the reader's features (``<model>+reader.json``).
 READER_SUFFIX = "+reader"
+#: The blocks of a weights file: the scorer's (:meth:`ScoringModel.to_dict`), the retrieval fusion
+#: weights and the claim thresholds (``eval/fit_claims.py --write``).
+WEIGHTS_KEYS = frozenset(
+    {"format", "features", "bias", "calibration", "abstain_below", "headline_above", "fitted", "retrieval", "claims"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +160,15 @@ def read_weights(model: str | None = None, path: Path | None = None, reader: boo
     if not isinstance(data, dict):
         raise ConfigError(f"scorer weights {path} are not a JSON object")
     return data
+
+
+def check_weights_keys(data: Mapping[str, Any], what: str) -> None:
+    """A :class:`ConfigError` naming any block of a weights file the code does not read."""
+    unknown = sorted(set(data) - WEIGHTS_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"weights for {what}: no such entry {', '.join(unknown)} (known: {', '.join(sorted(WEIGHTS_KEYS))})"
+        )
 
 
 def load_scoring(model: str | None = None, path: Path | None = None) -> ScoringModel:

@@ -1,7 +1,7 @@
 """The Chat tab: the conversation (each reply with its own sources), the question box with its mode,
 character counter and refusals, the examples, the options, the document viewer and the downloads.
 
-The turn itself is :func:`citeqa.app.ui.conversation_turn`; this module lays the tab out and wires
+The turn itself is :func:`citeqa.app.chat_turns.conversation_turn`; this module lays the tab out and wires
 its events. Labels follow the language of the last turn: :func:`page_labels` relabels the tab and
 whatever ``page`` components the caller adds (the tab names, the subtitle).
 """
@@ -16,6 +16,7 @@ from typing import Any
 
 from citeqa.app import chat_view, display
 from citeqa.app.assets import CHAT_JS, VIEWER_JS
+from citeqa.app.chat_turns import conversation_turn, download_files, open_document
 from citeqa.errors import CiteqaError
 from citeqa.messages import UI_LANGUAGES, evidence_labels, labels
 
@@ -155,8 +156,6 @@ def browser_language(accept_language: str | None) -> str:
 def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None) -> None:
     """Wire the tab: a turn (Ask or Enter), clear, the mode's placeholder, the document viewer; with
     ``app``, each visit opens in the browser's language (until the first question sets it)."""
-    from citeqa.app.ui import conversation_turn, download_files, open_document
-
     relabelled, _ = page_labels(gr, tab, "en", page)
 
     if app is not None:

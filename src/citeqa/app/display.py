@@ -131,12 +131,10 @@ def shown(text: str, markdown: bool = False) -> str:
 def passage_html(citation: Citation, answer: Answer, number: int) -> str:
     """The passage escaped, with the answer span marked in the cited passage [1]."""
     passage, md = citation.text, is_markdown(citation.doc_id)
-    if number != 1 or answer.abstained or not answer.answer:
+    span = answer.answer_in(citation) if number == 1 else None
+    if span is None:
         return shown(passage, md)
-    at = passage.find(answer.answer)
-    if at < 0:
-        return shown(passage, md)
-    end = at + len(answer.answer)
+    at, end = span
     return shown(passage[:at], md) + f"<mark>{_key_marked(answer)}</mark>" + shown(passage[end:], md)
 
 
@@ -175,9 +173,9 @@ def place(citation: Citation, answer: Answer, number: int, document: Document | 
     """
     if document is None:
         return None, None
-    at = citation.text.find(answer.answer) if number == 1 and answer.answer and not answer.abstained else -1
-    if at >= 0:
-        offset = citation.start + at
+    span = answer.answer_in(citation) if number == 1 else None
+    if span is not None:
+        offset = citation.start + span[0]
         return document.page_at(offset), document.section_at(offset)
     section = document.section_at(citation.start)
     if section is None:

@@ -34,7 +34,7 @@ from citeqa.evaluation.report import prediction_record, write_predictions, write
 from citeqa.evaluation.runner import evaluate
 
 if TYPE_CHECKING:
-    from citeqa.app.ui import EngineHolder
+    from citeqa.app.holder import EngineHolder
 
 RUNNING = "running"
 DONE = "done"

@@ -22,8 +22,8 @@ from citeqa.evaluation.compare import Comparison, format_delta
 from citeqa.evaluation.grading import TOP_K, QuestionResult, is_relevant
 from citeqa.evaluation.matching import answer_spans
 from citeqa.evaluation.metrics import LANG_ORDER, Metrics
-from citeqa.evaluation.qa_file import CSV_SUFFIXES
 from citeqa.evaluation.report import table_rows
+from citeqa.evaluation.rows import CSV_SUFFIXES
 from citeqa.messages import EVALUATE, OUTCOME_HELP
 from citeqa.records import Citation
 
@@ -188,15 +188,11 @@ def gold_spans(text: str, answers: Iterable[str]) -> list[tuple[int, int]]:
     return [span for gold in answers for span in answer_spans(text, gold)]
 
 
-def given_spans(text: str, result: QuestionResult) -> list[tuple[int, int]]:
-    """Where the given answer occurs in ``text`` (none for an abstention)."""
-    answer = result.answer
-    if answer.abstained or not answer.answer:
-        return []
-    at = text.find(answer.answer)
-    if at >= 0:
-        return [(at, at + len(answer.answer))]
-    return answer_spans(text, answer.answer)
+def given_spans(citation: Citation, result: QuestionResult) -> list[tuple[int, int]]:
+    """Where the given answer lies in the cited passage, from the record's own place (none for an
+    abstention, or in a passage that does not hold it)."""
+    span = result.answer.answer_in(citation)
+    return [span] if span is not None else []
 
 
 def citation_html(number: int, citation: Citation, result: QuestionResult) -> str:
@@ -208,7 +204,7 @@ def citation_html(number: int, citation: Citation, result: QuestionResult) -> st
     if result.answerable and is_relevant(citation, result.item):
         badges.append(f'<span class="citeqa-badge citeqa-relevant">{safe(lab["relevant"])}</span>')
     text = citation.text
-    body = marked(text, gold_spans(text, result.item.answers), given_spans(text, result))
+    body = marked(text, gold_spans(text, result.item.answers), given_spans(citation, result))
     return (
         f'<div class="citeqa-source citeqa-eval-source"><div class="citeqa-head"><b>[{number}] '
         f"{safe(citation.title)}</b> {' '.join(badges)}<br><small>{safe(citation.doc_id)} · "
@@ -252,7 +248,7 @@ def detail_html(result: QuestionResult | None) -> str:
     parts.append(f"<h4>{safe(lab['passages'])}</h4>")
     if answer.citations:
         parts.extend(citation_html(i, c, result) for i, c in enumerate(answer.citations, start=1))
-        if not answer.abstained and answer.answer and not any(given_spans(c.text, result) for c in answer.citations):
+        if not answer.abstained and answer.answer and not any(given_spans(c, result) for c in answer.citations):
             parts.append(f"<p><em>{safe(lab['not_in_passage'])}</em></p>")
     else:
         parts.append(f"<p><em>{safe(lab['no_passages'])}</em></p>")

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from citeqa.answer.claims import ClaimCheck
+from citeqa.app.cited import citations_of
 from citeqa.messages import claim_labels, evidence_labels, labels
 from citeqa.records import Answer, Citation, Document, DocumentInfo
 
@@ -77,8 +78,7 @@ def answer_quotes(
     """One quote per citation: the answer itself for [1] (where it is in the passage), else the passage."""
     out = []
     for n, c in enumerate(answer.citations, start=1):
-        a = c.text.find(answer.answer) if n == 1 and answer.answer and not answer.abstained else -1
-        span = (a, a + len(answer.answer or "")) if a >= 0 else (None, None)
+        span = (answer.answer_in(c) if n == 1 else None) or (None, None)
         out.append(cited_quote(c, *span, info=(infos or {}).get(c.doc_id), document=(documents or {}).get(c.doc_id)))
     return out
 
@@ -310,7 +310,7 @@ def conversation_json(
 ) -> str:
     """``{"format": "citeqa-conversation", "version": 1, "exported_at", "turns": [{"type": "answer"|"check",
     "record": {...}}], "documents": {doc_id: DocumentInfo}}``: the records exactly as the API gives them."""
-    cited = {c.doc_id for t in turns for c in _citations(t)}
+    cited = {c.doc_id for t in turns for c in citations_of(t)}
     data = {
         "format": CONVERSATION_FORMAT,
         "version": CONVERSATION_VERSION,
@@ -336,12 +336,6 @@ def conversation_from_json(text: str) -> list[Turn]:
         else:
             raise ValueError(f"unknown turn type {kind!r}")
     return out
-
-
-def _citations(turn: Turn) -> list[Citation]:
-    if isinstance(turn, ClaimCheck):
-        return [e.citation for e in turn.evidence]
-    return list(turn.citations)
 
 
 def _info_dict(info: DocumentInfo) -> dict[str, Any]:

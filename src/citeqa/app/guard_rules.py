@@ -3,13 +3,14 @@
 :class:`Policy` is built from the ``serve`` options (:func:`policy_for`); host names are
 compared with :func:`normal_host` and origins with :func:`same_origin`;
 :class:`LoginLimiter` counts failed logins per client address and :class:`Sessions`
-signs the page's session cookie.
+signs the page's session cookie (with ``itsdangerous``, timestamped: a cookie older than
+:data:`SESSION_MAX_AGE_S` names no session). The login cookie is Gradio's own: a random token
+that its ``/login`` keeps in ``App.tokens`` (server side, nothing to sign), checked by
+:func:`citeqa.app.server.build_server`'s login check.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import ipaddress
 import secrets
 import socket
@@ -18,8 +19,9 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from urllib.parse import urlsplit
+
+from itsdangerous import BadSignature, TimestampSigner
 
 from citeqa.answer.pipeline import MAX_QUESTION_CHARS
 from citeqa.app.serving import WILDCARD_HOSTS
@@ -35,6 +37,9 @@ assert MAX_BODY_BYTES >= 2 * 21 * MAX_QUESTION_CHARS * 12
 
 LOGIN_FAILURES = 5
 LOGIN_WINDOW_S = 60.0
+#: How long a page's session cookie names its session: a working day. The page sets a fresh one
+#: when it is loaded again; an upload with an older cookie is refused like one without any.
+SESSION_MAX_AGE_S = 12 * 3600
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,6 @@ class Policy:
     allowed_hosts: tuple[str, ...] = ()
     max_body_bytes: int = MAX_BODY_BYTES
     uploads: bool = True
-    upload_dir: Path | None = None
     upload_quota_bytes: int = 200 * 1_048_576
     login_failures: int = LOGIN_FAILURES
     login_window_s: float = LOGIN_WINDOW_S
@@ -82,7 +86,6 @@ def policy_for(
     *,
     uploads: bool = True,
     max_upload_bytes: int = 20 * 1_048_576,
-    upload_dir: Path | None = None,
     forwarded_allow_ips: Iterable[str] = (),
 ) -> Policy:
     """The policy of ``citeqa serve``: the upload cache holds ten uploads of the largest size."""
@@ -91,7 +94,6 @@ def policy_for(
         port=port,
         allowed_hosts=tuple(allowed_hosts),
         uploads=uploads,
-        upload_dir=upload_dir,
         upload_quota_bytes=max(10 * max_upload_bytes, 16 * 1_048_576),
         forwarded_allow_ips=tuple(forwarded_allow_ips),
     )
@@ -172,26 +174,27 @@ class LoginLimiter:
 
 
 class Sessions:
-    """The page's session cookie: a random nonce signed with a secret of this process."""
+    """The page's session cookie: a random nonce, timestamped and signed with a secret of this process."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, max_age_s: int = SESSION_MAX_AGE_S) -> None:
         self.name = f"citeqa-session-{port}"  # cookies ignore ports; two servers must not overwrite each other
-        self._secret = secrets.token_bytes(32)
+        self.max_age_s = max_age_s
+        self._signer = TimestampSigner(secrets.token_bytes(32), salt="citeqa-session")
 
     def issue(self) -> str:
-        nonce = secrets.token_urlsafe(16)
-        return f"{nonce}.{self._sign(nonce)}"
+        return self._signer.sign(secrets.token_urlsafe(16)).decode("ascii")
 
     def valid(self, value: str | None) -> bool:
         return self.session_of(value) is not None
 
     def session_of(self, value: str | None) -> str | None:
-        """The session a cookie value names, None when it is not one this process signed."""
-        nonce, _, signature = (value or "").partition(".")
-        return nonce if nonce and hmac.compare_digest(signature, self._sign(nonce)) else None
+        """The session a cookie value names, None when this process did not sign it or it has expired."""
+        if not value:
+            return None
+        try:
+            return self._signer.unsign(value, max_age=self.max_age_s).decode("ascii")
+        except (BadSignature, UnicodeError):  # SignatureExpired is a BadSignature
+            return None
 
     def set_cookie(self) -> str:
-        return f"{self.name}={self.issue()}; Path=/; HttpOnly; SameSite=Strict"
-
-    def _sign(self, nonce: str) -> str:
-        return hmac.new(self._secret, nonce.encode(), hashlib.sha256).hexdigest()[:32]
+        return f"{self.name}={self.issue()}; Path=/; Max-Age={self.max_age_s}; HttpOnly; SameSite=Strict"

@@ -11,6 +11,7 @@ ends (``citeqa serve`` then dies of the signal, as a supervisor expects).
 from __future__ import annotations
 
 import asyncio
+import copy
 import errno
 import logging
 import signal
@@ -66,6 +67,9 @@ def forwarded_allow_ips(app) -> tuple[str, ...]:
 def _uvicorn(app, sock: socket.socket, grace_s: float = 3):
     import uvicorn
 
+    log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)  # uvicorn's own, plus the filter below
+    log_config["filters"] = {"streams_cut_at_exit": {"()": _StreamsCutAtExit}}
+    log_config["loggers"]["uvicorn.error"]["filters"] = ["streams_cut_at_exit"]
     host, port = sock.getsockname()[:2]
     proxies: Sequence[str] = forwarded_allow_ips(app)
     config = uvicorn.Config(
@@ -77,10 +81,8 @@ def _uvicorn(app, sock: socket.socket, grace_s: float = 3):
         timeout_graceful_shutdown=grace_s,
         proxy_headers=bool(proxies),  # uvicorn's default trusts 127.0.0.1, i.e. every local client
         forwarded_allow_ips=list(proxies) or None,
+        log_config=log_config,
     )
-    errors = logging.getLogger("uvicorn.error")  # configured by Config(): filter after it
-    if not any(isinstance(f, _StreamsCutAtExit) for f in errors.filters):
-        errors.addFilter(_StreamsCutAtExit())
     return uvicorn.Server(config)
 
 

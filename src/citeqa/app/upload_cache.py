@@ -12,40 +12,15 @@ import contextlib
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from citeqa.errors import ServerError
 
-UPLOAD_MAX_AGE_S = 3600.0
+#: Age (seconds) at which an abandoned upload is deleted (see :class:`citeqa.app.holder.UploadSettings`).
+UPLOAD_MAX_AGE_S = 3600
 OWN_PREFIX = "serve-"
-
-
-def cache_bytes(folder: Path) -> int:
-    """Bytes of the files under ``folder`` (0 when it does not exist)."""
-    total = 0
-    for root, _, files in os.walk(folder):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(root, name)).st_size
-    return total
-
-
-def sweep_upload_cache(folder: Path, max_age_s: float | None) -> int:
-    """Remove files older than ``max_age_s`` (all with None) and empty folders; returns files removed."""
-    removed, now = 0, time.time()
-    for root, dirs, files in os.walk(folder, topdown=False):
-        for name in files:
-            path = os.path.join(root, name)
-            with contextlib.suppress(OSError):
-                if max_age_s is None or now - os.lstat(path).st_mtime > max_age_s:
-                    os.unlink(path)
-                    removed += 1
-        for name in dirs:
-            with contextlib.suppress(OSError):
-                os.rmdir(os.path.join(root, name))  # only succeeds when empty
-    return removed
 
 
 def upload_cache_dir() -> Path:
@@ -109,3 +84,16 @@ def discard_uploads(paths: Iterable[str | Path]) -> None:
         with contextlib.suppress(OSError):
             if path.parent != cache:
                 path.parent.rmdir()
+
+
+def upload_path(item: Any) -> str:
+    """The temp path of an uploaded file (a str, a FileData-like object or a dict)."""
+    if isinstance(item, (str, Path)):
+        return str(item)
+    return str(item["path"] if isinstance(item, dict) else getattr(item, "path", None) or item.name)
+
+
+def upload_name(item: Any) -> str:
+    """The name the user's file had (Gradio keeps it as the temp file's name)."""
+    name = item.get("orig_name") if isinstance(item, dict) else getattr(item, "orig_name", None)
+    return name or Path(upload_path(item)).name

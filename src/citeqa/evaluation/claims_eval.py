@@ -15,6 +15,7 @@ from citeqa.answer.claims import NOT_FOUND, SUPPORTED, VERDICTS, ClaimCheck
 from citeqa.errors import ConfigError
 from citeqa.evaluation.claims_file import ClaimItem
 from citeqa.evaluation.metrics import percentile
+from citeqa.evaluation.thresholds import number, parse_bounds
 
 #: ``--fail-under`` names for a claim file; ``not_found_as_supported`` is an upper bound (a count).
 CLAIM_METRICS = (
@@ -148,31 +149,26 @@ def print_claims_table(metrics: ClaimMetrics, console: Any = None) -> None:
 
 def parse_claim_thresholds(spec: str | None) -> dict[str, float]:
     """``"accuracy=0.85,not_found_as_supported=0"``: minimums, except the count, which is a maximum."""
-    out: dict[str, float] = {}
-    for part in (spec or "").split(","):
-        if not part.strip():
-            continue
-        name, sep, raw = part.partition("=")
-        key = CLAIM_ALIASES.get(name.strip().lower(), name.strip().lower())
-        if not sep:
-            raise ConfigError(f"threshold {part.strip()!r} must look like metric=value, e.g. accuracy=0.85")
-        if key not in CLAIM_METRICS:
-            raise ConfigError(
-                f"unknown claim metric {name.strip()!r} in thresholds; use one of: {', '.join(CLAIM_METRICS)}"
-            )
-        try:
-            value = float(raw)
-        except ValueError:
-            raise ConfigError(f"threshold for {key} is not a number: {raw.strip()!r}") from None
-        if not math.isfinite(value) or value < 0 or (key != "not_found_as_supported" and value > 1):
-            raise ConfigError(
-                f"threshold for {key} must be between 0 and 1 (a count >= 0 for "
-                f"not_found_as_supported), got {raw.strip()!r}"
-            )
-        if key in out:
-            raise ConfigError(f"threshold for {key} is given twice")
-        out[key] = value
-    return out
+    return parse_bounds(spec, _claim_key, _claim_bound, "accuracy=0.85")
+
+
+def _claim_key(name: str) -> str:
+    key = CLAIM_ALIASES.get(name.strip().lower(), name.strip().lower())
+    if key not in CLAIM_METRICS:
+        raise ConfigError(
+            f"unknown claim metric {name.strip()!r} in thresholds; use one of: {', '.join(CLAIM_METRICS)}"
+        )
+    return key
+
+
+def _claim_bound(key: str, raw: str) -> float:
+    value = number(key, raw)
+    if not math.isfinite(value) or value < 0 or (key != "not_found_as_supported" and value > 1):
+        raise ConfigError(
+            f"threshold for {key} must be between 0 and 1 (a count >= 0 for "
+            f"not_found_as_supported), got {raw.strip()!r}"
+        )
+    return value
 
 
 def check_claim_thresholds(metrics: ClaimMetrics, thresholds: Mapping[str, float]) -> list[str]:

@@ -12,14 +12,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from citeqa.answer.claims import VERDICTS
-from citeqa.errors import QAFileError
-from citeqa.evaluation.qa_file import CSV_SUFFIXES, JSONL_SUFFIXES, _read_text, collect_items, jsonl_records
+from citeqa.evaluation.rows import CSV_SUFFIXES, JSONL_SUFFIXES, item_id, load_rows, optional_text
 
 CLAIM_COLUMNS = ("claim", "verdict")
 
@@ -66,35 +65,12 @@ def file_kind(path: Path) -> str:
 
 def load_claims(path: Path) -> list[ClaimItem]:
     """Read and validate a claim file; QAFileError names the line of every problem (first few shown)."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in JSONL_SUFFIXES + CSV_SUFFIXES:
-        raise QAFileError(f"{path}: unsupported claim file type {suffix or '(none)'!r}; use .jsonl, .json or .csv")
-    text = _read_text(path)
-    rows = jsonl_records(text) if suffix in JSONL_SUFFIXES else _csv(text)
-    return collect_items(path, rows, _item, "the claim file holds no claims")
+    return load_rows(path, "claim file", CLAIM_COLUMNS, _item, "the claim file holds no claims", _without_blanks)
 
 
-def _csv(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    reader = csv.reader(io.StringIO(text))
-    header: list[str] | None = None
-    try:
-        for row in reader:
-            if not any(cell.strip() for cell in row):
-                continue
-            if header is None:
-                header = [cell.strip().lower() for cell in row]
-                missing = [c for c in CLAIM_COLUMNS if c not in header]
-                if missing:
-                    yield reader.line_num, f"CSV header lacks column(s) {', '.join(missing)}"
-                    return
-                continue
-            if len(row) != len(header):
-                yield reader.line_num, f"expected {len(header)} fields, got {len(row)}"
-                continue
-            yield reader.line_num, {k: v for k, v in zip(header, row) if v.strip() or k in CLAIM_COLUMNS}
-    except csv.Error as exc:
-        yield reader.line_num, f"malformed CSV ({exc})"
+def _without_blanks(record: dict[str, Any]) -> dict[str, Any]:
+    """A CSV row without the empty cells of optional columns."""
+    return {k: v for k, v in record.items() if v.strip() or k in CLAIM_COLUMNS}
 
 
 def _item(record: Mapping[str, Any], lineno: int) -> ClaimItem:
@@ -104,21 +80,10 @@ def _item(record: Mapping[str, Any], lineno: int) -> ClaimItem:
     verdict = record.get("verdict")
     if not isinstance(verdict, str) or verdict.strip().lower() not in VERDICTS:
         raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}")
-    raw_id = record.get("id")
-    if raw_id in (None, ""):
-        item_id = f"line-{lineno}"
-    elif isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) and str(raw_id).strip():
-        item_id = str(raw_id).strip()
-    else:
-        raise ValueError("id must be a non-empty string")
-    optional = {}
-    for key in ("lang", "doc", "evidence"):
-        value = record.get(key)
-        if value is not None and not isinstance(value, str):
-            raise ValueError(f"{key} must be a string or null, got {type(value).__name__}")
-        optional[key] = value.strip() if isinstance(value, str) and value.strip() else None
+    identifier = item_id(record.get("id"), lineno)
+    optional = {key: optional_text(record, key) for key in ("lang", "doc", "evidence")}
     return ClaimItem(
-        item_id,
+        identifier,
         claim.strip(),
         verdict.strip().lower(),
         (optional["lang"] or "").lower(),

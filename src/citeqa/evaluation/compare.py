@@ -7,8 +7,9 @@ paired by question id. Every per-question value the records hold (``hit1``, ``co
 ``abstain_right`` (abstained on an unanswerable question) and ``false_abstention``
 (abstained on an answerable one; lower is better).
 
-For each metric the change is the mean of the paired differences, with a percentile
-bootstrap interval (seeded, so a comparison is reproducible), and an exact sign test of
+For each metric the change is the mean of the paired differences, with a BCa bootstrap
+interval (``scipy.stats.bootstrap``, seeded, so a comparison is reproducible), and an exact
+sign test (``scipy.stats.binomtest``) of
 the questions that got better against those that got worse (for yes/no metrics this is
 McNemar's exact test). A metric *regressed* when its whole interval lies on the worse side
 of 0 and the sign test agrees (p < 0.05): with a handful of questions the bootstrap
@@ -26,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from citeqa.errors import QAFileError
 from citeqa.evaluation.report import meta_path
+from citeqa.evaluation.rows import collect_items, jsonl_records, read_text
 
 RESAMPLES = 2000
 """Bootstrap resamples per metric."""
@@ -208,52 +209,23 @@ def load_predictions(path: Path) -> PredictionRun:
     naming the file and line.
     """
     path = Path(path)
-    text = _read(path)
-    records: list[Mapping[str, Any]] = []
-    seen: dict[str, int] = {}
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        record = _record(path, lineno, line)
-        if record["id"] in seen:
-            raise QAFileError(
-                f"{path}: line {lineno}: duplicate id {record['id']!r} (first used on line {seen[record['id']]})"
-            )
-        seen[record["id"]] = lineno
-        records.append(record)
-    if not records:
-        raise QAFileError(f"{path}: the predictions file holds no records")
+    text = read_text(path, "predictions file")
+    records = collect_items(path, jsonl_records(text), _record, "the predictions file holds no records", _id_of)
     return PredictionRun(path, tuple(records), _read_meta(meta_path(path)))
 
 
-def _read(path: Path) -> str:
-    if not path.is_file():
-        raise QAFileError(f"{path}: predictions file not found")
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise QAFileError(f"{path}: not UTF-8 text (bad byte at offset {exc.start})") from exc
-    except OSError as exc:
-        raise QAFileError(f"{path}: cannot read the file ({exc.strerror})") from exc
-
-
-def _record(path: Path, lineno: int, line: str) -> dict[str, Any]:
-    """One validated predictions line."""
-    where = f"{path}: line {lineno}"
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise QAFileError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(record, dict):
-        raise QAFileError(f"{where}: expected a JSON object, got {type(record).__name__}")
+def _record(record: Mapping[str, Any], lineno: int) -> Mapping[str, Any]:
+    """One predictions line, validated; ValueError says what is wrong."""
     if not isinstance(record.get("id"), str) or not record["id"].strip():
-        raise QAFileError(f"{where}: missing or empty id")
+        raise ValueError("missing or empty id")
     for key in ("answerable", "abstained"):
         if not isinstance(record.get(key), bool):
-            raise QAFileError(
-                f"{where}: {key} must be true or false; is this a file written by `citeqa eval --predictions`?"
-            )
+            raise ValueError(f"{key} must be true or false; is this a file written by `citeqa eval --predictions`?")
     return record
+
+
+def _id_of(record: Mapping[str, Any]) -> str:
+    return record["id"]
 
 
 def _read_meta(path: Path) -> Mapping[str, Any] | None:
@@ -371,31 +343,35 @@ def metric_delta(
 def bootstrap_interval(
     diff: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED, level: float = LEVEL
 ) -> tuple[float | None, float | None]:
-    """Percentile bootstrap interval of the mean of paired differences; (None, None) when empty."""
+    """BCa bootstrap interval (``scipy.stats.bootstrap``) of the mean of paired differences; (None, None) when empty.
+
+    Constant differences have no spread to resample: their interval is that value.
+    """
+    from scipy.stats import bootstrap
+
     n = len(diff)
     if n == 0:
         return None, None
     if not np.any(diff != diff[0]):
         return float(diff[0]), float(diff[0])
-    rng = np.random.default_rng(seed)
-    means = np.concatenate(
-        [
-            diff[rng.integers(0, n, size=(min(_BATCH, resamples - start), n))].mean(axis=1)
-            for start in range(0, resamples, _BATCH)
-        ]
+    result = bootstrap(
+        (diff,),
+        np.mean,
+        n_resamples=resamples,
+        batch=_BATCH,
+        confidence_level=level,
+        method="BCa",
+        rng=np.random.default_rng(seed),
     )
-    tail = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return float(low), float(high)
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 def sign_test(better: int, worse: int) -> float:
-    """Two-sided exact sign test (McNemar's exact test on yes/no pairs): a binomial test at 1/2."""
+    """Two-sided exact sign test (McNemar's exact test on yes/no pairs): ``scipy.stats.binomtest`` at 1/2."""
+    from scipy.stats import binomtest
+
     n = better + worse
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(better, worse) + 1))
-    return min(1.0, 2 * tail / 2**n)
+    return 1.0 if n == 0 else float(binomtest(better, n, 0.5).pvalue)
 
 
 def _change(old: Mapping[str, Any], new: Mapping[str, Any]) -> QuestionChange:

@@ -13,15 +13,18 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from citeqa.errors import ConfigError, QAFileError
 from citeqa.evaluation.grading import QuestionResult
-from citeqa.evaluation.qa_file import MAX_ERRORS_SHOWN, QAItem
+from citeqa.evaluation.qa_file import QAItem
+from citeqa.evaluation.rows import errors_message
 from citeqa.records import Answer
+
+T = TypeVar("T")
 
 MARKER = ".citeqa-squad"
 """Hidden file in a corpus folder listing the documents written there (so stale ones can be removed)."""
@@ -68,18 +71,13 @@ def load_squad(path: Path, default_lang: str = "en") -> SquadSet:
     seen: dict[str, str] = {}
     for a, article in enumerate(data["data"]):
         where = f"data[{a}]"
-        try:
-            title, paragraphs = _article(article, where)
-        except _Bad as exc:
-            errors.append(str(exc))
-            continue
-        for p, paragraph in enumerate(paragraphs):
+        found = _checked(_article, article, where, errors)
+        for p, paragraph in enumerate(found[1] if found else ()):
             here = f"{where}.paragraphs[{p}]"
-            try:
-                text, qas = _paragraph(paragraph, here)
-            except _Bad as exc:
-                errors.append(str(exc))
+            parsed = _checked(_paragraph, paragraph, here, errors)
+            if parsed is None:
                 continue
+            title, (text, qas) = found[0], parsed  # type: ignore[index]
             lang = detect_lang(text[:LANGUAGE_SAMPLE_CHARS], default_lang)
             context = SquadContext(document_name(a, p, title), text, lang)
             contexts.append(context)
@@ -94,9 +92,7 @@ def load_squad(path: Path, default_lang: str = "en") -> SquadSet:
                 seen[item.id] = f"{here}.qas[{q}]"
                 items.append(item)
     if errors:
-        more = len(errors) - MAX_ERRORS_SHOWN
-        suffix = f"; and {more} more problem{'s' if more > 1 else ''}" if more > 0 else ""
-        raise QAFileError(f"{path}: {'; '.join(errors[:MAX_ERRORS_SHOWN])}{suffix}")
+        raise QAFileError(errors_message(path, errors))
     if not items:
         raise QAFileError(f"{path}: the SQuAD file holds no questions")
     version = data.get("version")
@@ -118,6 +114,15 @@ def _read_json(path: Path) -> Mapping[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise QAFileError(f'{path}: not a SQuAD file (expected an object with a "data" list)')
     return data
+
+
+def _checked(parse: Callable[[Any, str], T], value: Any, where: str, errors: list[str]) -> T | None:
+    """``parse(value, where)``, or None with its problem appended to ``errors``."""
+    try:
+        return parse(value, where)
+    except _Bad as exc:
+        errors.append(str(exc))
+        return None
 
 
 def _article(article: Any, where: str) -> tuple[str, list[Any]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from citeqa.errors import ConfigError
 from citeqa.evaluation.metrics import (
@@ -46,12 +46,17 @@ def threshold_key(name: str) -> str:
     return key
 
 
-def _threshold_value(key: str, raw: str) -> float:
-    """Parse a bound: a finite number, within [0, 1] for ratios, >= 0 for latency (ms)."""
+def number(key: str, raw: str) -> float:
+    """The number a threshold gives; ConfigError when it is none."""
     try:
-        value = float(raw)
+        return float(raw)
     except ValueError:
         raise ConfigError(f"threshold for {key} is not a number: {raw.strip()!r}") from None
+
+
+def _threshold_value(key: str, raw: str) -> float:
+    """Parse a bound: a finite number, within [0, 1] for ratios, >= 0 for latency (ms)."""
+    value = number(key, raw)
     if not math.isfinite(value):
         raise ConfigError(f"threshold for {key} must be a finite number, got {raw.strip()!r}")
     if key in RATIO_METRICS and not 0.0 <= value <= 1.0:
@@ -67,19 +72,26 @@ def parse_thresholds(spec: str | None) -> dict[str, float]:
     Names may be aliases (``answer`` = accuracy, ``mrr`` = mrr10, ``p95`` = latency_p95,
     ...). Raises ConfigError on malformed parts, unknown names, bad or repeated values.
     """
-    thresholds: dict[str, float] = {}
+    return parse_bounds(spec, threshold_key, _threshold_value, "hit1=0.9")
+
+
+def parse_bounds(
+    spec: str | None, key_of: Callable[[str], str], value_of: Callable[[str, str], float], example: str
+) -> dict[str, float]:
+    """``"name=value,..."`` as ``{key_of(name): value_of(key, value)}``; the two raise ConfigError for a
+    name or value they refuse, and so does a part without ``=`` (``example`` shows one) or a repeated key."""
+    bounds: dict[str, float] = {}
     for part in (spec if spec is not None else "").split(","):
         if not part.strip():
             continue
         name, sep, raw = part.partition("=")
         if not sep:
-            example = "e.g. hit1=0.9"
-            raise ConfigError(f"threshold {part.strip()!r} must look like metric=value, {example}")
-        key = threshold_key(name)
-        if key in thresholds:
+            raise ConfigError(f"threshold {part.strip()!r} must look like metric=value, e.g. {example}")
+        key = key_of(name)
+        if key in bounds:
             raise ConfigError(f"threshold for {key} is given twice")
-        thresholds[key] = _threshold_value(key, raw)
-    return thresholds
+        bounds[key] = value_of(key, raw)
+    return bounds
 
 
 def check_thresholds(metrics: Metrics, thresholds: Mapping[str, float]) -> list[str]:

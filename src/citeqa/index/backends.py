@@ -1,15 +1,13 @@
-"""Build the two search structures: FAISS for vectors, bm25s for words."""
+"""Build and search the two search structures: FAISS for vectors, bm25s for words (terms: terms.py)."""
 
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Sequence
 
 import numpy as np
 
-from citeqa.records import Chunk
-from citeqa.text.analysis import terms
+from citeqa.index.terms import Terms
 
 #: Above this many vectors an HNSW graph replaces exact search (see docs/benchmarks.md).
 HNSW_THRESHOLD = 50_000
@@ -50,18 +48,8 @@ def all_vectors(index: object) -> np.ndarray:
     return index.reconstruct_n(0, n)  # type: ignore[attr-defined]
 
 
-def chunk_terms(chunk: Chunk) -> list[str]:
-    """The BM25 terms of a passage, stemmed in the passage's own language.
-
-    Terms are interned: 10^5 passages hold ~10^7 tokens but few distinct ones, and one
-    string per distinct term instead of per token saves ~0.5 GB while bm25s indexes.
-    """
-    found = [sys.intern(t) for t in terms(chunk.text, chunk.lang)]
-    return found if found else ["\x00empty"]
-
-
-def build_lexical(chunks: Sequence[Chunk]) -> object:
-    """A bm25s index over the passages' terms, in chunk order.
+def build_lexical(terms: Terms) -> object:
+    """A bm25s index over the passages' term ids, in passage order.
 
     Term ids follow the sorted vocabulary: bm25s numbers terms in the order of a ``set``,
     which changes with Python's per-process string hashing, so the same passages gave
@@ -69,12 +57,9 @@ def build_lexical(chunks: Sequence[Chunk]) -> object:
     """
     import bm25s
 
-    docs = [chunk_terms(c) for c in chunks]
-    vocab = {term: i for i, term in enumerate(sorted({t for doc in docs for t in doc}))}
-    ids = [[vocab[t] for t in doc] for doc in docs]
-    del docs
+    ids = [terms.row(i).tolist() for i in range(terms.passages)]
     retriever = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
-    retriever.index((ids, vocab), show_progress=False)
+    retriever.index((ids, terms.index), show_progress=False)
     return retriever
 
 
@@ -86,19 +71,18 @@ def dense_search(index: object, vector: np.ndarray, n: int) -> dict[int, float]:
     return {int(i): float(s) for s, i in zip(scores[0], ids[0]) if i >= 0}
 
 
-def lexical_scores(bm25: object, query: Sequence[str]) -> np.ndarray | None:
+def lexical_scores(bm25: object, terms: Terms, query: Sequence[str]) -> np.ndarray | None:
     """BM25 score of every passage for the query terms, or None when no term is indexed."""
-    vocab = bm25.vocab_dict  # type: ignore[attr-defined]
-    known = _term_count(bm25)
-    ids = [vocab[t] for t in query if vocab.get(t, known) < known]
+    index = terms.index
+    ids = [index[t] for t in query if t in index]
     if not ids:
         return None
     return bm25.get_scores_from_ids(ids)  # type: ignore[attr-defined]
 
 
-def lexical_search(bm25: object, query: Sequence[str], n: int) -> dict[int, float]:
+def lexical_search(bm25: object, terms: Terms, query: Sequence[str], n: int) -> dict[int, float]:
     """BM25 score of the top ``n`` passages with a positive score (chunk index -> score)."""
-    scores = lexical_scores(bm25, query)
+    scores = lexical_scores(bm25, terms, query)
     if scores is None:
         return {}
     return {int(i): float(scores[i]) for i in top_n(scores, n) if scores[i] > 0}
@@ -121,14 +105,7 @@ def top_n(scores: np.ndarray, n: int) -> np.ndarray:
     return top[np.lexsort((top, -scores[top]))]
 
 
-def lexical_idf(bm25: object, n_docs: int) -> dict[str, float]:
-    """IDF of every indexed term (Lucene's form), from the document frequencies bm25s stores."""
-    df = np.diff(np.asarray(bm25.scores["indptr"]))  # type: ignore[attr-defined]
+def lexical_idf(terms: Terms, n_docs: int) -> dict[str, float]:
+    """IDF of every indexed term (Lucene's form), from the document frequencies stored at build time."""
     n = max(1, n_docs)
-    vocab = bm25.vocab_dict.items()  # type: ignore[attr-defined]
-    return {term: math.log(1 + (n - df[i] + 0.5) / (df[i] + 0.5)) for term, i in vocab if i < len(df)}
-
-
-def _term_count(bm25: object) -> int:
-    """Terms with a posting list (bm25s's vocabulary may also hold an unindexed placeholder)."""
-    return len(bm25.scores["indptr"]) - 1  # type: ignore[attr-defined]
+    return {term: math.log(1 + (n - df + 0.5) / (df + 0.5)) for term, df in zip(terms.vocab, terms.df.tolist())}

@@ -1,8 +1,10 @@
 """Incremental indexing: embed only what changed, then swap the new index in.
 
-Documents are compared by the sha256 of their file. Passages whose text was embedded
+Documents are compared by the sha256 of their file, hashed before anything else: a file
+whose bytes did not change is not parsed again, and its document, passages, passage and
+span vectors and BM25 terms are the index's own. New passages whose text was embedded
 before keep their vectors, so editing one file re-embeds only that file's new passages
-and a corpus with no change does no work at all.
+and a corpus with no change only hashes its files. (What is rebuilt: docs/scale.md.)
 
 The work that can run elsewhere goes through one seam, :class:`BuildSteps`: reading and
 chunking files (:meth:`BuildSteps.read`) and embedding texts (:meth:`BuildSteps.encode`,
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections import ChainMap
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -26,10 +28,11 @@ from citeqa.embedding import Embedder
 from citeqa.errors import CorpusError, DocumentError, IndexFormatError, IndexMismatchError, IndexStoreError
 from citeqa.index.backends import all_vectors, ann_kind, build_dense, build_lexical
 from citeqa.index.manifest import REBUILD_HINT, DocEntry, Manifest, check_backend, library_versions, now_iso
-from citeqa.index.spans import assemble_spans, plan_spans
+from citeqa.index.spans import SpanVectors, assemble_spans, plan_spans
 from citeqa.index.store import IndexData, current_generation, load_index, remove_stale, write_generation, write_lock
+from citeqa.index.terms import Terms, build_terms
 from citeqa.ingest.chunking import ChunkerSettings, chunk_document
-from citeqa.ingest.documents import Loader, Skipped, corpus_entries, read_entry
+from citeqa.ingest.documents import Loader, Skipped, Unchanged, corpus_entries, read_entry
 from citeqa.ingest.formats import suffix_list
 from citeqa.records import Chunk, Document, sha256_text
 
@@ -57,11 +60,11 @@ class IndexReport:
 class CorpusRead:
     """The corpus as a build reads it: documents, skipped files, and new passages.
 
-    ``chunks`` holds the passages of every document that is new or changed (by sha256)
-    since the index being updated; unchanged documents keep their indexed passages.
+    A document whose file still has its indexed sha256 is :class:`Unchanged` (not read: the
+    index has it). ``chunks`` holds the passages of every document that is new or changed.
     """
 
-    documents: tuple[Document, ...]
+    documents: tuple[Document | Unchanged, ...]
     skipped: tuple[Skipped, ...]
     chunks: Mapping[str, list[Chunk]]
 
@@ -100,7 +103,7 @@ class LocalSteps:
 
 #: One file as :func:`read_file` reads it: the document (or why it is skipped), its passages
 #: when it needs chunking, and the reason when it has too many passages to be indexed.
-FileRead = tuple[Document | Skipped, list[Chunk] | None, Skipped | None]
+FileRead = tuple[Document | Skipped | Unchanged, list[Chunk] | None, Skipped | None]
 
 
 def read_file(
@@ -112,9 +115,10 @@ def read_file(
     default_lang: str = "en",
     load: Loader | None = None,
 ) -> FileRead:
-    """Read one file of ``corpus`` (with ``load``) and, unless its sha256 is ``indexed_sha``, chunk it."""
-    entry = read_entry(corpus, path, unconfirmed, default_lang, load)
-    if isinstance(entry, Skipped) or entry.sha256 == indexed_sha:  # an indexed document was checked then
+    """Read one file of ``corpus`` (with ``load``) and chunk it, unless its sha256 is ``indexed_sha``:
+    then it is :class:`Unchanged`, neither parsed nor chunked."""
+    entry = read_entry(corpus, path, unconfirmed, default_lang, load, indexed_sha)
+    if isinstance(entry, (Skipped, Unchanged)):
         return entry, None, None
     try:
         return entry, chunk_document(entry, settings, checked=True), None
@@ -125,7 +129,7 @@ def read_file(
 def collect_read(results: Iterable[FileRead]) -> CorpusRead:
     """:func:`read_file` results in corpus order as one CorpusRead; documents with too many
     passages are skipped after the unreadable files."""
-    documents: list[Document] = []
+    documents: list[Document | Unchanged] = []
     skipped: list[Skipped] = []
     refused: list[Skipped] = []
     chunks: dict[str, list[Chunk]] = {}
@@ -172,7 +176,8 @@ def update_index(
             raise CorpusError(
                 f"no readable document in {corpus} ({len(read.skipped)} skipped); add {suffix_list()} files"
             )
-        plan = _plan(read.documents, previous)
+        documents = _documents(read.documents, previous)
+        plan = _plan(documents, previous)
         if previous is not None and not (plan.added or plan.changed or plan.removed):
             live = current_generation(index_dir)
             if live is not None:  # leftovers of a build that was killed before it finished
@@ -185,26 +190,18 @@ def update_index(
                 documents=plan.unchanged,
                 seconds=time.perf_counter() - started,
             )
-        chunks = _passages(read, previous)
-        known = _known_vectors(previous)
-        keys = [sha256_text(c.text) for c in chunks]
-        todo = {k: c.text for k, c in zip(keys, chunks) if k not in known}
-        known_spans = previous.spans.texts_and_vectors(previous.chunks) if previous and previous.spans else {}
-        span_plan = plan_spans(chunks, known_spans)
-        fresh = _encode(steps, {**span_plan.todo, **todo})  # one call: a worker pool starts once
-        vectors = np.stack([known[k] if k in known else fresh[k] for k in keys]).astype(np.float32)
-        spans = assemble_spans(span_plan, ChainMap(known_spans, fresh), vectors.shape[1])
-        manifest = _manifest(read.documents, chunks, settings, embedder, vectors.shape[1], previous)
-        lexical = build_lexical(chunks)  # first: its tokenising peak then comes before the graph exists
+        chunks, sources = _passages(documents, read.chunks, previous)
+        built = _build(steps, chunks, sources, previous)
+        manifest = _manifest(documents, chunks, settings, embedder, built.vectors.shape[1], previous)
         write_generation(
             index_dir,
             manifest,
-            list(read.documents),
+            list(documents),
             chunks,
-            vectors,
-            build_dense(vectors, manifest.ann),
-            lexical,
-            spans,
+            _dense(built.vectors, manifest.ann, sources, previous),
+            built.lexical,
+            built.terms,
+            built.spans,
         )
     return IndexReport(
         plan.added,
@@ -212,11 +209,11 @@ def update_index(
         plan.removed,
         plan.unchanged,
         read.skipped,
-        embedded=len(todo),
-        reused=len(chunks) - len(todo),
+        embedded=built.embedded,
+        reused=len(chunks) - built.embedded,
         chunks=len(chunks),
         seconds=time.perf_counter() - started,
-        documents=tuple(d.doc_id for d in read.documents),
+        documents=tuple(d.doc_id for d in documents),
         rebuilt_because=rebuilt_because,
     )
 
@@ -274,26 +271,96 @@ def _plan(documents: tuple[Document, ...], previous: IndexData | None) -> _Plan:
     )
 
 
-def _passages(read: CorpusRead, previous: IndexData | None) -> list[Chunk]:
-    """All passages in document order: the indexed ones of unchanged documents, new ones for the others."""
-    old_chunks: dict[str, list[Chunk]] = {}
+def _documents(entries: Sequence[Document | Unchanged], previous: IndexData | None) -> tuple[Document, ...]:
+    """The corpus's documents in order, each unchanged one as the index being updated holds it."""
+    documents: list[Document] = []
+    for entry in entries:
+        if isinstance(entry, Unchanged):
+            entry_doc = previous.documents.get(entry.doc_id) if previous is not None else None
+            if entry_doc is None or entry_doc.sha256 != entry.sha256:
+                raise IndexStoreError(f"{entry.doc_id} was read as unchanged but the index does not hold it")
+            documents.append(entry_doc)
+        else:
+            documents.append(entry)
+    return tuple(documents)
+
+
+def _passages(
+    documents: tuple[Document, ...], fresh: Mapping[str, list[Chunk]], previous: IndexData | None
+) -> tuple[list[Chunk], list[int | None]]:
+    """All passages in document order: the indexed ones of unchanged documents, new ones for the others;
+    with each passage's row in ``previous`` (None for a new passage)."""
+    old_rows: dict[str, list[int]] = {}
     if previous is not None:
-        for chunk in previous.chunks:
-            old_chunks.setdefault(chunk.doc_id, []).append(chunk)
+        for row, chunk in enumerate(previous.chunks):
+            old_rows.setdefault(chunk.doc_id, []).append(row)
     chunks: list[Chunk] = []
-    for doc in read.documents:
-        fresh = read.chunks.get(doc.doc_id)
-        chunks.extend(fresh if fresh is not None else old_chunks.get(doc.doc_id, []))
+    sources: list[int | None] = []
+    for doc in documents:
+        new = fresh.get(doc.doc_id)
+        if new is not None:
+            chunks.extend(new)
+            sources.extend([None] * len(new))
+        elif previous is not None:
+            rows = old_rows.get(doc.doc_id, [])
+            chunks.extend(previous.chunks[r] for r in rows)
+            sources.extend(rows)
     if not chunks:
         raise IndexStoreError("the documents produced no passages")
-    return chunks
+    return chunks, sources
 
 
-def _known_vectors(previous: IndexData | None) -> dict[str, np.ndarray]:
-    """Passage text hash -> vector, from the index being updated."""
-    if previous is None:
-        return {}
-    vectors = all_vectors(previous.dense)
+@dataclass(frozen=True)
+class _Built:
+    """What a build computes for its passages, besides the manifest."""
+
+    vectors: np.ndarray
+    spans: SpanVectors
+    terms: Terms
+    lexical: object
+    embedded: int  # passage texts embedded
+
+
+def _build(steps: BuildSteps, chunks: list[Chunk], sources: list[int | None], previous: IndexData | None) -> _Built:
+    """Vectors, span vectors and BM25 terms of ``chunks``: a kept passage's (``sources[i]`` not None) are
+    copied from ``previous``; a new passage's are computed, its texts embedded in one call unless some
+    passage or span of ``previous`` has the same text."""
+    new = [i for i, source in enumerate(sources) if source is None]
+    old_vectors = all_vectors(previous.dense) if previous is not None else None
+    reusable = bool(new) and previous is not None
+    known = _known_vectors(previous, old_vectors) if reusable else {}
+    keys = {i: sha256_text(chunks[i].text) for i in new}
+    todo = {keys[i]: chunks[i].text for i in new if keys[i] not in known}
+    old_spans = previous.spans if previous is not None else None
+    span_rows = old_spans.text_rows(previous.chunks) if reusable and old_spans is not None else {}
+    span_plan = plan_spans(chunks, span_rows, sources, old_spans)
+    known_spans = {k: old_spans.vectors[span_rows[k]] for k in set(span_plan.keys) if k in span_rows}  # type: ignore[union-attr]
+    fresh = _encode(steps, {**span_plan.todo, **todo})  # one call: a worker pool starts once
+    dimension = len(next(iter(fresh.values()))) if fresh else old_vectors.shape[1]  # type: ignore[union-attr]
+    vectors = np.empty((len(chunks), dimension), dtype=np.float32)
+    kept = [i for i, source in enumerate(sources) if source is not None]
+    if kept:
+        vectors[kept] = old_vectors[[sources[i] for i in kept]]  # type: ignore[index]
+    for i in new:
+        vectors[i] = known[keys[i]] if keys[i] in known else fresh[keys[i]]
+    spans = assemble_spans(span_plan, ChainMap(known_spans, fresh), dimension, old_spans)
+    terms = build_terms(chunks, sources, previous.terms if previous is not None else None)
+    return _Built(vectors, spans, terms, build_lexical(terms), embedded=len(todo))
+
+
+def _dense(vectors: np.ndarray, kind: str, sources: list[int | None], previous: IndexData | None) -> object:
+    """The FAISS index of ``vectors``. An HNSW graph whose passages all stay, in order, with new ones
+    only after them gets the new vectors added; any other index is built from ``vectors`` (no encoding)."""
+    if previous is not None and kind == "hnsw" == previous.manifest.ann:
+        count = len(previous.chunks)
+        if sources[:count] == list(range(count)) and all(s is None for s in sources[count:]):
+            previous.dense.add(np.ascontiguousarray(vectors[count:]))  # type: ignore[attr-defined]
+            return previous.dense
+    return build_dense(vectors, kind)
+
+
+def _known_vectors(previous: IndexData, vectors: np.ndarray) -> dict[str, np.ndarray]:
+    """Passage text hash -> vector, from the index being updated (``vectors``: its passage vectors)."""
     known: dict[str, np.ndarray] = {}
     for i, chunk in enumerate(previous.chunks):
         known.setdefault(sha256_text(chunk.text), vectors[i])
@@ -349,8 +416,8 @@ def build_index(
 ) -> IndexReport:
     """Build or refresh the index of ``corpus`` in ``index_dir``: the public form of :func:`update_index`.
 
-    The embedder is ``embedder`` if given, else the sentence-transformers ``model`` (default:
-    all-MiniLM-L6-v2, shipped as a package). Unchanged documents reuse their vectors.
+    The embedder is ``embedder`` if given, else the one for ``model`` (default:
+    multilingual-e5-small; a sentence-transformers name or path works too). Unchanged documents reuse their vectors.
     """
     if embedder is None:
         from citeqa.embedding import DEFAULT_MODEL, load_embedder

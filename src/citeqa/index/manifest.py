@@ -18,8 +18,9 @@ from citeqa.errors import IndexCorruptError, IndexFormatError, IndexMismatchErro
 from citeqa.ingest.chunking import ChunkerSettings
 from citeqa.records import from_dict, to_dict
 
-#: 2: span vectors (spans/) beside the passage vectors.
-FORMAT_VERSION = 2
+#: 2: span vectors (spans/) beside the passage vectors. 3: passage term ids and document
+#: frequencies (terms/), so an update tokenises only new passages.
+FORMAT_VERSION = 3
 MANIFEST_NAME = "manifest.json"
 REBUILD_HINT = "run `citeqa index --rebuild`"
 _LIBRARIES = (

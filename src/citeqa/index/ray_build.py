@@ -191,15 +191,19 @@ class RaySteps:
             with self._failures("embedding"), warnings.catch_warnings():
                 # max_restarts has no named parameter in Ray 2.60: ray_remote_args is the way, deprecated or not
                 warnings.filterwarnings("ignore", message=".*ray_remote_args.*")
+                threads = str(self.options.cpus_per_worker)
                 mapped = data.map_batches(
                     EmbedWorker,
-                    fn_constructor_kwargs={"factory": self.factory, "threads": self.options.cpus_per_worker},
+                    fn_constructor_kwargs={"factory": self.factory},
                     compute=self.ray.data.ActorPoolStrategy(size=min(self.workers, blocks)),
                     batch_size=size,
                     batch_format="numpy",
                     num_cpus=self.options.cpus_per_worker,
                     max_restarts=0,
                     max_task_retries=0,
+                    # The encoders size their thread pools from these when they load (OpenMP, ONNX Runtime):
+                    # the workers' processes start with them, as a process started by hand would.
+                    runtime_env={"env_vars": {"OMP_NUM_THREADS": threads, "CITEQA_THREADS": threads}},
                 )
                 for batch in mapped.iter_batches(batch_size=None, batch_format="numpy"):
                     vectors = np.asarray(batch["vector"], dtype=np.float32)
@@ -254,9 +258,7 @@ class _ReadFiles:
 class EmbedWorker:
     """One embedding actor: builds its embedder once, then embeds batch after batch."""
 
-    def __init__(self, factory: EmbedderFactory, threads: int = 1) -> None:
-        # The encoders size their thread pools from these when they load (OpenMP, ONNX Runtime).
-        os.environ["OMP_NUM_THREADS"] = os.environ["CITEQA_THREADS"] = str(threads)
+    def __init__(self, factory: EmbedderFactory) -> None:
         self.embedder = factory()
         warm_up = getattr(self.embedder, "warm_up", None)
         if warm_up is not None:

@@ -9,8 +9,8 @@ passage, CSR style, ``len(chunks) + 1``) and ``bounds`` (span offsets inside the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -56,51 +56,89 @@ class SpanVectors:
         arrays = [np.load(folder / name, mmap_mode="r", allow_pickle=False) for name in _FILES]
         return cls(*arrays)
 
-    def texts_and_vectors(self, chunks: Sequence[Chunk]) -> dict[str, np.ndarray]:
-        """Span text hash -> vector, for reuse by the next build."""
-        out: dict[str, np.ndarray] = {}
+    def text_rows(self, chunks: Sequence[Chunk]) -> dict[str, int]:
+        """Span text hash -> its first row, for reuse by the next build (rows, not vectors: only the
+        vectors of spans that reappear in new passages are read)."""
+        out: dict[str, int] = {}
+        ptr = np.asarray(self.ptr).tolist()
+        bounds = np.asarray(self.bounds).tolist()
         for i, chunk in enumerate(chunks):
-            for row in range(int(self.ptr[i]), int(self.ptr[i + 1])):
-                a, b = self.bounds[row]
-                out.setdefault(sha256_text(chunk.text[a:b]), self.vectors[row])
+            for row in range(ptr[i], ptr[i + 1]):
+                a, b = bounds[row]
+                out.setdefault(sha256_text(chunk.text[a:b]), row)
         return out
 
 
 @dataclass(frozen=True)
 class SpanPlan:
-    """The spans of some passages: where they are, their text hashes, and the texts still to embed."""
+    """The spans of some passages: where they are, where their vectors come from, and the texts still to embed.
 
-    bounds: list[tuple[int, int]]
-    keys: list[str]  # sha256 of each span's text
+    The spans of a passage kept from the previous index are that index's rows (``copied``:
+    runs of (first row here, first row there, row count)), not split or hashed again; every
+    other span is looked up by its text hash (``keys``; None on copied rows).
+    """
+
+    bounds: np.ndarray  # (n, 2) int32, offsets inside the passage
+    keys: list[str | None]  # sha256 of each span's text
     ptr: list[int]
     todo: dict[str, str]  # text hash -> text, for spans without a known vector
+    copied: list[tuple[int, int, int]] = field(default_factory=list)
 
 
-def plan_spans(chunks: Sequence[Chunk], known: Mapping[str, np.ndarray] | None = None) -> SpanPlan:
-    """Every span of ``chunks``; those whose text is not in ``known`` are to be embedded."""
-    known = known or {}
-    bounds, keys, ptr = [], [], [0]
+def plan_spans(
+    chunks: Sequence[Chunk],
+    known: Container[str] = (),
+    sources: Sequence[int | None] | None = None,
+    previous: SpanVectors | None = None,
+) -> SpanPlan:
+    """Every span of ``chunks``; those whose text is not in ``known`` are to be embedded.
+
+    Chunk ``i`` with ``sources[i]`` not None is that row of ``previous``: its spans are copied.
+    """
+    pieces: list[np.ndarray] = []
+    keys: list[str | None] = []
+    ptr, copied = [0], []
     todo: dict[str, str] = {}
-    for chunk in chunks:
-        for a, b in span_bounds(chunk.text):
-            key = sha256_text(chunk.text[a:b])
-            bounds.append((a, b))
-            keys.append(key)
-            if key not in known:
-                todo[key] = chunk.text[a:b]
-        ptr.append(len(bounds))
-    return SpanPlan(bounds, keys, ptr, todo)
+    for i, chunk in enumerate(chunks):
+        source = sources[i] if sources is not None else None
+        if source is not None and previous is not None:
+            first, last = int(previous.ptr[source]), int(previous.ptr[source + 1])
+            pieces.append(np.asarray(previous.bounds[first:last], dtype=np.int32))
+            keys.extend([None] * (last - first))
+            _add_run(copied, ptr[-1], first, last - first)
+        else:
+            found = span_bounds(chunk.text)
+            pieces.append(np.asarray(found, dtype=np.int32).reshape(-1, 2))
+            for a, b in found:
+                key = sha256_text(chunk.text[a:b])
+                keys.append(key)
+                if key not in known:
+                    todo[key] = chunk.text[a:b]
+        ptr.append(len(keys))
+    bounds = np.concatenate(pieces) if pieces else np.zeros((0, 2), dtype=np.int32)
+    return SpanPlan(bounds, keys, ptr, todo, copied)
 
 
-def assemble_spans(plan: SpanPlan, vectors: Mapping[str, np.ndarray], dimension: int) -> SpanVectors:
-    """The span vectors of ``plan``, each looked up by its text hash in ``vectors``.
+def _add_run(runs: list[tuple[int, int, int]], here: int, there: int, count: int) -> None:
+    """Append a run of copied rows, merged with the last one when both continue it."""
+    if runs and runs[-1][0] + runs[-1][2] == here and runs[-1][1] + runs[-1][2] == there:
+        runs[-1] = (runs[-1][0], runs[-1][1], runs[-1][2] + count)
+    elif count:
+        runs.append((here, there, count))
+
+
+def assemble_spans(
+    plan: SpanPlan, vectors: Mapping[str, np.ndarray], dimension: int, previous: SpanVectors | None = None
+) -> SpanVectors:
+    """The span vectors of ``plan``: copied rows from ``previous``, the others looked up by text hash in ``vectors``.
 
     Filled row by row into float16: stacking float32 first would need twice the memory of
     the result (8.6 GB more at 10^6 passages).
     """
     stacked = np.empty((len(plan.keys), dimension), np.float16)
     for row, key in enumerate(plan.keys):
-        stacked[row] = vectors[key]
-    return SpanVectors(
-        stacked, np.asarray(plan.ptr, dtype=np.int64), np.asarray(plan.bounds, dtype=np.int32).reshape(-1, 2)
-    )
+        if key is not None:
+            stacked[row] = vectors[key]
+    for here, there, count in plan.copied:
+        stacked[here : here + count] = previous.vectors[there : there + count]  # type: ignore[union-attr]
+    return SpanVectors(stacked, np.asarray(plan.ptr, dtype=np.int64), plan.bounds.reshape(-1, 2))

@@ -10,6 +10,8 @@ Layout::
         chunks.jsonl       passages in vector order
         dense.faiss        FAISS inner-product index over normalised vectors
         bm25/              bm25s arrays (numpy, no pickle) and vocabulary (JSON)
+        terms/             every passage's BM25 term ids and each term's document frequency (terms.py)
+        spans/             span vectors (spans.py)
 
 A new generation is written completely beside the live one, then ``CURRENT`` is
 replaced with ``os.replace``: a crash at any moment leaves the previous index usable.
@@ -34,6 +36,7 @@ from citeqa.errors import IndexCorruptError, IndexMissingError, IndexStoreError
 from citeqa.index.backends import HNSW_EF_SEARCH, dense_search, lexical_idf, lexical_scores, lexical_search
 from citeqa.index.manifest import REBUILD_HINT, Manifest, read_manifest, write_manifest
 from citeqa.index.spans import SPAN_DIR, SpanVectors
+from citeqa.index.terms import TERMS_DIR, Terms
 from citeqa.records import Chunk, Document, from_dict, sha256_file, to_dict
 
 CURRENT = "CURRENT"
@@ -54,6 +57,7 @@ class IndexData:
     chunks: tuple[Chunk, ...]
     dense: object  # faiss.Index
     lexical: object  # bm25s.BM25
+    terms: Terms
     spans: SpanVectors | None = None
 
     @property
@@ -67,15 +71,15 @@ class IndexData:
 
     def lexical_scores(self, terms: Sequence[str]) -> np.ndarray | None:
         """BM25 score of every passage for ``terms``; None when no term is indexed."""
-        return lexical_scores(self.lexical, terms)
+        return lexical_scores(self.lexical, self.terms, terms)
 
     def lexical_search(self, terms: Sequence[str], n: int) -> dict[int, float]:
         """BM25 score of the ``n`` best passages for ``terms`` (chunk index -> score), positive scores only."""
-        return lexical_search(self.lexical, terms, n)
+        return lexical_search(self.lexical, self.terms, terms, n)
 
     def lexical_idf(self) -> dict[str, float]:
         """IDF of every indexed term, for weighting words when answers are scored."""
-        return lexical_idf(self.lexical, len(self.chunks))
+        return lexical_idf(self.terms, len(self.chunks))
 
     def majority_lang(self, default: str = "en") -> str:
         """The language most passages are in (``default`` for an empty index)."""
@@ -137,14 +141,20 @@ def _load_generation(folder: Path) -> IndexData:
             dense.hnsw.efSearch = HNSW_EF_SEARCH  # an index built before a change of the setting follows it
         lexical = bm25s.BM25.load(str(folder / BM25_DIR), load_corpus=False, allow_pickle=False)
         spans = SpanVectors.load(folder / SPAN_DIR)
+        terms = Terms.load(folder / TERMS_DIR)
     except Exception as exc:  # faiss raises RuntimeError, bm25s many kinds
         raise IndexCorruptError(f"index files cannot be read ({type(exc).__name__}); {REBUILD_HINT}") from exc
-    _check_consistency(manifest, documents, chunks, dense, spans)
-    return IndexData(manifest, documents, chunks, dense, lexical, spans)
+    _check_consistency(manifest, documents, chunks, dense, spans, terms)
+    return IndexData(manifest, documents, chunks, dense, lexical, terms, spans)
 
 
 def _check_consistency(
-    manifest: Manifest, documents: dict[str, Document], chunks: tuple[Chunk, ...], dense: object, spans: SpanVectors
+    manifest: Manifest,
+    documents: dict[str, Document],
+    chunks: tuple[Chunk, ...],
+    dense: object,
+    spans: SpanVectors,
+    terms: Terms,
 ) -> None:
     """The parts of a generation must agree with each other and with the manifest."""
     expected = [cid for d in manifest.documents for cid in d.chunk_ids]
@@ -159,6 +169,8 @@ def _check_consistency(
         or len(spans.bounds) != len(spans.vectors)
     ):
         problems.append("span vectors differ from the passages")
+    if terms.passages != len(chunks) or int(terms.ptr[-1]) != len(terms.ids) or len(terms.df) != len(terms.vocab):
+        problems.append("passage terms differ from the passages")
     if set(documents) != {d.doc_id for d in manifest.documents}:
         problems.append("document list differs from the manifest")
     if problems:
@@ -226,9 +238,9 @@ def write_generation(
     manifest: Manifest,
     documents: list[Document],
     chunks: list[Chunk],
-    vectors: np.ndarray,
     dense: object,
     lexical: object,
+    terms: Terms,
     spans: SpanVectors,
 ) -> Path:
     """Write a complete new generation, then make it live atomically."""
@@ -244,6 +256,7 @@ def write_generation(
         faiss.write_index(dense, str(tmp / DENSE))
         lexical.save(str(tmp / BM25_DIR), allow_pickle=False, show_progress=False)  # type: ignore[attr-defined]
         spans.save(tmp / SPAN_DIR)
+        terms.save(tmp / TERMS_DIR)
         final = Manifest(**{**_fields(manifest), "files": file_digests(tmp)})
         write_manifest(tmp, final)
         _fsync_tree(tmp)

@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Iterable
 
 from citeqa.errors import DocumentError
+from citeqa.ingest.extracted import check_markup
 
 #: Largest total unpacked size of a container. Text XML packs about 10:1 and pictures
 #: barely pack, so a genuine file up to the 50 MB file limit stays well below this;
@@ -70,9 +71,7 @@ def open_zip(raw: bytes, kind: str) -> zipfile.ZipFile:
 
 def check_markup_parts(archive: zipfile.ZipFile, names: Iterable[str], kind: str) -> None:
     """DocumentError when the parts ``names`` (those present) unpack past :data:`MAX_MARKUP_BYTES` or hold
-    more tags than :data:`~citeqa.ingest.readers.MAX_MARKUP_TAGS`; counted while streaming, before any tree."""
-    from citeqa.ingest.readers import check_markup
-
+    more tags than :data:`~citeqa.ingest.extracted.MAX_MARKUP_TAGS`; counted while streaming, before any tree."""
     present = [info for info in archive.infolist() if info.filename in set(names)]
     size = sum(info.file_size for info in present)
     if size > MAX_MARKUP_BYTES:

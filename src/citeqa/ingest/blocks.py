@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from citeqa.ingest.readers import Extracted, check_text_size
+from citeqa.ingest.extracted import Extracted, check_text_size
 from citeqa.records import SectionSpan
 
 #: A section label longer than this is cut (a heading that is really a paragraph).

@@ -25,7 +25,7 @@ MIN_CHARS_FOR_DETECTION = 80
 PASSAGE_LANGUAGE_CONFIDENCE = 0.6
 
 #: Passages one document may have. With the default 800/100 the text limit
-#: (``readers.MAX_TEXT_CHARS``) stops a file first (~1,430 passages); with small chunk
+#: (``extracted.MAX_TEXT_CHARS``) stops a file first (~1,430 passages); with small chunk
 #: sizes this one does, so one file never costs more than ~75 s of embedding on 2 cores.
 MAX_PASSAGES_PER_DOCUMENT = 1_500
 

@@ -7,6 +7,7 @@ reason and never stops the rest of the corpus.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -15,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citeqa.errors import CorpusError, DocumentError
+from citeqa.ingest.extracted import check_text_size
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES, format_of, suffix_list
-from citeqa.ingest.readers import READERS, check_text_size
+from citeqa.ingest.readers import READERS
 from citeqa.records import Document
 from citeqa.text.language import detect_lang
 
@@ -34,6 +36,15 @@ class Skipped:
 
     doc_id: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    """A file whose bytes still have the sha256 it was indexed with: the index keeps its
+    document, so the file is hashed but not parsed again."""
+
+    doc_id: str
+    sha256: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +92,19 @@ def corpus_entries(corpus: Path) -> Iterator[tuple[Path, bool]]:
 
 
 def read_entry(
-    corpus: Path, path: Path, unconfirmed: bool = False, default_lang: str = "en", load: Loader | None = None
-) -> Document | Skipped:
+    corpus: Path,
+    path: Path,
+    unconfirmed: bool = False,
+    default_lang: str = "en",
+    load: Loader | None = None,
+    indexed_sha: str | None = None,
+) -> Document | Skipped | Unchanged:
     """One file of the corpus as a Document, or the reason it is skipped; ``load`` reads it
-    (default :func:`load_document`; the server's is :func:`citeqa.ingest.budget.bounded_loader`)."""
+    (default :func:`load_document`; the server's is :func:`citeqa.ingest.budget.bounded_loader`).
+
+    A file whose bytes hash to ``indexed_sha`` (its sha256 in the index) is :class:`Unchanged`:
+    hashing it first saves parsing and language detection for every file that did not change.
+    """
     doc_id = path.relative_to(corpus).as_posix()
     if unconfirmed:
         return Skipped(
@@ -99,6 +119,8 @@ def read_entry(
     if path.suffix.lower() not in SUPPORTED_SUFFIXES:
         return Skipped(doc_id, f"unsupported type {path.suffix or '(none)'}")
     try:
+        if indexed_sha is not None and file_sha256(path) == indexed_sha:
+            return Unchanged(doc_id, indexed_sha)
         return (load or load_document)(path, doc_id, default_lang)
     except DocumentError as exc:
         return Skipped(doc_id, str(exc))
@@ -146,18 +168,38 @@ def load_document(path: Path, doc_id: str, default_lang: str = "en") -> Document
 
 def _read_bytes(path: Path) -> bytes:
     """The file's bytes, with size, emptiness and access problems as DocumentError."""
-    try:
-        if path.is_symlink() and not path.exists():
-            raise DocumentError("broken symbolic link")
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            raise DocumentError("not a regular file")
-        size = info.st_size
-        if size == 0:
-            raise DocumentError("empty file")
-        if size > MAX_FILE_BYTES:
-            raise DocumentError(f"file too large ({size // 1_048_576} MB > {MAX_FILE_BYTES // 1_048_576} MB)")
+    with _file_errors():
+        _check_file(path)
         return path.read_bytes()
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of the file's bytes (read in blocks), with the checks and errors of :func:`load_document`."""
+    with _file_errors():
+        _check_file(path)  # before opening: opening a FIFO would block
+        with path.open("rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _check_file(path: Path) -> None:
+    """Raise DocumentError for a broken link, a non-regular, empty or too large file."""
+    if path.is_symlink() and not path.exists():
+        raise DocumentError("broken symbolic link")
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise DocumentError("not a regular file")
+    size = info.st_size
+    if size == 0:
+        raise DocumentError("empty file")
+    if size > MAX_FILE_BYTES:
+        raise DocumentError(f"file too large ({size // 1_048_576} MB > {MAX_FILE_BYTES // 1_048_576} MB)")
+
+
+@contextlib.contextmanager
+def _file_errors() -> Iterator[None]:
+    """Errors of reading a file as DocumentError with the reason in a few words."""
+    try:
+        yield
     except FileNotFoundError as exc:
         raise DocumentError("file disappeared while reading") from exc
     except PermissionError as exc:

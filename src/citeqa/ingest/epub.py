@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from citeqa.errors import DocumentError
 from citeqa.ingest.archive import ZIP_ERRORS, check_markup_parts, open_zip, parse_xml, read_entry, unreadable
 from citeqa.ingest.blocks import Block, TextBuilder, one_line, table_block
-from citeqa.ingest.readers import Extracted
+from citeqa.ingest.extracted import Extracted
 
 #: Algorithms of encryption.xml that only obfuscate embedded fonts: the text stays readable.
 FONT_OBFUSCATION = frozenset({"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"})

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from citeqa.errors import DocumentError
 from citeqa.ingest.archive import ZIP_ERRORS, check_markup_parts, open_zip, parse_xml, read_entry, unreadable
 from citeqa.ingest.blocks import Block, assemble, one_line, table_block
-from citeqa.ingest.readers import Extracted
+from citeqa.ingest.extracted import Extracted
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"

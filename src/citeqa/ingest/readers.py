@@ -11,51 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from citeqa.errors import DocumentError
+from citeqa.ingest.epub import read_epub
+from citeqa.ingest.extracted import Extracted, check_markup, check_text_size
 from citeqa.ingest.formats import Format
+from citeqa.ingest.office import read_docx, read_odt
 from citeqa.records import PageSpan, SectionSpan
-
-
-@dataclass(frozen=True, slots=True)
-class Extracted:
-    """What a reader makes of a file: the text, where its pages and sections lie, its title."""
-
-    text: str
-    pages: tuple[PageSpan, ...] = ()
-    sections: tuple[SectionSpan, ...] = ()
-    title: str = ""
-
-
-#: Text one file may yield, in characters: about 500 book pages, at most ~1,400 passages of
-#: 800 characters, about a minute of embedding at the ~20 passages/s of the default model on
-#: 2 cores (docs/benchmarks.md). The file-size limit alone does not bound this: a 57 KB PDF
-#: of compressed text expanded to 2.1 million characters, 2,896 passages and 131 s of indexing.
-MAX_TEXT_CHARS = 1_000_000
-
-
-def check_text_size(chars: int) -> None:
-    """DocumentError when a file yields more than :data:`MAX_TEXT_CHARS` characters of text."""
-    if chars > MAX_TEXT_CHARS:
-        raise DocumentError(
-            f"too much text ({chars:,} characters or more; the limit is {MAX_TEXT_CHARS:,} per file): split the file"
-        )
-
-
-#: Most markup tags (``<``) one HTML page, EPUB or the body of a DOCX/ODT may have: parsers build
-#: a tree of them, about 1 KB a tag in BeautifulSoup (an 8 MB page of tiny paragraphs took 1.2 GB),
-#: so a tree is built only below this. A long book has a few tens of thousands.
-MAX_MARKUP_TAGS = 200_000
-
-
-def check_markup(kind: str, markup: bytes | str, seen: int = 0) -> int:
-    """DocumentError when ``markup`` (after ``seen`` tags elsewhere in the file) has too many tags; the total."""
-    total = seen + markup.count(b"<" if isinstance(markup, bytes) else "<")
-    if total > MAX_MARKUP_TAGS:
-        raise DocumentError(f"too many {kind} elements ({total:,} tags or more; the limit is {MAX_MARKUP_TAGS:,})")
-    return total
-
 
 _WESTERN = ("cp1252", "latin_1", "iso8859_15")
 #: Byte-order marks of the wide Unicode encodings; UTF-32 first (its LE mark starts like UTF-16's).
@@ -176,12 +138,10 @@ def read_html(raw: bytes) -> Extracted:
 def read_pdf(raw: bytes) -> Extracted:
     """Text of each PDF page joined by blank lines, remembering where each page lies."""
     import io
-    import logging
 
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = PdfReader(io.BytesIO(raw))
         texts, total = [], 0
@@ -215,31 +175,13 @@ def read_pdf(raw: bytes) -> Extracted:
     return Extracted("".join(parts), pages=tuple(spans), title=meta_title)
 
 
-def _read_docx(raw: bytes) -> Extracted:
-    from citeqa.ingest.office import read_docx
-
-    return read_docx(raw)
-
-
-def _read_odt(raw: bytes) -> Extracted:
-    from citeqa.ingest.office import read_odt
-
-    return read_odt(raw)
-
-
-def _read_epub(raw: bytes) -> Extracted:
-    from citeqa.ingest.epub import read_epub
-
-    return read_epub(raw)
-
-
 #: The reader of every format in :mod:`citeqa.ingest.formats`.
 READERS: dict[Format, Callable[[bytes], Extracted]] = {
     Format.TEXT: read_text,
     Format.MARKDOWN: read_markdown,
     Format.HTML: read_html,
     Format.PDF: read_pdf,
-    Format.DOCX: _read_docx,
-    Format.EPUB: _read_epub,
-    Format.ODT: _read_odt,
+    Format.DOCX: read_docx,
+    Format.EPUB: read_epub,
+    Format.ODT: read_odt,
 }

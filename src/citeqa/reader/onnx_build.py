@@ -32,7 +32,7 @@ def shipped_path() -> Path:
 
 def default_cache() -> Path:
     """citeqa's cache folder (``$CITEQA_CACHE`` or ``~/.cache/citeqa``), shared with the ONNX embedders."""
-    from citeqa.embedding.sbert import cache_dir
+    from citeqa.embedding.onnx_export import cache_dir
 
     return cache_dir()
 
@@ -47,11 +47,11 @@ def reader_onnx(cache: Path, delta: Path | None = None) -> Path:
     target = folder / ONNX_NAME
     if _valid(folder, target, stamp, cache):
         return target
-    from citeqa.embedding.sbert import _file_lock
+    from citeqa.embedding.onnx_export import file_lock
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with _file_lock(folder / ".lock"):
+        with file_lock(folder / ".lock"):
             if not _valid(folder, target, stamp, cache):
                 _build(base, delta, stamp["base"], target)
                 (folder / "build.json").write_text(json.dumps({**stamp, "onnx": file_sha256(target)}) + "\n")
@@ -107,7 +107,7 @@ def _build(base: Path, delta: Path, base_sha: str, target: Path) -> None:
     """Export base + delta to ONNX (float32), then quantise its MatMuls to int8 into ``target``."""
     import torch
 
-    from citeqa.embedding.sbert import _quantize
+    from citeqa.embedding.onnx_export import quantize_matmuls
     from citeqa.reader.delta import read_delta
     from citeqa.reader.e5_file import read_e5
     from citeqa.reader.torch_model import base_state, build_reader
@@ -148,6 +148,6 @@ def _build(base: Path, delta: Path, base_sha: str, target: Path) -> None:
                 opset_version=_OPSET,
                 dynamo=False,
             )
-        _quantize(fp32, target)
+        quantize_matmuls(fp32, target)
     finally:
         fp32.unlink(missing_ok=True)

@@ -1,0 +1,133 @@
+"""The settings that shape an answer: fitted per embedding model, changed only by name.
+
+:meth:`AnswerSettings.for_model` reads them from the model's weights file
+(``answer/weights/<model>.json``: retrieval fusion weights, the scorer, claim thresholds);
+the knobs no fit sets (passages searched, pool, language margins...) keep the values chosen
+by measurement (README). :meth:`AnswerSettings.with_overrides` changes any of them by name
+("pool", "retrieval.dense_weight", "claims.conflict_cover"), and an unknown name is a
+:class:`~citeqa.errors.ConfigError`, as is an unknown key in a weights file: a setting is
+never silently dropped, and there is no unfitted default to fall back on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from citeqa.answer.judge import ClaimThresholds, claim_thresholds
+from citeqa.answer.retrieval import FITTED_RETRIEVAL, RetrievalSettings
+from citeqa.answer.scoring import ScoringModel, check_weights_keys, read_weights
+from citeqa.errors import ConfigError
+
+#: Sources of the short answer (see :attr:`AnswerSettings.short_answers`).
+ShortAnswerSource = Literal["reader", "rules", "rules-then-reader"]
+#: Settings made of named parts, which overrides reach as ``"<part>.<name>"``.
+_NESTED = ("retrieval", "claims")
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerSettings:
+    """Everything that shapes an answer. Build it with :meth:`for_model` (the fitted values for the
+    index's model), then :meth:`with_overrides`; the three fitted parts have no defaults."""
+
+    retrieval: RetrievalSettings  #: the hybrid retriever, its fusion weights fitted for the model
+    scoring: ScoringModel  #: the span ranker and its calibration, fitted for the model
+    claims: ClaimThresholds  #: when a claim counts as backed (fitted for e5; the defaults elsewhere)
+    answer_passages: int = 3  #: passages searched for the answer, overall and in the question's language
+    pool: int = 10  #: passages retrieved before choosing the answer and the citations
+    language_margin: float = 0.05  #: a same-language answer wins unless this much less likely ...
+    language_floor: float = 0.5  #: ... and always when at least this likely
+    #: Where the short answer comes from: the reader's span in the chosen sentence (then the rules
+    #: when it has none there), the hand-written rules alone, or the rules and then the reader's span
+    #: when they find none. Chosen by measurement (README).
+    short_answers: ShortAnswerSource = "rules-then-reader"
+    #: Passages the reader reads: the best-ranked of those searched for the answer (each costs a
+    #: window of up to 256 tokens; see docs/benchmarks.md). Reading 2 instead of 4 lost answers
+    #: out of fold (accuracy 0.673 / 0.576 against 0.717 / 0.624 on the two dev sets).
+    reader_passages: int = 4
+
+    @classmethod
+    def for_model(cls, model: str, reader: bool = False) -> AnswerSettings:
+        """The settings fitted for ``model``'s vectors: retrieval fusion weights and claim thresholds
+        from ``<model>.json``, the scorer from it or, with the ``reader``, from ``<model>+reader.json``.
+        A key the code does not know, in either file, is a :class:`ConfigError`."""
+        data = read_weights(model)
+        check_weights_keys(data, model)
+        fusion = data.get("retrieval", {})
+        unknown = sorted(set(fusion) - FITTED_RETRIEVAL)
+        if unknown:
+            raise ConfigError(
+                f"weights for {model}: no such retrieval setting {', '.join(unknown)} "
+                f"(known: {', '.join(sorted(FITTED_RETRIEVAL))}); refit with eval/fit_scorer.py --write"
+            )
+        retrieval = RetrievalSettings(**{k: float(v) for k, v in fusion.items()})
+        scorer = read_weights(model, reader=True) if reader else data
+        if reader:
+            check_weights_keys(scorer, f"{model} with the reader")
+        return cls(retrieval, ScoringModel.from_dict(scorer), claim_thresholds(data.get("claims", {})))
+
+    def with_overrides(self, overrides: Mapping[str, Any] | None = None, **named: Any) -> AnswerSettings:
+        """A copy with the named settings changed: a field of these settings ("pool",
+        "short_answers", or a whole "retrieval"), or a field of one of its parts
+        ("retrieval.dense_weight", "claims.conflict_cover"). An unknown name, or a value of the
+        wrong kind, is a :class:`ConfigError` that names the known ones."""
+        changes = {**(overrides or {}), **named}
+        top: dict[str, Any] = {}
+        parts: dict[str, dict[str, Any]] = {}
+        for name, value in changes.items():
+            head, _, tail = name.partition(".")
+            if tail and head in _NESTED:
+                parts.setdefault(head, {})[tail] = _checked(type(getattr(self, head)), tail, value, head)
+            elif not tail:
+                top[head] = _checked(AnswerSettings, head, value, "")
+            else:
+                raise ConfigError(f"no such setting {name!r}; {setting_names_help()}")
+        for head, fields in parts.items():
+            top[head] = dataclasses.replace(top.get(head, getattr(self, head)), **fields)
+        return dataclasses.replace(self, **top)
+
+    @property
+    def abstain_below(self) -> float:
+        """Below this confidence the answer is "not found" (fitted with the scorer)."""
+        return self.scoring.abstain_below
+
+
+def setting_names() -> tuple[str, ...]:
+    """Every name :meth:`AnswerSettings.with_overrides` accepts."""
+    names = [f.name for f in dataclasses.fields(AnswerSettings)]
+    hints = typing.get_type_hints(AnswerSettings)
+    for part in _NESTED:
+        names += [f"{part}.{f.name}" for f in dataclasses.fields(hints[part])]
+    return tuple(names)
+
+
+def setting_names_help() -> str:
+    return f"known settings: {', '.join(setting_names())}"
+
+
+def _checked(cls: type, name: str, value: Any, part: str) -> Any:
+    """``value`` for the field ``name`` of ``cls``, converted where JSON would give another type
+    (an int for a float, a string for an enum); ConfigError for an unknown name or a wrong kind."""
+    hints = typing.get_type_hints(cls)
+    full = f"{part}.{name}" if part else name
+    if name not in hints or name not in {f.name for f in dataclasses.fields(cls)}:
+        raise ConfigError(f"no such setting {full!r}; {setting_names_help()}")
+    tp = hints[name]
+    if typing.get_origin(tp) is Literal:
+        if value not in typing.get_args(tp):
+            raise ConfigError(f"setting {full!r} is one of {', '.join(map(repr, typing.get_args(tp)))}, not {value!r}")
+        return value
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        try:
+            return tp(value)
+        except ValueError:
+            raise ConfigError(f"setting {full!r} is one of {', '.join(repr(m.value) for m in tp)}") from None
+    if tp is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(tp, type) and isinstance(value, tp) and not (tp is int and isinstance(value, bool)):
+        return value
+    raise ConfigError(f"setting {full!r} takes a {getattr(tp, '__name__', tp)}, not {value!r}")

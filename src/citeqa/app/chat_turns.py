@@ -1,0 +1,170 @@
+"""A chat turn and what hangs off it: the answer or claim check joining the conversation, the
+document viewer's HTML for a clicked citation, and the conversation downloads.
+
+The Chat tab (:mod:`citeqa.app.chat_tab`) wires these to its components; they take the
+:class:`~citeqa.app.holder.EngineHolder` and plain values, so tests call them without a page.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from citeqa.app import chat_view, display
+from citeqa.app.cited import document_infos
+from citeqa.app.display import engine_language, labels
+from citeqa.app.holder import EngineHolder
+from citeqa.engine import Engine
+from citeqa.errors import CiteqaError
+
+MODES = ("ask", "check", "auto")
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """One chat turn: the messages (see :data:`citeqa.app.chat_view.Message`), the questions asked,
+    every turn's record, this turn's sources, its language, whether it was a claim check, and the
+    refusal shown under the box ('' when the turn was taken; a refused turn adds nothing)."""
+
+    messages: list[dict]
+    asked: list[str]
+    turns: list[dict] = field(default_factory=list)
+    sources: str = ""
+    lang: str = "en"
+    checked: bool = False
+    refusal: str = ""
+
+
+def conversation_turn(
+    holder: EngineHolder,
+    text: str,
+    mode: str | None,
+    messages: list[dict] | None,
+    asked: list[str] | None,
+    turns: list[dict] | None,
+    k: Any,
+    language: str | None = "auto",
+    show_confidence: bool = True,
+) -> TurnResult:
+    """Answer ``text`` or check it as a claim (``mode`` "check", or "auto" and it reads as a statement:
+    :func:`citeqa.answer.claims.looks_like_claim`); the record joins ``turns`` for the downloads.
+
+    Blank or over-long input, and any error, is refused: the conversation stays as it was and
+    ``refusal`` says why, in the language of the input (or of the last question).
+    """
+    from citeqa.answer.claims import looks_like_claim
+
+    messages, asked, turns = list(messages or []), list(asked or []), list(turns or [])
+    engine = holder.engine
+    text = text if isinstance(text, str) else ""
+    checking = mode == "check" or (mode == "auto" and looks_like_claim(text))
+    lang = _input_language(engine, text, asked)
+    refusal = chat_view.input_refusal(text, lang, checking)
+    if refusal is not None:
+        return TurnResult(messages, asked, turns, "", lang, checking, refusal)
+    try:
+        if checking:
+            record = engine.check(text, k=int(k))
+        else:
+            record = engine.ask(text, history=tuple(asked), k=int(k), language=engine_language(language))
+    except CiteqaError as exc:
+        return TurnResult(messages, asked, turns, "", lang, checking, f"{labels(lang)['error']}: {exc}")
+    docs, turn = engine.data.documents, chat_view.next_turn(messages)
+    if checking:
+        infos = document_infos(engine, [record])
+        messages += [
+            chat_view.user_message(record.claim, record.language),
+            chat_view.check_message(record, turn, docs, infos),
+        ]
+        turns.append({"type": "check", "record": record.to_dict()})
+        sources = display.check_sources_html(record, docs, infos, turn)
+        return TurnResult(messages, asked, turns, sources, record.language, True)
+    infos = document_infos(engine, [record])
+    headline = engine.settings.scoring.headline_above
+    messages += [
+        chat_view.user_message(record.question, record.language),
+        chat_view.answer_message(record, turn, docs, infos, show_confidence, headline),
+    ]
+    turns.append({"type": "answer", "record": record.to_dict()})
+    sources = display.answer_sources_html(record, docs, infos, turn)
+    return TurnResult(messages, asked + [record.question], turns, sources, record.language)
+
+
+def _input_language(engine: Engine, text: str, asked: Sequence[str]) -> str:
+    """The language to speak about ``text`` in: its own, else the last question's, else English."""
+    if text.strip():
+        return engine.question_language(text[:500], tuple(asked))
+    return engine.question_language(asked[-1]) if asked else "en"
+
+
+def chat_turn(
+    holder: EngineHolder,
+    question: str,
+    messages: list[dict],
+    asked: list[str],
+    k: Any,
+    language: str | None = "auto",
+    show_confidence: bool = True,
+) -> tuple[list[dict], list[str], str, str, str]:
+    """One question turn: the reply goes into the chat, the sources into the panel below.
+
+    Returns the messages, the questions asked so far, the sources HTML, the cleared
+    question box, and the language of the turn (for the labels).
+    """
+    out = conversation_turn(holder, question, "ask", messages, asked, [], k, language, show_confidence)
+    return out.messages, out.asked, out.sources, "", out.lang
+
+
+def open_document(holder: EngineHolder, request: Any) -> tuple[str, str]:
+    """The viewer's HTML for a click on a citation (``{"doc", "start", "end"}`` from the page) and an
+    error line ('' when fine). Only indexed documents open; the range is clipped to the text."""
+    data = request if isinstance(request, dict) else {}
+    doc_id, start, end = data.get("doc"), data.get("start"), data.get("end")
+    document = holder.engine.data.documents.get(doc_id) if isinstance(doc_id, str) else None
+    if document is None:
+        return "", "that document is not in the index"
+    if not all(type(v) in (int, float) and math.isfinite(v) for v in (start, end)):  # NaN, Infinity: no range
+        start, end = 0, 0
+    return display.document_html(document, int(start), int(end)), ""
+
+
+def download_files(holder: EngineHolder, turns: list[dict], token: str) -> tuple[str | None, str | None]:
+    """Write the conversation as Markdown and JSON for the download buttons; (None, None) before any turn."""
+    from citeqa.answer.claims import ClaimCheck
+    from citeqa.app.evidence import conversation_json, conversation_markdown
+    from citeqa.records import Answer
+
+    if not turns:
+        return None, None
+    records = [
+        ClaimCheck.from_dict(t["record"]) if t["type"] == "check" else Answer.from_dict(t["record"]) for t in turns
+    ]
+    engine = holder.engine
+    infos = document_infos(engine, records)
+    folder = _downloads_dir() / "".join(c for c in token if c.isalnum())[:32]
+    folder.mkdir(mode=0o700, exist_ok=True)
+    stem = f"citeqa-conversation-{datetime.now(UTC).date().isoformat()}"  # named with the day it was saved
+    md, js = folder / f"{stem}.md", folder / f"{stem}.json"
+    for old in folder.glob("citeqa-conversation*"):  # one conversation per session: yesterday's name goes
+        if old not in (md, js):
+            old.unlink(missing_ok=True)
+    md.write_text(conversation_markdown(records, infos, engine.data.documents), encoding="utf-8")
+    js.write_text(conversation_json(records, infos), encoding="utf-8")
+    return str(md), str(js)
+
+
+def _downloads_dir() -> Path:
+    """This user's folder for conversation downloads (mode 0700, in the system temp folder Gradio serves from)."""
+    from citeqa.errors import ServerError
+
+    folder = Path(tempfile.gettempdir()) / f"citeqa-downloads-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    if folder.is_symlink() or folder.stat().st_uid != os.getuid():  # another local user's trap
+        raise ServerError(f"{folder} belongs to another user; conversation downloads are off")
+    return folder

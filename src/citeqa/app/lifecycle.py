@@ -1,0 +1,83 @@
+"""``citeqa serve`` from start to stop: recover interrupted uploads and removals, open and warm the
+engine, build the guarded app, serve it until SIGINT or SIGTERM, then stop the Evaluate tab's run.
+
+The upload cache is the CLI's (:func:`citeqa.app.cli.main` makes this process's folder and points
+Gradio at it before anything is built); :func:`serve` is told where it is.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from citeqa.app import serving
+from citeqa.app.guard_rules import LOOPBACK_NAMES, policy_for
+from citeqa.app.holder import EngineHolder, EvalSettings, UploadSettings, default_qa_dir
+from citeqa.app.uploads import DEFAULT_MAX_BYTES
+from citeqa.engine import Engine
+
+
+def serve(
+    open_engine: Callable[[], Engine],
+    corpus_dir: Path | None,
+    host: str,
+    port: int,
+    auth: tuple[str, str] | None = None,
+    max_upload_bytes: int = DEFAULT_MAX_BYTES,
+    allowed_hosts: tuple[str, ...] = (),
+    sock=None,  # socket.socket
+    qa_dir: Path | None = None,
+    forwarded_allow_ips: tuple[str, ...] = (),
+) -> None:
+    """Open the engine (``open_engine``), warm the model, and serve the app until interrupted.
+
+    ``sock`` is the listening socket (``serving.bind``, made by the CLI before the model
+    loads so that a busy port is reported at once); without it one is bound here.
+    ``qa_dir`` holds the QA files the Evaluate tab offers (default: ``eval/`` beside the corpus).
+    """
+    from citeqa.app.ui import guarded_app
+
+    sock = sock if sock is not None else serving.bind(host, port)
+    holder = _open(open_engine, corpus_dir, max_upload_bytes)
+    if auth is None and host not in LOOPBACK_NAMES:
+        print(
+            f"citeqa: warning: serving on {host} without --auth; anyone who can reach it can read and add documents",
+            file=sys.stderr,
+        )
+    policy = policy_for(
+        host,
+        sock.getsockname()[1],
+        allowed_hosts,
+        uploads=corpus_dir is not None,
+        max_upload_bytes=max_upload_bytes,
+        forwarded_allow_ips=forwarded_allow_ips,
+    )
+    evaluation = EvalSettings(qa_dir if qa_dir is not None else default_qa_dir(corpus_dir))
+    app = guarded_app(holder, UploadSettings(corpus_dir, max_upload_bytes), policy, auth, evaluation)
+    print(f"citeqa: serving on {serving.url_of(sock, host)} (Ctrl+C to stop)", file=sys.stderr, flush=True)
+    try:
+        serving.run(app, sock)
+    finally:  # after SIGINT and SIGTERM alike (serving.run raises Terminated for SIGTERM)
+        app.state.blocks.evaluations.close()  # a run in progress stops; its files go
+
+
+def _open(open_engine: Callable[[], Engine], corpus_dir: Path | None, max_upload_bytes: int) -> EngineHolder:
+    """The warmed engine, after the corpus's interrupted uploads and removals are settled."""
+    from citeqa.app.corpus_tab import upload
+    from citeqa.ingest.pending import recover
+
+    removed = recover(corpus_dir) if corpus_dir is not None else []
+    for name in removed:
+        print(f"citeqa: removed {name}: its upload was interrupted before it was indexed", file=sys.stderr)
+    engine = open_engine()
+    engine.warm_up()
+    holder = EngineHolder(engine)
+    if corpus_dir is not None:
+        from citeqa.app.removal import recover_removals
+
+        for name in recover_removals(corpus_dir, frozenset(engine.data.documents)):
+            print(f"citeqa: settled {name}: its removal was interrupted", file=sys.stderr)
+    if any(name in engine.data.documents for name in removed):  # killed after the switch, before confirming
+        upload(holder, UploadSettings(corpus_dir, max_upload_bytes), [])
+    return holder
