@@ -1,11 +1,11 @@
 """What a claim says, taken apart: its facts (quantities and dates), names and other words,
 and which of a sentence's facts sits in the place of each claim fact.
 
-* **facts**: :mod:`citeqa.text.quantities`, read the same in es/pt/en ("744 mil millones" =
-  "744 billion");
-* **names**: words with capitals or digits ("GLM-5", "Kunlun P800", "Entity List"), which
-  travel across languages unchanged; a capital on the first word is a name only where the
-  evidence has it;
+* **facts**: :mod:`citeqa.text.facts` (the extractor short answers use too), compared by
+  :mod:`citeqa.text.quantities` ("744 mil millones" = "744 billion");
+* **names**: name words (:func:`citeqa.text.facts_names.is_name_word`: capitals or digits,
+  "GLM-5", "Kunlun P800", "Entity List"), which travel across languages unchanged; a capital on
+  the first word is a name only where the evidence has it;
 * **words**: the rest, minus stopwords: what the claim says about its names (its predicate).
 """
 
@@ -16,11 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citeqa.text.analysis import cognate_keys, fold_accents, is_number, stopwords, terms, words
+from citeqa.text.facts import Fact, find_facts, unit_key
+from citeqa.text.facts_names import month_word, strong_name_word
 from citeqa.text.lexicon import value_prepositions
-from citeqa.text.quantities import MONTHS, Fact, find_facts, same_slot, same_value, unit_key
+from citeqa.text.quantities import same_slot, same_value
 
 _NAME_TOKEN = re.compile(r"[^\W_](?:[\w\-.]*[^\W_])?")
-_MONTH_WORDS = frozenset(MONTHS)
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,9 @@ def analyse_claim(claim: str, lang: str) -> ClaimParts:
     names, soft = set(), set()
     for i, (a, b, folded) in enumerate(toks):
         raw = claim[a:b]
-        if any(f.start <= a and b <= f.end for f in facts) or folded in _MONTH_WORDS:
+        if any(f.start <= a and b <= f.end for f in facts) or month_word(raw):
             continue
-        has_digit = any(c.isdigit() for c in raw)
-        if has_digit or (len(raw) >= 2 and raw.isupper()) or any(c.isupper() for c in raw[1:]):
+        if strong_name_word(raw):
             names.add(folded)  # "GLM-5", "P800", "AI", "openPangu", "950" after a name
         elif raw[:1].isupper() and folded not in stop:
             (soft if i == 0 else names).add(folded)  # a capital at the start may just start the sentence

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any
 
 from citeqa.answer.claim_parts import ClaimParts, analyse_claim
@@ -36,13 +37,14 @@ from citeqa.answer.judge import (
     unit_relation,
     units_of,
 )
+from citeqa.answer.questions import alternatives, clean_question, question_words
 from citeqa.answer.spans import Candidate
 from citeqa.answer.translations import aligned, translation_groups
 from citeqa.errors import QuestionError
 from citeqa.messages import claim_message
 from citeqa.records import Citation, Document, Highlight, Hit, from_dict, to_dict
 from citeqa.text.analysis import fold_accents
-from citeqa.text.quantities import find_facts
+from citeqa.text.facts import find_facts
 
 __all__ = [
     "CONFLICTING",
@@ -116,8 +118,6 @@ class ClaimCheck:
 def clean_claim(claim: object) -> str:
     """A claim tidied by the question rules (text, not empty, at most 2000 characters);
     QuestionError worded for a claim otherwise."""
-    from citeqa.answer.pipeline import clean_question
-
     try:
         return clean_question(claim)
     except QuestionError as exc:
@@ -126,25 +126,24 @@ def clean_claim(claim: object) -> str:
 
 # --- statements and questions -----------------------------------------------------------------
 
-#: First words that make an input a question or a request, not a statement (es/pt/en, folded).
-_QUESTION_START = re.compile(
-    r"^(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|should|would|will|"
-    r"has|have|had|may|might|must|shall|tell|show|list|give|find|explain|describe|summari[sz]e|compare|"
-    r"que|qual|quais|cual|cuales|quien|quienes|quem|cuando|quando|donde|onde|adonde|aonde|por que|porque|como|"
-    r"cuanto|cuanta|cuantos|cuantas|quanto|quanta|quantos|quantas|o que|existe|existen|hay|ha|dime|muestra|"
-    r"explica|describe|resume|enumera|compara|diz|diga|mostra|mostre|explique|descreva|resuma|liste|compare)\b"
-)
+
+@cache
+def _question_start() -> re.Pattern[str]:
+    """First words that make an input a question or a request, not a statement (every language's
+    wh-words and question starts, :func:`citeqa.answer.questions.question_words`; folded)."""
+    return re.compile(rf"^(?:{alternatives(question_words())})\b")
 
 
 def looks_like_claim(text: str) -> bool:
     """Whether the chat's "auto" mode checks ``text`` as a claim instead of answering it: no question
-    mark, no question or request word first (es/pt/en), at least three words, and it ends with a full
-    stop or states a number or date. Conservative: anything else is asked as a question."""
+    mark, no question or request word first (in any language with a word list), at least three
+    words, and it ends with a full stop or states a number or date. Conservative: anything else is
+    asked as a question."""
     cleaned = " ".join(str(text).split())
     if not cleaned or "?" in cleaned or "¿" in cleaned:
         return False
     folded = fold_accents(cleaned.casefold()).lstrip("¡\"'«“(- ")
-    if _QUESTION_START.match(folded) or len(folded.split()) < 3:
+    if _question_start().match(folded) or len(folded.split()) < 3:
         return False
     return cleaned.endswith((".", "!")) or bool(find_facts(cleaned))
 

@@ -17,6 +17,7 @@ import numpy as np
 from citeqa.answer.answer_types import AnswerType, expected_type, type_match
 from citeqa.answer.spans import Candidate
 from citeqa.text.analysis import cognate_keys, fold_accents, query_terms, terms, words
+from citeqa.text.facts_names import is_name_word
 
 #: Names of the feature columns computed from the text and the vectors, in order.
 SPAN_FEATURES = (
@@ -194,24 +195,22 @@ def _question_weights(
     return ({t: w * scale[t] for t, w in local.items()}, {t: idf.get(t, default_idf) * scale[t] for t in q})
 
 
-_NAMEISH = re.compile(r"[^\W_]*(?:\d|[A-ZÁÉÍÓÚÂÊÔÃÕÇÑ])[^\W_]*")
+_WORD = re.compile(r"[^\W_]+")
 
 
 def question_entities(text: str) -> frozenset[str]:
     """Names and numbers a question mentions, folded: "Alibaba", "H20", "PaddlePaddle".
 
     Names travel across languages unchanged, so they tell whether a passage in any
-    language is about what the question asks. The first word only counts when it has
-    a digit or an inner capital (it is capitalised anyway).
+    language is about what the question asks. A word counts when it is a name word
+    (:func:`citeqa.text.facts_names.is_name_word`: a digit counts; the first word is capitalised anyway).
     """
     found = set()
-    for match in _NAMEISH.finditer(text):
+    for match in _WORD.finditer(text):
         token = match.group(0)
         first = text[: match.start()].strip(" ¿¡\"'«“(") == ""
-        inner_caps = any(c.isupper() for c in token[1:])
-        if len(token) < 2 or (first and not (inner_caps or any(c.isdigit() for c in token))):
-            continue
-        found.add(fold_accents(token.casefold()))
+        if len(token) >= 2 and is_name_word(token, first):
+            found.add(fold_accents(token.casefold()))
     return frozenset(found)
 
 

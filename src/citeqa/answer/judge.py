@@ -45,8 +45,9 @@ from citeqa.errors import ConfigError
 from citeqa.ingest.sentences import sentence_spans
 from citeqa.records import Document, Hit
 from citeqa.text.analysis import COGNATE_PREFIX, cognate_keys, stem
+from citeqa.text.facts import find_facts
+from citeqa.text.facts_names import is_name_word
 from citeqa.text.lexicon import concepts
-from citeqa.text.quantities import find_facts
 
 SUPPORTED = "supported"
 CONFLICTING = "conflicting"
@@ -138,15 +139,10 @@ def _lead(line: str, lang: str) -> tuple[int, int] | None:
         return None
     facts = [(f.start, f.end) for f in find_facts(text, lang)]
     outside = [(x, y) for x, y, _ in toks if not any(f0 <= x and y <= f1 for f0, f1 in facts)]
-    named = [(x, y) for j, (x, y) in enumerate(outside) if _is_name(text[x:y], first=(j == 0))]
+    named = [(x, y) for j, (x, y) in enumerate(outside) if is_name_word(text[x:y], first=(j == 0))]
     if not named:
         return None  # "Entre los tres suman 154,5 hm³." is a sentence, not a lead
     return (a, b) if len(content_words(without(text, facts + named), lang)) <= LEAD_CONTENT_WORDS else None
-
-
-def _is_name(word: str, first: bool) -> bool:
-    """A name as a lead writes one: digits or an inner capital anywhere, a capital past the first word."""
-    return any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:]) or (not first and word[:1].isupper())
 
 
 def _heading(doc: Document, offset: int) -> str:

@@ -17,6 +17,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 
 import numpy as np
 
@@ -24,6 +25,8 @@ from citeqa.answer.answer_types import highlight_in, short_answer_in
 from citeqa.answer.backend import RetrievalBackend
 from citeqa.answer.claims import clean_claim
 from citeqa.answer.features import FEATURES, Passage, Wanted, candidate_features
+from citeqa.answer.questions import MAX_QUESTION_CHARS, alternatives, clean_history, clean_question
+from citeqa.answer.questions import words as words_of
 from citeqa.answer.reading import ReadSpan, best_inside, read_spans, reader_features
 from citeqa.answer.retrieval import Retriever, prefer_language
 from citeqa.answer.settings import AnswerSettings, ShortAnswerSource
@@ -50,9 +53,6 @@ __all__ = [
     "clean_question",
     "is_follow_up",
 ]
-
-#: Longest question accepted, in characters (a long paragraph; longer input is pasted text, not a question).
-MAX_QUESTION_CHARS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,7 +345,7 @@ class AnswerPipeline:
             return Answer(question, lang, None, True, confidence, citations)
         cand, wanted = span.candidate, extraction.wanted
         short = self._short_answer(asked, cand, wanted, extraction.read)
-        key = short if short is not None else highlight_in(cand.text, wanted.kind, wanted.words)
+        key = short if short is not None else highlight_in(cand.text, wanted.kind, wanted.words, cand.lang)
         doc_id = hits[first].chunk.doc_id
         return Answer(
             question,
@@ -445,39 +445,15 @@ class _Clock:
         return self.timings["total"]
 
 
-_FOLLOW_UP = re.compile(
-    r"^\W*(and|also|what about|y|e|tambien|tambem|ademas|alem disso|y que|e que|e o|e a|y el|y la)\b"
-    r"|\b(it|its|it's|they|them|their|this|that|those|these|he|she|"
-    r"eso|esto|ese|esa|ello|ella|ellos|ellas|dicho|dicha|su|sus|"
-    r"isso|isto|esse|essa|ele|ela|eles|elas|dele|dela|seu|sua|seus|suas|o mesmo|a mesma)\b"
-)
+@cache
+def _follow_up() -> re.Pattern[str]:
+    """A leading "and"/"y"/"e" or a pronoun: the words of each language's ``follow_up_starts`` and
+    ``follow_up_pronouns`` lists (:mod:`citeqa.text.lexicon`), folded."""
+    starts, pronouns = words_of("follow_up_starts"), words_of("follow_up_pronouns")
+    return re.compile(rf"^\W*({alternatives(starts)})\b|\b({alternatives(pronouns)})\b")
 
 
 def is_follow_up(question: str, n_terms: int) -> bool:
     """Whether a question leans on the previous one (a leading "and", a pronoun, no topic)."""
     folded = fold_accents(question.casefold())
-    return n_terms <= 1 or _FOLLOW_UP.search(folded) is not None
-
-
-def clean_question(question: object) -> str:
-    """Validate and tidy a question; raise QuestionError with what to do."""
-    if not isinstance(question, str):
-        raise QuestionError("the question must be text")
-    cleaned = "".join(ch for ch in question if ch.isprintable() or ch in "\n\t")
-    cleaned = cleaned.encode("utf-8", "replace").decode("utf-8").strip()
-    if not cleaned:
-        raise QuestionError("the question is empty; type a question")
-    if len(cleaned) > MAX_QUESTION_CHARS:
-        raise QuestionError(f"the question is too long ({len(cleaned)} characters; the limit is {MAX_QUESTION_CHARS})")
-    return " ".join(cleaned.split())
-
-
-def clean_history(history: Sequence[object]) -> tuple[str, ...]:
-    """Earlier questions, cleaned like a question; empty or invalid turns are dropped."""
-    cleaned = []
-    for turn in history:
-        try:
-            cleaned.append(clean_question(turn))
-        except QuestionError:
-            continue
-    return tuple(cleaned)
+    return n_terms <= 1 or _follow_up().search(folded) is not None

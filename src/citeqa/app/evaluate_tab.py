@@ -22,8 +22,8 @@ from citeqa.evaluation.compare import Comparison, format_delta
 from citeqa.evaluation.grading import TOP_K, QuestionResult, is_relevant
 from citeqa.evaluation.matching import answer_spans
 from citeqa.evaluation.metrics import LANG_ORDER, Metrics
-from citeqa.evaluation.qa_file import CSV_SUFFIXES
 from citeqa.evaluation.report import table_rows
+from citeqa.evaluation.rows import CSV_SUFFIXES
 from citeqa.messages import EVALUATE, OUTCOME_HELP
 from citeqa.records import Citation
 

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from citeqa.answer.claims import ClaimCheck
+from citeqa.app.cited import citations_of
 from citeqa.messages import claim_labels, evidence_labels, labels
 from citeqa.records import Answer, Citation, Document, DocumentInfo
 
@@ -309,7 +310,7 @@ def conversation_json(
 ) -> str:
     """``{"format": "citeqa-conversation", "version": 1, "exported_at", "turns": [{"type": "answer"|"check",
     "record": {...}}], "documents": {doc_id: DocumentInfo}}``: the records exactly as the API gives them."""
-    cited = {c.doc_id for t in turns for c in _citations(t)}
+    cited = {c.doc_id for t in turns for c in citations_of(t)}
     data = {
         "format": CONVERSATION_FORMAT,
         "version": CONVERSATION_VERSION,
@@ -335,12 +336,6 @@ def conversation_from_json(text: str) -> list[Turn]:
         else:
             raise ValueError(f"unknown turn type {kind!r}")
     return out
-
-
-def _citations(turn: Turn) -> list[Citation]:
-    if isinstance(turn, ClaimCheck):
-        return [e.citation for e in turn.evidence]
-    return list(turn.citations)
 
 
 def _info_dict(info: DocumentInfo) -> dict[str, Any]:

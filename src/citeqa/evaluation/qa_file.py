@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from citeqa.evaluation.rows import CSV_SUFFIXES as CSV_SUFFIXES  # app/evaluate_tab.py imports it from here
 from citeqa.evaluation.rows import item_id, load_rows, optional_text
 
 LIST_SEPARATOR = "|"

@@ -1,0 +1,379 @@
+"""Facts in a text, one extractor for short answers, features and claims: typed facts with exact
+offsets (``text[f.start:f.end] == f.text``).
+
+* **dates** and **years** (:mod:`citeqa.text.facts_dates`): "31 de julio de 2026" = "July 31,
+  2026" = one :class:`DatePoint`;
+* **quantities**: a number (digits, or number words of the text's language read by ``text2num``:
+  "setecientos cuarenta y cuatro mil millones"), its scale words ("744 mil millones" = "744
+  billion" = 7.44e11) and its unit ("parámetros" = "parameters" = ``param``); **money** when the
+  unit is a currency ("US$ 0,014", "40 euros"), **percent** for "%", "por ciento";
+* **names** (:mod:`citeqa.text.facts_names`): "Galaxy Tab 3.5", "Banco de Portugal".
+
+A quantity's ``measure_end`` ends its number, scale and unit of measure, before a counted noun:
+a short answer is "200 mil" of "200 mil coches", a claim compares the whole. Numbers inside names
+("GLM-5", "Kunlun P800", "Ascend 950", "série 3600") and scores or ranges ("3–1") are no
+quantities. The word lists are data (:mod:`citeqa.text.lexicon`); a language without a file keeps
+the language-free rules: digits, years, unit symbols, currency signs, capitalised names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import cache, lru_cache
+
+from citeqa.text import facts_words as fw
+from citeqa.text.facts_dates import DatePoint, date_spans
+from citeqa.text.facts_names import name_spans
+from citeqa.text.lexicon import folded, languages
+
+__all__ = [
+    "DatePoint",
+    "Fact",
+    "find_dates",
+    "find_facts",
+    "find_names",
+    "find_quantities",
+    "number_words",
+    "parse_number",
+    "unit_key",
+]
+
+DATE, QUANTITY, NAME = "date", "quantity", "name"
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A date, quantity or name at ``text[start:end]``.
+
+    A quantity has ``number`` (scale words applied) and ``unit`` (a :func:`unit_key`, "" when
+    none is written, ``spelled`` when the number is in words); a date has ``date``.
+    ``measure_end`` (``end`` unless less) ends the part a short answer shows: the number with its
+    scale and unit of measure, without a counted noun.
+    """
+
+    kind: str  #: "date", "quantity" or "name"
+    start: int
+    end: int
+    text: str
+    number: float | None = None
+    unit: str = ""
+    date: DatePoint | None = None
+    measure_end: int = -1
+    spelled: bool = False  #: the number is written in words ("tres trimestres")
+
+    @property
+    def measure(self) -> tuple[int, int]:
+        """Offsets of the number, scale and unit of measure ("200 mil" of "200 mil coches")."""
+        return (self.start, self.measure_end if self.measure_end >= 0 else self.end)
+
+    @property
+    def type(self) -> str:
+        """The fact's type: year, date, money, percent, quantity (with a unit), number or name."""
+        if self.kind == DATE:
+            point = self.date or DatePoint()
+            return "year" if point.year is not None and point == DatePoint(point.year) else DATE
+        if self.kind == QUANTITY:
+            if self.unit in fw.currency_keys():
+                return "money"
+            return "percent" if self.unit == "%" else (QUANTITY if self.unit else "number")
+        return self.kind
+
+
+# --- numbers -------------------------------------------------------------------------------
+
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def parse_number(token: str) -> float | None:
+    """The value of a written number: "744", "0,1" and "0.1", "3.000" (es/pt) and "250,000" (en).
+
+    A separator followed by exactly three digits after a non-zero whole part groups
+    thousands ("1.200", "1,200"); otherwise it is the decimal mark ("0,979", "1,2", "4.5").
+    With both marks the last one is the decimal mark ("1.234,5", "1,234.5").
+    """
+    token = token.strip()
+    if not token or not _DIGITS.fullmatch(token):
+        return None
+    dots, commas = token.count("."), token.count(",")
+    if dots and commas:
+        decimal = "." if token.rfind(".") > token.rfind(",") else ","
+        group = "," if decimal == "." else "."
+        return float(token.replace(group, "").replace(decimal, "."))
+    if not dots and not commas:
+        return float(token)
+    mark = "." if dots else ","
+    parts = token.split(mark)
+    if len(parts) > 2:  # "1.000.000": only thousands repeat
+        return float("".join(parts))
+    whole, fraction = parts
+    if len(fraction) == 3 and whole.strip("0") and len(whole) <= 3:
+        return float(whole + fraction)
+    return float(f"{whole}.{fraction}")
+
+
+def unit_key(word: str) -> str:
+    """One key for a unit word in any language ("parámetros", "parâmetros", "parameters" ->
+    ``param``; "dólares", "US$" -> ``usd``; "" for no unit): a listed unit's key, else the
+    folded singular cut to five letters."""
+    lowered = word.strip().casefold()
+    if not lowered:
+        return ""
+    table = fw.unit_table()
+    if lowered in table:
+        return table[lowered]
+    plain = folded(lowered)
+    if plain in table:
+        return table[plain]
+    if plain in fw.symbol_units():
+        return plain
+    singular = plain[:-1] if len(plain) > 3 and plain.endswith("s") else plain
+    return singular[:5]
+
+
+_NUMBER_TOKEN = re.compile(r"(?<![\w])\d+(?:[.,]\d+)*(?:[a-zA-Z%]+)?")
+_NEXT_WORD = re.compile(r"[\s\-]*(%|[^\W\d_][\w\-]*|\d+[\w]*)")
+_WORD_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+@cache
+def _scale_pattern() -> re.Pattern[str]:
+    return re.compile(rf"[\s\-]*(?P<scale>{fw.alternation(fw.words_of('scales'))})\b", re.I)
+
+
+@cache
+def _percent_pattern() -> re.Pattern[str]:
+    return re.compile(rf"[\s\-]*(?:{fw.alternation(fw.words_of('percent_words'))})\b", re.I)
+
+
+@cache
+def _per_pattern() -> re.Pattern[str]:
+    """A unit's second half: "cúbicos por segundo", "al año", "km/h", "per hour"."""
+    area = fw.alternation(fw.words_of("area_words"))
+    per = fw.alternation(fw.words_of("per_words"))
+    unit = fw.alternation(fw.words_of("per_units") | fw.symbol_units())
+    return re.compile(rf"(?:\s+(?:{area}))?(?:\s*(?:/|(?:{per})\b)\s*(?:{unit})\b)?", re.I)
+
+
+@cache
+def _currency_before() -> re.Pattern[str]:
+    signs = sorted(fw.currency_signs(), key=len, reverse=True)
+    alt = "|".join(re.escape(s) if not s.isalpha() else rf"\b{re.escape(s)}" for s in signs)
+    return re.compile(rf"(?:{alt})\s*$", re.I)
+
+
+@cache
+def _function_words() -> frozenset[str]:
+    """Words after which a number is not part of a name, and before which no unit stands."""
+    return frozenset(fw.facts_list("function_words")) | fw.full_months()
+
+
+@cache
+def _not_a_noun() -> re.Pattern[str]:
+    """Endings of adjectives, participles and adverbs: a word after a number that ends so is not its unit."""
+    return re.compile(rf"(?:{fw.alternation(fw.words_of('not_a_noun_endings'))})$")
+
+
+def _name_number(text: str, a: int) -> bool:
+    """Whether the number at ``text[a:]`` is glued into a name ("P800", "GLM-5", "GPT-5.2") or
+    follows a word that designates ("série 3600")."""
+    before = text[max(0, a - 40) : a]
+    if before and (before[-1].isalpha() or before[-1] == "_" or before.endswith(".")):
+        return True
+    if before.endswith("-") and len(before) > 1 and before[-2].isalnum():
+        return True
+    previous = re.search(r"([^\W_][\w\-]*)\s+$", before)
+    return previous is not None and folded(previous.group(1)) in fw.facts_list("designation_words")
+
+
+def _in_name(names: tuple[tuple[int, int], ...], text: str, fact: Fact) -> bool:
+    """Whether a name of several words holds the fact's measure ("Ascend 950", "Falcon 9"; not
+    "Plantaron 100 mil": the scale goes past the name)."""
+    a, b = fact.measure
+    return any(x < a and b <= y and " " in text[x:y] for x, y in names)
+
+
+def _score_or_range(text: str, a: int, b: int) -> bool:
+    """A number joined to another by a dash: a score ("3–1") or a range ("10-15"), not one quantity."""
+    after = re.match(r"[\u2013\u2014-]\d", text[b : b + 2])
+    before = re.search(r"\d[\u2013\u2014-]$", text[max(0, a - 2) : a])
+    return after is not None or before is not None
+
+
+def _unit_after(text: str, end: int) -> tuple[str, int, int]:
+    """The unit after a number ending at ``end``: its key, where it ends, and where the measure
+    ends (the unit's end for a unit of measure or a currency, else ``end``); ("", end, end) for none.
+
+    Skips "de"/"of" and up to two names ("11 UnifiedBus chips", "50,000 Ascend 950 chips").
+    """
+    degrees = re.match(r"\s*[°º]\s*([CF])\b", text[end : end + 8])
+    if degrees is not None:
+        return f"°{degrees.group(1).lower()}", end + degrees.end(), end + degrees.end()
+    percent = _percent_pattern().match(text, end)
+    if percent is not None or text[end : end + 2].strip().startswith("%"):
+        stop = percent.end() if percent is not None else text.index("%", end) + 1
+        return "%", stop, stop
+    offset, names, glued = end, 0, False
+    limit = min(len(text), end + 80)
+    while True:
+        m = _NEXT_WORD.match(text, offset, limit)
+        if m is None:
+            return "", end, end
+        word, lowered = m.group(1), m.group(1).casefold()
+        if lowered in fw.symbol_units() or lowered in fw.unit_table():
+            return _unit(word, m.end(), end, glued or names > 0)
+        if folded(lowered) in fw.facts_list("unit_glue") and not glued:
+            glued, offset = True, m.end()
+            continue
+        is_name = word[:1].isupper() or any(c.isdigit() for c in word)
+        if is_name and names < 2:
+            names, offset = names + 1, m.end()
+            continue
+        if folded(lowered) in _function_words() or word[:1].isdigit():
+            return "", end, end
+        if folded(lowered) in fw.measure_units():  # "187.000 toneladas", though it ends like a participle
+            return _unit(word, m.end(), end, glued or names > 0)
+        if is_name or _not_a_noun().search(folded(lowered)):
+            return "", end, end  # "de 7 mil millones responsable de...": the noun was said before
+        return _unit(word, m.end(), end, glued or names > 0)
+
+
+def _unit(word: str, unit_end: int, end: int, apart: bool) -> tuple[str, int, int]:
+    """A unit word ending at ``unit_end``; the measure takes it in when it is a unit of measure next
+    to the number, or a currency ("3.000 millones de dólares")."""
+    key = unit_key(word)
+    if key in fw.currency_keys() or (not apart and folded(word.casefold()) in fw.measure_units()):
+        return key, unit_end, unit_end
+    return key, unit_end, end
+
+
+def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
+    """The quantity whose number is ``text[a:b]``: scale words, a unit after it or a currency before."""
+    end = measure = b
+    unit = ""
+    if glued:
+        unit = "%" if glued == "%" else unit_key(glued)
+        end = measure = b + len(glued)
+    else:
+        scale = _scale_pattern().match(text, b, min(len(text), b + 30))
+        if scale is not None:
+            value *= fw.scales().get(folded(" ".join(scale.group("scale").split())), 1.0)
+            end = measure = scale.end()
+        unit, unit_end, measure = _unit_after(text, end)
+        end = unit_end if unit else end
+    if unit and measure == end:
+        per = _per_pattern().match(text, end)
+        end = measure = per.end() if per is not None else end
+    start = a
+    currency = _currency_before().search(text, max(0, a - 4), a)
+    if currency is not None:
+        unit, start = fw.currency_signs()[currency.group(0).strip().casefold()], currency.start()
+    return Fact(QUANTITY, start, end, text[start:end], number=value, unit=unit, measure_end=max(measure, start))
+
+
+def number_words(text: str, lang: str | None) -> list[tuple[int, int, float]]:
+    """``(start, end, value)`` of the numbers written in words in ``text`` ("tres trimestres",
+    "setecientos cuarenta y cuatro mil millones"), read by ``text2num`` in ``lang`` (every language
+    with a word list when None; none when ``lang`` has no reader). Ordinals are left out, and so
+    is a lone one ("un", "um", "one"): an article."""
+    langs = languages() if lang is None else (lang,)
+    found: list[tuple[int, int, float]] = []
+    for code in langs:
+        for a, b, value in _number_words(text, code):
+            if not any(x < b and a < y for x, y, _ in found):
+                found.append((a, b, value))
+    return sorted(found)
+
+
+class _Token:
+    """A word of the text as ``text2num`` reads it (its protocol: ``text()``)."""
+
+    __slots__ = ("word",)
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+
+    def text(self) -> str:
+        return self.word
+
+    def nt_separated(self, previous: object) -> bool:
+        return False
+
+    def not_a_number_part(self) -> bool:
+        return False
+
+
+#: Languages ``text2num`` 3.1 reads.
+TEXT2NUM_LANGUAGES = frozenset({"en", "es", "pt", "fr", "de", "it", "nl", "da"})
+
+
+@lru_cache(maxsize=8192)
+def _number_words(text: str, lang: str) -> tuple[tuple[int, int, float], ...]:
+    if lang not in TEXT2NUM_LANGUAGES or not re.search(r"[^\W\d_]", text):
+        return ()
+    from text_to_num import find_numbers
+
+    tokens = list(_WORD_TOKEN.finditer(text))
+    out = []
+    # threshold 2: a lone "un", "um", "one" is an article far more often than a number
+    for occurrence in find_numbers([_Token(t.group(0)) for t in tokens], lang, 2):
+        span = tokens[occurrence.start : occurrence.end]
+        if occurrence.is_ordinal or occurrence.value < 2 or any(t.group(0)[:1].isdigit() for t in span):
+            continue  # ordinals are the dates' business; "unos" is no one
+        out.append((span[0].start(), span[-1].end(), float(occurrence.value)))
+    return tuple(out)
+
+
+def find_quantities(text: str, lang: str | None = "", dates: list[Fact] | None = None) -> list[Fact]:
+    """Quantities in ``text``: digits or (in ``lang``, see :func:`number_words`) number words,
+    with scale words and a unit. Numbers inside dates (``dates``, default :func:`dates`) or names
+    are left out; a number word needs a unit ("seis meses", "three quarters")."""
+    dates = find_dates(text) if dates is None else dates
+    return list(_quantities(text, lang, tuple((d.start, d.end) for d in dates)))
+
+
+@lru_cache(maxsize=8192)
+def _quantities(text: str, lang: str | None, taken: tuple[tuple[int, int], ...]) -> tuple[Fact, ...]:
+    names = tuple(name_spans(fw.folded_copy(text)))
+    out = []
+    for m in _NUMBER_TOKEN.finditer(text):
+        a = m.start()
+        digits = _DIGITS.match(m.group(0))
+        b = a + digits.end() if digits is not None else a
+        glued = m.group(0)[b - a :]
+        if digits is None or any(x < m.end() and a < y for x, y in taken):
+            continue
+        if glued and glued.casefold() not in fw.symbol_units() and glued != "%":
+            continue  # "800T", "960DT", "2K": a model name
+        if text[a - 1 : a] == "-" and a >= 2 and text[a - 2].isalnum():
+            continue
+        if _score_or_range(text, a, b) or _name_number(text, a):
+            continue
+        value = parse_number(digits.group(0))
+        fact = _quantity(text, a, b, value, glued) if value is not None else None
+        if fact is not None and not _in_name(names, text, fact):
+            out.append(fact)
+    for a, b, value in number_words(text, lang) if lang != "" else []:
+        fact = replace(_quantity(text, a, b, value, ""), spelled=True)
+        clash = any(x < fact.end and fact.start < y for x, y in taken)
+        if fact.unit and not clash and not any(f.start < fact.end and fact.start < f.end for f in out):
+            out.append(fact)
+    return tuple(sorted(out, key=lambda f: f.start))
+
+
+def find_dates(text: str) -> list[Fact]:
+    """The dates of ``text`` as facts, in text order."""
+    source = fw.folded_copy(text)
+    return [Fact(DATE, a, b, text[a:b], date=point, measure_end=b) for a, b, point in date_spans(text, source)]
+
+
+def find_facts(text: str, lang: str | None = "") -> list[Fact]:
+    """Every date and quantity of ``text`` in text order (``lang`` enables its number words;
+    None: every language's)."""
+    dated = find_dates(text)
+    return sorted(dated + find_quantities(text, lang, dated), key=lambda f: f.start)
+
+
+def find_names(text: str) -> list[Fact]:
+    """The names of ``text`` as facts, in text order."""
+    return [Fact(NAME, a, b, text[a:b], measure_end=b) for a, b in name_spans(fw.folded_copy(text))]

@@ -1,0 +1,261 @@
+"""Facts in a text (citeqa.text.facts): numbers, units, money, dates, years and names, with exact
+offsets, read the same way in es, pt and en; the words come from the lexicon's data files."""
+
+from __future__ import annotations
+
+import pytest
+
+from citeqa.answer.answer_types import AnswerType, find_entities, short_answer_in
+from citeqa.answer.claim_parts import analyse_claim
+from citeqa.answer.questions import expected_type, question_words, wh_roles
+from citeqa.text import lexicon
+from citeqa.text.analysis import fold_accents, query_terms, words
+from citeqa.text.facts import DatePoint, find_dates, find_facts, find_names, find_quantities, number_words, parse_number
+from citeqa.text.facts_names import is_name_word
+
+
+@pytest.mark.parametrize(
+    "token,value",
+    [
+        ("744", 744.0),
+        ("0,1", 0.1),
+        ("0.1", 0.1),
+        ("0,979", 0.979),
+        ("1,2", 1.2),
+        ("4.5", 4.5),
+        ("3.000", 3000.0),
+        ("250,000", 250000.0),
+        ("1.000.000", 1e6),
+        ("1,234.5", 1234.5),
+        ("1.234,5", 1234.5),
+        ("abc", None),
+        ("", None),
+    ],
+)
+def test_parse_number_reads_both_decimal_marks(token, value):
+    assert parse_number(token) == value
+
+
+def _only(text: str, lang: str):
+    facts = find_quantities(text, lang)
+    assert len(facts) == 1, facts
+    return facts[0]
+
+
+@pytest.mark.parametrize(
+    "text,lang",
+    [
+        ("un modelo de 744 mil millones de parámetros", "es"),
+        ("um modelo de 744 bilhões de parâmetros", "pt"),
+        ("a model of 744 billion parameters", "en"),
+        ("a 744-billion-parameter model", "en"),
+    ],
+)
+def test_scale_words_and_units_agree_across_languages(text, lang):
+    fact = _only(text, lang)
+    assert fact.number == 744e9 and fact.unit == "param"
+
+
+def test_spanish_billon_is_a_million_millions():
+    assert _only("1,2 billones de parámetros", "es").number == pytest.approx(1.2e12)
+
+
+@pytest.mark.parametrize(
+    "text,lang,number,unit",
+    [
+        ("unos 100 mil chips", "pt", 1e5, "chip"),
+        ("around 100,000 chips", "en", 1e5, "chip"),
+        ("API a 0,1 yuan por imagen", "es", 0.1, "cny"),
+        ("roughly US$ 0.014 per image", "en", 0.014, "usd"),
+        ("288 GB de memoria", "es", 288, "gb"),
+        ("subieron un 8 % tras", "es", 8, "%"),
+        ("adelantó el chip en tres trimestres", "es", 3, "quarter"),
+        ("pulled forward by three quarters", "en", 3, "quarter"),
+        ("tardó seis meses", "es", 6, "month"),
+        ("3.000 millones de dólares", "es", 3e9, "usd"),
+    ],
+)
+def test_quantities_with_units(text, lang, number, unit):
+    fact = _only(text, lang)
+    assert fact.number == pytest.approx(number) and fact.unit == unit
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "GLM-5 and GPT-5.2",
+        "Kunlun P800",
+        "the Ascend 950 chip",
+        "openPangu 2.0 was released",
+        "At Huawei Connect 2026, held",
+        "the 960DT and the 960PR",
+        "Atlas 800T A2",
+        "the CVTG-2K benchmark",
+        "the series 3600 trains cost more",
+    ],
+)
+def test_numbers_inside_names_are_not_quantities(text):
+    assert [f for f in find_facts(text, "en") if f.kind == "quantity"] == []
+
+
+def test_number_words_only_in_their_language():
+    # "dos" is "of the" in Portuguese, "two" in Spanish
+    assert find_quantities("o preço dos chips", "pt") == []
+    assert _only("los dos chips", "es").number == 2
+
+
+def test_an_elided_unit_is_not_the_next_adjective():
+    fact = _only("un decodificador de 7 mil millones responsable del detalle", "es")
+    assert fact.number == 7e9 and fact.unit == ""
+
+
+@pytest.mark.parametrize(
+    "text,lang,point",
+    [
+        ("el 31 de julio de 2026", "es", DatePoint(2026, None, 7, 31)),
+        ("a 31 de julho de 2026", "pt", DatePoint(2026, None, 7, 31)),
+        ("by Huawei itself (July 31, 2026)", "en", DatePoint(2026, None, 7, 31)),
+        ("en enero de 2025, Zhipu", "es", DatePoint(2025, None, 1)),
+        ("In January 2025, Zhipu", "en", DatePoint(2025, None, 1)),
+        ("no primeiro trimestre de 2027", "pt", DatePoint(2027, 1)),
+        ("in the first quarter of 2027", "en", DatePoint(2027, 1)),
+        ("desde 2022, cuando", "es", DatePoint(2022)),
+        ("realizado em setembro", "pt", DatePoint(None, None, 9)),
+    ],
+)
+def test_dates_in_three_languages(text, lang, point):
+    dates = find_dates(text)
+    assert [d.date for d in dates] == [point]
+
+
+def test_an_ordinal_after_a_quarter_is_another_quarter_of_that_year():
+    text = "o 960DT chega no primeiro trimestre de 2027 e o 960PR no terceiro."
+    assert [d.date for d in find_dates(text)] == [DatePoint(2027, 1), DatePoint(2027, 3)]
+
+
+def test_ambiguous_month_words_need_a_day_or_year():
+    assert find_dates("the results may vary; el marco de trabajo") == []
+    assert [d.date for d in find_dates("May 2026")] == [DatePoint(2026, None, 5)]
+
+
+# --- offsets, types, number words --------------------------------------------------------
+
+TEXTS = [
+    ("El salto: un modelo de aproximadamente 744 mil millones de parámetros, con unos 100 mil chips.", "es"),
+    ("A API custa US$ 0,014 por imagem desde 19 set 2026; subiu 8 % no segundo semestre de 2026.", "pt"),
+    ("By July 31, 2026 the Ascend 950 shipped 50,000 units at €1.200 each, up 3–1 on the 1990s.", "en"),
+    ("Plantaron setecientos cuarenta y cuatro mil millones de árboles a finales de 2025 en Vigo.", "es"),
+    ("Ação: o Banco de Portugal emprestou 3.000 milhões de euros em março de 2024 à GLM-5 Ltda.", "pt"),
+]
+
+
+@pytest.mark.parametrize("text,lang", TEXTS)
+def test_every_fact_quotes_its_text_exactly(text, lang):
+    found = find_facts(text, lang) + find_names(text)
+    assert found
+    for f in found:
+        assert text[f.start : f.end] == f.text
+        a, b = f.measure
+        assert f.start <= a < b <= f.end
+
+
+def test_number_words_are_read_by_text2num_with_their_offsets():
+    text = "Plantaron setecientos cuarenta y cuatro mil millones de árboles."
+    (fact,) = find_quantities(text, "es")
+    assert fact.number == 744e9 and fact.unit == "arbol"
+    assert text[slice(*fact.measure)] == "setecientos cuarenta y cuatro mil millones"
+    other = "tardó seis meses y un año"
+    assert [(other[a:b], v) for a, b, v in number_words(other, "es")] == [("seis", 6.0)]
+    assert number_words("un año después", "es") == []  # a lone one is an article
+
+
+@pytest.mark.parametrize(
+    "text,kind",
+    [
+        ("costó US$ 43", "money"),
+        ("costó 40 euros", "money"),
+        ("subió un 8 %", "percent"),
+        ("288 GB de memoria", "quantity"),
+        ("de 7 mil millones responsable", "number"),
+        ("desde 2022, cuando", "year"),
+        ("el 31 de julio de 2026", "date"),
+    ],
+)
+def test_fact_types(text, kind):
+    assert [f.type for f in find_facts(text, "es")] == [kind]
+
+
+def test_a_counted_noun_is_in_the_fact_but_not_in_its_measure():
+    text = "unos 200 mil coches"
+    (fact,) = find_quantities(text, "es")
+    assert fact.text == "200 mil coches" and text[slice(*fact.measure)] == "200 mil"
+
+
+def test_a_language_without_a_word_list_keeps_the_language_free_rules():
+    text = "Die Firma verkaufte 2026 genau 40 GB an Huawei Connect 2026."
+    assert "xx" not in lexicon.languages()
+    assert lexicon.word_list("xx", "facts", "months") == ()
+    assert [(f.text, f.type) for f in find_facts(text, "xx")] == [("2026", "year"), ("40 GB", "quantity")]
+    assert [f.text for f in find_names(text)] == ["Die Firma", "GB", "Huawei Connect 2026"]
+    assert number_words("zweihundert Jahre", "xx") == []
+
+
+def test_a_word_list_file_name_must_be_a_language_code():
+    assert lexicon.entry("../pyproject", "facts", "months") is None
+
+
+# --- one definition for short answers and claims -------------------------------------------
+
+
+def test_a_short_answer_and_a_claim_check_agree_on_what_is_a_date():
+    sentence = "La planta abrirá a finales de 2025 y cerrará en el segundo semestre de 2027."
+    answer_dates = find_entities(sentence, AnswerType.DATE, lang="es")
+    claim_dates = [(f.start, f.end) for f in analyse_claim(sentence, "es").facts if f.kind == "date"]
+    assert answer_dates == claim_dates
+    assert [sentence[a:b] for a, b in claim_dates] == ["finales de 2025", "segundo semestre de 2027"]
+    question = "¿Cuándo abrirá la planta?"
+    asked = frozenset(fold_accents(w) for w in words(question))
+    span = short_answer_in(
+        sentence, "es", expected_type(question), asked, set(query_terms(question, ("es",))), question=question
+    )
+    assert span in claim_dates
+
+
+def test_a_number_in_a_name_is_neither_a_claim_fact_nor_a_short_answer():
+    sentence = "At Huawei Connect 2026 the firm showed 3 chips."
+    facts = analyse_claim(sentence, "en").facts
+    assert [f.text for f in facts] == ["3 chips"]
+    assert find_entities(sentence, AnswerType.DATE, lang="en") == []
+    assert [sentence[a:b] for a, b in find_entities(sentence, AnswerType.NAME, lang="en")] == ["Huawei Connect 2026"]
+
+
+@pytest.mark.parametrize(
+    "word,first,name",
+    [
+        ("GLM-5", True, True),
+        ("openPangu", True, True),
+        ("AI", True, True),
+        ("Alibaba", False, True),
+        ("Alibaba", True, False),
+        ("chip", False, False),
+    ],
+)
+def test_name_words(word, first, name):
+    assert is_name_word(word, first) is name
+
+
+def test_the_question_words_are_one_list_for_answers_claims_and_follow_ups():
+    from citeqa.answer.claims import looks_like_claim
+    from citeqa.answer.pipeline import is_follow_up
+
+    for wh in wh_roles():
+        assert wh in question_words()
+        assert not looks_like_claim(f"{wh} abrió la planta en 2025.")
+    assert is_follow_up("E o seu preço?", 2) and not is_follow_up("Quanto custa o bilhete de Lisboa a Porto?", 4)
+
+
+def test_dates_keep_a_point_for_claims():
+    assert [d.date for d in find_dates("no segundo semestre de 2026 e nos anos 1990s")] == [
+        DatePoint(2026),
+        DatePoint(decade=1990),
+    ]

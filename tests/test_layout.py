@@ -1,0 +1,51 @@
+"""The shape of the code: no import cycle between citeqa's modules, no module too long to hold in a head."""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from pathlib import Path
+
+import pytest
+
+#: Lines past which a module is split by concern.
+MAX_LINES = 500
+
+
+def modules(src: Path) -> dict[str, Path]:
+    """Every module under src/, by dotted name (a package by its own name)."""
+    found = {}
+    for path in sorted(src.rglob("*.py")):
+        parts = path.relative_to(src).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The citeqa modules ``name`` imports anywhere in its body (inside functions too)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            out.add(module)
+            out.update(f"{module}.{a.name}" for a in node.names)
+    return {m for m in out if m in known and m != name}
+
+
+def test_no_import_cycle(repo: Path) -> None:
+    known = modules(repo / "src")
+    # The top package re-exports the public API, so every module "reaches" it; that is no cycle.
+    graph = {n: imported(n, p, known) - {"citeqa"} for n, p in known.items() if n != "citeqa"}
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
+
+
+def test_no_module_over_the_limit(repo: Path) -> None:
+    lengths = {n: len(p.read_text(encoding="utf-8").splitlines()) for n, p in modules(repo / "src").items()}
+    assert not {n: k for n, k in lengths.items() if k > MAX_LINES}

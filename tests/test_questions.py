@@ -1,0 +1,62 @@
+"""What a question asks for (citeqa.answer.questions): one test per rule, invented es/pt/en questions."""
+
+import pytest
+
+from citeqa.answer.questions import AnswerType, expected_type, question_shape
+
+# --- question types --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question,kind",
+    [
+        # which/what + a measure noun asks for a number
+        ("¿Qué altura alcanza la torre del reloj?", AnswerType.QUANTITY),
+        ("Qual foi a pontuação da equipa na final?", AnswerType.QUANTITY),
+        ("What word accuracy did the new parser reach?", AnswerType.QUANTITY),
+        ("What did the relay team score in the final?", AnswerType.QUANTITY),
+        ("Qual é o tempo de viagem entre as duas vilas?", AnswerType.QUANTITY),
+        # ... a time noun for a date, a place noun for a place, a price noun for a price
+        ("¿Qué día abrió el museo del vidrio?", AnswerType.DATE),
+        ("Em quais cidades a cadeia abriu lojas?", AnswerType.PLACE),
+        ("What is the price of a monthly pass?", AnswerType.PRICE),
+        # a preposition or a conjunction before the wh-word
+        ("¿A qué empresa vendió la familia la fábrica?", AnswerType.NAME),
+        ("¿Con qué herramienta se reparó el casco?", AnswerType.NAME),
+        ("E para qual estaleiro foi o navio?", AnswerType.NAME),
+        ("And which bank approved the loan?", AnswerType.NAME),
+        ("A partir de que ano o porto passou a receber cruzeiros?", AnswerType.DATE),
+        # the interrogative clause decides, not a "cuando"/"when" in a subordinate clause
+        ("¿Qué barco zarpó cuando llegó la tormenta?", AnswerType.NAME),
+        ("When the bridge closed, which ferry replaced it?", AnswerType.NAME),
+        ("Si la lluvia sigue, ¿cuántos litros caerán mañana?", AnswerType.QUANTITY),
+        # a reason, a purpose, a manner, what someone said or what happened: a sentence
+        ("Com que objetivo a prefeitura comprou os ônibus?", AnswerType.OTHER),
+        ("¿Para qué sirve la nueva esclusa?", AnswerType.OTHER),
+        ("What did the mayor say about the budget?", AnswerType.OTHER),
+        ("¿Qué ocurrió con el puente viejo?", AnswerType.OTHER),
+        ("O que aconteceu com a ponte velha?", AnswerType.OTHER),
+        # a category or a part ("what kind of", "part of") is a common-noun phrase
+        ("¿Qué tipo de suelo prefiere la planta?", AnswerType.OTHER),
+        ("What technique did the bakers use to keep the bread fresh?", AnswerType.OTHER),
+        ("Which part of the engine failed first?", AnswerType.OTHER),
+        ("Which Siemens part did the engineers replace?", AnswerType.NAME),
+        # "how is it called" asks for a name; "how much ... in euros" for a price
+        ("Como se chama o cão do capitão?", AnswerType.NAME),
+        ("¿Cómo llaman los vecinos a la plaza mayor?", AnswerType.NAME),
+        ("E quanto isso custa em euros?", AnswerType.PRICE),
+        ("How long is the new tunnel?", AnswerType.QUANTITY),
+    ],
+)
+def test_question_types(question: str, kind: AnswerType):
+    assert expected_type(question) is kind
+
+
+def test_question_shape_tells_head_noun_and_number():
+    assert question_shape("Which rivers cross the old town?").plural
+    assert question_shape("Which rivers cross the old town?").head == "rivers"
+    assert not question_shape("¿Qué río cruza la ciudad?").plural
+    assert question_shape("¿Qué bibliotecas usa el equipo?").plural
+    assert question_shape("Which Alibaba unit designs the chips?").head == "unit"
+    assert question_shape("¿Qué técnica usaron los panaderos?").phrase
+    assert question_shape("Quem fundou a editora?").person
