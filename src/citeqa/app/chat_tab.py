@@ -17,6 +17,7 @@ from typing import Any
 from citeqa.app import chat_view, display
 from citeqa.app.assets import CHAT_JS, VIEWER_JS
 from citeqa.app.chat_turns import conversation_turn, download_files, open_document
+from citeqa.app.validation import language_choices
 from citeqa.errors import CiteqaError
 from citeqa.messages import UI_LANGUAGES, evidence_labels, labels
 
@@ -92,10 +93,12 @@ def chat_layout(gr) -> ChatTab:
         )
         send = gr.Button(en["ask"], variant="primary", scale=1, elem_id="ask", min_width=90)
     notice = gr.HTML(chat_view.question_info_html("en"), elem_id="question-info", js_on_load=None)
-    gr.Examples(EXAMPLES, inputs=question, label=" · ".join(labels(lang)["examples"] for lang in UI_LANGUAGES))
+    gr.Examples(
+        EXAMPLES, inputs=question, label=" · ".join(dict.fromkeys(labels(lang)["examples"] for lang in UI_LANGUAGES))
+    )
     with gr.Accordion(en["options"], open=False, elem_id="options") as options, gr.Row():
         k = gr.Slider(1, 10, value=5, step=1, label=en["passages"], elem_id="k")
-        language = gr.Dropdown(list(display.LANGUAGE_CHOICES), value="auto", label=en["language"], elem_id="language")
+        language = gr.Dropdown(list(language_choices()), value="auto", label=en["language"], elem_id="language")
         confidence = gr.Checkbox(value=True, label=en["show_confidence"], elem_id="confidence")
     with gr.Column(visible=False, elem_id="doc-viewer") as viewer:
         viewer_html = gr.HTML(elem_id="doc-view", js_on_load=VIEWER_JS)

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from citeqa.messages import labels
 from citeqa.records import Answer, Citation, Document
 
-LANGUAGE_CHOICES = ("auto", "any", "es", "pt", "en")
 CONTEXT_CHARS = 300
 _MARKUP_CHARS = {c: f"&#{ord(c)};" for c in "\\`*_[]()!#|~$&<>\"'{}:="}
 

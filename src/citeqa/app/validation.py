@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import cache
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError
@@ -43,7 +44,17 @@ from citeqa.errors import RequestError
 
 MAX_K = 10
 MAX_HISTORY_ITEMS = 20
-LANGUAGES = ("auto", "any", "es", "pt", "en")
+
+
+@cache
+def language_choices() -> tuple[str, ...]:
+    """What ``language`` may be: auto (the question's), any (no preference), or a language
+    passages can be detected in."""
+    from citeqa.text.language import detected_languages
+
+    return ("auto", "any", *detected_languages())
+
+
 ARGUMENTS = ("question", "history", "k", "language")
 CHECK_ARGUMENTS = ("claim", "k")
 DEFAULT_K = 5
@@ -101,8 +112,8 @@ def _language(value: Any) -> str:
     if value is None:
         return "auto"
     choice = value.strip().lower() if isinstance(value, str) else None
-    if choice not in LANGUAGES:
-        raise RequestError("language", f"language must be one of {', '.join(LANGUAGES)}, not {_show(value)}")
+    if choice not in language_choices():
+        raise RequestError("language", f"language must be auto, any or a language code such as es, not {_show(value)}")
     return choice
 
 
@@ -155,7 +166,7 @@ class _Request(BaseModel):
 
 
 class AskRequest(_Request):
-    """A checked ``/ask`` request; ``language`` is lower case, one of :data:`LANGUAGES`."""
+    """A checked ``/ask`` request; ``language`` is lower case, one of :func:`language_choices`."""
 
     endpoint: ClassVar[str] = "/ask"
     question: Annotated[str, _checked(_question, str)]
