@@ -138,8 +138,8 @@ def test_cli_index_lists_skipped_files_last_and_indexes_the_rest(
     index = tmp_path / "index"
     assert keyword_cli(["index", "--corpus", str(fixture_corpus), "--index", str(index)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith(f"indexed {len(GOOD)} documents")
-    skipped = lines[1:]
+    assert lines[0].startswith(f"indexed {len(GOOD)} documents") and lines[1].startswith("languages: ")
+    skipped = lines[2:]
     assert len(skipped) == len(expected) and all(line.startswith("skipped ") for line in skipped)
     for doc_id, part in expected.items():
         assert any(line.startswith(f"skipped {doc_id}: ") and part in line for line in skipped), doc_id
