@@ -86,3 +86,16 @@ def test_a_place_is_a_name_after_a_locative_preposition_but_not_a_month():
         for t in [t[slice(*find_entity(t, AnswerType.PLACE))]]
     ] == ["Shenzhen", "São Paulo"]
     assert find_entity("It was held in September at the fair.", AnswerType.PLACE) is None
+
+
+def test_a_german_ordinal_date_does_not_end_a_sentence():
+    """ "am 21. März 1685": the day's period is no sentence end; a version number's period still is."""
+    from citeqa.ingest.sentences import sentence_spans
+
+    text = "Bach wurde am 21. März 1685 in Eisenach geboren. Er starb 1750. Das Modell GLM-5. April kam."
+    assert [text[a:b] for a, b in sentence_spans(text)] == [
+        "Bach wurde am 21. März 1685 in Eisenach geboren.",
+        "Er starb 1750.",
+        "Das Modell GLM-5.",
+        "April kam.",
+    ]

@@ -41,13 +41,28 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _is_boundary(text: str, dot: int, end: int) -> bool:
-    """A period ends a sentence unless it closes an abbreviation or an initial."""
+    """A period ends a sentence unless it closes an abbreviation, an initial or the day of an
+    ordinal date ("am 21. März 1685")."""
     word = re.search(r"(\w+)$", text[max(0, dot - 12) : dot])
     if text[dot] == "." and word is not None:
         token = fold_accents(word.group(1)).lower()
-        if token in ABBREVIATIONS or (len(token) == 1 and token.isalpha()):
+        if token in ABBREVIATIONS or (len(token) == 1 and token.isalpha()) or _is_ordinal_day(text, dot, token, end):
             return False
     return _STARTS_SENTENCE.match(text, end) is not None or end >= len(text.rstrip())
+
+
+def _is_ordinal_day(text: str, dot: int, token: str, end: int) -> bool:
+    """Whether ``token`` (a word of its own before the period at ``dot``, not the end of "GLM-5")
+    is a day 1..31 and the next word a month name."""
+    from citeqa.text.facts_words import full_months
+
+    start = dot - len(token)
+    if not (token.isdigit() and len(token) <= 2 and 1 <= int(token) <= 31) or (
+        start > 0 and not text[start - 1].isspace()
+    ):
+        return False
+    following = re.match(r"\s+(\w+)", text[end:])
+    return following is not None and fold_accents(following.group(1)).lower() in full_months()
 
 
 def _strip(text: str, start: int, end: int) -> tuple[int, int] | None:
