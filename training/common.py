@@ -11,7 +11,7 @@ import numpy as np
 from citeqa.evaluation.matching import exact_match, token_f1
 from citeqa.reader.decode import best_spans, window_spans
 from citeqa.reader.tokenizer import E5Tokenizer
-from citeqa.reader.windows import QUESTION_PREFIX, Window, batch_arrays, make_windows
+from citeqa.reader.windows import MAX_TOKENS, QUESTION_PREFIX, Window, batch_arrays, make_windows
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class Feature:
     window: Window
     start: int  #: token index of the answer's start in the window, 0 for no answer
     end: int
+    answerable: bool = True  #: False for a window of an unanswerable question
 
 
 def load_examples(path: Path, limit: int | None = None) -> list[Example]:
@@ -43,13 +44,13 @@ def load_examples(path: Path, limit: int | None = None) -> list[Example]:
     return out
 
 
-def encode_examples(tok: E5Tokenizer, examples: list[Example]) -> list[Feature]:
+def encode_examples(tok: E5Tokenizer, examples: list[Example], max_tokens: int = MAX_TOKENS) -> list[Feature]:
     """Labelled windows: the first answer's token range where a window holds it whole, else 0."""
     out = []
     contexts = tok.encode([e.context for e in examples])
     questions = tok.encode([QUESTION_PREFIX + e.question for e in examples])
     for e, ctx, question in zip(examples, contexts, questions):
-        for w in make_windows(tok, question, [ctx]):
+        for w in make_windows(tok, question, [ctx], max_tokens=max_tokens):
             start = end = 0
             if e.answers:
                 text, a_start = e.answers[0]
@@ -58,12 +59,18 @@ def encode_examples(tok: E5Tokenizer, examples: list[Example]) -> list[Feature]:
                 tokens = np.flatnonzero(inside)
                 if len(tokens) and w.starts[tokens[0]] <= a_start and w.ends[tokens[-1]] >= a_end:
                     start, end = int(tokens[0]), int(tokens[-1])
-            out.append(Feature(w, start, end))
+            out.append(Feature(w, start, end, bool(e.answers)))
     return out
 
 
 def predict(model, tok: E5Tokenizer, examples: list[Example], batch: int = 16) -> list[str]:
     """The best span's text for each example (never empty: the best non-null span)."""
+    return [text for text, _ in predict_with_null(model, tok, examples, batch)]
+
+
+def predict_with_null(model, tok: E5Tokenizer, examples: list[Example], batch: int = 16) -> list[tuple[str, float]]:
+    """Per example, the best non-null span's text and its margin over the no-answer score
+    (best span score minus the lowest no-answer score of the windows; below 0 means "no answer")."""
     import torch
 
     preds = []
@@ -78,7 +85,9 @@ def predict(model, tok: E5Tokenizer, examples: list[Example], batch: int = 16) -
                 for w, s, en in zip(part, out.start_logits.numpy(), out.end_logits.numpy()):
                     spans.extend(window_spans(w, s, en))
             best = best_spans(spans, 1)
-            preds.append(e.context[best[0].start : best[0].end] if best else "")
+            null = min((s.null for s in spans), default=float("inf"))
+            margin = best[0].score - null if best else float("-inf")
+            preds.append((e.context[best[0].start : best[0].end] if best else "", margin))
     return preds
 
 

@@ -6,8 +6,9 @@
 
 Every paragraph that holds a held-out question id is dropped whole (in every file: the es and
 pt files are translations of the same SQuAD articles and share ids). Articles are grouped
-across files and languages by the question ids they share, so a translation of a dev article
-never lands in training; about ``--dev-share`` of the groups go to the dev split, by a hash
+across files and languages by the question ids they share and by their title (a translated
+file may keep SQuAD's English titles with new ids), so a translation of a dev article never
+lands in training; about ``--dev-share`` of the groups go to the dev split, by a hash
 of the group's smallest id (seeded, reproducible). A file suffixed ``:dev`` goes to dev whole.
 Answers whose offset does not match the context are moved to the occurrence of their text
 nearest the given offset, or the question is dropped. Writes ``train.jsonl``, ``dev.jsonl``
@@ -75,7 +76,7 @@ def _load(path: Path) -> list[dict]:
 
 
 def _group_articles(articles: list[dict]) -> list[str]:
-    """A group key per article: articles sharing any question id (translations) share a key."""
+    """A group key per article: articles sharing a question id or a title (translations) share a key."""
     parent = list(range(len(articles)))
 
     def find(i: int) -> int:
@@ -86,6 +87,9 @@ def _group_articles(articles: list[dict]) -> list[str]:
 
     owner: dict[str, int] = {}
     for i, art in enumerate(articles):
+        if art.get("title"):
+            j = owner.setdefault("title:" + _title_key(art["title"]), i)
+            parent[find(i)] = find(j)
         for para in art["paragraphs"]:
             for qa in para["qas"]:
                 j = owner.setdefault(qa["id"], i)
@@ -96,6 +100,11 @@ def _group_articles(articles: list[dict]) -> list[str]:
         root = find(i)
         smallest[root] = min(smallest.get(root, first), first)
     return [smallest[find(i)] for i in range(len(articles))]
+
+
+def _title_key(title: str) -> str:
+    """SQuAD titles as the files spell them ("Super_Bowl_50", "Super Bowl _ 50") folded to one key."""
+    return " ".join(title.replace("_", " ").lower().split())
 
 
 def _is_dev(group: str, seed: str, share: float) -> bool:

@@ -23,7 +23,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Example, encode_examples, load_examples, predict, squad_scores
+from common import Example, encode_examples, load_examples, predict_with_null, squad_scores
 
 from citeqa.reader.e5_file import read_e5
 from citeqa.reader.tokenizer import E5Tokenizer
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     weights = read_e5()
     tok = E5Tokenizer(weights.vocab)
     train = load_examples(Path(args.data) / "train.jsonl", args.limit)
-    dev = _dev_sample(load_examples(Path(args.data) / "dev.jsonl"), args.dev_questions, args.seed)
+    dev = _dev_sample(load_examples(Path(args.data) / "dev.jsonl"), args.dev_questions, args.dev_unanswerable, args.seed)
     features = _training_features(tok, train, args)
     steps_total = args.epochs * len(features) // args.batch
     if args.max_steps is not None:
@@ -56,18 +56,22 @@ def main(argv: list[str] | None = None) -> None:
     deadline = time.monotonic() + args.minutes * 60
     model.train()
     losses: list[float] = []
+    tokens, clock = 0, time.monotonic()
     while step < steps_total and time.monotonic() < deadline:
         batch = [features[i] for i in order[step]]
+        tokens += len(batch) * max(len(f.window.ids) for f in batch)
         losses.append(_train_step(model, opt, sched, batch, tok.pad, args.bf16))
         step += 1
         if step % args.log_every == 0:
-            _log(out, {"step": step, "loss": float(np.mean(losses)), "lr": sched.get_last_lr()[0]})
-            losses = []
+            rate = tokens / max(1e-9, time.monotonic() - clock)
+            _log(out, {"step": step, "loss": float(np.mean(losses)), "lr": sched.get_last_lr()[0], "tokens_per_s": round(rate)})
+            losses, tokens, clock = [], 0, time.monotonic()
         if step % args.save_every == 0 or step == steps_total:
             _save(out / "checkpoint.pt", model, opt, sched, step)
             if step % args.eval_every == 0 or step == steps_total:
                 _log(out, {"step": step, **_evaluate(model, tok, dev)})
                 model.train()
+                tokens, clock = 0, time.monotonic()
     _save(out / "checkpoint.pt", model, opt, sched, step)
     print(f"stopped at step {step} of {steps_total}", flush=True)
 
@@ -82,9 +86,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--warmup", type=float, default=0.06)
-    p.add_argument("--negatives", type=float, default=0.35, help="share of no-answer windows kept")
+    p.add_argument(
+        "--negatives",
+        type=float,
+        default=0.35,
+        help="share kept of the windows that miss the answer of an answerable question (every window of an unanswerable question is kept)",
+    )
+    p.add_argument("--max-tokens", type=int, default=192, help="tokens per training window (answering reads 256)")
     p.add_argument("--limit", type=int, default=None, help="use only the first N training examples")
-    p.add_argument("--dev-questions", type=int, default=240)
+    p.add_argument("--dev-questions", type=int, default=400, help="answerable dev questions, split evenly by language")
+    p.add_argument("--dev-unanswerable", type=int, default=60, help="unanswerable dev questions per language that has them")
     p.add_argument("--save-every", type=int, default=50)
     p.add_argument("--eval-every", type=int, default=200)
     p.add_argument("--log-every", type=int, default=10)
@@ -97,8 +108,8 @@ def _parser() -> argparse.ArgumentParser:
 def _training_features(tok: E5Tokenizer, train: list[Example], args: argparse.Namespace) -> list:
     rng = random.Random(args.seed)
     features = []
-    for f in encode_examples(tok, train):
-        if f.start == 0 and rng.random() >= args.negatives:
+    for f in encode_examples(tok, train, args.max_tokens):
+        if f.start == 0 and f.answerable and rng.random() >= args.negatives:
             continue
         features.append(f)
     return features
@@ -143,24 +154,37 @@ def _train_step(model, opt, sched, batch: list, pad: int, bf16: bool) -> float:
     return float(loss.detach())
 
 
-def _dev_sample(dev: list[Example], n: int, seed: int) -> list[Example]:
-    answerable = [e for e in dev if e.answers]
-    random.Random(seed).shuffle(answerable)
-    by_lang: dict[str, list[Example]] = {}
-    for e in answerable:
-        by_lang.setdefault(e.lang, []).append(e)
-    share = n // max(1, len(by_lang))
-    return [e for lang in sorted(by_lang) for e in by_lang[lang][:share]]
+def _dev_sample(dev: list[Example], n: int, unanswerable: int, seed: int) -> list[Example]:
+    """A fixed dev sample: ``n`` answerable questions split evenly by language, and
+    ``unanswerable`` questions of each language that has them."""
+    shuffled = list(dev)
+    random.Random(seed).shuffle(shuffled)
+    by_lang: dict[tuple[str, bool], list[Example]] = {}
+    for e in shuffled:
+        by_lang.setdefault((e.lang, bool(e.answers)), []).append(e)
+    share = n // max(1, len({lang for lang, answerable in by_lang if answerable}))
+    return [
+        e
+        for (lang, answerable), part in sorted(by_lang.items())
+        for e in part[: share if answerable else unanswerable]
+    ]
 
 
 def _evaluate(model, tok: E5Tokenizer, dev: list[Example]) -> dict[str, float]:
+    """Per language: EM and F1 of the best span on answerable questions; where a language has
+    unanswerable ones, the share of those whose no-answer score wins (``null_recall``) and the
+    share of answerable ones where it wrongly does (``false_null``)."""
     model.eval()
-    preds = predict(model, tok, dev)
+    preds = predict_with_null(model, tok, dev)
     out = {}
     for lang in sorted({e.lang for e in dev}):
-        part = [(e, p) for e, p in zip(dev, preds) if e.lang == lang]
-        em, f1 = squad_scores([e for e, _ in part], [p for _, p in part])
+        part = [(e, p) for e, p in zip(dev, preds) if e.lang == lang and e.answers]
+        em, f1 = squad_scores([e for e, _ in part], [text for _, (text, _) in part])
         out[f"dev_{lang}_em"], out[f"dev_{lang}_f1"] = em, f1
+        nulls = [margin < 0 for e, (_, margin) in zip(dev, preds) if e.lang == lang and not e.answers]
+        if nulls:
+            out[f"dev_{lang}_null_recall"] = round(sum(nulls) / len(nulls), 4)
+            out[f"dev_{lang}_false_null"] = round(sum(margin < 0 for _, (_, margin) in part) / max(1, len(part)), 4)
     return out
 
 
