@@ -27,6 +27,11 @@ class ModelError(CiteqaError):
     """The embedding model cannot be loaded."""
 
 
+class ReaderError(ModelError):
+    """The trained reader cannot be built or loaded (its file damaged, a package missing);
+    ``--reader off`` answers without it."""
+
+
 class IndexStoreError(CiteqaError):
     """Base class for problems with the index folder."""
 
