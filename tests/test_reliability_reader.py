@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 from pathlib import Path
@@ -21,10 +22,13 @@ from citeqa import errors
 from citeqa.app import cli
 from citeqa.embedding import choose_backend
 from citeqa.embedding.keyword import KeywordEmbedder
+from citeqa.engine import Engine
 from citeqa.errors import CiteqaError
 from citeqa.index.builder import update_index
 from citeqa.reader import onnx_build
+from citeqa.reader.decode import SpanScore
 from citeqa.reader.e5_file import e5_path, file_sha256
+from citeqa.reader.reader import Reading
 
 E5 = "multilingual-e5-small"
 QUESTION = "When was the windmill built?"
@@ -157,6 +161,53 @@ def test_missing_reader_weights_are_one_line_too(tmp_path: Path) -> None:
     with pytest.raises(CiteqaError, match="reinstall citeqa, or use --reader off") as info:
         Reader(cache=tmp_path, delta=tmp_path / "absent.safetensors").read(QUESTION, ["A windmill."])
     assert isinstance(info.value, errors.ReaderError) and "\n" not in str(info.value)
+
+
+# --- no NaN in a record -----------------------------------------------------------------------
+
+
+class NanReader:
+    """A reader whose scores are NaN, as a damaged graph's were."""
+
+    def warm_up(self) -> None:
+        pass
+
+    def read(self, question: str, passages, top: int = 10) -> Reading:
+        spans = tuple(SpanScore(i, 0, min(10, len(p)), math.nan, math.nan) for i, p in enumerate(passages))
+        return Reading(spans, tuple(math.nan for _ in passages))
+
+
+def test_a_nan_score_is_refused_never_answered(built_index: Path, embedder: KeywordEmbedder) -> None:
+    """The issue's records: ``abstained: false`` with ``confidence: NaN``. Whatever the cause (the
+    reader's scores, the scorer's weights), the pipeline refuses them with a typed error."""
+    from dataclasses import replace
+
+    plain = Engine.open(built_index, embedder=embedder)
+    with_nan_reader = Engine(plain.data, embedder, plain.settings, built_index, NanReader())
+    nan_bias = replace(plain.settings, scoring=replace(plain.settings.scoring, bias=math.nan))
+    with_nan_weights = Engine(plain.data, embedder, nan_bias, built_index)
+    for engine in (with_nan_reader, with_nan_weights):
+        with pytest.raises(CiteqaError, match="NaN") as info:
+            engine.ask(QUESTION)
+        assert isinstance(info.value, errors.ScoreError) and "--reader off" in str(info.value)
+    assert 0.0 <= plain.ask(QUESTION).confidence <= 1.0
+
+
+def test_scores_outside_their_range_are_refused() -> None:
+    from citeqa.answer.scoring import check_scores
+
+    check_scores(np.array([1.0, -3.0]), np.array([0.0, 1.0]))
+    check_scores(np.zeros(0), np.zeros(0))
+    for scores, probs in [([np.inf], [0.5]), ([1.0], [np.nan]), ([1.0], [1.5]), ([1.0], [-0.1])]:
+        with pytest.raises(errors.ScoreError, match="1 of 1 candidate"):
+            check_scores(np.array(scores), np.array(probs))
+
+
+def test_json_output_never_holds_nan() -> None:
+    assert strict_json(cli.record_json({"confidence": 0.5})) == {"confidence": 0.5}
+    for bad in (math.nan, math.inf):
+        with pytest.raises(errors.ScoreError, match="JSON cannot carry"):
+            cli.record_json({"confidence": bad})
 
 
 # --- the real reader file, damaged as in the issue --------------------------------------------

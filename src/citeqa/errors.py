@@ -32,6 +32,11 @@ class ReaderError(ModelError):
     ``--reader off`` answers without it."""
 
 
+class ScoreError(CiteqaError):
+    """A score is not a number in its range (NaN, infinite, a confidence outside [0, 1]): the
+    answer is refused rather than given with a meaningless confidence."""
+
+
 class IndexStoreError(CiteqaError):
     """Base class for problems with the index folder."""
 
