@@ -13,13 +13,14 @@ import json
 import math
 import os
 import shutil
+import socket
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from citeqa import errors
-from citeqa.app import cli
+from citeqa.app import cli, serving
 from citeqa.embedding import choose_backend
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
@@ -161,6 +162,54 @@ def test_missing_reader_weights_are_one_line_too(tmp_path: Path) -> None:
     with pytest.raises(CiteqaError, match="reinstall citeqa, or use --reader off") as info:
         Reader(cache=tmp_path, delta=tmp_path / "absent.safetensors").read(QUESTION, ["A windmill."])
     assert isinstance(info.value, errors.ReaderError) and "\n" not in str(info.value)
+
+
+def _serve(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict]:
+    """Run ``citeqa serve`` in-process: instead of serving until Ctrl+C, ask one question over HTTP."""
+    from gradio_client import Client
+
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "upload-cache"))
+    seen: dict = {}
+
+    def ask_once(app, sock: socket.socket) -> None:
+        running = serving.Running(app, sock, "127.0.0.1")
+        try:
+            seen["record"] = Client(running.url, verbose=False).predict(QUESTION, [], 2, "auto", api_name="/ask")
+        finally:
+            running.close()
+
+    monkeypatch.setattr(serving, "run", ask_once)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return e5_cli(["serve", "--port", str(port), *argv]), seen
+
+
+def test_serve_answers_without_a_reader_that_cannot_load_and_says_so(
+    e5_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    signed_build(tmp_path / "cache", b"\xff" * 64)
+    monkeypatch.setenv("CITEQA_CACHE", str(tmp_path / "cache"))
+    code, seen = _serve(["--index", str(e5_index)], tmp_path, monkeypatch)
+    assert code == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("citeqa: warning: answering without the reader (as --reader off): cannot load")
+    off = Engine.open(e5_index, reader="off", embedder=e5_named()).ask(QUESTION, k=2)
+    got = seen["record"]
+    assert (got["answer"], got["abstained"], got["confidence"]) == (off.answer, off.abstained, off.confidence)
+    assert [c["doc_id"] for c in got["citations"]] == [c.doc_id for c in off.citations]
+
+
+def test_serve_with_reader_on_refuses_to_start_without_it(
+    e5_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    signed_build(tmp_path / "cache", b"\xff" * 64)
+    monkeypatch.setenv("CITEQA_CACHE", str(tmp_path / "cache"))
+    code, seen = _serve(["--index", str(e5_index), "--reader", "on"], tmp_path, monkeypatch)
+    errors_shown = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert code == 2 and seen == {}  # nothing was served
+    assert len(errors_shown) == 1 and errors_shown[0].startswith("citeqa: error: cannot load the reader")
 
 
 # --- no NaN in a record -----------------------------------------------------------------------

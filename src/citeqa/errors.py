@@ -29,7 +29,7 @@ class ModelError(CiteqaError):
 
 class ReaderError(ModelError):
     """The trained reader cannot be built or loaded (its file damaged, a package missing);
-    ``--reader off`` answers without it."""
+    ``--reader off`` answers without it, and ``citeqa serve`` falls back to that."""
 
 
 class ScoreError(CiteqaError):

@@ -373,6 +373,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             sock=sock,
             qa_dir=args.eval_dir,
             forwarded_allow_ips=tuple(args.forwarded_allow_ips),
+            reader_required=args.reader == "on",
         )
     except serving.Terminated:  # main removes the upload cache, then dies of the signal
         return TERMINATED
