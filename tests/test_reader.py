@@ -46,12 +46,12 @@ def test_a_damaged_or_stale_build_is_rebuilt(tmp_path: Path) -> None:
     target = copy / built.name
     stamp = json.loads((copy / "build.json").read_text())
     inputs = {k: stamp[k] for k in ("recipe", "base", "delta")}
-    assert onnx_build._valid(copy, target, inputs, tmp_path)
+    assert onnx_build._verified(copy, target, inputs) == target.read_bytes()
     with target.open("r+b") as fh:
         fh.seek(1000)
         fh.write(b"\x00\x01\x02\x03")
-    assert not onnx_build._valid(copy, target, inputs, tmp_path)
-    assert not onnx_build._valid(copy, target, {**inputs, "delta": "0" * 64}, tmp_path)
+    assert onnx_build._verified(copy, target, inputs) is None
+    assert onnx_build._verified(copy, target, {**inputs, "delta": "0" * 64}) is None
 
 
 @pytest.mark.slow

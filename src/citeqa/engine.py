@@ -109,6 +109,12 @@ class Engine:
             return self
         return Engine(load_index(self.index_dir), self.embedder, self.settings, self.index_dir, self.reader)
 
+    def without_reader(self) -> Engine:
+        """This engine as ``reader="off"`` makes it: the same index, model and settings, with the
+        scorer fitted without the reader (``citeqa serve`` falls back to it when the reader cannot load)."""
+        scoring = AnswerSettings.for_model(self.data.manifest.model, reader=False).scoring
+        return Engine(self.data, self.embedder, replace(self.settings, scoring=scoring), self.index_dir, None)
+
     def question_language(self, question: str, history: Sequence[str] = ()) -> str:
         """The language a question is answered in (see :meth:`AnswerPipeline.question_language`)."""
         return self.pipeline.question_language(question, history)

@@ -27,6 +27,16 @@ class ModelError(CiteqaError):
     """The embedding model cannot be loaded."""
 
 
+class ReaderError(ModelError):
+    """The trained reader cannot be built or loaded (its file damaged, a package missing);
+    ``--reader off`` answers without it, and ``citeqa serve`` falls back to that."""
+
+
+class ScoreError(CiteqaError):
+    """A score is not a number in its range (NaN, infinite, a confidence outside [0, 1]): the
+    answer is refused rather than given with a meaningless confidence."""
+
+
 class IndexStoreError(CiteqaError):
     """Base class for problems with the index folder."""
 

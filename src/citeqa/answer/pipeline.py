@@ -29,6 +29,7 @@ from citeqa.answer.questions import MAX_QUESTION_CHARS, alternatives, clean_hist
 from citeqa.answer.questions import words as words_of
 from citeqa.answer.reading import ReadSpan, best_inside, read_spans, reader_features
 from citeqa.answer.retrieval import Retriever, prefer_language
+from citeqa.answer.scoring import check_scores
 from citeqa.answer.settings import AnswerSettings, ShortAnswerSource
 from citeqa.answer.spans import Candidate, candidates_from
 from citeqa.errors import QuestionError
@@ -313,6 +314,7 @@ class AnswerPipeline:
         """Score every span and pick one (see :func:`choose_span`)."""
         model, cands, feats = self.settings.scoring, extraction.candidates, extraction.features
         scores, probs = model.scores(feats), model.probabilities(feats)
+        check_scores(scores, probs)  # no record carries a NaN or out-of-range confidence
         spans = [
             ScoredSpan(c, dict(zip(FEATURES, map(float, row))), float(s), float(p))
             for c, row, s, p in zip(cands, feats, scores, probs)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from citeqa.answer.features import FEATURES
-from citeqa.errors import ConfigError
+from citeqa.errors import ConfigError, ScoreError
 
 #: The calibration's own inputs besides span features: the ranker's logit, and its lead over
 #: the best other span (0 or less for every span but the best): a clear winner is more often right.
@@ -122,6 +122,21 @@ def margins(scores: np.ndarray) -> np.ndarray:
     top2 = np.sort(scores)[-2:]
     best_other = np.where(scores >= top2[1], top2[0], top2[1])
     return scores - best_other
+
+
+def check_scores(scores: np.ndarray, probabilities: np.ndarray) -> None:
+    """:class:`ScoreError` unless every ranker score is finite and every probability lies in [0, 1].
+
+    A NaN would otherwise be picked by ``argmax`` and pass the abstention threshold (``NaN < x`` is
+    false): an answer given with a confidence that means nothing, whatever made it (a damaged reader
+    file, damaged weights, a feature gone wrong)."""
+    bad = ~np.isfinite(scores) | ~((probabilities >= 0.0) & (probabilities <= 1.0))
+    if bad.any():
+        raise ScoreError(
+            f"{int(bad.sum())} of {len(bad)} candidate answers scored NaN, infinity or a confidence outside "
+            "[0, 1], so no answer is given; the reader or the scorer's weights are damaged: "
+            "try --reader off, and reinstall citeqa if that fails too"
+        )
 
 
 def check_names(what: str, given: Mapping[str, float], known: tuple[str, ...], exact: bool) -> None:

@@ -232,7 +232,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _show(engine: Engine, record, fmt: str, print_text: Callable[..., None]) -> None:
     """An answer or claim check record as JSON, as the chat's Markdown download, or as text."""
     if fmt == "json":
-        print(json.dumps(record.to_dict(), ensure_ascii=False, indent=2))
+        print(record_json(record.to_dict()))
     elif fmt == "markdown":
         from citeqa.app.cited import document_infos
         from citeqa.app.evidence import conversation_markdown
@@ -241,6 +241,17 @@ def _show(engine: Engine, record, fmt: str, print_text: Callable[..., None]) -> 
         print(conversation_markdown([record], infos, engine.data.documents), end="")
     else:
         print_text(record, documents=engine.data.documents)
+
+
+def record_json(data: dict) -> str:
+    """``data`` as strict JSON: a NaN or an infinity (which ``json.dumps`` would print as ``NaN``,
+    invalid JSON) is a :class:`ScoreError`, so ``--json`` prints a valid record or nothing."""
+    from citeqa.errors import ScoreError
+
+    try:
+        return json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False)
+    except ValueError as exc:
+        raise ScoreError(f"the record holds a number JSON cannot carry ({exc}); nothing was printed") from None
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -362,6 +373,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             sock=sock,
             qa_dir=args.eval_dir,
             forwarded_allow_ips=tuple(args.forwarded_allow_ips),
+            reader_required=args.reader == "on",
         )
     except serving.Terminated:  # main removes the upload cache, then dies of the signal
         return TERMINATED

