@@ -1,7 +1,7 @@
 """Score the reader as users run it (the ONNX file built from the shipped weights) on held-out questions.
 
     python training/evaluate.py --data out/reader-data/dev.jsonl [--delta FILE] [--sample tests/data/reader-dev.jsonl]
-        [--write src/citeqa/reader/weights/e5-small-reader.json]
+        [--per-lang N] [--write src/citeqa/reader/weights/e5-small-reader.json]
 
 Prints exact match and token F1 (``citeqa eval``'s definitions) per language and per source
 file, over the answerable questions of an article-level split no training saw, each read
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
 from pathlib import Path
@@ -32,10 +33,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--cache", type=Path, default=None, help="where the ONNX file is built (default: citeqa's cache)")
     p.add_argument("--sample", type=Path, default=None, help="also score this small file (the test's sample)")
     p.add_argument("--write", type=Path, default=None, help="record the figures in this metadata file")
+    p.add_argument(
+        "--per-lang", type=int, default=None, help="score a fixed sample of this many questions per language"
+    )
     args = p.parse_args(argv)
     reader = Reader(cache=args.cache, delta=args.delta)
     reader.warm_up()
     dev = [e for e in load_examples(args.data) if e.answers]
+    if args.per_lang is not None:  # a seeded sample, the same for every model scored
+        random.Random(0).shuffle(dev)
+        dev = [e for lang in sorted({e.lang for e in dev}) for e in [x for x in dev if x.lang == lang][: args.per_lang]]
     started = time.perf_counter()
     preds = [read_one(reader, e) for e in dev]
     per_q = (time.perf_counter() - started) / max(1, len(dev)) * 1000

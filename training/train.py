@@ -39,7 +39,9 @@ def main(argv: list[str] | None = None) -> None:
     weights = read_e5()
     tok = E5Tokenizer(weights.vocab)
     train = load_examples(Path(args.data) / "train.jsonl", args.limit)
-    dev = _dev_sample(load_examples(Path(args.data) / "dev.jsonl"), args.dev_questions, args.dev_unanswerable, args.seed)
+    dev = _dev_sample(
+        load_examples(Path(args.data) / "dev.jsonl"), args.dev_questions, args.dev_unanswerable, args.seed
+    )
     features = _training_features(tok, train, args)
     steps_total = args.epochs * len(features) // args.batch
     if args.max_steps is not None:
@@ -64,7 +66,15 @@ def main(argv: list[str] | None = None) -> None:
         step += 1
         if step % args.log_every == 0:
             rate = tokens / max(1e-9, time.monotonic() - clock)
-            _log(out, {"step": step, "loss": float(np.mean(losses)), "lr": sched.get_last_lr()[0], "tokens_per_s": round(rate)})
+            _log(
+                out,
+                {
+                    "step": step,
+                    "loss": float(np.mean(losses)),
+                    "lr": sched.get_last_lr()[0],
+                    "tokens_per_s": round(rate),
+                },
+            )
             losses, tokens, clock = [], 0, time.monotonic()
         if step % args.save_every == 0 or step == steps_total:
             _save(out / "checkpoint.pt", model, opt, sched, step)
@@ -95,7 +105,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tokens", type=int, default=192, help="tokens per training window (answering reads 256)")
     p.add_argument("--limit", type=int, default=None, help="use only the first N training examples")
     p.add_argument("--dev-questions", type=int, default=400, help="answerable dev questions, split evenly by language")
-    p.add_argument("--dev-unanswerable", type=int, default=60, help="unanswerable dev questions per language that has them")
+    p.add_argument(
+        "--dev-unanswerable", type=int, default=60, help="unanswerable dev questions per language that has them"
+    )
     p.add_argument("--save-every", type=int, default=50)
     p.add_argument("--eval-every", type=int, default=200)
     p.add_argument("--log-every", type=int, default=10)
@@ -164,9 +176,7 @@ def _dev_sample(dev: list[Example], n: int, unanswerable: int, seed: int) -> lis
         by_lang.setdefault((e.lang, bool(e.answers)), []).append(e)
     share = n // max(1, len({lang for lang, answerable in by_lang if answerable}))
     return [
-        e
-        for (lang, answerable), part in sorted(by_lang.items())
-        for e in part[: share if answerable else unanswerable]
+        e for (lang, answerable), part in sorted(by_lang.items()) for e in part[: share if answerable else unanswerable]
     ]
 
 
