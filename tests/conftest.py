@@ -226,7 +226,10 @@ class Served:
         max_upload: int = 1 << 20,
         qa_dir: Path | None = None,
         max_age_s: int | None = None,
+        login_window_s: float | None = None,
     ) -> None:
+        import dataclasses
+
         from citeqa.app import guard_rules, serving
         from citeqa.app.holder import EvalSettings, UploadSettings
         from citeqa.app.ui import guarded_app
@@ -243,6 +246,8 @@ class Served:
                 allowed_hosts=allowed_hosts,
                 upload_quota_bytes=quota,
             )
+        if login_window_s is not None:
+            policy = dataclasses.replace(policy, login_window_s=login_window_s)
         ages = {} if max_age_s is None else {"max_age_s": max_age_s, "sweep_every_s": 1}
         uploads = UploadSettings(self.corpus, max_upload, **ages)
         app = guarded_app(self.holder, uploads, policy, auth, EvalSettings(qa_dir))
@@ -274,7 +279,7 @@ class Served:
 @pytest.fixture(scope="session")
 def guarded_server():
     """``guarded_server(folder, cache, auth=None, allowed_hosts=(), quota=None, max_upload=1 MiB, qa_dir=None,
-    max_age_s=None)``:
+    max_age_s=None, login_window_s=None)``:
     the app behind guard.Guard in a thread, over the fixture corpus; ``.url``, ``.client()``, ``.close()``."""
     return Served
 
