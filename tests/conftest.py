@@ -292,15 +292,47 @@ def chromium() -> tuple[str, list[str]]:
     return CHROMIUM, list(CHROMIUM_ARGS)
 
 
+#: How long a browser test waits for anything (an element, a condition, a page): only a bound on a
+#: hang. Playwright's 30 s default, and the 5-20 s some waits gave, decided tests on a busy machine.
+BROWSER_WAIT_MS = 120_000
+
+
+class PatientBrowser:
+    """A Playwright browser whose pages and contexts wait up to :data:`BROWSER_WAIT_MS` for anything."""
+
+    def __init__(self, browser) -> None:
+        self._browser = browser
+
+    def new_page(self, **kwargs):
+        page = self._browser.new_page(**kwargs)
+        page.set_default_timeout(BROWSER_WAIT_MS)
+        return page
+
+    def new_context(self, **kwargs):
+        context = self._browser.new_context(**kwargs)
+        context.set_default_timeout(BROWSER_WAIT_MS)
+        return context
+
+    def __getattr__(self, name: str):
+        return getattr(self._browser, name)
+
+
+@pytest.fixture(scope="session")
+def patient():
+    """``patient(browser)``: the browser with :data:`BROWSER_WAIT_MS` as every page's and context's wait."""
+    return PatientBrowser
+
+
 @pytest.fixture
 def browser(chromium: tuple[str, list[str]]):
-    """A headless Chromium for one test (a module may override it, e.g. with its own flags)."""
+    """A headless Chromium for one test (a module may override it, e.g. with its own flags, wrapped in
+    ``patient``)."""
     from playwright.sync_api import sync_playwright
 
     executable, args = chromium
     with sync_playwright() as pw:
         instance = pw.chromium.launch(executable_path=executable, args=args)
-        yield instance
+        yield PatientBrowser(instance)
         instance.close()
 
 
