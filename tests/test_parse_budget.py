@@ -67,7 +67,7 @@ def test_a_13_kb_epub_of_tiny_paragraphs_is_refused_before_it_is_parsed(served, 
         assert uploaded.status_code == 200, uploaded.text
         session = secrets.token_hex(6)
         assert join(client, add, [[file_data(uploaded.json()[0], "tiny.epub")]], session).status_code == 200
-        done = wait_done(client, session, timeout=120)
+        done = wait_done(client, session)
     status = done["output"]["data"][0]
     assert status == (
         f"refused tiny.epub: too many EPUB elements (262,157 tags or more; the limit is {MAX_MARKUP_TAGS:,})"
