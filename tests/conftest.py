@@ -185,7 +185,7 @@ class GatedEngine:
     def ask(self, *args, **kwargs):
         if threading.current_thread().name.startswith("citeqa-eval"):
             self.waiting.set()
-            if not self.gate.wait(30):
+            if not self.gate.wait(300):  # only a bound on a test that never opens it
                 raise TimeoutError("the test never opened the gate")
         return self.engine.ask(*args, **kwargs)
 
@@ -226,7 +226,10 @@ class Served:
         max_upload: int = 1 << 20,
         qa_dir: Path | None = None,
         max_age_s: int | None = None,
+        login_window_s: float | None = None,
     ) -> None:
+        import dataclasses
+
         from citeqa.app import guard_rules, serving
         from citeqa.app.holder import EvalSettings, UploadSettings
         from citeqa.app.ui import guarded_app
@@ -243,6 +246,8 @@ class Served:
                 allowed_hosts=allowed_hosts,
                 upload_quota_bytes=quota,
             )
+        if login_window_s is not None:
+            policy = dataclasses.replace(policy, login_window_s=login_window_s)
         ages = {} if max_age_s is None else {"max_age_s": max_age_s, "sweep_every_s": 1}
         uploads = UploadSettings(self.corpus, max_upload, **ages)
         app = guarded_app(self.holder, uploads, policy, auth, EvalSettings(qa_dir))
@@ -274,7 +279,7 @@ class Served:
 @pytest.fixture(scope="session")
 def guarded_server():
     """``guarded_server(folder, cache, auth=None, allowed_hosts=(), quota=None, max_upload=1 MiB, qa_dir=None,
-    max_age_s=None)``:
+    max_age_s=None, login_window_s=None)``:
     the app behind guard.Guard in a thread, over the fixture corpus; ``.url``, ``.client()``, ``.close()``."""
     return Served
 
@@ -287,15 +292,47 @@ def chromium() -> tuple[str, list[str]]:
     return CHROMIUM, list(CHROMIUM_ARGS)
 
 
+#: How long a browser test waits for anything (an element, a condition, a page): only a bound on a
+#: hang. Playwright's 30 s default, and the 5-20 s some waits gave, decided tests on a busy machine.
+BROWSER_WAIT_MS = 120_000
+
+
+class PatientBrowser:
+    """A Playwright browser whose pages and contexts wait up to :data:`BROWSER_WAIT_MS` for anything."""
+
+    def __init__(self, browser) -> None:
+        self._browser = browser
+
+    def new_page(self, **kwargs):
+        page = self._browser.new_page(**kwargs)
+        page.set_default_timeout(BROWSER_WAIT_MS)
+        return page
+
+    def new_context(self, **kwargs):
+        context = self._browser.new_context(**kwargs)
+        context.set_default_timeout(BROWSER_WAIT_MS)
+        return context
+
+    def __getattr__(self, name: str):
+        return getattr(self._browser, name)
+
+
+@pytest.fixture(scope="session")
+def patient():
+    """``patient(browser)``: the browser with :data:`BROWSER_WAIT_MS` as every page's and context's wait."""
+    return PatientBrowser
+
+
 @pytest.fixture
 def browser(chromium: tuple[str, list[str]]):
-    """A headless Chromium for one test (a module may override it, e.g. with its own flags)."""
+    """A headless Chromium for one test (a module may override it, e.g. with its own flags, wrapped in
+    ``patient``)."""
     from playwright.sync_api import sync_playwright
 
     executable, args = chromium
     with sync_playwright() as pw:
         instance = pw.chromium.launch(executable_path=executable, args=args)
-        yield instance
+        yield PatientBrowser(instance)
         instance.close()
 
 

@@ -28,7 +28,7 @@ def ask(page, question: str, expect: str) -> None:
     """Type a question, send it, and wait until the reply holds ``expect``."""
     page.locator("#question textarea").fill(question)
     page.locator("#ask").click()
-    page.locator("#chat").get_by_text(expect).filter(visible=True).last.wait_for(timeout=20_000)
+    page.locator("#chat").get_by_text(expect).filter(visible=True).last.wait_for()
 
 
 def test_chat_answers_with_citation_highlight_and_inert_markup(page, tmp_path: Path, start_app):

@@ -56,9 +56,7 @@ def ask(page, question: str, expect: str) -> None:
     replies = page.locator("#chat .citeqa-bot").count()
     page.locator("#question textarea").fill(question)
     page.locator("#question textarea").press("Enter")
-    page.locator("#chat .citeqa-bot").nth(replies).get_by_text(expect).filter(visible=True).first.wait_for(
-        timeout=20_000
-    )
+    page.locator("#chat .citeqa-bot").nth(replies).get_by_text(expect).filter(visible=True).first.wait_for()
 
 
 def reply(page, n: int):
@@ -114,7 +112,7 @@ def test_a_citation_marker_brings_its_own_source_into_view(browser, app_url):
     card = page.locator("#citeqa-t1-src-1")
     assert not card.evaluate(_IN_LOG)
     marker.dispatch_event("click")
-    page.wait_for_function(f"() => ({_IN_LOG})(document.querySelector('#citeqa-t1-src-1'))", timeout=5_000)
+    page.wait_for_function(f"() => ({_IN_LOG})(document.querySelector('#citeqa-t1-src-1'))")
     assert "citeqa-flash" in card.get_attribute("class")
     assert "beacon.md" in card.inner_text() and page.evaluate("document.activeElement.id") == "citeqa-t1-src-1"
     assert "mill.html" in page.locator("#citeqa-t2-src-1").inner_text()  # each turn keeps its own sources
@@ -146,18 +144,18 @@ def test_phone_layout_keeps_the_box_wide_and_the_page_still(browser, app_url, tm
 def test_blank_or_too_long_input_adds_nothing(browser, app_url):
     page = open_page(browser, app_url)
     send, box = page.locator("#ask"), page.locator("#question textarea")
-    page.wait_for_function("document.querySelector('#ask').disabled", timeout=5_000)  # empty at first
+    page.wait_for_function("document.querySelector('#ask').disabled")  # empty at first
     box.fill("   ")
     page.wait_for_function("document.querySelector('#ask').disabled")
     box.press("Enter")
-    page.locator("#question-info .citeqa-refusal").wait_for(timeout=10_000)
+    page.locator("#question-info .citeqa-refusal").wait_for()
     assert page.locator("#question-info .citeqa-refusal").inner_text() == "Type a question first."
     assert page.locator("#chat article").count() == 0
     box.fill("x" * 2001)
     page.wait_for_function("document.querySelector('#ask').disabled")
     assert page.locator("#question-count").inner_text() == "2001 / 2000 characters"
     box.press("Enter")
-    page.get_by_text("The question is too long (2001 characters; the limit is 2000).").wait_for(timeout=10_000)
+    page.get_by_text("The question is too long (2001 characters; the limit is 2000).").wait_for()
     assert page.locator("#chat article").count() == 0 and box.input_value() == "x" * 2001  # kept, to shorten
     page.wait_for_function("document.querySelector('#question-count').textContent.length > 0")  # refilled
     shown = page.evaluate(CONTRAST_JS.replace("#chat *", "#question-info *"))
@@ -165,7 +163,7 @@ def test_blank_or_too_long_input_adds_nothing(browser, app_url):
     box.fill("When was the windmill of Greyhill restored?")
     page.wait_for_function("!document.querySelector('#ask').disabled")
     send.click()
-    reply(page, 0).get_by_text("2004").first.wait_for(timeout=20_000)
+    reply(page, 0).get_by_text("2004").first.wait_for()
     assert page.locator("#chat article").count() == 2 and page.locator("#question-info .citeqa-refusal").count() == 0
 
 
@@ -173,7 +171,7 @@ def test_a_visit_opens_in_the_browser_s_language(browser, app_url):
     context = browser.new_context(locale="pt-BR", viewport={"width": 1366, "height": 850})
     page = context.new_page()
     page.goto(app_url)
-    page.locator("#ask").get_by_text("Perguntar").wait_for(timeout=15_000)
+    page.locator("#ask").get_by_text("Perguntar").wait_for()
     assert (
         page.get_by_role("tab", name="Documentos").is_visible()
         and "Faça uma pergunta" in page.locator("#chat").inner_text()

@@ -46,14 +46,12 @@ def choose(page, dropdown: str, option: str) -> None:
 def upload(page, box: str, path: Path) -> None:
     page.locator(f"#{box}").get_by_text("Drop File Here").wait_for()  # mounted, visible and empty
     page.locator(f"#{box} input[type=file]").set_input_files(str(path))
-    page.locator(f"#{box}").get_by_text(path.name).first.wait_for(timeout=20_000)
+    page.locator(f"#{box}").get_by_text(path.name).first.wait_for()
 
 
-def status_holds(page, text: str, timeout: int = 30_000) -> None:
+def status_holds(page, text: str) -> None:
     page.wait_for_function(
-        "([el, t]) => el.innerText.includes(t)",
-        arg=[page.locator("#eval-status").element_handle(), text],
-        timeout=timeout,
+        "([el, t]) => el.innerText.includes(t)", arg=[page.locator("#eval-status").element_handle(), text]
     )
 
 
@@ -88,11 +86,11 @@ def test_upload_run_filter_open_download_and_compare(page, served, tmp_path: Pat
     questions = page.locator("#eval-questions")
     questions.get_by_text("es-1", exact=True).filter(visible=True).wait_for()
     choose(page, "eval-outcome", "wrong document (1)")
-    page.wait_for_function("el => !el.innerText.includes('es-1')", arg=questions.element_handle(), timeout=10_000)
+    page.wait_for_function("el => !el.innerText.includes('es-1')", arg=questions.element_handle())
     assert "en-4" in questions.inner_text() and "pt-1" not in questions.inner_text()
     questions.get_by_text("en-4", exact=True).filter(visible=True).click()
     detail = page.locator("#eval-detail")
-    detail.locator("mark.citeqa-given").first.wait_for(timeout=10_000)
+    detail.locator("mark.citeqa-given").first.wait_for()
     assert "How many people visit the lighthouse every year?" in detail.inner_text()
     table, shown = page.locator("#eval-questions").bounding_box(), detail.bounding_box()
     assert shown["x"] >= table["x"] + table["width"] - 1 and abs(shown["y"] - table["y"]) < 80  # beside it
@@ -102,7 +100,7 @@ def test_upload_run_filter_open_download_and_compare(page, served, tmp_path: Pat
 
     choose(page, "eval-outcome", "all (13)")
     choose(page, "eval-language", "pt (3)")
-    page.wait_for_function("el => !el.innerText.includes('en-4')", arg=questions.element_handle(), timeout=10_000)
+    page.wait_for_function("el => !el.innerText.includes('en-4')", arg=questions.element_handle())
     assert {"pt-1", "pt-2", "pt-3"} <= set(questions.inner_text().split())
 
     with page.expect_download() as caught:
@@ -117,7 +115,7 @@ def test_upload_run_filter_open_download_and_compare(page, served, tmp_path: Pat
     upload(page, "eval-compare-upload", saved)
     page.locator("#eval-compare-file").click()
     lists = page.locator("#eval-compare-lists")
-    lists.get_by_text("predictions.jsonl → this run (13 questions in both)").wait_for(timeout=20_000)
+    lists.get_by_text("predictions.jsonl → this run (13 questions in both)").wait_for()
     assert "right outcome" in page.locator("#eval-compare-table").inner_text()
     assert "fixed (0)" in lists.inner_text() and "broken (0)" in lists.inner_text()
     assert page.dialogs == []
@@ -137,7 +135,7 @@ def test_the_chat_answers_while_an_evaluation_runs(page, served, gated_engine):
     page.get_by_role("tab", name="Chat").click()
     page.locator("#question textarea").fill("When was the windmill of Greyhill built?")
     page.locator("#ask").click()
-    page.locator("#chat").get_by_text("Thomas Hale").filter(visible=True).last.wait_for(timeout=20_000)
+    page.locator("#chat").get_by_text("Thomas Hale").filter(visible=True).last.wait_for()
     assert served.evaluations.status().running and served.evaluations.status().done == 0
 
     gated.gate.set()
@@ -155,7 +153,7 @@ def test_the_file_that_fits_is_preselected_and_a_misfit_is_named_before_it_runs(
     assert "13 questions; all 4 of their gold documents are in the live index." in fit.inner_text()
     assert page.locator("#eval-start").is_enabled() and page.locator("#eval-cancel").is_disabled()
     choose(page, "eval-shipped", "sample.jsonl (4 questions)")
-    page.get_by_text("none of their").wait_for(timeout=10_000)
+    page.get_by_text("none of their").wait_for()
     assert "every answer would be graded wrong" in fit.inner_text()
     choose(page, "eval-shipped", "fixture_corpus.jsonl (13 questions)")
     page.locator("#eval-start").click()
@@ -167,6 +165,7 @@ def test_the_file_that_fits_is_preselected_and_a_misfit_is_named_before_it_runs(
     assert "Reliability diagram" in page.locator("#eval-reliability img").get_attribute("alt")
     page.wait_for_function("() => document.querySelector('#eval-cancel').disabled")  # nothing left to cancel
     page.set_viewport_size({"width": 390, "height": 844})  # a phone: the question table scrolls, never squeezes
-    page.wait_for_timeout(300)
+    page.wait_for_function("() => innerWidth === 390")  # the resize has reached the page (not a fixed 300 ms)
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")  # laid out
     widths = page.evaluate("() => [...document.querySelectorAll('#eval-questions th')].map(t => t.offsetWidth)")
     assert len(widths) == 6 and min(widths) >= 56 and page.evaluate("document.scrollingElement.scrollWidth") <= 390

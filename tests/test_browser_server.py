@@ -82,13 +82,13 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, guarded_server):
 
 
 @pytest.fixture
-def browser(chromium: tuple[str, list[str]]):
+def browser(chromium: tuple[str, list[str]], patient):
     from playwright.sync_api import sync_playwright
 
     executable, args = chromium
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=executable, args=[*args, RESOLVE])
-        yield browser
+        yield patient(browser)
         browser.close()
 
 
@@ -123,16 +123,16 @@ def test_the_page_still_chats_and_uploads(browser, served, tmp_path: Path):
     page.goto(served.url)
     page.locator("#question textarea").fill("When was the windmill of Greyhill built?")
     page.locator("#ask").click()
-    page.locator("#chat").get_by_text("Thomas Hale").filter(visible=True).last.wait_for(timeout=20_000)
+    page.locator("#chat").get_by_text("Thomas Hale").filter(visible=True).last.wait_for()
 
     doc = tmp_path / "bridge.md"
     doc.write_text("# The bridge of Alvor\n\nThe bridge of Alvor opened in 1931.", encoding="utf-8")
     page.get_by_role("tab", name="Corpus").click()
     page.locator("#upload input[type=file]").set_input_files(str(doc))
-    page.locator("#upload").get_by_text("bridge.md").first.wait_for(timeout=20_000)
+    page.locator("#upload").get_by_text("bridge.md").first.wait_for()
     page.locator("#add").click()
     status = page.locator("#upload-status textarea")
-    page.wait_for_function("el => el.value.includes('added')", arg=status.element_handle(), timeout=30_000)
+    page.wait_for_function("el => el.value.includes('added')", arg=status.element_handle())
     assert status.input_value() == "added bridge.md"
     assert "bridge.md" in served.corpus_files()
     assert "bridge.md" not in served.cached_files()  # the cached upload was discarded once added

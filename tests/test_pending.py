@@ -24,7 +24,7 @@ from citeqa.ingest import pending
 from citeqa.ingest.documents import scan_corpus
 
 KILLED_UPLOAD = """
-import sys, time
+import sys, threading
 from pathlib import Path
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.app.uploads import add_files
@@ -32,7 +32,7 @@ from citeqa.app.uploads import add_files
 class Stuck(KeywordEmbedder):
     def encode(self, texts, *, progress=False):
         print("embedding", flush=True)  # the file is in the corpus now; the index is not switched yet
-        time.sleep(120)
+        threading.Event().wait()  # until killed, however long the test takes to get there
 
 add_files([(Path({source!r}), "bridge.md")], Path({corpus!r}), Path({index!r}), Stuck())
 """

@@ -189,8 +189,13 @@ def test_cli_index_ray(local_ray, keyword_cli, fixture_corpus: Path, tmp_path: P
     assert capsys.readouterr().out.startswith("index up to date: 3 documents")
 
 
+#: Only a bound on a hang: how long the killer looks for a worker, and a worker waits for the kill.
+HANG_S = 600.0
+
+
 class MarkedEmbedder(KeywordEmbedder):
-    """Writes ``<pid>.pid`` into ``folder`` when its first batch starts, then takes its time."""
+    """Writes ``<pid>.pid`` into ``folder`` when its first batch starts, then holds that batch until the
+    killer has killed a worker (``folder/killed``): the kill lands mid-batch however slow the machine."""
 
     def __init__(self, folder: str) -> None:
         super().__init__()
@@ -201,11 +206,13 @@ class MarkedEmbedder(KeywordEmbedder):
         if self.first:
             self.first = False
             Path(self.folder, f"{os.getpid()}.pid").write_text("embedding", encoding="utf-8")
-            time.sleep(3)
+            deadline = time.monotonic() + HANG_S
+            while not Path(self.folder, "killed").exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
         return super().encode(texts)
 
 
-def kill_first_worker(folder: Path, killed: list[int], timeout: float = 60) -> None:
+def kill_first_worker(folder: Path, killed: list[int], timeout: float = HANG_S) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = sorted(folder.glob("*.pid"))
@@ -213,6 +220,7 @@ def kill_first_worker(folder: Path, killed: list[int], timeout: float = 60) -> N
             pid = int(found[0].stem)
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
+            (folder / "killed").write_text(str(pid), encoding="utf-8")  # the other workers may go on
             return
         time.sleep(0.02)
 

@@ -205,7 +205,7 @@ def test_opening_while_a_build_replaces_the_generation_reads_the_new_one(
 # --- a build killed with SIGKILL ---------------------------------------------------
 
 KILLED_BUILD = textwrap.dedent("""
-    import sys, time
+    import sys, threading
     sys.path.insert(0, sys.argv[4])
     from pathlib import Path
     from citeqa.embedding.keyword import KeywordEmbedder
@@ -222,7 +222,7 @@ KILLED_BUILD = textwrap.dedent("""
 
     def pause():
         print("READY", flush=True)
-        time.sleep(120)
+        threading.Event().wait()  # until killed: the test kills the four builds one after another
 
     class SlowEmbedder(KeywordEmbedder):
         def encode(self, texts, *, progress=False):

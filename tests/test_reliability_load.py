@@ -1,11 +1,14 @@
-"""Load: 8 concurrent API clients against the real Gradio server get the serial answers, no errors."""
+"""Load: 8 concurrent API clients against the real Gradio server get the serial answers, no errors.
+
+Each client asks a fixed number of questions (not for a fixed time), so the verdict does not depend
+on how fast a busy machine answers; throughput and latency under load are bench/load.py's.
+"""
 
 from __future__ import annotations
 
 import json
 import socket
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -13,8 +16,11 @@ import pytest
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 
+pytestmark = pytest.mark.slow  # 8 clients x 18 questions through the real server: a minute on a busy machine
+
 CLIENTS = 8
-SECONDS = 10.0
+ROUNDS = 2  # each client asks every question this many times
+HANG_S = 600  # only a bound on a client that never returns
 QUESTIONS = [
     "¿En qué año se construyó el faro de Punta Brava?",
     "Quando foi inaugurado o farol da Ilha Clara?",
@@ -68,19 +74,18 @@ def test_concurrent_clients_get_serial_answers(served):
     errors: list[str] = []
     mismatches: list[tuple[str, dict]] = []
     counts = [0] * CLIENTS
-    stop = time.monotonic() + SECONDS
+    start = threading.Barrier(CLIENTS)  # connected first, then all ask at once
 
     def worker(n: int) -> None:
         try:
             client = Client(url, verbose=False)
-            i = n  # each client starts at a different question
-            while time.monotonic() < stop:
+            start.wait(timeout=HANG_S)
+            for i in range(n, n + ROUNDS * len(QUESTIONS)):  # each client starts at a different question
                 q = QUESTIONS[i % len(QUESTIONS)]
                 record = client.predict(q, [], 5, "auto", api_name="/ask")
                 if comparable(record) != serial[q]:
                     mismatches.append((q, record))
                 counts[n] += 1
-                i += 1
         except Exception as exc:
             errors.append(f"client {n}: {type(exc).__name__}: {exc}")
 
@@ -88,8 +93,8 @@ def test_concurrent_clients_get_serial_answers(served):
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=SECONDS + 60)
+        t.join(timeout=HANG_S)
     assert not any(t.is_alive() for t in threads), "a client hung"
     assert errors == []
     assert mismatches == []
-    assert all(c >= 2 for c in counts), counts  # every client really ran, more than once
+    assert counts == [ROUNDS * len(QUESTIONS)] * CLIENTS  # every client asked every question

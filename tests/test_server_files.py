@@ -62,8 +62,9 @@ def join(client: httpx.Client, fn_index: int, data: list, session_hash: str | No
     )
 
 
-def wait_done(client: httpx.Client, session_hash: str, timeout: float = 60) -> dict:
-    """The ``process_completed`` message of the session's event (read from the queue's event stream)."""
+def wait_done(client: httpx.Client, session_hash: str, timeout: float = 300) -> dict:
+    """The ``process_completed`` message of the session's event (read from the queue's event stream);
+    ``timeout`` only bounds an event that never completes (an add on a busy machine takes its time)."""
     deadline = time.monotonic() + timeout
     with client.stream("GET", f"/gradio_api/queue/data?session_hash={session_hash}", timeout=timeout) as events:
         for line in events.iter_lines():

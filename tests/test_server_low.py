@@ -51,7 +51,7 @@ def _fn(served, name: str) -> int:
     return next(i for i, fn in blocks.fns.items() if getattr(fn.fn, "__name__", "") == name)
 
 
-def _event(served, client, name: str, data: list, timeout: float = 60) -> dict:
+def _event(served, client, name: str, data: list, timeout: float = 300) -> dict:
     session = secrets.token_hex(6)
     response = join(client, _fn(served, name), data, session)
     assert response.status_code == 200, response.text
@@ -85,7 +85,7 @@ def _file_urls(data) -> dict[str, str]:
 def _finished_run(served, client):
     runner = served.evaluations
     done = _event(served, client, "on_start", [None, "formulas.jsonl", None])
-    assert runner.wait(60) and runner.status() is not None, done["output"]["data"][0]
+    assert runner.wait(300) and runner.status() is not None, done["output"]["data"][0]
     assert runner.status().state == "done"
     return runner.finished()
 
@@ -117,7 +117,7 @@ def test_a_failed_run_keeps_the_shown_runs_charts_and_downloads(served, gated_en
         served.holder.swap(Failing(live))
         try:
             _event(served, client, "on_start", [None, "formulas.jsonl", None])
-            assert runner.wait(60) and runner.status().state == "failed"
+            assert runner.wait(300) and runner.status().state == "failed"
         finally:
             served.holder.swap(live)
         assert runner.finished() is shown

@@ -23,6 +23,18 @@ class DocumentError(CiteqaError):
     """One file cannot be turned into a document (it is skipped, not fatal)."""
 
 
+class ParseBudgetError(DocumentError):
+    """Reading one file needed more than its budget (:mod:`citeqa.ingest.budget`).
+
+    ``exceeded`` names the limit: ``memory``, ``time`` (the worker's own timer or CPU limit) or
+    ``deadline`` (the worker, start-up included, did not finish at all in the time allowed).
+    """
+
+    def __init__(self, message: str, exceeded: str) -> None:
+        super().__init__(message)
+        self.exceeded = exceeded
+
+
 class ModelError(CiteqaError):
     """The embedding model cannot be loaded."""
 

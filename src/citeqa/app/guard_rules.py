@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -173,13 +173,27 @@ class LoginLimiter:
             self._seen.pop(client, None)
 
 
-class Sessions:
-    """The page's session cookie: a random nonce, timestamped and signed with a secret of this process."""
+class _ClockedSigner(TimestampSigner):
+    """``itsdangerous``'s signer with its clock given (it reads ``time.time`` itself otherwise)."""
 
-    def __init__(self, port: int, max_age_s: int = SESSION_MAX_AGE_S) -> None:
+    def __init__(self, secret: bytes, salt: str, clock: Callable[[], float]) -> None:
+        super().__init__(secret, salt=salt)
+        self._clock = clock
+
+    def get_timestamp(self) -> int:
+        return int(self._clock())
+
+
+class Sessions:
+    """The page's session cookie: a random nonce, timestamped and signed with a secret of this process.
+
+    ``clock`` (seconds since the epoch, ``time.time`` by default) stamps and ages the cookies.
+    """
+
+    def __init__(self, port: int, max_age_s: int = SESSION_MAX_AGE_S, clock: Callable[[], float] = time.time) -> None:
         self.name = f"citeqa-session-{port}"  # cookies ignore ports; two servers must not overwrite each other
         self.max_age_s = max_age_s
-        self._signer = TimestampSigner(secrets.token_bytes(32), salt="citeqa-session")
+        self._signer = _ClockedSigner(secrets.token_bytes(32), "citeqa-session", clock)
 
     def issue(self) -> str:
         return self._signer.sign(secrets.token_urlsafe(16)).decode("ascii")
