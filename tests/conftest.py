@@ -226,6 +226,7 @@ class Served:
         max_upload: int = 1 << 20,
         qa_dir: Path | None = None,
         max_age_s: int | None = None,
+        max_files: int | None = None,
     ) -> None:
         from citeqa.app import guard_rules, serving
         from citeqa.app.holder import EvalSettings, UploadSettings
@@ -244,7 +245,8 @@ class Served:
                 upload_quota_bytes=quota,
             )
         ages = {} if max_age_s is None else {"max_age_s": max_age_s, "sweep_every_s": 1}
-        uploads = UploadSettings(self.corpus, max_upload, **ages)
+        files = {} if max_files is None else {"max_files": max_files}
+        uploads = UploadSettings(self.corpus, max_upload, **ages, **files)
         app = guarded_app(self.holder, uploads, policy, auth, EvalSettings(qa_dir))
         self.evaluations = app.state.blocks.evaluations
         self.running = serving.Running(app, sock, "127.0.0.1")
@@ -274,7 +276,7 @@ class Served:
 @pytest.fixture(scope="session")
 def guarded_server():
     """``guarded_server(folder, cache, auth=None, allowed_hosts=(), quota=None, max_upload=1 MiB, qa_dir=None,
-    max_age_s=None)``:
+    max_age_s=None, max_files=None)``:
     the app behind guard.Guard in a thread, over the fixture corpus; ``.url``, ``.client()``, ``.close()``."""
     return Served
 
