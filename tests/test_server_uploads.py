@@ -159,3 +159,105 @@ def test_cancel_stops_the_add_of_its_own_page_and_nothing_is_added(guarded_serve
     finally:
         embedder.gate.set()
         s.close()
+
+
+# --------------------------------------------------------------------------- 5. downloads only when asked
+
+
+def legacy_downloads() -> list[Path]:
+    """Files under the system temp folder's ``citeqa-downloads-<uid>``, where every turn wrote them before."""
+    import os
+    import tempfile
+
+    folder = Path(tempfile.gettempdir()) / f"citeqa-downloads-{os.getuid()}"
+    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+
+
+def cached(served) -> list[Path]:
+    return sorted(p for p in served.cache.rglob("*") if p.is_file())
+
+
+def fetched(client: httpx.Client, output: dict) -> str:
+    """The text of a file an event gave the page (what clicking its download button fetches)."""
+    response = client.get(output["url"])
+    assert response.status_code == 200, response.text
+    return response.text
+
+
+def test_chat_turns_write_nothing_until_a_download_is_asked_for(served):
+    """Item 5: every turn rewrote the whole conversation as two files, and Gradio copied both into the cache:
+    38 turns left 76 files (21.8 MB in the reviewer's session), quadratic, counted by no quota. Now the
+    conversation stays in the session's state; *Prepare download* writes it once, into the session's folder
+    in the cache (no copy), and a new turn withdraws the prepared files."""
+    questions = [f"When was the windmill of Greyhill restored? ({n})" for n in range(8)]
+    cache_before, legacy_before = cached(served), legacy_downloads()
+    with served.page_client() as client:
+        session = secrets.token_hex(6)
+        for question in questions:
+            done = run(served, client, "turn", [question, "ask", None, None, None, None, 2, "auto", True], session)
+            assert done[-1]["success"], done[-1]
+        assert cached(served) == cache_before and legacy_downloads() == legacy_before  # nothing written
+        offered = run(served, client, "prepare", [None, None], session)[-1]["output"]["data"]
+        markdown, record = fetched(client, offered[0]["value"]), json.loads(fetched(client, offered[1]["value"]))
+        assert all(f"## {n + 1}. {q}" in markdown for n, q in enumerate(questions)) and len(record["turns"]) == 8
+        written = sorted(set(cached(served)) - set(cache_before))
+        assert [p.suffix for p in written] == [".json", ".md"] and legacy_downloads() == legacy_before
+        assert all(p.parent.parent.name == "citeqa-downloads" and p.parent.stat().st_mode & 0o077 == 0 for p in written)
+        again = run(
+            served, client, "turn", ["And the tide mill?", "ask", None, None, None, None, 2, "auto", True], session
+        )
+        assert (
+            again[-1]["output"]["data"][7]["__type__"] == "update"
+            and again[-1]["output"]["data"][7]["visible"] is False
+        )
+        offered = run(served, client, "prepare", [None, None], session)[-1]["output"]["data"]
+        assert "## 9. And the tide mill?" in fetched(client, offered[0]["value"])
+        assert len(set(cached(served)) - set(cache_before)) == 2  # the session's earlier download was replaced
+
+
+def test_prepared_downloads_are_swept_with_the_uploads(guarded_server, tmp_path: Path, empty_cache: Path):
+    """Item 6b: the conversation downloads in the temp folder's citeqa-downloads-<uid> were never removed (32
+    folders piled up). They lie in the upload cache now and Gradio's delete_cache sweeps them by age (here
+    2 s, looked for every second) as it sweeps abandoned uploads."""
+    s = guarded_server(tmp_path / "sweep", empty_cache, max_age_s=2)
+    try:
+        with s.page_client() as client:
+            session = secrets.token_hex(6)
+            question = ["When was the windmill of Greyhill restored?", "ask", None, None, None, None, 2, "auto", True]
+            assert run(s, client, "turn", question, session)[-1]["success"]
+            offered = run(s, client, "prepare", [None, None], session)[-1]["output"]["data"]
+            paths = [Path(o["value"]["path"]) for o in offered]
+            assert all(p.exists() and p.is_relative_to(empty_cache) for p in paths)
+            deadline = time.monotonic() + 30
+            while any(p.exists() for p in paths) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert not any(p.exists() for p in paths)
+    finally:
+        s.close()
+
+
+def test_citeqa_serve_leaves_no_download_behind(fixture_corpus: Path, tmp_path: Path):
+    """Item 6b, at exit: a real `citeqa serve` with a temp folder of its own; after a turn and a prepared
+    download, SIGTERM leaves no file in that folder."""
+    import signal
+
+    from test_server_serve import _free_port, _serve, _setup, _stop
+
+    index, temp, env = _setup(fixture_corpus, tmp_path)
+    port = _free_port()
+    proc = _serve(index, fixture_corpus, port, env)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}/", trust_env=False, timeout=60) as client:
+            assert client.get("/").status_code == 200
+            ids = {d["api_name"]: d["id"] for d in client.get("/config").json()["dependencies"]}
+            session = secrets.token_hex(6)
+            question = ["When was the windmill of Greyhill restored?", "ask", None, None, None, None, 2, "auto", True]
+            for name, data in (("turn", question), ("prepare", [None, None])):
+                event = join(client, ids[name], data, session).json()["event_id"]
+                assert messages(client, session, {event})[event][-1]["success"]
+        assert [p for p in temp.rglob("*") if p.is_file() and p.suffix == ".md"], "the download was not written"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == -signal.SIGTERM
+        assert [p for p in temp.rglob("*") if p.is_file()] == []
+    finally:
+        _stop(proc)
