@@ -261,3 +261,129 @@ def test_citeqa_serve_leaves_no_download_behind(fixture_corpus: Path, tmp_path: 
         assert [p for p in temp.rglob("*") if p.is_file()] == []
     finally:
         _stop(proc)
+
+
+# --------------------------------------------------------------------------- 6a. file arguments
+
+
+@pytest.mark.parametrize(
+    "value,kind",
+    [
+        (["/etc/hostname"], "a list holding text"),
+        ("/etc/hostname", "text"),
+        ([{"url": "http://127.0.0.1:9/notes.txt"}], "a list holding an object with a url and no path"),
+        (
+            [{"url": "http://127.0.0.1:9/notes.txt", "meta": {"_type": "gradio.FileData"}}],
+            "a list holding an object with a url and no path",
+        ),
+    ],
+)
+def test_a_file_argument_that_is_not_a_file_is_one_line_not_a_traceback(served, value, kind: str, capfd):
+    """Item 6a: a file argument sent as a plain string or a ``{"url": ...}`` dict returned ``{"error": null}`` and
+    logged a 22-line pydantic traceback. Now: 422 with the reason, and one line in the log."""
+    corpus = served.corpus_files()
+    capfd.readouterr()
+    with served.page_client() as client:
+        response = join(client, fn_index(served, "on_add"), [value])
+    assert response.status_code == 422, response.text
+    expected = (
+        "argument 1 of this event must be a file uploaded from this page (the FileData the upload route "
+        f"answered, with its path and meta), not {kind}"
+    )
+    assert response.json() == {"error": expected}
+    log = capfd.readouterr().err
+    assert "Traceback" not in log and "ValidationError" not in log
+    assert [line for line in log.splitlines() if "citeqa: refused" in line] == [
+        f"citeqa: refused /gradio_api/queue/join: {expected}"
+    ]
+    assert served.corpus_files() == corpus
+
+
+def test_the_evaluate_tab_refuses_a_qa_file_sent_as_text(served, capfd):
+    """Item 6a, the other events with a file input (the Evaluate tab's QA file): the same one line."""
+    capfd.readouterr()
+    with served.page_client() as client:
+        response = join(client, fn_index(served, "on_choose"), ["qa.jsonl"])
+    assert response.status_code == 422 and response.json()["error"].endswith("not text")
+    assert "Traceback" not in capfd.readouterr().err
+
+
+# --------------------------------------------------------------------------- 6c, 6d. heartbeats, closed routes
+
+
+@pytest.fixture
+def served_auth(guarded_server, tmp_path: Path, cache_dir: Path):
+    s = guarded_server(tmp_path / "auth", cache_dir, auth=("ana", "secret"))
+    yield s
+    s.close()
+
+
+def test_heartbeats_need_the_login_and_are_bounded(served, served_auth):
+    """Item 6c: 800 heartbeat streams were accepted without a login on an --auth server. Now a heartbeat needs
+    the login there, and any server holds at most 32 open per client address (a browser tab holds one)."""
+    from contextlib import ExitStack
+
+    from citeqa.app.guard_rules import MAX_STREAMS_PER_CLIENT
+
+    with served_auth.client() as client:
+        response = client.get(f"/gradio_api/heartbeat/{secrets.token_hex(6)}")
+        assert response.status_code == 401 and response.json() == {"error": "not logged in"}
+        assert client.post("/login", data={"username": "ana", "password": "secret"}).status_code == 200
+        with client.stream("GET", f"/gradio_api/heartbeat/{secrets.token_hex(6)}") as stream:
+            assert stream.status_code == 200 and next(stream.iter_lines()) == "data: ALIVE"
+    limits = httpx.Limits(max_connections=MAX_STREAMS_PER_CLIENT + 2)
+    with httpx.Client(base_url=served.url, trust_env=False, timeout=30, limits=limits) as client, ExitStack() as open_:
+        codes = [
+            open_.enter_context(client.stream("GET", f"/gradio_api/heartbeat/{secrets.token_hex(6)}")).status_code
+            for _ in range(MAX_STREAMS_PER_CLIENT + 1)
+        ]
+        assert codes == [200] * MAX_STREAMS_PER_CLIENT + [429]
+        refused = client.get(f"/gradio_api/heartbeat/{secrets.token_hex(6)}")
+        assert refused.json() == {"error": "too many open pages from this address (32); close some and try again"}
+    deadline = time.monotonic() + 30  # closed streams count no more, once the server has seen them close
+    with httpx.Client(base_url=served.url, trust_env=False, timeout=30) as client:
+        while (status := _heartbeat(client)) == 429 and time.monotonic() < deadline:
+            time.sleep(0.2)
+    assert status == 200
+
+
+def _heartbeat(client: httpx.Client) -> int:
+    """The status of a new heartbeat stream (closed again at once)."""
+    with client.stream("GET", f"/gradio_api/heartbeat/{secrets.token_hex(6)}") as stream:
+        return stream.status_code
+
+
+@pytest.mark.parametrize("path", ["/gradio_api/openapi.json", "/monitoring", "/monitoring/summary", "/monitoring/x"])
+def test_the_route_list_and_monitoring_are_closed_with_and_without_a_login(served, served_auth, path: str):
+    """Item 6d: /gradio_api/openapi.json answered without a login (docs/reliability.md said the OpenAPI route
+    was gone) and /monitoring/summary was public without --auth. Both are 404 now; /gradio_api/info, which
+    gradio_client and the page's API docs read, still answers."""
+    with served.page_client() as client:
+        response = client.get(path)
+        assert response.status_code == 404 and response.json() == {"error": "this route is not served"}
+        assert client.get("/gradio_api/info").status_code == 200
+    with served_auth.client() as client:
+        assert client.post("/login", data={"username": "ana", "password": "secret"}).status_code == 200
+        assert client.get(path).status_code == 404
+
+
+# --------------------------------------------------------------------------- 6e. pending uploads
+
+
+def test_a_pending_upload_is_readable_only_by_its_own_page(served):
+    """Item 6e: a pending upload was readable by any client that knew its path. Now only the page session that
+    uploaded it reads it back; another page, a client without a session and a path spelled with ``..`` get 403."""
+    with served.page_client() as mine, served.page_client() as other, served.client() as bare:
+        response = mine.post(
+            "/gradio_api/upload", files={"files": ("vault.txt", b"The vault code is 48213.", "text/plain")}
+        )
+        (path,) = response.json()
+        detour = f"{Path(path).parent}/../{Path(path).parent.name}/vault.txt"
+        for route in (f"/gradio_api/file={path}", f"/gradio_api/file/{path}"):
+            assert mine.get(route).text == "The vault code is 48213."
+            for client in (other, bare):
+                refused = client.get(route)
+                assert refused.status_code == 403, route
+                assert "48213" not in refused.text
+        assert other.get(f"/gradio_api/file={detour}").status_code == 403
+        assert other.head(f"/gradio_api/file={path}").status_code == 403
