@@ -143,9 +143,9 @@ def test_cancel_stops_the_add_of_its_own_page_and_nothing_is_added(guarded_serve
             session = secrets.token_hex(6)
             add = join(client, fn_index(s, "on_add"), [files], session).json()["event_id"]
             assert embedder.waiting.wait(60)
-            other = run(s, client, "on_cancel", [])[-1]  # another page session: nothing of its own to cancel
+            other = run(s, client, "on_cancel_add", [])[-1]  # another page session: nothing of its own to cancel
             assert other["output"]["data"][0] == "no add from this page is running"
-            cancel = join(client, fn_index(s, "on_cancel"), [], session).json()["event_id"]
+            cancel = join(client, fn_index(s, "on_cancel_add"), [], session).json()["event_id"]
             seen = messages(client, session, {add, cancel}, then={cancel: embedder.gate.set})  # cancelled, then on
         assert seen[cancel][-1]["output"]["data"][0] == "cancelling: the add stops after the file it is reading"
         status = seen[add][-1]["output"]["data"][0]

@@ -241,7 +241,7 @@ def _add_events(gr, holder: EngineHolder, uploads: UploadSettings, parts: _AddPa
         with adds.running(_session(request)) as stop:
             return [*upload(holder, uploads, chosen, _bar(progress), stop.is_set), refreshed_choices()]
 
-    def on_cancel(request):
+    def on_cancel_add(request):
         lab = corpus_labels("en")
         return lab["cancelling"] if adds.cancel(_session(request)) else lab["nothing_to_cancel"]
 
@@ -249,10 +249,10 @@ def _add_events(gr, holder: EngineHolder, uploads: UploadSettings, parts: _AddPa
         with adds.running(_session(request)) as stop:
             return [*upload(holder, uploads, [], _bar(progress), stop.is_set), refreshed_choices()]
 
-    for fn in (on_add, on_cancel, on_refresh):  # real classes: the module's annotations are strings
+    for fn in (on_add, on_cancel_add, on_refresh):  # real classes: the module's annotations are strings
         fn.__annotations__ = {"request": gr.Request}
     parts.add.click(on_add, parts.files, outputs, api_visibility="private")
-    parts.cancel.click(on_cancel, None, parts.status, api_visibility="private")
+    parts.cancel.click(on_cancel_add, None, parts.status, api_visibility="private")
     parts.refresh.click(on_refresh, None, outputs, api_visibility="private")
 
 
