@@ -9,6 +9,7 @@ the live index stays as it was.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -264,11 +265,11 @@ class _WatchedSteps:
     def _watched(self, load: Loader | None) -> Loader:
         from citeqa.ingest.documents import load_document
 
-        read, done = load or load_document, [0]
+        read, count = load or load_document, itertools.count()
 
         def watched(path: Path, doc_id: str, default_lang: str = "en"):
-            self.watch.step(min(done[0], self.total), self.total, _said("step_reading", name=safe_label(doc_id)))
-            done[0] += 1
+            done = min(next(count), self.total)  # a file dropped into the folder meanwhile is read too
+            self.watch.step(done, self.total, _said("step_reading", name=safe_label(doc_id)))
             return read(path, doc_id, default_lang)
 
         return watched
