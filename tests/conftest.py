@@ -227,6 +227,7 @@ class Served:
         qa_dir: Path | None = None,
         max_age_s: int | None = None,
         login_window_s: float | None = None,
+        max_files: int | None = None,
     ) -> None:
         import dataclasses
 
@@ -249,7 +250,8 @@ class Served:
         if login_window_s is not None:
             policy = dataclasses.replace(policy, login_window_s=login_window_s)
         ages = {} if max_age_s is None else {"max_age_s": max_age_s, "sweep_every_s": 1}
-        uploads = UploadSettings(self.corpus, max_upload, **ages)
+        files = {} if max_files is None else {"max_files": max_files}
+        uploads = UploadSettings(self.corpus, max_upload, **ages, **files)
         app = guarded_app(self.holder, uploads, policy, auth, EvalSettings(qa_dir))
         self.evaluations = app.state.blocks.evaluations
         self.running = serving.Running(app, sock, "127.0.0.1")
@@ -279,7 +281,7 @@ class Served:
 @pytest.fixture(scope="session")
 def guarded_server():
     """``guarded_server(folder, cache, auth=None, allowed_hosts=(), quota=None, max_upload=1 MiB, qa_dir=None,
-    max_age_s=None, login_window_s=None)``:
+    max_age_s=None, login_window_s=None, max_files=None)``:
     the app behind guard.Guard in a thread, over the fixture corpus; ``.url``, ``.client()``, ``.close()``."""
     return Served
 

@@ -129,7 +129,9 @@ def test_the_page_still_chats_and_uploads(browser, served, tmp_path: Path):
     doc.write_text("# The bridge of Alvor\n\nThe bridge of Alvor opened in 1931.", encoding="utf-8")
     page.get_by_role("tab", name="Corpus").click()
     page.locator("#upload input[type=file]").set_input_files(str(doc))
-    page.locator("#upload").get_by_text("bridge.md").first.wait_for()
+    # the uploaded file's row: its name is drawn as "bridge" and ".md", so wait for the label, not the text
+    # (the text only matched the progress line shown while uploading, which a fast upload hides before a poll)
+    page.locator('#upload td.filename[aria-label="bridge.md"]').wait_for()
     page.locator("#add").click()
     status = page.locator("#upload-status textarea")
     page.wait_for_function("el => el.value.includes('added')", arg=status.element_handle())

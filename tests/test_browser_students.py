@@ -82,6 +82,9 @@ def test_download_the_conversation_as_markdown_and_json(browser, served, tmp_pat
     page = new_page(browser, url)
     send(page, "When was the windmill of Greyhill restored?", "2004")
     send(page, "O farol da Ilha Clara foi inaugurado em 1912.", "Confirmada", mode="Check a claim")
+    assert page.locator("#download-md").is_hidden()  # nothing is written until the page asks for it
+    page.locator("#download-prepare").click()
+    page.locator("#download-md").wait_for(state="visible", timeout=20_000)
     with page.expect_download() as download:
         page.locator("#download-md").click()
     assert download.value.suggested_filename.startswith("citeqa-conversation-20")  # named with the date

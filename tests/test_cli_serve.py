@@ -112,6 +112,25 @@ def test_max_upload_mb_must_be_a_sensible_size(value: str, capsys):
     assert info.value.code == 2 and "--max-upload-mb" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("value", ["0", "-3", "501", "2.5", "many"])
+def test_max_upload_files_must_be_a_sensible_count(value: str, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli_args.parser().parse_args(["serve", "--max-upload-files", value])
+    assert info.value.code == 2 and "error: argument --max-upload-files: " in capsys.readouterr().err
+
+
+def test_max_upload_files_reaches_the_server(monkeypatch: pytest.MonkeyPatch):
+    """Issue [1/7] item 4: the files one add may hold is a setting; its default is the upload code's."""
+    from citeqa.app.uploads import DEFAULT_MAX_FILES
+
+    seen = {}
+    monkeypatch.setattr(lifecycle, "serve", lambda open_engine, **kwargs: seen.update(kwargs))
+    assert cli.main(["serve", "--port", str(free_port())]) == 0
+    assert seen["max_upload_files"] == DEFAULT_MAX_FILES == cli_args.DEFAULT_MAX_FILES
+    assert cli.main(["serve", "--port", str(free_port()), "--max-upload-files", "5"]) == 0
+    assert seen["max_upload_files"] == 5
+
+
 @pytest.mark.parametrize("value", ["0", "65536", "-1", "http"])
 def test_port_must_be_a_port(value: str, capsys):
     with pytest.raises(SystemExit):

@@ -321,7 +321,7 @@ def test_routes_without_a_login_check_need_the_login(served_auth):
         assert client.post("/gradio_api/reset", json=body).status_code == 401
         assert client.get("/openapi.json").status_code == 404  # no route list at all
         assert client.get("/docs").status_code == 404
-        assert client.get("/gradio_api/openapi.json").status_code == 401
+        assert client.get("/gradio_api/openapi.json").status_code == 404  # closed, login or not (issue [1/7] 6d)
         assert client.post("/login", data={"username": "ana", "password": "secret"}).status_code == 200
         assert client.post("/gradio_api/reset", json=body).status_code == 200
         assert client.post("/gradio_api/cancel", json=body).status_code == 200

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,27 @@ def test_upload_handler_swaps_in_the_new_index(tmp_path: Path, make_holder):
     assert "1931" in holder.engine.ask("When did the bridge of Alvor open?").answer
     status, _, _ = upload(holder, UploadSettings(None), [str(doc)])
     assert "disabled" in status
+
+
+def test_an_add_waiting_for_another_change_can_be_cancelled(tmp_path: Path, make_holder):
+    """Issue [1/7] item 4: an add waits while another change holds the index; the page says so, and Cancel
+    ends the wait with nothing added."""
+    holder, corpus = make_holder(tmp_path)
+    doc = tmp_path / "up" / "bridge.md"
+    doc.parent.mkdir()
+    doc.write_text("The bridge of Alvor opened in 1931.", encoding="utf-8")
+    waiting, stop, out = threading.Event(), threading.Event(), []
+    with holder.index_lock:  # another add or removal is running
+        report = lambda done, total, text: waiting.set() if text.startswith("waiting") else None
+        add = threading.Thread(
+            target=lambda: out.append(upload(holder, UploadSettings(corpus), [str(doc)], report, stop.is_set))
+        )
+        add.start()
+        assert waiting.wait(30)
+        stop.set()
+        add.join(30)
+    assert out[0][0] == "cancelled: nothing from this add was added; the corpus and the index are as they were"
+    assert not (corpus / "bridge.md").exists() and doc.exists()
 
 
 def test_serve_auth_flag_and_env(monkeypatch):

@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from citeqa.app.uploads import (
+    AddWatch,
     add_files,
     check_size,
     check_type,
@@ -113,18 +114,19 @@ def test_add_files_indexes_new_documents(fixture_corpus: Path, built_index: Path
     before = load_index(built_index).manifest
     doc = _file(tmp_path, "bridge.md", "# The bridge of Alvor\n\nThe bridge of Alvor opened in 1931.")
     bad = _file(tmp_path, "tool.exe", "MZ")
-    steps: list[tuple[float, str]] = []
+    steps: list[tuple[int, int, str]] = []
     result = add_files(
         [(doc, "bridge.md"), (bad, "tool.exe")],
         fixture_corpus,
         built_index,
         KeywordEmbedder(),
-        progress=lambda f, t: steps.append((f, t)),
+        watch=AddWatch(report=lambda done, total, text: steps.append((done, total, text))),
     )
     assert result.indexed and result.added == ["bridge.md"] and result.refused[0][0] == "tool.exe"
     after = load_index(built_index).manifest
     assert {d.doc_id for d in after.documents} == {d.doc_id for d in before.documents} | {"bridge.md"}
-    assert steps[-1] == (1.0, "done")
+    assert steps[:2] == [(0, 2, "checking bridge.md"), (1, 2, "checking tool.exe")]
+    assert (0, 1, "reading bridge.md") in steps and steps[-1] == (2, 2, "done")  # each new file, read again to index
     lines = summary(result)
     assert lines[0] == "added bridge.md" and "unsupported type .exe" in lines[1]
 
@@ -151,3 +153,23 @@ def test_failed_indexing_removes_the_copied_file(fixture_corpus: Path, built_ind
     assert result.error and "disk full" in result.error and not result.indexed and not result.added
     assert not (fixture_corpus / "new.txt").exists()
     assert (built_index / "CURRENT").read_text() == current
+
+
+@pytest.mark.parametrize("stop_at", ["checking first.txt", "checking second.txt", "reading first.txt", "embedding"])
+def test_a_cancelled_add_adds_nothing_and_keeps_the_index(
+    fixture_corpus: Path, built_index: Path, tmp_path: Path, stop_at: str
+):
+    """Issue [1/7] item 4: cancelled at any step before the switch, an add leaves the corpus and the
+    live index exactly as they were (the files it had already copied go again)."""
+    files_before = sorted(p.name for p in fixture_corpus.rglob("*"))
+    current = (built_index / "CURRENT").read_text()
+    texts = {"first.txt": "The pier of Alvor was rebuilt in 1977.", "second.txt": "The tide mill of Sines."}
+    pairs = [(_file(tmp_path, name, text), name) for name, text in texts.items()]
+    seen: list[str] = []
+    watch = AddWatch(report=lambda done, total, text: seen.append(text), cancelled=lambda: stop_at in " ".join(seen))
+    result = add_files(pairs, fixture_corpus, built_index, KeywordEmbedder(), watch=watch)
+    assert result.cancelled and not result.indexed and result.added == []
+    assert sorted(p.name for p in fixture_corpus.rglob("*")) == files_before  # no copy, no journal, no .part
+    assert (built_index / "CURRENT").read_text() == current
+    again = add_files(pairs[:1], fixture_corpus, built_index, KeywordEmbedder())  # the next add works
+    assert again.indexed and again.added == ["first.txt"]

@@ -86,6 +86,10 @@ class UploadError(CiteqaError):
     """An uploaded file was refused (type, size or content)."""
 
 
+class UploadCancelled(UploadError):
+    """The user cancelled an add before its new index was switched in: nothing of it was added."""
+
+
 class RequestError(CiteqaError):
     """An argument of an API request is outside its documented schema.
 

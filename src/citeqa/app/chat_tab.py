@@ -1,6 +1,9 @@
 """The Chat tab: the conversation (each reply with its own sources), the question box with its mode,
 character counter and refusals, the examples, the options, the document viewer and the downloads.
 
+The conversation lives in the page session's state (``gr.State``); a download is written only when
+the page asks for one (*Prepare download*), into the session's folder in the upload cache.
+
 The turn itself is :func:`citeqa.app.chat_turns.conversation_turn`; this module lays the tab out and wires
 its events. Labels follow the language of the last turn: :func:`page_labels` relabels the tab and
 whatever ``page`` components the caller adds (the tab names, the subtitle).
@@ -12,11 +15,12 @@ import secrets
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from citeqa.app import chat_view, display
 from citeqa.app.assets import CHAT_JS, VIEWER_JS
-from citeqa.app.chat_turns import conversation_turn, download_files, open_document
+from citeqa.app.chat_turns import conversation_turn, download_files, downloads_dir, open_document
 from citeqa.app.validation import language_choices
 from citeqa.errors import CiteqaError
 from citeqa.messages import UI_LANGUAGES, evidence_labels, labels
@@ -57,6 +61,7 @@ class ChatTab:
     viewer_close: Any
     download_md: Any
     download_json: Any
+    prepare: Any
 
 
 def mode_choices(lang: str) -> list[tuple[str, str]]:
@@ -104,8 +109,9 @@ def chat_layout(gr) -> ChatTab:
         viewer_html = gr.HTML(elem_id="doc-view", js_on_load=VIEWER_JS)
         viewer_close = gr.Button(ev["close"], elem_id="doc-close", size="sm")
     with gr.Row():
-        download_md = gr.DownloadButton(ev["download_md"], elem_id="download-md", size="sm")
-        download_json = gr.DownloadButton(ev["download_json"], elem_id="download-json", size="sm")
+        prepare = gr.Button(ev["prepare_download"], elem_id="download-prepare", size="sm")
+        download_md = gr.DownloadButton(ev["download_md"], elem_id="download-md", size="sm", visible=False)
+        download_json = gr.DownloadButton(ev["download_json"], elem_id="download-json", size="sm", visible=False)
         clear = gr.Button(en["clear"], elem_id="clear", size="sm")
     return ChatTab(
         chat,
@@ -127,6 +133,7 @@ def chat_layout(gr) -> ChatTab:
         viewer_close,
         download_md,
         download_json,
+        prepare,
     )
 
 
@@ -142,6 +149,7 @@ def page_labels(gr, tab: ChatTab, lang: str, page: Sequence[Relabel] = ()) -> tu
         (tab.mode, gr.update(label=ev["mode"], choices=mode_choices(lang))),
         (tab.options, gr.update(label=lab["options"])),
         (tab.viewer_close, gr.update(value=ev["close"])),
+        (tab.prepare, gr.update(value=ev["prepare_download"])),
     ]
     own += [(component, update(lang)) for component, update in page]
     return [c for c, _ in own], [u for _, u in own]
@@ -180,11 +188,6 @@ def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None
             skipped = [gr.skip()] * 5 + [gr.skip(), shown, gr.skip(), gr.skip()]
             return [*skipped, *updates]
         sess = sess or secrets.token_hex(12)
-        try:
-            md_path, json_path = download_files(holder, out.turns, sess)
-        except (CiteqaError, OSError) as exc:
-            print(f"citeqa: conversation download not written: {exc}", file=sys.stderr)
-            md_path, json_path = None, None
         ev = evidence_labels(out.lang)
         hint = ev["check_placeholder"] if md == "check" else labels(out.lang)["placeholder"]
         return [
@@ -195,8 +198,8 @@ def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None
             sess,
             gr.update(value="", placeholder=hint),
             chat_view.question_info_html(out.lang),
-            gr.update(value=md_path, label=ev["download_md"]),
-            gr.update(value=json_path, label=ev["download_json"]),
+            gr.update(value=None, visible=False, label=ev["download_md"]),  # the conversation changed:
+            gr.update(value=None, visible=False, label=ev["download_json"]),  # prepared again on request
             *updates,
         ]
 
@@ -224,8 +227,8 @@ def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None
             [],
             "",
             chat_view.question_info_html("en"),
-            gr.update(value=None),
-            gr.update(value=None),
+            gr.update(value=None, visible=False),
+            gr.update(value=None, visible=False),
             gr.update(visible=False),
         ),
         None,
@@ -233,6 +236,7 @@ def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None
         + [tab.viewer],
         api_visibility="private",
     )
+    _download_events(gr, holder, tab)
     tab.mode.change(
         lambda md: gr.update(
             placeholder=evidence_labels("en")["check_placeholder"] if md == "check" else labels("en")["placeholder"]
@@ -250,3 +254,21 @@ def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None
 
     tab.chat.select(show_document, None, [tab.viewer, tab.viewer_html], api_visibility="private")
     tab.viewer_close.click(lambda: gr.update(visible=False), None, tab.viewer, api_visibility="private")
+
+
+def _download_events(gr, holder, tab: ChatTab) -> None:
+    """*Prepare download*: write the conversation of the page's session once, and offer the two files."""
+    cache = Path(tab.download_md.GRADIO_CACHE)  # written there, Gradio serves and sweeps them without a copy
+
+    def prepare(turns, sess):
+        if not turns or not sess:
+            return gr.skip(), gr.skip()
+        try:
+            md_path, json_path = download_files(holder, turns, downloads_dir(cache, sess))
+        except (CiteqaError, OSError) as exc:
+            print(f"citeqa: conversation download not written: {exc}", file=sys.stderr)
+            return gr.skip(), gr.skip()
+        return gr.update(value=md_path, visible=True), gr.update(value=json_path, visible=True)
+
+    outputs = [tab.download_md, tab.download_json]
+    tab.prepare.click(prepare, [tab.turns, tab.session], outputs, api_visibility="private")

@@ -1,5 +1,6 @@
 """A chat turn and what hangs off it: the answer or claim check joining the conversation, the
-document viewer's HTML for a clicked citation, and the conversation downloads.
+document viewer's HTML for a clicked citation, and the conversation downloads (written only when
+the page asks for them: the conversation itself lives in the page session's state).
 
 The Chat tab (:mod:`citeqa.app.chat_tab`) wires these to its components; they take the
 :class:`~citeqa.app.holder.EngineHolder` and plain values, so tests call them without a page.
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -134,8 +134,13 @@ def open_document(holder: EngineHolder, request: Any) -> tuple[str, str]:
     return display.document_html(document, int(start), int(end)), ""
 
 
-def download_files(holder: EngineHolder, turns: list[dict], token: str) -> tuple[str | None, str | None]:
-    """Write the conversation as Markdown and JSON for the download buttons; (None, None) before any turn."""
+#: The folder, under the upload cache, that holds each page session's conversation download.
+DOWNLOADS = "citeqa-downloads"
+
+
+def download_files(holder: EngineHolder, turns: list[dict], folder: Path) -> tuple[str | None, str | None]:
+    """Write the conversation as Markdown and JSON into ``folder`` (the session's own, replacing what an
+    earlier request left there); (None, None) before any turn."""
     from citeqa.answer.claims import ClaimCheck
     from citeqa.app.evidence import conversation_json, conversation_markdown
     from citeqa.records import Answer
@@ -147,24 +152,27 @@ def download_files(holder: EngineHolder, turns: list[dict], token: str) -> tuple
     ]
     engine = holder.engine
     infos = document_infos(engine, records)
-    folder = _downloads_dir() / "".join(c for c in token if c.isalnum())[:32]
-    folder.mkdir(mode=0o700, exist_ok=True)
     stem = f"citeqa-conversation-{datetime.now(UTC).date().isoformat()}"  # named with the day it was saved
+    for old in folder.glob("citeqa-conversation*"):  # one conversation per session
+        old.unlink(missing_ok=True)
     md, js = folder / f"{stem}.md", folder / f"{stem}.json"
-    for old in folder.glob("citeqa-conversation*"):  # one conversation per session: yesterday's name goes
-        if old not in (md, js):
-            old.unlink(missing_ok=True)
     md.write_text(conversation_markdown(records, infos, engine.data.documents), encoding="utf-8")
     js.write_text(conversation_json(records, infos), encoding="utf-8")
     return str(md), str(js)
 
 
-def _downloads_dir() -> Path:
-    """This user's folder for conversation downloads (mode 0700, in the system temp folder Gradio serves from)."""
+def downloads_dir(cache: Path, token: str) -> Path:
+    """A page session's folder for its conversation download (mode 0700) in the upload cache ``cache``.
+
+    Gradio serves the files from there without copying them, deletes them by age with the uploads
+    (``delete_cache``) and when the server stops; ``citeqa serve`` removes the whole cache at exit.
+    """
     from citeqa.errors import ServerError
 
-    folder = Path(tempfile.gettempdir()) / f"citeqa-downloads-{os.getuid()}"
+    root = cache / DOWNLOADS
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if root.is_symlink() or root.stat().st_uid != os.getuid():  # another local user's trap
+        raise ServerError(f"{root} belongs to another user; conversation downloads are off")
+    folder = root / ("".join(c for c in token if c.isalnum())[:32] or "session")
     folder.mkdir(mode=0o700, exist_ok=True)
-    if folder.is_symlink() or folder.stat().st_uid != os.getuid():  # another local user's trap
-        raise ServerError(f"{folder} belongs to another user; conversation downloads are off")
     return folder

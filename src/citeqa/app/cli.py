@@ -369,6 +369,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             port=args.port,
             auth=args.auth,
             max_upload_bytes=int(args.max_upload_mb * 1_048_576),
+            max_upload_files=args.max_upload_files,
             allowed_hosts=tuple(args.allowed_host),
             sock=sock,
             qa_dir=args.eval_dir,

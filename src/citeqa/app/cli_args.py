@@ -176,6 +176,14 @@ def parser() -> argparse.ArgumentParser:
         help="largest accepted upload, more than 0 and at most 1024 (default 20 MB)",
     )
     p.add_argument(
+        "--max-upload-files",
+        type=_upload_files,
+        default=DEFAULT_MAX_FILES,
+        metavar="N",
+        help=f"most files one add may hold, 1 to {MAX_UPLOAD_FILES} (default {DEFAULT_MAX_FILES}); "
+        "a larger add is refused, nothing of it read",
+    )
+    p.add_argument(
         "--eval-dir",
         type=Path,
         default=None,
@@ -221,6 +229,19 @@ def _positive(value: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+
+#: The most ``--max-upload-files`` may be: an add of more would hold every other change for an hour or more.
+MAX_UPLOAD_FILES = 500
+#: ``citeqa.app.uploads.DEFAULT_MAX_FILES`` (not imported: every command parses its arguments first).
+DEFAULT_MAX_FILES = 20
+
+
+def _upload_files(value: str) -> int:
+    number = _positive(value)
+    if number > MAX_UPLOAD_FILES:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_UPLOAD_FILES}, got {number}")
     return number
 
 

@@ -30,12 +30,20 @@ It sees every request before any Gradio route, including Gradio's own CORS handl
    ``path``, at any depth) must be a file this server's upload route wrote for the
    request's own page session (:class:`~citeqa.app.upload_ledger.UploadLedger`), else
    403. ``blocks.has_launched`` is set as well, so Gradio's own path check runs too.
-7. **API arguments.** A positional call of ``/ask`` or ``/check`` (``/gradio_api/call/ask``, ``run/``,
+7. **Arguments.** A positional call of ``/ask`` or ``/check`` (``/gradio_api/call/ask``, ``run/``,
    or ``queue/join`` with its ``fn_index``) that sends fewer values than the endpoint has
    parameters is refused (422) with the API's error record naming the first missing one, since
    Gradio would refuse it only after logging a traceback (:mod:`citeqa.app.api`).
+   A value that does not fit its input (a file argument sent as text or as ``{"url": ...}``) is
+   refused (422) with one line, logged as one line, since Gradio would log a pydantic traceback
+   and answer ``{"error": null}``.
 8. **Event streams.** ``/gradio_api/queue/data`` for a session with no events waiting
-   is 404 before Gradio starts a stream it would fail inside, with a traceback.
+   is 404 before Gradio starts a stream it would fail inside, with a traceback; a client address
+   holds at most :attr:`Policy.max_streams_per_client` heartbeat streams open (429 past them).
+9. **Closed routes.** ``/gradio_api/openapi.json`` and Gradio's ``/monitoring`` routes (analytics
+   without a login check unless ``--auth``) are 404: citeqa's API is described by ``/gradio_api/info``.
+10. **Pending uploads.** ``/gradio_api/file=PATH`` of a file uploaded and not yet added is served only
+    to the page session that uploaded it (403 for any other).
 
 Every refusal is a JSON ``{"error": "..."}`` (plus ``"field"`` for an API argument) with the status code; nothing reaches the
 Gradio app, and nothing is logged as a traceback.
@@ -45,12 +53,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from collections.abc import Awaitable, Callable, Iterable
 from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs
 
-from citeqa.app.guard_rules import LoginLimiter, Policy, Sessions, normal_host, same_origin
+from citeqa.app.guard_rules import LoginLimiter, Policy, Sessions, StreamLimit, normal_host, same_origin
 from citeqa.app.upload_ledger import UploadLedger, file_paths
 from citeqa.app.validation import ApiError
 from citeqa.messages import SERVER
@@ -71,6 +80,7 @@ LOGIN_PATHS = ("/login", "/login/")
 #: Gradio routes without a login check of their own; with --auth the guard requires one.
 LOGIN_GATED = (
     "/gradio_api/cancel",
+    "/gradio_api/heartbeat/",
     "/gradio_api/reset",
     "/gradio_api/stream/",
     "/gradio_api/run-history",
@@ -78,6 +88,12 @@ LOGIN_GATED = (
     "/gradio_api/undo-vibe",
     "/monitoring",
 )
+#: Gradio routes citeqa does not serve at all: a route list, and analytics that need no login without --auth.
+CLOSED = ("/gradio_api/openapi.json", "/monitoring")
+#: A page's heartbeat stream: one per browser tab, open for as long as the tab.
+HEARTBEAT_PATH = "/gradio_api/heartbeat/"
+#: Gradio's routes that serve a file of the cache by its path.
+FILE_ROUTES = ("/gradio_api/file=", "/gradio_api/file/")
 #: Routes whose body may name files: Gradio's event routes. Each file must be an upload of the request's session.
 FILE_CHECKED = ("/gradio_api/",)
 #: Pages whose response carries the session cookie uploads need.
@@ -101,7 +117,8 @@ class Guard:
 
     ``logged_in(cookies)`` says whether a request's cookies hold a valid login; None
     when the server has no ``--auth``. ``api_call(path, body)`` names the API endpoint a
-    request calls and its parameters (None for any other request; None: not checked).
+    request calls and its parameters (None for any other request; None: not checked);
+    ``inputs(path, body)`` says why an event's values do not fit its inputs (None when they do).
     """
 
     def __init__(
@@ -111,15 +128,18 @@ class Guard:
         logged_in: Callable[[dict[str, str]], bool] | None = None,
         pending: Callable[[str], bool] | None = None,
         api_call: Callable[[str, Any], tuple[str, tuple[str, ...]] | None] | None = None,
+        inputs: Callable[[str, Any], str | None] | None = None,
     ) -> None:
         self.app = app
         self.api_call = api_call
+        self.inputs = inputs  # why a request's values do not fit its event's inputs (None: they do)
         self.policy = policy
         self.logged_in = logged_in
         self.pending = pending  # whether the queue holds events of a session_hash (None: not checked)
         self.sessions = Sessions(policy.port)
         self.logins = LoginLimiter(policy.login_failures, policy.login_window_s)
         self.uploads = UploadLedger()
+        self.streams = StreamLimit(policy.max_streams_per_client)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -133,6 +153,9 @@ class Guard:
             return
         if scope["type"] == "websocket":
             await self.app(scope, receive, send)
+            return
+        if scope.get("path", "").startswith(HEARTBEAT_PATH):
+            await self._stream(scope, receive, send, headers, limit)
             return
         if _names_files(scope):
             try:
@@ -168,6 +191,10 @@ class Guard:
                 raise Refusal(403, SERVER["not_uploaded"])
         if self.api_call is not None:
             _check_arguments(self.api_call(path, data), data)
+        problem = self.inputs(path, data) if self.inputs is not None else None
+        if problem is not None:
+            print(f"citeqa: refused {path[:80]}: {problem}", file=sys.stderr, flush=True)  # one line, no traceback
+            raise Refusal(422, problem)
 
     def check(self, scope: Scope, headers: dict[str, str]) -> int:
         """Raise Refusal for a request that must not reach the app; else its body limit."""
@@ -191,6 +218,8 @@ class Guard:
             raise Refusal(403, "requests from another site are refused")
         if scope["type"] == "websocket":
             return 0
+        if path.startswith(CLOSED):
+            raise Refusal(404, SERVER["closed"])
         if self.logged_in is not None:
             if method == "POST" and path in LOGIN_PATHS:
                 wait = self.logins.wait_s(_client(scope))
@@ -204,11 +233,32 @@ class Guard:
             session_hash = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_hash", [""])[0]
             if not self.pending(session_hash):  # Gradio would fail inside the started stream, with a traceback
                 raise Refusal(404, SERVER["no_events"])
+        if path.startswith(FILE_ROUTES) and method in ("GET", "HEAD"):
+            self._check_pending(path, headers)
         if path == UPLOAD_PATH:
             return self._upload_limit(headers)
         limit = policy.max_body_bytes
         _check_length(headers, limit)
         return limit
+
+    def _check_pending(self, path: str, headers: dict[str, str]) -> None:
+        """Refusal when the file a file route names is an upload still pending for another page session."""
+        named = next(path[len(prefix) :] for prefix in FILE_ROUTES if path.startswith(prefix))
+        owners = self.uploads.owners(named)
+        if owners and self.session(headers) not in owners:
+            raise Refusal(403, SERVER["not_uploaded"])
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], limit: int) -> None:
+        """Run a heartbeat stream, at most :attr:`Policy.max_streams_per_client` open per client address."""
+        client = _client(scope)
+        if not self.streams.enter(client):
+            shown = SERVER["too_many_streams"].format(limit=self.streams.limit)
+            await _refuse(scope, send, Refusal(429, shown, [("retry-after", "15")]))
+            return
+        try:
+            await self._forward(scope, receive, send, headers, limit)
+        finally:
+            self.streams.leave(client)
 
     def _upload_limit(self, headers: dict[str, str]) -> int:
         policy = self.policy

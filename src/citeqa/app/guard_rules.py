@@ -37,6 +37,8 @@ assert MAX_BODY_BYTES >= 2 * 21 * MAX_QUESTION_CHARS * 12
 
 LOGIN_FAILURES = 5
 LOGIN_WINDOW_S = 60.0
+#: Event streams (``/gradio_api/heartbeat/``) one client address may hold open at once: a browser tab holds one.
+MAX_STREAMS_PER_CLIENT = 32
 #: How long a page's session cookie names its session: a working day. The page sets a fresh one
 #: when it is loaded again; an upload with an older cookie is refused like one without any.
 SESSION_MAX_AGE_S = 12 * 3600
@@ -54,6 +56,7 @@ class Policy:
     upload_quota_bytes: int = 200 * 1_048_576
     login_failures: int = LOGIN_FAILURES
     login_window_s: float = LOGIN_WINDOW_S
+    max_streams_per_client: int = MAX_STREAMS_PER_CLIENT
     #: Proxies whose ``X-Forwarded-For`` names the client (``--forwarded-allow-ips``); none by default.
     forwarded_allow_ips: tuple[str, ...] = ()
     names: frozenset[str] = field(default=frozenset(), init=False)
@@ -171,6 +174,32 @@ class LoginLimiter:
     def succeeded(self, client: str) -> None:
         with self._lock:
             self._seen.pop(client, None)
+
+
+class StreamLimit:
+    """Open event streams per client address, at most ``limit`` each."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._open: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def enter(self, client: str) -> bool:
+        """Count a new stream of ``client``; False (and not counted) when it holds the limit already."""
+        with self._lock:
+            if self._open.get(client, 0) >= self.limit:
+                return False
+            self._open[client] = self._open.get(client, 0) + 1
+            return True
+
+    def leave(self, client: str) -> None:
+        """A stream of ``client`` ended."""
+        with self._lock:
+            left = self._open.get(client, 0) - 1
+            if left > 0:
+                self._open[client] = left
+            else:
+                self._open.pop(client, None)
 
 
 class _ClockedSigner(TimestampSigner):

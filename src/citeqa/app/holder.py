@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from citeqa.app.upload_cache import UPLOAD_MAX_AGE_S
-from citeqa.app.uploads import DEFAULT_MAX_BYTES
+from citeqa.app.uploads import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES
 from citeqa.engine import Engine
 from citeqa.ingest.budget import ParseBudget
 
@@ -53,7 +53,8 @@ def default_qa_dir(corpus: Path | None) -> Path | None:
 
 @dataclass(frozen=True)
 class UploadSettings:
-    """Where uploads go and how large they may be; ``corpus=None`` disables uploads.
+    """Where uploads go, how large they may be and how many one add may hold; ``corpus=None``
+    disables uploads.
 
     Gradio deletes the files it wrote to the upload cache (uploads and its copies of the page's
     outputs) once they are ``max_age_s`` old, looking every ``sweep_every_s`` seconds (its
@@ -62,6 +63,7 @@ class UploadSettings:
 
     corpus: Path | None = None
     max_bytes: int = DEFAULT_MAX_BYTES
+    max_files: int = DEFAULT_MAX_FILES  # files per add (``--max-upload-files``); more is refused in one line
     budget: ParseBudget | None = field(default_factory=ParseBudget)  # each new file is read in a bounded worker
     max_age_s: int = UPLOAD_MAX_AGE_S
     sweep_every_s: int = 60

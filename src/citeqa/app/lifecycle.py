@@ -14,7 +14,7 @@ from pathlib import Path
 from citeqa.app import serving
 from citeqa.app.guard_rules import LOOPBACK_NAMES, policy_for
 from citeqa.app.holder import EngineHolder, EvalSettings, UploadSettings, default_qa_dir
-from citeqa.app.uploads import DEFAULT_MAX_BYTES
+from citeqa.app.uploads import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES
 from citeqa.engine import Engine
 from citeqa.errors import ReaderError
 
@@ -31,14 +31,16 @@ def serve(
     qa_dir: Path | None = None,
     forwarded_allow_ips: tuple[str, ...] = (),
     reader_required: bool = False,
+    max_upload_files: int = DEFAULT_MAX_FILES,
 ) -> None:
     """Open the engine (``open_engine``), warm the model, and serve the app until interrupted.
 
     ``sock`` is the listening socket (``serving.bind``, made by the CLI before the model
     loads so that a busy port is reported at once); without it one is bound here.
-    ``qa_dir`` holds the QA files the Evaluate tab offers (default: ``eval/`` beside the corpus).
-    A reader that cannot load is answered without (a warning says so) unless ``reader_required``
-    (``--reader on``), when the error stops the server before it serves.
+    ``qa_dir`` holds the QA files the Evaluate tab offers (default: ``eval/`` beside the corpus);
+    ``max_upload_files`` is the most files one add may hold. A reader that cannot load is answered
+    without (a warning says so) unless ``reader_required`` (``--reader on``), when the error stops
+    the server before it serves.
     """
     from citeqa.app.ui import guarded_app
 
@@ -58,7 +60,8 @@ def serve(
         forwarded_allow_ips=forwarded_allow_ips,
     )
     evaluation = EvalSettings(qa_dir if qa_dir is not None else default_qa_dir(corpus_dir))
-    app = guarded_app(holder, UploadSettings(corpus_dir, max_upload_bytes), policy, auth, evaluation)
+    uploads = UploadSettings(corpus_dir, max_upload_bytes, max_upload_files)
+    app = guarded_app(holder, uploads, policy, auth, evaluation)
     print(f"citeqa: serving on {serving.url_of(sock, host)} (Ctrl+C to stop)", file=sys.stderr, flush=True)
     try:
         serving.run(app, sock)

@@ -55,6 +55,7 @@ def build_server(
         logged_in=_login_check(gradio_app) if auth else None,
         pending=lambda session_hash: session_hash in blocks._queue.pending_messages_per_session,
         api_call=_api_call(blocks),
+        inputs=_input_check(blocks),
     )
     parent.state.policy = policy  # serving.run reads the trusted proxies from it
     return parent
@@ -71,8 +72,20 @@ def _login_check(gradio_app) -> Callable[[dict[str, str]], bool]:  # gradio.rout
 
 
 #: Gradio's routes that call an endpoint by name with positional values (``/call/v2/`` takes names).
-CALL_PREFIXES = ("/gradio_api/call/", "/gradio_api/run/")
+CALL_PREFIXES = ("/gradio_api/call/", "/gradio_api/run/", "/gradio_api/api/")
 QUEUE_JOIN_PATH = "/gradio_api/queue/join"
+
+
+def _event_of(blocks, path: str, data: Any):  # gradio.blocks.BlockFunction | None
+    """The event a request runs: named in the path, or the ``fn_index`` of a ``queue/join`` body."""
+    if path.rstrip("/") == QUEUE_JOIN_PATH:
+        index = data.get("fn_index") if isinstance(data, dict) else None
+        return blocks.fns.get(index) if type(index) is int else None
+    for prefix in CALL_PREFIXES:
+        if path.startswith(prefix) and not path.startswith("/gradio_api/call/v2/"):
+            name = path[len(prefix) :].strip("/")
+            return next((fn for fn in blocks.fns.values() if fn.api_name == name), None)
+    return None
 
 
 def _api_call(blocks) -> Callable[[str, Any], tuple[str, tuple[str, ...]] | None]:  # gradio.Blocks
@@ -81,7 +94,7 @@ def _api_call(blocks) -> Callable[[str, Any], tuple[str, tuple[str, ...]] | None
 
     def api_call(path: str, data: Any) -> tuple[str, tuple[str, ...]] | None:
         name = None
-        for prefix in CALL_PREFIXES:
+        for prefix in CALL_PREFIXES[:2]:
             if path.startswith(prefix):
                 name = path[len(prefix) :].strip("/")
         if path.rstrip("/") == QUEUE_JOIN_PATH and isinstance(data, dict) and type(data.get("fn_index")) is int:
@@ -91,3 +104,45 @@ def _api_call(blocks) -> Callable[[str, Any], tuple[str, tuple[str, ...]] | None
         return (name, arguments) if arguments is not None else None
 
     return api_call
+
+
+def _input_check(blocks) -> Callable[[str, Any], str | None]:  # gradio.Blocks
+    """Why the values a request sends do not fit its event's inputs (None when they do): each input with a
+    data model (a file) is checked with it as Gradio would, which logs a traceback for a file argument sent
+    as text or as ``{"url": ...}`` and answers ``{"error": null}``."""
+    from pydantic import ValidationError
+
+    def check(path: str, data: Any) -> str | None:
+        fn = _event_of(blocks, path, data)
+        values = data.get("data") if isinstance(data, dict) else None
+        if fn is None or not isinstance(values, list):
+            return None
+        for n, (block, value) in enumerate(zip(fn.inputs, values, strict=False), start=1):
+            model = getattr(block, "data_model", None)
+            if model is None or value is None or getattr(block, "stateful", False):
+                continue
+            try:
+                model.model_validate(value, context={"validate_meta": True})
+            except (ValidationError, ValueError, TypeError):
+                return input_refusal(n, model.__name__, value)
+        return None
+
+    return check
+
+
+def input_refusal(n: int, model: str, value: Any) -> str:
+    """The one-line reason an event's ``n``-th value does not fit its input (``model``: Gradio's data model)."""
+    from citeqa.messages import SERVER
+
+    if model in ("FileData", "ListFiles"):
+        return SERVER["not_a_file"].format(n=n, kind=_kind(value))
+    return SERVER["bad_input"].format(n=n, model=model)
+
+
+def _kind(value: Any) -> str:
+    """What a file argument was sent as, for the refusal."""
+    if isinstance(value, list):
+        return "a list holding " + (_kind(value[0]) if value else "nothing")
+    if isinstance(value, dict):
+        return "an object with a url and no path" if "url" in value and "path" not in value else "an object"
+    return {str: "text", bool: "a boolean", int: "a number", float: "a number"}.get(type(value), type(value).__name__)

@@ -71,6 +71,12 @@ class UploadLedger:
             known = (session, name) in self._entries
         return known and os.path.isfile(name)
 
+    def owners(self, path: str) -> frozenset[str]:
+        """The sessions that uploaded the file at ``path`` (none: it is not a pending upload)."""
+        name = real(path)
+        with self._lock:
+            return frozenset(session for session, known in self._entries if known == name)
+
     def forget(self, paths: Iterable[str]) -> None:
         """The files at ``paths`` were consumed or removed: no session owns them any more."""
         names = {real(str(p)) for p in paths}

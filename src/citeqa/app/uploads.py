@@ -2,12 +2,14 @@
 
 A file is checked (type, size, readable by :func:`citeqa.ingest.documents.load_document`)
 before anything is written to the corpus, so a refused file never touches the corpus
-or the index. If indexing fails the copied files are removed again; the index itself
-is written as an atomic generation, so the live index stays as it was.
+or the index. If indexing fails, or the user cancels the add (:class:`AddWatch`), the
+copied files are removed again; the index itself is written as an atomic generation, so
+the live index stays as it was.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -17,18 +19,48 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from citeqa.errors import CiteqaError, DocumentError, UploadError
-from citeqa.ingest.budget import ParseBudget, bounded_loader, load_bounded
+from citeqa.errors import CiteqaError, DocumentError, UploadCancelled, UploadError
+from citeqa.ingest.budget import Loader, ParseBudget, bounded_loader, load_bounded
 from citeqa.ingest.documents import load_document
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
 from citeqa.records import sha256_file
 
 ALLOWED_SUFFIXES = SUPPORTED_SUFFIXES
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+#: Files one add may hold: each new file is read twice in a worker of its own (checked, then indexed),
+#: a few seconds each, and every other change to the corpus waits for the add to finish.
+DEFAULT_MAX_FILES = 20
 MAX_NAME_CHARS = 120
 _UNSAFE = re.compile(r"[^\w.\- ]+")
 
-Progress = Callable[[float, str], None]
+#: One step of an add: files done, files in all, and what is happening now.
+Report = Callable[[int, int, str], None]
+
+
+def _silent(done: int, total: int, text: str) -> None:
+    """Report nothing (an add without a page)."""
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class AddWatch:
+    """What an add tells its caller before each file (``report``) and asks it (``cancelled``).
+
+    A cancelled add stops before its next file or before its new index is written, removes the
+    files it copied into the corpus and leaves the live index as it was (:class:`UploadCancelled`).
+    """
+
+    report: Report = _silent
+    cancelled: Callable[[], bool] = _never
+
+    def step(self, done: int, total: int, text: str) -> None:
+        """Report a step; UploadCancelled instead when the add was cancelled."""
+        if self.cancelled():
+            raise UploadCancelled(f"cancelled after {done} of {total} files")
+        self.report(done, total, text)
 
 
 def safe_name(name: str) -> str:
@@ -142,6 +174,7 @@ class UploadResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     error: str | None = None
     indexed: bool = False
+    cancelled: bool = False
 
 
 def add_files(
@@ -150,66 +183,112 @@ def add_files(
     index_dir: Path,
     embedder,
     max_bytes: int = DEFAULT_MAX_BYTES,
-    progress: Progress | None = None,
+    watch: AddWatch | None = None,
     budget: ParseBudget | None = None,
 ) -> UploadResult:
     """Save each ``(temp path, original name)`` into ``corpus`` and update the index.
 
     With a ``budget`` every file not yet indexed is read in a worker process within it, both
     when it is checked and when the index reads the corpus; already indexed ones are read here.
+    ``watch`` hears of each file and may cancel the add: then nothing of it is added.
     """
     from citeqa.ingest.pending import Journal
 
     try:
         corpus.mkdir(parents=True, exist_ok=True)
         with Journal(corpus) as journal:  # settled (indexed or removed) when this block ends; a crash leaves it
-            return _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal, budget)
+            return _add_files(files, corpus, index_dir, embedder, max_bytes, watch or AddWatch(), journal, budget)
     except OSError as exc:  # a full disk or a read-only corpus folder: nothing was added
         return UploadResult(error=f"nothing was added: the corpus folder cannot be written ({exc.strerror or exc})")
 
 
-def _add_files(files, corpus, index_dir, embedder, max_bytes, progress, journal, budget=None):
+def _add_files(files, corpus, index_dir, embedder, max_bytes, watch, journal, budget=None):
     """:func:`add_files` with the journal that lists each file until the new index is live."""
-    from citeqa.index.builder import LocalSteps, update_index
+    from citeqa.index.builder import update_index
 
-    steps = None
-    if budget is not None:
-        steps = LocalSteps(embedder, progress=True, load=bounded_loader(budget, indexed_shas(index_dir)))
-
-    step = progress or (lambda fraction, text: None)
     result, saved = UploadResult(), []
-    for i, (source, name) in enumerate(files):
-        step(0.3 * i / max(1, len(files)), f"checking {safe_label(name)}")
-        try:
-            path = save_upload(Path(source), name, corpus, max_bytes, journal, budget)
-        except UploadError as exc:
-            result.refused.append((safe_label(name), str(exc)))
-            continue
-        except OSError as exc:  # the disk is full (or the corpus folder read-only): this file is not saved
-            _remove_partial(corpus, name)
-            result.refused.append((safe_label(name), f"{safe_label(name)}: not saved ({exc.strerror or exc})"))
-            continue
-        if path is None:
-            result.unchanged.append(safe_name(name))
-        else:
-            saved.append(path)
-            result.added.append(path.relative_to(corpus.resolve()).as_posix())
-    if files and not saved:
-        return result
-    step(0.35, "indexing")
     try:
+        for i, (source, name) in enumerate(files):
+            watch.step(i, len(files), _said("step_checking", name=safe_label(name)))
+            path = _save_one(Path(source), name, corpus, max_bytes, journal, budget, result)
+            if path is not None:
+                saved.append(path)
+        if files and not saved:
+            return result
+        steps = _WatchedSteps(embedder, watch, len(saved), budget, index_dir)
         report = update_index(corpus, index_dir, embedder, progress=True, steps=steps)
     except BaseException as exc:
         for path in saved:  # leave the corpus as it was; the index was never switched
             path.unlink(missing_ok=True)
+        if isinstance(exc, UploadCancelled):
+            return UploadResult(refused=result.refused, cancelled=True)
         if not isinstance(exc, (CiteqaError, OSError)):
             raise
         result.error, result.added = f"indexing failed, nothing was added: {exc}", []
         return result
     result.skipped = [(s.doc_id, s.reason) for s in report.skipped]
     result.indexed = True
-    step(1.0, "done")
+    watch.report(len(files), len(files), _said("step_done"))
     return result
+
+
+def _save_one(source: Path, name: str, corpus: Path, max_bytes: int, journal, budget, result: UploadResult):
+    """Check and copy one upload into ``corpus``, noting the outcome in ``result``; its new path, or
+    None when it was refused or is already there."""
+    try:
+        path = save_upload(source, name, corpus, max_bytes, journal, budget)
+    except UploadError as exc:
+        result.refused.append((safe_label(name), str(exc)))
+        return None
+    except OSError as exc:  # the disk is full (or the corpus folder read-only): this file is not saved
+        _remove_partial(corpus, name)
+        result.refused.append((safe_label(name), f"{safe_label(name)}: not saved ({exc.strerror or exc})"))
+        return None
+    if path is None:
+        result.unchanged.append(safe_name(name))
+        return None
+    result.added.append(path.relative_to(corpus.resolve()).as_posix())
+    return path
+
+
+class _WatchedSteps:
+    """The index build of an add (:class:`~citeqa.index.builder.LocalSteps`) that reports each new
+    file it reads and stops, when the add is cancelled, before the next file or the new index."""
+
+    def __init__(self, embedder, watch: AddWatch, total: int, budget: ParseBudget | None, index_dir: Path) -> None:
+        from citeqa.index.builder import LocalSteps
+
+        load = bounded_loader(budget, indexed_shas(index_dir)) if budget is not None else None
+        self.watch, self.total = watch, total
+        self.steps = LocalSteps(embedder, progress=True, load=self._watched(load))
+
+    def _watched(self, load: Loader | None) -> Loader:
+        from citeqa.ingest.documents import load_document
+
+        read, count = load or load_document, itertools.count()
+
+        def watched(path: Path, doc_id: str, default_lang: str = "en"):
+            done = min(next(count), self.total)  # a file dropped into the folder meanwhile is read too
+            self.watch.step(done, self.total, _said("step_reading", name=safe_label(doc_id)))
+            return read(path, doc_id, default_lang)
+
+        return watched
+
+    def read(self, corpus, settings, indexed):
+        return self.steps.read(corpus, settings, indexed)
+
+    def encode(self, texts: list[str]):
+        self.watch.step(self.total, self.total, _said("step_embedding", n=len(texts)))
+        vectors = self.steps.encode(texts)
+        self.watch.step(self.total, self.total, _said("step_writing"))
+        return vectors
+
+
+def _said(key: str, **values: object) -> str:
+    """A step of an add as the Corpus tab says it (:data:`citeqa.messages.CORPUS_LABELS`, English)."""
+    from citeqa.messages import corpus_labels
+
+    return corpus_labels("en")[key].format(**values)
 
 
 def _remove_partial(corpus: Path, name: str) -> None:
