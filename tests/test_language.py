@@ -49,13 +49,14 @@ def test_documents_are_detected_among_every_language_not_guessed_as_english():
     assert language.detect_lang("1234 5678", "de") == "de"
 
 
-def test_a_question_is_read_among_the_corpus_languages_and_es_pt_en():
-    assert language.question_candidates({"de"}) == ("es", "pt", "en", "de")
-    assert language.question_candidates({"es", "pt", "en"}) == ("es", "pt", "en")
-    assert language.question_candidates({"uk", "xx"}) == ("es", "pt", "en", "uk")
-    german = language.question_candidates({"de"})
-    assert language.question_language("Wie lang ist der Rhein ungefähr?", (), german, "de") == "de"
-    assert language.question_language("¿Cuánto mide el Rin?", (), german, "de") == "es"
+def test_a_question_is_read_among_the_interface_and_corpus_languages():
+    interface = ("es", "pt", "en", "ca", "de", "fr", "it")
+    assert language.question_candidates({"de"}, interface) == ("es", "pt", "en", "fr", "de", "it", "ca")
+    assert language.question_candidates({"es"}, ("es", "pt", "en")) == ("es", "pt", "en")
+    assert language.question_candidates({"uk", "xx"}, ("es", "en")) == ("es", "en", "uk")
+    german = language.question_candidates({"de"}, interface)
+    assert language.question_language("Wie lang ist der Rhein ungefähr?", (), german, "de", {"de"}) == "de"
+    assert language.question_language("¿Cuánto mide el Rin?", (), german, "de", {"de"}) == "es"
 
 
 def test_corpus_languages_are_the_documents_and_those_of_enough_passages():

@@ -115,28 +115,38 @@ class Engine:
         scoring = AnswerSettings.for_model(self.data.manifest.model, reader=False).scoring
         return Engine(self.data, self.embedder, replace(self.settings, scoring=scoring), self.index_dir, None)
 
-    def question_language(self, question: str, history: Sequence[str] = ()) -> str:
+    def question_language(self, question: str, history: Sequence[str] = (), page_lang: str | None = None) -> str:
         """The language a question is answered in (see :meth:`AnswerPipeline.question_language`)."""
-        return self.pipeline.question_language(question, history)
+        return self.pipeline.question_language(question, history, page_lang)
 
     def doc_text(self, doc_id: str) -> str:
         return self.data.documents[doc_id].text
 
-    def ask(self, question: str, history: Sequence[str] = (), k: int = 5, language: str | None = None) -> Answer:
+    def ask(
+        self,
+        question: str,
+        history: Sequence[str] = (),
+        k: int = 5,
+        language: str | None = None,
+        page_lang: str | None = None,
+    ) -> Answer:
         """Answer ``question`` from the index; ``history`` holds earlier questions.
 
         ``language`` overrides the detected language of the question ("any" disables the
-        preference for passages in the question's language).
+        preference for passages in the question's language); ``page_lang`` (the browser's language)
+        leans a question that could be read either way.
         """
-        return self.trace(question, history, k, language).answer
+        return self.trace(question, history, k, language, page_lang).answer
 
-    def check(self, claim: str, k: int = 5, thresholds: ClaimThresholds | None = None) -> ClaimCheck:
+    def check(
+        self, claim: str, k: int = 5, thresholds: ClaimThresholds | None = None, page_lang: str | None = None
+    ) -> ClaimCheck:
         """Check ``claim`` against the documents: ``supported``, ``conflicting`` or ``not_found``,
-        with up to ``k`` passages that bear on it (see :mod:`citeqa.answer.claims`)."""
+        with up to ``k`` passages that bear on it (see :mod:`citeqa.answer.claims`); ``page_lang`` as for :meth:`ask`."""
         from citeqa.answer.claims import check_claim
 
         started = time.perf_counter()
-        inputs = self.claim_inputs(claim, k)
+        inputs = self.claim_inputs(claim, k, page_lang)
         result = check_claim(
             inputs.claim,
             inputs.language,
@@ -149,10 +159,10 @@ class Engine:
         )
         return replace(result, latency_ms=round((time.perf_counter() - started) * 1000, 3))
 
-    def claim_inputs(self, claim: str, k: int = 5) -> ClaimInputs:
+    def claim_inputs(self, claim: str, k: int = 5, page_lang: str | None = None) -> ClaimInputs:
         """What a claim is checked on: the passages retrieved for it as for a question, every sentence
         of every one of them, and each one's cosine to it (see :meth:`AnswerPipeline.claim_inputs`)."""
-        return self.pipeline.claim_inputs(claim, k)
+        return self.pipeline.claim_inputs(claim, k, page_lang)
 
     def document_info(self, doc_id: str) -> DocumentInfo:
         """What a citation of ``doc_id`` names besides the passage: title, file, language, kind and
@@ -161,9 +171,16 @@ class Engine:
         entry = next((e for e in self.data.manifest.documents if e.doc_id == doc_id), None)
         return DocumentInfo(doc_id, doc.title, doc.lang, doc.kind, entry.indexed_at if entry else "", doc.sha256)
 
-    def trace(self, question: str, history: Sequence[str] = (), k: int = 5, language: str | None = None) -> Trace:
+    def trace(
+        self,
+        question: str,
+        history: Sequence[str] = (),
+        k: int = 5,
+        language: str | None = None,
+        page_lang: str | None = None,
+    ) -> Trace:
         """Every step of answering ``question``: language, query, hits, scored spans, choice, record."""
-        return self.pipeline.run(question, history, k, language)
+        return self.pipeline.run(question, history, k, language, page_lang)
 
     def _encode_queries(self, texts: list[str]) -> np.ndarray:
         """Query vectors, one batch at a time: one model serves many UI threads."""

@@ -33,6 +33,7 @@ from citeqa.answer.scoring import check_scores
 from citeqa.answer.settings import AnswerSettings, ShortAnswerSource
 from citeqa.answer.spans import Candidate, candidates_from
 from citeqa.errors import QuestionError
+from citeqa.messages import catalogue_languages
 from citeqa.reader.reader import Reader
 from citeqa.records import Answer, Citation, Highlight, Hit, Span
 from citeqa.text.analysis import fold_accents, query_terms
@@ -163,20 +164,29 @@ class AnswerPipeline:
         self.idf = data.lexical_idf()
         self.default_idf = math.log(1 + len(data.chunks))
         self.default_lang = data.majority_lang()
-        langs = corpus_languages((d.lang for d in data.documents.values()), (c.lang for c in data.chunks))
-        self.question_langs = question_candidates(langs)  #: what a question may be read as
+        #: the corpus's languages (they break a tie) and what a question may be read as (those and the interface's)
+        self.corpus_langs = corpus_languages((d.lang for d in data.documents.values()), (c.lang for c in data.chunks))
+        self.question_langs = question_candidates(self.corpus_langs, catalogue_languages())
 
-    def run(self, question: str, history: Sequence[str] = (), k: int = 5, language: str | None = None) -> Trace:
+    def run(
+        self,
+        question: str,
+        history: Sequence[str] = (),
+        k: int = 5,
+        language: str | None = None,
+        page_lang: str | None = None,
+    ) -> Trace:
         """Answer ``question`` (``history`` holds earlier questions) citing ``k`` passages.
 
         ``language`` overrides the detected language of the question ("any" disables the
-        preference for passages in the question's language).
+        preference for passages in the question's language); ``page_lang``, the language the
+        reader's page opened in, leans a question that could be read either way.
         """
         clock = _Clock()
         question, history = clean_question(question), clean_history(history)
         if k < 1:
             raise QuestionError("k must be at least 1")
-        asked = self.prepare(question, history, language, clock)
+        asked = self.prepare(question, history, language, clock, page_lang)
         retrieval = self.retrieve(asked, k, clock)
         extraction = self.extract(asked, retrieval, clock)
         chosen, spans = clock.step("choose", lambda: self.choose(extraction, asked.prefer))
@@ -199,24 +209,26 @@ class AnswerPipeline:
             retrieval.vector,
         )
 
-    def claim_inputs(self, claim: str, k: int = 5) -> ClaimInputs:
-        """The claim stages before judging: prepare and retrieve ``claim`` as a question, then split
-        every hit into sentences and give each its cosine to the claim's vector."""
+    def claim_inputs(self, claim: str, k: int = 5, page_lang: str | None = None) -> ClaimInputs:
+        """The claim stages before judging: prepare and retrieve ``claim`` as a question (``page_lang``
+        as for :meth:`run`), then split every hit into sentences and give each its cosine to the claim's vector."""
         claim = clean_claim(claim)
         if k < 1:
             raise QuestionError("k must be at least 1")
         clock = _Clock()  # a check reports its own latency; the steps' timings are not kept
-        asked = self.prepare(claim, (), None, clock)
+        asked = self.prepare(claim, (), None, clock, page_lang)
         retrieval = self.retrieve(asked, k, clock)
         hits = retrieval.hits
         cands = candidates_from([(i, h.chunk.start, h.chunk.text, h.chunk.lang) for i, h in enumerate(hits)])
         sims = self.span_similarities(cands, hits, retrieval.vector)
         return ClaimInputs(claim, asked.language, hits, tuple(cands), tuple(sims))
 
-    def prepare(self, question: str, history: tuple[str, ...], language: str | None, clock: _Clock) -> Asked:
+    def prepare(
+        self, question: str, history: tuple[str, ...], language: str | None, clock: _Clock, page_lang: str | None = None
+    ) -> Asked:
         """The cleaned ``question``'s language, the language preferred among passages (``language``
         overrides; "any": none) and the retrieval query."""
-        lang = clock.step("language", lambda: self.question_language(question, history))
+        lang = clock.step("language", lambda: self.question_language(question, history, page_lang))
         prefer = None if language == "any" else (language if language else lang)
         query = clock.step("query", lambda: self.retrieval_query(question, history))
         return Asked(question, history, lang, prefer, query)
@@ -236,11 +248,13 @@ class AnswerPipeline:
         feats = np.hstack([feats, reader_features(cands, read, null) if self.reader is not None else _zeros(feats)])
         return Extraction(tuple(pool), wanted, tuple(cands), feats, read)
 
-    def question_language(self, question: str, history: Sequence[str] = ()) -> str:
-        """ISO 639-1 code of the question, among the corpus's languages and es/pt/en (see
-        :func:`corpus_languages`, :func:`question_candidates`): the question decides, the history
-        breaks a tie, the corpus's main language when nothing can be told."""
-        return question_language(question, history, self.question_langs, self.default_lang)
+    def question_language(self, question: str, history: Sequence[str] = (), page_lang: str | None = None) -> str:
+        """ISO 639-1 code of the question, among the interface's and the corpus's languages (see
+        :func:`question_candidates`, :func:`question_language`): the question decides, leaning to
+        ``page_lang``; the history, then the corpus's languages break a tie; the corpus's main
+        language when nothing can be told."""
+        langs, corpus = self.question_langs, self.corpus_langs
+        return question_language(question, history, langs, self.default_lang, corpus, page_lang)
 
     def retrieval_query(self, question: str, history: Sequence[str]) -> str:
         """The text to search with: the question, plus the last turn when it leans on it."""

@@ -5,7 +5,8 @@ The conversation lives in the page session's state (``gr.State``); a download is
 the page asks for one (*Prepare download*), into the session's folder in the upload cache.
 
 The turn itself is :func:`citeqa.app.chat_turns.conversation_turn`; this module lays the tab out and wires
-its events. Labels follow the language of the last turn: :func:`page_labels` relabels the tab and
+its events. A visit opens in the browser's language, which then leans every question that could be read
+either way; labels follow the language of the last turn: :func:`page_labels` relabels the tab and
 whatever ``page`` components the caller adds (the tab names, the subtitle).
 """
 
@@ -40,7 +41,8 @@ Relabel = tuple[Any, Callable[[str], Any]]
 
 @dataclass(frozen=True)
 class ChatTab:
-    """The tab's components."""
+    """The tab's components; ``browser`` holds the browser's language (None until a visit names one),
+    ``shown`` the language the page speaks now."""
 
     chat: Any
     messages: Any
@@ -62,6 +64,8 @@ class ChatTab:
     download_md: Any
     download_json: Any
     prepare: Any
+    browser: Any
+    shown: Any
 
 
 def mode_choices(lang: str) -> list[tuple[str, str]]:
@@ -76,6 +80,7 @@ def chat_layout(gr) -> ChatTab:
     en, ev = labels("en"), evidence_labels("en")
     chat = gr.HTML(chat_view.conversation_html([], "en"), elem_id="chat", js_on_load=CHAT_JS)
     messages, asked, turns, session = gr.State([]), gr.State([]), gr.State([]), gr.State("")
+    browser, shown = gr.State(None), gr.State("en")
     with gr.Row(elem_id="ask-row"):
         question = gr.Textbox(
             placeholder=en["placeholder"],
@@ -134,6 +139,8 @@ def chat_layout(gr) -> ChatTab:
         download_md,
         download_json,
         prepare,
+        browser,
+        shown,
     )
 
 
@@ -155,38 +162,42 @@ def page_labels(gr, tab: ChatTab, lang: str, page: Sequence[Relabel] = ()) -> tu
     return [c for c, _ in own], [u for _, u in own]
 
 
-def browser_language(accept_language: str | None) -> str:
-    """The first of the UI's languages that an ``Accept-Language`` header asks for ("en" when none)."""
+def browser_language(accept_language: str | None, default: str | None = "en") -> str | None:
+    """The first of the UI's languages that an ``Accept-Language`` header asks for (``default`` when none)."""
     for part in (accept_language or "").split(","):
         code = part.split(";")[0].strip().lower()[:2]
         if code in UI_LANGUAGES:
             return code
-    return "en"
+    return default
 
 
 def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None) -> None:
     """Wire the tab: a turn (Ask or Enter), clear, the mode's placeholder, the document viewer; with
-    ``app``, each visit opens in the browser's language (until the first question sets it)."""
+    ``app``, each visit opens in the browser's language, which leans every question that could be read
+    either way (each turn's labels follow the language its question is read in)."""
     relabelled, _ = page_labels(gr, tab, "en", page)
 
     if app is not None:
 
         def on_visit(request):
-            lang = browser_language(request.headers.get("accept-language") if request is not None else None)
+            asked = browser_language(request.headers.get("accept-language") if request is not None else None, None)
+            lang = asked or "en"
             _, updates = page_labels(gr, tab, lang, page)
             hint = gr.update(placeholder=labels(lang)["placeholder"])
-            return [chat_view.conversation_html([], lang), hint, chat_view.question_info_html(lang), *updates]
+            opened = [chat_view.conversation_html([], lang), hint, chat_view.question_info_html(lang), asked, lang]
+            return [*opened, *updates]
 
         on_visit.__annotations__ = {"request": gr.Request}  # a real class: the module's annotations are strings
-        app.load(on_visit, None, [tab.chat, tab.question, tab.notice, *relabelled], api_visibility="private")
+        opened = [tab.chat, tab.question, tab.notice, tab.browser, tab.shown]
+        app.load(on_visit, None, [*opened, *relabelled], api_visibility="private")
 
-    def turn(q, md, m, a, t, sess, kk, lang, conf):
-        out = conversation_turn(holder, q, md, m, a, t, kk, lang, conf)
+    def turn(q, md, m, a, t, sess, kk, lang, conf, browser):
+        out = conversation_turn(holder, q, md, m, a, t, kk, lang, conf, browser)
         _, updates = page_labels(gr, tab, out.lang, page)
         if out.refusal:  # nothing joins the conversation; the box keeps the text
             shown = chat_view.question_info_html(out.lang, out.refusal)
             skipped = [gr.skip()] * 5 + [gr.skip(), shown, gr.skip(), gr.skip()]
-            return [*skipped, *updates]
+            return [*skipped, out.lang, *updates]
         sess = sess or secrets.token_hex(12)
         ev = evidence_labels(out.lang)
         hint = ev["check_placeholder"] if md == "check" else labels(out.lang)["placeholder"]
@@ -200,6 +211,7 @@ def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None
             chat_view.question_info_html(out.lang),
             gr.update(value=None, visible=False, label=ev["download_md"]),  # the conversation changed:
             gr.update(value=None, visible=False, label=ev["download_json"]),  # prepared again on request
+            out.lang,
             *updates,
         ]
 
@@ -213,38 +225,15 @@ def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None
         tab.notice,
         tab.download_md,
         tab.download_json,
+        tab.shown,
         *relabelled,
     ]
     inputs = [tab.question, tab.mode, tab.messages, tab.asked, tab.turns, tab.session, tab.k, tab.language]
-    inputs.append(tab.confidence)
+    inputs += [tab.confidence, tab.browser]
     tab.send.click(turn, inputs, outputs, api_visibility="private")
     tab.question.submit(turn, inputs, outputs, api_visibility="private")
-    tab.clear.click(
-        lambda: (
-            chat_view.conversation_html([], "en"),
-            [],
-            [],
-            [],
-            "",
-            chat_view.question_info_html("en"),
-            gr.update(value=None, visible=False),
-            gr.update(value=None, visible=False),
-            gr.update(visible=False),
-        ),
-        None,
-        [tab.chat, tab.messages, tab.asked, tab.turns, tab.question, tab.notice, tab.download_md, tab.download_json]
-        + [tab.viewer],
-        api_visibility="private",
-    )
+    clear_events(gr, tab, page)
     _download_events(gr, holder, tab)
-    tab.mode.change(
-        lambda md: gr.update(
-            placeholder=evidence_labels("en")["check_placeholder"] if md == "check" else labels("en")["placeholder"]
-        ),
-        tab.mode,
-        tab.question,
-        api_visibility="private",
-    )
 
     def show_document(evt):
         html, error = open_document(holder, getattr(evt, "_data", None))
@@ -272,3 +261,29 @@ def _download_events(gr, holder, tab: ChatTab) -> None:
 
     outputs = [tab.download_md, tab.download_json]
     tab.prepare.click(prepare, [tab.turns, tab.session], outputs, api_visibility="private")
+
+
+def clear_events(gr, tab: ChatTab, page: Sequence[Relabel] = ()) -> None:
+    """Clear empties the conversation and the page goes back to the browser's language; a change of
+    mode sets the box's hint in the language the page speaks."""
+    relabelled, _ = page_labels(gr, tab, "en", page)
+
+    def clear(browser):
+        lang = browser or "en"
+        _, updates = page_labels(gr, tab, lang, page)
+        box = gr.update(value="", placeholder=labels(lang)["placeholder"])
+        hidden = gr.update(value=None, visible=False)  # a prepared download goes with the conversation
+        emptied = [[], [], [], box, chat_view.question_info_html(lang), hidden, hidden]
+        return [chat_view.conversation_html([], lang), *emptied, gr.update(visible=False), lang, *updates]
+
+    emptied = [tab.messages, tab.asked, tab.turns, tab.question, tab.notice, tab.download_md, tab.download_json]
+    outputs = [tab.chat, *emptied, tab.viewer, tab.shown, *relabelled]
+    tab.clear.click(clear, tab.browser, outputs, api_visibility="private")
+    tab.mode.change(
+        lambda md, lang: gr.update(
+            placeholder=evidence_labels(lang)["check_placeholder"] if md == "check" else labels(lang)["placeholder"]
+        ),
+        [tab.mode, tab.shown],
+        tab.question,
+        api_visibility="private",
+    )

@@ -51,12 +51,15 @@ def conversation_turn(
     k: Any,
     language: str | None = "auto",
     show_confidence: bool = True,
+    page_lang: str | None = None,
 ) -> TurnResult:
     """Answer ``text`` or check it as a claim (``mode`` "check", or "auto" and it reads as a statement:
     :func:`citeqa.answer.claims.looks_like_claim`); the record joins ``turns`` for the downloads.
+    ``page_lang``, the language the page opened in (the browser's), leans a question that could be
+    read either way and speaks for input that cannot be read at all.
 
     Blank or over-long input, and any error, is refused: the conversation stays as it was and
-    ``refusal`` says why, in the language of the input (or of the last question).
+    ``refusal`` says why, in the language of the input (or of the last question, or of the page).
     """
     from citeqa.answer.claims import looks_like_claim
 
@@ -64,15 +67,16 @@ def conversation_turn(
     engine = holder.engine
     text = text if isinstance(text, str) else ""
     checking = mode == "check" or (mode == "auto" and looks_like_claim(text))
-    lang = _input_language(engine, text, asked)
+    lang = _input_language(engine, text, asked, page_lang)
     refusal = chat_view.input_refusal(text, lang, checking)
     if refusal is not None:
         return TurnResult(messages, asked, turns, "", lang, checking, refusal)
     try:
         if checking:
-            record = engine.check(text, k=int(k))
+            record = engine.check(text, k=int(k), page_lang=page_lang)
         else:
-            record = engine.ask(text, history=tuple(asked), k=int(k), language=engine_language(language))
+            language = engine_language(language)
+            record = engine.ask(text, history=tuple(asked), k=int(k), language=language, page_lang=page_lang)
     except CiteqaError as exc:
         return TurnResult(messages, asked, turns, "", lang, checking, f"{labels(lang)['error']}: {exc}")
     docs, turn = engine.data.documents, chat_view.next_turn(messages)
@@ -96,11 +100,14 @@ def conversation_turn(
     return TurnResult(messages, asked + [record.question], turns, sources, record.language)
 
 
-def _input_language(engine: Engine, text: str, asked: Sequence[str]) -> str:
-    """The language to speak about ``text`` in: its own, else the last question's, else English."""
+def _input_language(engine: Engine, text: str, asked: Sequence[str], page_lang: str | None = None) -> str:
+    """The language to speak about ``text`` in: its own, else the last question's, else the page's
+    (English without one)."""
     if text.strip():
-        return engine.question_language(text[:500], tuple(asked))
-    return engine.question_language(asked[-1]) if asked else "en"
+        return engine.question_language(text[:500], tuple(asked), page_lang)
+    if asked:
+        return engine.question_language(asked[-1], page_lang=page_lang)
+    return page_lang or "en"
 
 
 def chat_turn(
@@ -111,13 +118,14 @@ def chat_turn(
     k: Any,
     language: str | None = "auto",
     show_confidence: bool = True,
+    page_lang: str | None = None,
 ) -> tuple[list[dict], list[str], str, str, str]:
     """One question turn: the reply goes into the chat, the sources into the panel below.
 
     Returns the messages, the questions asked so far, the sources HTML, the cleared
     question box, and the language of the turn (for the labels).
     """
-    out = conversation_turn(holder, question, "ask", messages, asked, [], k, language, show_confidence)
+    out = conversation_turn(holder, question, "ask", messages, asked, [], k, language, show_confidence, page_lang)
     return out.messages, out.asked, out.sources, "", out.lang
 
 

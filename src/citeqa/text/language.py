@@ -2,17 +2,20 @@
 
 Which languages those are is data (``languages.json``, see docs/languages.md), not a list in
 code: :func:`detected_languages` are the embedding model's languages that lingua also knows,
-:func:`supported_languages` those of them that also have a Snowball stemmer. Restricting the candidates
-matters: with every language loaded, short Spanish and Portuguese questions are often taken
-for Galician, Catalan or Italian, so a question is only ever read as one of the corpus's
-languages or of :data:`QUESTION_LANGUAGES` (:func:`question_candidates`). The detector is
-built once, on first use, and shared by the documents, the chunks and the questions; its
-confidences, renormalised over a set of candidates, are those of a detector of only those.
+:func:`supported_languages` those of them that also have a Snowball stemmer. A question is read
+as one of the languages the interface speaks or the corpus's (:func:`question_candidates`): with every
+language loaded, short Spanish and Portuguese questions are often taken for Galician. Among those, names
+and numbers are set aside and function words counted (:func:`question_ranking`), the page's language
+leans a close reading and the corpus's languages only break a tie (:func:`question_language`). Detectors
+are built on first use and shared by the documents, the chunks and the questions; their confidences,
+renormalised over a set of candidates, are those of a detector of only those.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -49,12 +52,6 @@ def stemmer_name(lang: str) -> str | None:
 def supported_languages() -> tuple[str, ...]:
     """Languages read in full: detected, with their own stemmer (and stopwords where bm25s has them)."""
     return tuple(code for code in detected_languages() if stemmer_name(code) is not None)
-
-
-#: Languages a question may be read as even when no passage is in them (besides the corpus's).
-#: Adding de/fr/it/ca here made 3 of the 93 claims of eval/claims.jsonl (es/pt/en) read as de or fr
-#: (names and numbers outweigh three English words), so the others count only where the corpus has them.
-QUESTION_LANGUAGES = ("es", "pt", "en")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,27 +132,112 @@ def corpus_languages(document_langs: Iterable[str], passage_langs: Iterable[str]
     return frozenset(document_langs) | {lang for lang, n in counts.items() if n >= MIN_PASSAGE_SHARE * total}
 
 
-def question_candidates(corpus_langs: Collection[str]) -> tuple[str, ...]:
-    """What a question may be read as: the corpus's languages and :data:`QUESTION_LANGUAGES`,
-    in the detector's order (a corpus language it does not know is left out)."""
-    wanted = set(corpus_langs) | set(QUESTION_LANGUAGES)
+def question_candidates(corpus_langs: Collection[str], interface: Collection[str]) -> tuple[str, ...]:
+    """What a question may be read as: every language the interface speaks and the corpus's languages,
+    in the detector's order (a language the detector does not know is left out)."""
+    wanted = set(corpus_langs) | set(interface)
     return tuple(lang for lang in detected_languages() if lang in wanted)
 
 
-#: Two languages whose shares of the question's detection differ by less than this are a tie,
-#: which the conversation breaks ("GLM-5?" reads as en, es and pt alike).
+#: Two languages whose shares of the question's reading differ by less than this are a tie,
+#: which the conversation breaks, then the corpus's languages ("GLM-5?" reads as en, es and pt alike).
 TIE_MARGIN = 0.05
+#: How much likelier the page's language (the browser's) is before the question is read: it decides
+#: between readings the question leaves close, never against a clear one.
+PRIOR_WEIGHT = 2.0
+#: How much a question's function words weigh against lingua's confidence: a language's share is
+#: multiplied by exp(weight x the share of the question's words that are its function words).
+FUNCTION_WORD_WEIGHT = 3.0
 
 
-def question_language(question: str, history: Sequence[str], candidates: tuple[str, ...], default: str) -> str:
-    """The language of ``question`` among ``candidates``: the question decides; the latest earlier
-    question that can be told breaks a tie; ``default`` when nothing can be told."""
-    found = ranked(question, candidates)
+@cache
+def function_words() -> dict[str, frozenset[str]]:
+    """Each interface language's function words (``function_words.json``): articles, prepositions,
+    auxiliaries and question words tell a short question's language when names and numbers do not."""
+    text = resources.files("citeqa.text").joinpath("function_words.json").read_text(encoding="utf-8")
+    return {lang: frozenset(words) for lang, words in json.loads(text).items() if not lang.startswith("_")}
+
+
+_TOKEN = re.compile(r"\w[\w'’·-]*")
+_WORD = re.compile(r"[^\W\d_]+(?:['’](?=[^\W\d_]))?")
+
+
+def words(text: str) -> list[str]:
+    """The lower-case words of ``text``; an elided article keeps its apostrophe ("l'", "d'")."""
+    return [w.replace("’", "'") for w in _WORD.findall(text.lower())]
+
+
+def _name_like(token: str, first: bool) -> bool:
+    """A token that says nothing of a question's language: a number or code (GLM-5, H100), an acronym
+    or brand with inner capitals (API, iPhone, openPangu), a capitalised word past the first (Huawei),
+    a possessive ("Huawei's"; not "what's")."""
+    possessive = re.fullmatch(r"(.+)['’]s", token)
+    return (
+        any(c.isdigit() for c in token)
+        or any(c.isupper() for c in token[1:])
+        or (not first and token[:1].isupper())
+        or (possessive is not None and not _is_function_word(possessive.group(1).lower()))
+    )
+
+
+def language_evidence(text: str) -> str:
+    """``text`` without its names and numbers (:func:`_name_like`), '' when nothing else is left: they
+    outweigh a short question's own words ("Huawei's openPangu 2.0 has 505 billion parameters." read as
+    German). A lone capitalised word is a name too ("Huawei?")."""
+    kept = [t for i, t in enumerate(_TOKEN.findall(text)) if not _name_like(t, i == 0)]
+    lone_name = len(kept) == 1 and kept[0][:1].isupper() and not _is_function_word(kept[0].lower())
+    return " ".join(kept) if not lone_name and any(c.isalpha() for t in kept for c in t) else ""
+
+
+def _is_function_word(word: str) -> bool:
+    return any(word in marks for marks in function_words().values())
+
+
+def question_ranking(question: str, candidates: Collection[str], prior: str | None = None) -> tuple[Detection, ...]:
+    """Each of ``candidates`` with its share of the evidence that ``question`` is in it, most likely first:
+    lingua's confidence on :func:`language_evidence`, weighed by the language's function words among the
+    question's words and by :data:`PRIOR_WEIGHT` for ``prior`` (the page's language). Empty when the
+    question has nothing but names and numbers."""
+    evidence = language_evidence(question)
+    found = ranked(evidence, candidates) if evidence else ()
+    said, marks = words(question), function_words()
+    scores = {}
+    for d in found:
+        own = marks.get(d.lang, frozenset())
+        share = sum(w in own or w.rstrip("'") in own for w in said) / max(len(said), 1)  # what's: what
+        scores[d.lang] = (
+            d.confidence * math.exp(FUNCTION_WORD_WEIGHT * share) * (PRIOR_WEIGHT if d.lang == prior else 1)
+        )
+    total = sum(scores.values())
+    ordered = sorted(scores.items(), key=lambda kv: -kv[1])
+    return tuple(Detection(lang, score / total if total > 0 else 0.0) for lang, score in ordered)
+
+
+def question_language(
+    question: str,
+    history: Sequence[str],
+    candidates: Collection[str],
+    default: str,
+    corpus: Collection[str] = (),
+    prior: str | None = None,
+) -> str:
+    """The language of ``question`` among ``candidates`` (:func:`question_ranking`, leaning to ``prior``,
+    the page's language). Readings within :data:`TIE_MARGIN` of the best are a tie, which the latest
+    earlier question that can be told breaks, else the ``corpus``'s languages. A question of names and
+    numbers only takes the conversation's language, else ``prior``, else ``default``."""
+    found = question_ranking(question, candidates, prior)
+    if not found:
+        return _earlier_language(history, candidates, prior) or (prior if prior in candidates else default)
     tied = [d.lang for d in found if found[0].confidence - d.confidence < TIE_MARGIN]
-    if len(tied) == 1:
-        return tied[0]
+    if len(tied) > 1 and (earlier := _earlier_language(history, candidates, prior)) in tied:
+        return earlier
+    return next((lang for lang in tied if lang in corpus), tied[0])
+
+
+def _earlier_language(history: Sequence[str], candidates: Collection[str], prior: str | None) -> str | None:
+    """The reading of the latest earlier question that has words of its own, None when none has."""
     for earlier in reversed(history):
-        prior = detect(earlier, candidates).lang
-        if prior is not None:
-            return prior if prior in tied or not tied else tied[0]
-    return tied[0] if tied else default
+        found = question_ranking(earlier, candidates, prior)
+        if found:
+            return found[0].lang
+    return None
