@@ -15,7 +15,8 @@ from citeqa.answer.claims import ClaimCheck, ClaimThresholds
 from citeqa.answer.pipeline import AnswerPipeline, ClaimInputs, Trace
 from citeqa.answer.scoring import has_reader_weights
 from citeqa.answer.settings import AnswerSettings
-from citeqa.embedding import Embedder, encode_queries, load_embedder
+from citeqa.answer.work import WorkQueue
+from citeqa.embedding import Embedder, encode_queries, load_embedder, token_counter
 from citeqa.errors import ConfigError
 from citeqa.index.manifest import check_model
 from citeqa.index.store import IndexData, load_index
@@ -39,8 +40,10 @@ def make_reader(model: str, mode: ReaderMode = "auto") -> Reader | None:
 
 
 class Engine:
-    """Answers questions from one index. Thread-safe for concurrent ``ask`` calls. ``settings``:
-    those fitted for the index's model when None (:meth:`AnswerSettings.for_model`)."""
+    """Answers questions from one index. Thread-safe for concurrent ``ask`` calls, whose model calls
+    take turns in ``work`` (:class:`~citeqa.answer.work.WorkQueue`: the least-served question
+    first; a queue of its own when None). ``settings``: those fitted for the index's model when
+    None (:meth:`AnswerSettings.for_model`)."""
 
     def __init__(
         self,
@@ -49,13 +52,15 @@ class Engine:
         settings: AnswerSettings | None = None,
         index_dir: Path | None = None,
         reader: Reader | None = None,
+        work: WorkQueue | None = None,
     ) -> None:
         self.data = data
         self.embedder = embedder
         self.index_dir = index_dir
         self.reader = reader
+        self.work = work if work is not None else WorkQueue()
         self._lock = threading.Lock()
-        self.pipeline = AnswerPipeline(data, self._encode_queries, settings, reader)
+        self.pipeline = AnswerPipeline(data, self._encode_queries, settings, reader, token_counter(embedder), self.work)
 
     @classmethod
     def open(
@@ -104,10 +109,10 @@ class Engine:
             self.ask(sample[:120])
 
     def reload(self) -> Engine:
-        """A new engine over the live index, sharing this one's loaded model."""
+        """A new engine over the live index, sharing this one's loaded models and work queue."""
         if self.index_dir is None:
             return self
-        return Engine(load_index(self.index_dir), self.embedder, self.settings, self.index_dir, self.reader)
+        return Engine(load_index(self.index_dir), self.embedder, self.settings, self.index_dir, self.reader, self.work)
 
     def question_language(self, question: str, history: Sequence[str] = ()) -> str:
         """The language a question is answered in (see :meth:`AnswerPipeline.question_language`)."""

@@ -8,8 +8,9 @@ imported the first time the ONNX file has to be built.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,10 +18,12 @@ import numpy as np
 
 from citeqa.errors import ModelError
 from citeqa.reader.decode import SpanScore, best_spans, window_spans
-from citeqa.reader.windows import make_windows
+from citeqa.reader.windows import first_windows, make_windows
 
 #: Windows run through the model together.
 BATCH = 8
+#: Waits for a model call's turn (given its tokens) and holds it inside (:meth:`WorkQueue.turn`).
+Turn = Callable[[int], contextlib.AbstractContextManager[None]]
 
 
 @dataclass(frozen=True)
@@ -72,16 +75,29 @@ class Reader:
         options.log_severity_level = 3
         self._session = ort.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
 
-    def read(self, question: str, passages: Sequence[str], top: int = 10) -> Reading:
-        """The ``top`` best spans of ``question`` over ``passages`` (character ranges of each)."""
+    def read(
+        self,
+        question: str,
+        passages: Sequence[str],
+        top: int = 10,
+        max_windows: int | None = None,
+        turn: Turn | None = None,
+    ) -> Reading:
+        """The ``top`` best spans of ``question`` over ``passages`` (character ranges of each).
+
+        ``max_windows`` bounds the windows run (each passage's first ones first, see
+        :func:`first_windows`); ``turn`` is waited for before each batch, with its tokens (the
+        engine's :class:`~citeqa.answer.work.WorkQueue`).
+        """
         self.warm_up()
-        windows = make_windows(self._tok, question, passages)
+        windows = first_windows(make_windows(self._tok, question, passages), max_windows)
         spans: list[SpanScore] = []
         null = [float("inf")] * len(passages)
         order = sorted(range(len(windows)), key=lambda i: len(windows[i].ids))
         for lo in range(0, len(order), BATCH):
             part = [windows[i] for i in order[lo : lo + BATCH]]
-            starts, ends = self._run(part)
+            with turn(sum(len(w.ids) for w in part)) if turn is not None else contextlib.nullcontext():
+                starts, ends = self._run(part)
             for w, s, e in zip(part, starts, ends):
                 found = window_spans(w, s, e, top)
                 spans.extend(found)
