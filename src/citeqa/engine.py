@@ -22,7 +22,6 @@ from citeqa.index.manifest import check_model
 from citeqa.index.store import IndexData, load_index
 from citeqa.reader.reader import Reader
 from citeqa.records import Answer, DocumentInfo
-from citeqa.text.language import detect
 
 #: Whether answers use the trained reader: where it was fitted for the model, always, or never.
 ReaderMode = Literal["auto", "on", "off"]
@@ -99,13 +98,18 @@ class Engine:
         return frozenset(c.lang for c in self.data.chunks)
 
     def warm_up(self) -> None:
-        """Load the models and the language detector now, not on the first question."""
+        """Load the models and the question's language detector now, not on the first question.
+
+        Only what questions use: the detector of passages (a coarse pass over every language,
+        then a fine one) loads with the first upload, for files a server may never be sent.
+        lingua loads its models as the text it reads needs them: the questions' detector took
+        106 MB here, warming the passages' one 7-29 MB more, and detecting the 55 passages of
+        ``corpus/`` whole 146 MB more (bench/memory.py)."""
         self._encode_queries(["warm up"])
         if self.reader is not None:
             self.reader.warm_up()
         for lang in sorted(self.corpus_langs):
             sample = next(c.text for c in self.data.chunks if c.lang == lang)
-            detect(sample[:200])
             self.ask(sample[:120])
 
     def reload(self) -> Engine:
