@@ -56,7 +56,8 @@ def long_text(questions: list[str], start: int, chars: int = MAX_CHARS) -> str:
     while sum(len(p) + 1 for p in parts) < chars:
         parts.append(questions[i % len(questions)])
         i += 1
-    return " ".join(parts)[:chars].rstrip()
+    text = " ".join(parts)[:chars]
+    return text[:-1] + "?" if text.endswith(" ") else text  # all ``chars`` count: none is a trailing space
 
 
 def requests(questions: list[str], r: int) -> dict[str, tuple[str, list[str], int]]:
