@@ -23,6 +23,7 @@ import numpy as np
 
 from citeqa.answer.answer_types import highlight_in, short_answer_in
 from citeqa.answer.backend import RetrievalBackend
+from citeqa.answer.bounds import TokenCounter
 from citeqa.answer.claims import clean_claim
 from citeqa.answer.features import FEATURES, Passage, Wanted, candidate_features
 from citeqa.answer.questions import MAX_QUESTION_CHARS, alternatives, clean_history, clean_question
@@ -32,6 +33,8 @@ from citeqa.answer.retrieval import Retriever, prefer_language
 from citeqa.answer.scoring import check_scores
 from citeqa.answer.settings import AnswerSettings, ShortAnswerSource
 from citeqa.answer.spans import Candidate, candidates_from
+from citeqa.answer.work import Ticket, WorkQueue
+from citeqa.embedding.protocol import count_pieces
 from citeqa.errors import QuestionError
 from citeqa.messages import catalogue_languages
 from citeqa.reader.reader import Reader
@@ -60,14 +63,21 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class Asked:
     """The prepare stage's output: a cleaned question, its language, the language whose passages
-    come first (None: any), and the text searched with (the question, plus the last turn for a
-    follow-up)."""
+    come first (None: any), the text searched with (the question, plus the last turn for a
+    follow-up) and ``text``, the question as matched and read: the question itself, or within
+    the settings' :class:`~citeqa.answer.bounds.RequestBounds` when it is longer (as are the
+    history and the query)."""
 
     question: str
     history: tuple[str, ...]
     language: str
     prefer: str | None
     query: str
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            object.__setattr__(self, "text", self.question)
 
 
 @dataclass(frozen=True)
@@ -145,7 +155,11 @@ class Trace:
 
 
 class AnswerPipeline:
-    """Answers questions from one index (any :class:`RetrievalBackend`) with a given query encoder."""
+    """Answers questions from one index (any :class:`RetrievalBackend`) with a given query encoder.
+
+    ``count_tokens`` counts what the encoder reads of a text (the bounds of a question are in
+    its tokens; words and signs without it); ``work`` orders the model calls of concurrent
+    questions (a queue of its own without it)."""
 
     def __init__(
         self,
@@ -153,10 +167,14 @@ class AnswerPipeline:
         encode: Callable[[list[str]], np.ndarray],
         settings: AnswerSettings | None = None,
         reader: Reader | None = None,
+        count_tokens: TokenCounter | None = None,
+        work: WorkQueue | None = None,
     ) -> None:
         self.data = data
         self.encode = encode
         self.reader = reader
+        self.count_tokens = count_tokens if count_tokens is not None else count_pieces
+        self.work = work if work is not None else WorkQueue()
         self.settings = (
             settings if settings is not None else AnswerSettings.for_model(data.model, reader=reader is not None)
         )
@@ -186,9 +204,10 @@ class AnswerPipeline:
         question, history = clean_question(question), clean_history(history)
         if k < 1:
             raise QuestionError("k must be at least 1")
+        ticket = self.work.ticket()
         asked = self.prepare(question, history, language, clock, page_lang)
-        retrieval = self.retrieve(asked, k, clock)
-        extraction = self.extract(asked, retrieval, clock)
+        retrieval = self.retrieve(asked, k, clock, ticket)
+        extraction = self.extract(asked, retrieval, clock, ticket)
         chosen, spans = clock.step("choose", lambda: self.choose(extraction, asked.prefer))
         answer = clock.step("answer", lambda: self.record(asked, retrieval.hits, extraction, spans, chosen, k))
         answer = replace(answer, latency_ms=round(clock.total_ms(), 3))
@@ -217,7 +236,7 @@ class AnswerPipeline:
             raise QuestionError("k must be at least 1")
         clock = _Clock()  # a check reports its own latency; the steps' timings are not kept
         asked = self.prepare(claim, (), None, clock, page_lang)
-        retrieval = self.retrieve(asked, k, clock)
+        retrieval = self.retrieve(asked, k, clock, self.work.ticket())
         hits = retrieval.hits
         cands = candidates_from([(i, h.chunk.start, h.chunk.text, h.chunk.lang) for i, h in enumerate(hits)])
         sims = self.span_similarities(cands, hits, retrieval.vector)
@@ -227,24 +246,38 @@ class AnswerPipeline:
         self, question: str, history: tuple[str, ...], language: str | None, clock: _Clock, page_lang: str | None = None
     ) -> Asked:
         """The cleaned ``question``'s language, the language preferred among passages (``language``
-        overrides; "any": none) and the retrieval query."""
-        lang = clock.step("language", lambda: self.question_language(question, history, page_lang))
+        overrides; "any": none) and the retrieval query, from the question and history within the
+        settings' bounds."""
+        bounds = self.settings.bounds
+        text, history = clock.step(
+            "bound",
+            lambda: (bounds.question(question, self.count_tokens), bounds.history(history, self.count_tokens)),
+        )
+        lang = clock.step("language", lambda: self.question_language(text, history, page_lang))
         prefer = None if language == "any" else (language if language else lang)
-        query = clock.step("query", lambda: self.retrieval_query(question, history))
-        return Asked(question, history, lang, prefer, query)
+        query = clock.step("query", lambda: self.retrieval_query(text, history))
+        return Asked(question, history, lang, prefer, query, text)
 
-    def retrieve(self, asked: Asked, k: int, clock: _Clock) -> Retrieval:
-        """The query's vector and the best ``max(k, pool)`` passages for it."""
-        vector = clock.step("encode", lambda: self.encode([asked.query])[0])
+    def retrieve(self, asked: Asked, k: int, clock: _Clock, ticket: Ticket | None = None) -> Retrieval:
+        """The query's vector and the best ``max(k, pool)`` passages for it. The encoding waits for
+        ``ticket``'s turn in the work queue (a new ticket's without one)."""
+        ticket = ticket if ticket is not None else self.work.ticket()
+
+        def encode() -> np.ndarray:
+            with ticket.turn(self.count_tokens(asked.query)):
+                return self.encode([asked.query])[0]
+
+        vector = clock.step("encode", encode)
         hits = self.retriever.search(asked.query, vector, max(k, self.settings.pool), timings=clock.timings)
         return Retrieval(vector, tuple(hits))
 
-    def extract(self, asked: Asked, retrieval: Retrieval, clock: _Clock) -> Extraction:
-        """Candidate spans of the answer passages, their features and the reader's spans."""
+    def extract(self, asked: Asked, retrieval: Retrieval, clock: _Clock, ticket: Ticket | None = None) -> Extraction:
+        """Candidate spans of the answer passages, their features and the reader's spans (read in
+        ``ticket``'s turns)."""
         hits = retrieval.hits
         pool = self._answer_pool(hits, asked.prefer)
         wanted, cands, feats = clock.step("candidates", lambda: self.candidates(asked, pool, hits, retrieval.vector))
-        read, null = clock.step("read", lambda: self.read(asked.question, hits, pool))
+        read, null = clock.step("read", lambda: self.read(asked.text, hits, pool, ticket))
         feats = np.hstack([feats, reader_features(cands, read, null) if self.reader is not None else _zeros(feats)])
         return Extraction(tuple(pool), wanted, tuple(cands), feats, read)
 
@@ -267,14 +300,14 @@ class AnswerPipeline:
     ) -> tuple[Wanted, list[Candidate], np.ndarray]:
         """What the question asks for, the answer candidates from the passages ``pool`` (indexes of
         ``hits``) and their feature rows."""
-        wanted = Wanted.of(asked.question, asked.query)
+        wanted = Wanted.of(asked.text, asked.query)
         cands = candidates_from([(i, hits[i].chunk.start, hits[i].chunk.text, hits[i].chunk.lang) for i in pool])
         passages = [Passage(h.chunk.text, h.chunk.lang, h.dense, h.score) for h in hits]
         return (
             wanted,
             cands,
             candidate_features(
-                asked.question,
+                asked.text,
                 asked.query,
                 asked.language,
                 cands,
@@ -287,13 +320,20 @@ class AnswerPipeline:
         )
 
     def read(
-        self, question: str, hits: Sequence[Hit], pool: Sequence[int]
+        self, question: str, hits: Sequence[Hit], pool: Sequence[int], ticket: Ticket | None = None
     ) -> tuple[tuple[ReadSpan, ...], dict[int, float]]:
-        """The reader's spans over the passages ``pool`` and each one's no-answer score (none when off)."""
+        """The reader's spans over the passages ``pool`` and each one's no-answer score (none when
+        off): at most the bounds' windows, each batch in ``ticket``'s turn."""
         if self.reader is None or not pool:
             return (), {}
         pool = sorted(pool)[: self.settings.reader_passages]
-        reading = self.reader.read(question, [hits[i].chunk.text for i in pool])
+        ticket = ticket if ticket is not None else self.work.ticket()
+        reading = self.reader.read(
+            question,
+            [hits[i].chunk.text for i in pool],
+            max_windows=self.settings.bounds.reader_windows,
+            turn=ticket.turn,
+        )
         placed = read_spans(reading, pool, [hits[i].chunk.start for i in pool])
         return placed, dict(zip(pool, reading.null))
 
@@ -384,7 +424,7 @@ class AnswerPipeline:
         short = _reader_short(cand, read) if mode == "reader" else None
         if short is None:
             terms = set(query_terms(asked.query, (cand.lang,)))
-            short = short_answer_in(cand.text, cand.lang, wanted.kind, wanted.words, terms, question=asked.question)
+            short = short_answer_in(cand.text, cand.lang, wanted.kind, wanted.words, terms, question=asked.text)
         if short is None and mode == "rules-then-reader":
             short = _reader_short(cand, read)
         return short

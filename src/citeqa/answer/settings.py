@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from citeqa.answer.bounds import RequestBounds
 from citeqa.answer.judge import ClaimThresholds, claim_thresholds
 from citeqa.answer.retrieval import FITTED_RETRIEVAL, RetrievalSettings
 from citeqa.answer.scoring import ScoringModel, check_weights_keys, read_weights
@@ -26,7 +27,7 @@ from citeqa.errors import ConfigError
 #: Sources of the short answer (see :attr:`AnswerSettings.short_answers`).
 ShortAnswerSource = Literal["reader", "rules", "rules-then-reader"]
 #: Settings made of named parts, which overrides reach as ``"<part>.<name>"``.
-_NESTED = ("retrieval", "claims")
+_NESTED = ("retrieval", "claims", "bounds")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,8 @@ class AnswerSettings:
     #: window of up to 256 tokens; see docs/benchmarks.md). Reading 2 instead of 4 lost answers
     #: out of fold (accuracy 0.673 / 0.576 against 0.717 / 0.624 on the two dev sets).
     reader_passages: int = 4
+    #: What one question may bring to the models (question and history tokens, reader windows).
+    bounds: RequestBounds = RequestBounds()
 
     @classmethod
     def for_model(cls, model: str, reader: bool = False) -> AnswerSettings:

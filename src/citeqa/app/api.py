@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from citeqa.app.display import engine_language
-from citeqa.app.holder import EngineHolder
+from citeqa.app.holder import ANSWER_CONCURRENCY, ANSWER_GROUP, EngineHolder
 from citeqa.app.validation import DEFAULT_K, ApiError, AskRequest, CheckRequest, error_record
 from citeqa.errors import CiteqaError, QuestionError, RequestError
 
@@ -86,8 +86,9 @@ def add_endpoints(gr, holder: EngineHolder) -> None:
         """Whether the documents support a claim (the claim check record), or an error record."""
         return check_record(holder, claim, k)
 
-    gr.api(ask, api_name="ask")
-    gr.api(check, api_name="check")
+    group = {"concurrency_limit": ANSWER_CONCURRENCY, "concurrency_id": ANSWER_GROUP}
+    gr.api(ask, api_name="ask", **group)
+    gr.api(check, api_name="check", **group)
 
 
 def arguments_of(api_name: str) -> tuple[str, ...] | None:

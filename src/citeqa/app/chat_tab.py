@@ -22,6 +22,7 @@ from typing import Any
 from citeqa.app import chat_view, display
 from citeqa.app.assets import CHAT_JS, VIEWER_JS
 from citeqa.app.chat_turns import conversation_turn, download_files, downloads_dir, open_document
+from citeqa.app.holder import ANSWER_CONCURRENCY, ANSWER_GROUP
 from citeqa.app.validation import language_choices
 from citeqa.errors import CiteqaError
 from citeqa.messages import UI_LANGUAGES, evidence_labels, labels
@@ -230,8 +231,9 @@ def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None
     ]
     inputs = [tab.question, tab.mode, tab.messages, tab.asked, tab.turns, tab.session, tab.k, tab.language]
     inputs += [tab.confidence, tab.browser]
-    tab.send.click(turn, inputs, outputs, api_visibility="private")
-    tab.question.submit(turn, inputs, outputs, api_visibility="private")
+    group = {"concurrency_limit": ANSWER_CONCURRENCY, "concurrency_id": ANSWER_GROUP}
+    tab.send.click(turn, inputs, outputs, api_visibility="private", **group)
+    tab.question.submit(turn, inputs, outputs, api_visibility="private", **group)
     clear_events(gr, tab, page)
     _download_events(gr, holder, tab)
 

@@ -5,7 +5,7 @@ Importing this package loads no model; an embedder loads its model on first use.
 """
 
 from citeqa.embedding.e5 import E5_MODEL, E5Embedder, is_e5
-from citeqa.embedding.protocol import Embedder, encode_queries
+from citeqa.embedding.protocol import Embedder, encode_queries, token_counter
 from citeqa.embedding.sbert import (
     BACKEND_ENV,
     BACKENDS,
@@ -26,6 +26,7 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "choose_backend",
     "load_embedder",
+    "token_counter",
     "vector_kind",
 ]
 

