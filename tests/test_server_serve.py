@@ -72,7 +72,7 @@ def test_the_chat_does_not_fill_the_upload_quota(guarded_server, tmp_path: Path,
         with s.page_client() as client:
             session, chat = secrets.token_hex(6), []
             while cache_bytes(empty_cache) < 2 * quota:
-                assert join(client, turn, [question, "ask", chat, None, None, None, 10, "auto", True], session)
+                assert join(client, turn, [question, "ask", chat, None, None, None, 10, "auto", True, None], session)
                 done = wait_done(client, session)
                 assert done["success"], done
                 chat = done["output"]["data"][0]
@@ -201,7 +201,7 @@ def test_api_calls_keep_no_session_state(guarded_server, tmp_path: Path, cache_d
         with s.page_client() as page:
             session = secrets.token_hex(6)
             question = "When was the windmill built?"
-            assert join(page, turn, [question, "ask", [], None, None, None, 2, "auto", True], session)
+            assert join(page, turn, [question, "ask", [], None, None, None, 2, "auto", True, None], session)
             assert wait_done(page, session)["success"]
         assert session in holder.session_data
     finally:

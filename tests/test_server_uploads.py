@@ -194,7 +194,9 @@ def test_chat_turns_write_nothing_until_a_download_is_asked_for(served):
     with served.page_client() as client:
         session = secrets.token_hex(6)
         for question in questions:
-            done = run(served, client, "turn", [question, "ask", None, None, None, None, 2, "auto", True], session)
+            done = run(
+                served, client, "turn", [question, "ask", None, None, None, None, 2, "auto", True, None], session
+            )
             assert done[-1]["success"], done[-1]
         assert cached(served) == cache_before and legacy_downloads() == legacy_before  # nothing written
         offered = run(served, client, "prepare", [None, None], session)[-1]["output"]["data"]
@@ -204,7 +206,11 @@ def test_chat_turns_write_nothing_until_a_download_is_asked_for(served):
         assert [p.suffix for p in written] == [".json", ".md"] and legacy_downloads() == legacy_before
         assert all(p.parent.parent.name == "citeqa-downloads" and p.parent.stat().st_mode & 0o077 == 0 for p in written)
         again = run(
-            served, client, "turn", ["And the tide mill?", "ask", None, None, None, None, 2, "auto", True], session
+            served,
+            client,
+            "turn",
+            ["And the tide mill?", "ask", None, None, None, None, 2, "auto", True, None],
+            session,
         )
         assert (
             again[-1]["output"]["data"][7]["__type__"] == "update"
@@ -223,7 +229,18 @@ def test_prepared_downloads_are_swept_with_the_uploads(guarded_server, tmp_path:
     try:
         with s.page_client() as client:
             session = secrets.token_hex(6)
-            question = ["When was the windmill of Greyhill restored?", "ask", None, None, None, None, 2, "auto", True]
+            question = [
+                "When was the windmill of Greyhill restored?",
+                "ask",
+                None,
+                None,
+                None,
+                None,
+                2,
+                "auto",
+                True,
+                None,
+            ]
             assert run(s, client, "turn", question, session)[-1]["success"]
             offered = run(s, client, "prepare", [None, None], session)[-1]["output"]["data"]
             paths = [Path(o["value"]["path"]) for o in offered]
@@ -251,7 +268,18 @@ def test_citeqa_serve_leaves_no_download_behind(fixture_corpus: Path, tmp_path: 
             assert client.get("/").status_code == 200
             ids = {d["api_name"]: d["id"] for d in client.get("/config").json()["dependencies"]}
             session = secrets.token_hex(6)
-            question = ["When was the windmill of Greyhill restored?", "ask", None, None, None, None, 2, "auto", True]
+            question = [
+                "When was the windmill of Greyhill restored?",
+                "ask",
+                None,
+                None,
+                None,
+                None,
+                2,
+                "auto",
+                True,
+                None,
+            ]
             for name, data in (("turn", question), ("prepare", [None, None])):
                 event = join(client, ids[name], data, session).json()["event_id"]
                 assert messages(client, session, {event})[event][-1]["success"]

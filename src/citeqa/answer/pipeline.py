@@ -28,7 +28,7 @@ from citeqa.answer.claims import clean_claim
 from citeqa.answer.features import FEATURES, Passage, Wanted, candidate_features
 from citeqa.answer.questions import MAX_QUESTION_CHARS, alternatives, clean_history, clean_question
 from citeqa.answer.questions import words as words_of
-from citeqa.answer.reading import ReadSpan, best_inside, read_spans, reader_features
+from citeqa.answer.reading import ReadSpan, read_spans, reader_features, reader_short
 from citeqa.answer.retrieval import Retriever, prefer_language
 from citeqa.answer.scoring import check_scores
 from citeqa.answer.settings import AnswerSettings, ShortAnswerSource
@@ -421,12 +421,12 @@ class AnswerPipeline:
     ) -> tuple[int, int] | None:
         """Offsets in ``cand.text`` of the short answer, from the source the settings name."""
         mode = self.settings.short_answers
-        short = _reader_short(cand, read) if mode == "reader" else None
+        short = reader_short(cand, read) if mode == "reader" else None
         if short is None:
             terms = set(query_terms(asked.query, (cand.lang,)))
             short = short_answer_in(cand.text, cand.lang, wanted.kind, wanted.words, terms, question=asked.text)
         if short is None and mode == "rules-then-reader":
-            short = _reader_short(cand, read)
+            short = reader_short(cand, read)
         return short
 
     def _citation(self, hit: Hit) -> Citation:
@@ -454,33 +454,6 @@ def choose_span(
 
 def _zeros(feats: np.ndarray) -> np.ndarray:
     return np.zeros((len(feats), len(FEATURES) - feats.shape[1]))
-
-
-#: Characters trimmed from the ends of a reader span: an answer is "França", not "França.".
-_SPAN_TRIM = " \t\n.,;:!?¿¡\"'«»“”()[]"
-
-
-def _reader_short(cand: Candidate, read: Sequence[ReadSpan]) -> tuple[int, int] | None:
-    """The best reader span inside ``cand``, as offsets into its text, widened to whole words
-    (the reader ends spans on subword tokens: "60 tonn" for "60 tonnes") and trimmed of spaces and stops."""
-    inside = best_inside(cand, read)
-    if inside is None:
-        return None
-    a, b = whole_words(cand.text, inside.start - cand.start, inside.end - cand.start)
-    while a < b and cand.text[a] in _SPAN_TRIM:
-        a += 1
-    while b > a and cand.text[b - 1] in _SPAN_TRIM:
-        b -= 1
-    return (a, b) if b > a else None
-
-
-def whole_words(text: str, start: int, end: int) -> tuple[int, int]:
-    """``[start, end)`` widened so that it cuts no word of ``text`` in two."""
-    while 0 < start < len(text) and text[start - 1].isalnum() and text[start].isalnum():
-        start -= 1
-    while 0 < end < len(text) and text[end - 1].isalnum() and text[end].isalnum():
-        end += 1
-    return start, end
 
 
 class _Clock:

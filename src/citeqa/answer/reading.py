@@ -68,3 +68,30 @@ def best_inside(cand: Candidate, spans: Sequence[ReadSpan]) -> ReadSpan | None:
         if s.hit_index == cand.hit_index and cand.start <= s.start and s.end <= cand.end:
             return s
     return None
+
+
+#: Characters trimmed from the ends of a reader span: an answer is "França", not "França.".
+_SPAN_TRIM = " \t\n.,;:!?¿¡\"'«»“”()[]"
+
+
+def reader_short(cand: Candidate, read: Sequence[ReadSpan]) -> tuple[int, int] | None:
+    """The best reader span inside ``cand``, as offsets into its text, widened to whole words
+    (the reader ends spans on subword tokens: "60 tonn" for "60 tonnes") and trimmed of spaces and stops."""
+    inside = best_inside(cand, read)
+    if inside is None:
+        return None
+    a, b = whole_words(cand.text, inside.start - cand.start, inside.end - cand.start)
+    while a < b and cand.text[a] in _SPAN_TRIM:
+        a += 1
+    while b > a and cand.text[b - 1] in _SPAN_TRIM:
+        b -= 1
+    return (a, b) if b > a else None
+
+
+def whole_words(text: str, start: int, end: int) -> tuple[int, int]:
+    """``[start, end)`` widened so that it cuts no word of ``text`` in two."""
+    while 0 < start < len(text) and text[start - 1].isalnum() and text[start].isalnum():
+        start -= 1
+    while 0 < end < len(text) and text[end - 1].isalnum() and text[end].isalnum():
+        end += 1
+    return start, end
