@@ -62,7 +62,8 @@ def test_forwarding_headers_count_only_from_a_named_proxy(make_holder, tmp_path:
 
 def test_the_chat_does_not_fill_the_upload_quota(guarded_server, tmp_path: Path, empty_cache: Path, cache_bytes):
     """Item 4: every chat turn copied the conversation into the cache the quota counts; after ~165 turns
-    every upload got 507. Here the quota is 64 KB and the turns write more than that."""
+    every upload got 507. Turns now write nothing there (a download is written only when asked for):
+    turns whose conversations would have outgrown the 64 KB quota leave the cache as it was."""
     quota = 64 * 1024
     s = guarded_server(tmp_path / "quota", empty_cache, quota=quota)
     try:
@@ -70,12 +71,17 @@ def test_the_chat_does_not_fill_the_upload_quota(guarded_server, tmp_path: Path,
         turn = next(i for i, fn in blocks.fns.items() if getattr(fn.fn, "__name__", "") == "turn")
         question = "¿En qué año se construyó el faro de Punta Brava? " * 30
         with s.page_client() as client:
-            session, chat = secrets.token_hex(6), []
-            while cache_bytes(empty_cache) < 2 * quota:
-                assert join(client, turn, [question, "ask", chat, None, None, None, 10, "auto", True, None], session)
+            session, before = secrets.token_hex(6), cache_bytes(empty_cache)
+            per_turn = None
+            for n in range(1, 5):  # the conversation is session state: the page sends none of it
+                data = [question, "ask", None, None, None, None, 10, "auto", True, None]
+                assert join(client, turn, data, session)
                 done = wait_done(client, session)
                 assert done["success"], done
-                chat = done["output"]["data"][0]
+                shown = done["output"]["data"][0].count("Punta Brava")
+                per_turn = per_turn if per_turn is not None else shown
+                assert per_turn > 0 and shown == n * per_turn  # the turns pile up ...
+            assert cache_bytes(empty_cache) == before  # ... and nothing was written where the quota counts
             response = client.post("/gradio_api/upload", files={"files": ("note.txt", b"x" * 1000, "text/plain")})
             assert response.status_code == 200, response.text
             upload_cache.discard_uploads(response.json())
