@@ -92,6 +92,7 @@ def test_a_call_passed_over_too_often_goes_first() -> None:
 
 
 def test_no_more_calls_run_at_once_than_lanes() -> None:
+    assert WorkQueue().policy.lanes == 1  # the default (see WorkPolicy.lanes for the measurements)
     queue = WorkQueue(WorkPolicy(lanes=2))
     assert WorkQueue().policy.lanes == 2  # the default: one per core of a 2-core machine
     most, now, lock = [0], [0], threading.Lock()

