@@ -47,7 +47,51 @@ def reader_table(r: dict) -> str:
     return "\n".join(rows)
 
 
-RENDERERS: dict[str, Callable[[dict], str]] = {"reader": reader_table}
+def bounds_table(r: dict) -> str:
+    """bench/bounds.py's report: each request alone, a normal one behind the worst ones, the two ratios."""
+    s, heavy = r["summary"], r["heavy"]
+    alone, engine = s["alone_s"], s["alone_engine_ms"]
+    names = {
+        "normal": "normal question (bench/questions.json, k=5)",
+        "long": "2,000-character question",
+        "worst": "worst legal request: 2,000 characters, 20 earlier ones of 2,000, k=10",
+    }
+    rows = ["| request | client, median | engine, median |", "|---|---|---|"]
+    rows += [f"| {names[k]} | {alone[k]:.2f} s | {engine[k]:,.0f} ms |" for k in ("normal", "long", "worst")]
+    rows += [
+        f"| normal question {r['lead_s']:g} s after {heavy} worst ones | {s['behind_s']:.2f} s | "
+        f"{s['behind_engine_ms']:,.0f} ms |",
+        "",
+        f"Worst / normal **{s['worst_over_normal']:.2f}x** (target ~3x), normal behind {heavy} worst / alone "
+        f"**{s['behind_over_alone']:.2f}x** (target ~2x); {r['rounds']} rounds, load average "
+        f"{r['machine']['loadavg_end'][0]:.1f} at the end, server peak RSS {_mb(r['serve_vm_hwm_mb'])}.",
+    ]
+    return "\n".join(rows)
+
+
+def memory_table(r: dict) -> str:
+    """bench/memory.py's report: what each part adds, then the real server at start and under load."""
+    rows = ["| part (loaded in this order) | adds | resident after |", "|---|---|---|"]
+    rows += [f"| {p['part']} | {p['added_mb']:+,.0f} MB | {_mb(p['rss_mb'])} |" for p in r["breakdown"]["steps"]]
+    imported = [m for m, yes in r["breakdown"]["imported"].items() if yes]
+    rows += [
+        "",
+        f"Of torch, transformers, sentence-transformers and tokenizers, these parts imported: {', '.join(imported) or 'none'}.",
+        "",
+    ]
+    rows += ["| `citeqa serve` | requests | resident | peak so far |", "|---|---|---|---|"]
+    for phase in r["server"]["phases"]:
+        load = phase["load"]
+        requests = (
+            "–" if load is None else f"{load['requests']:,} ({load['errors']} errors, {load['mismatches']} differ)"
+        )
+        rows.append(f"| {phase['phase']} | {requests} | {_mb(phase['VmRSS'])} | {_mb(phase['VmHWM'])} |")
+    top = ", ".join(f"{name} {mb:,.0f}" for name, mb in r["server"]["mappings"][:6])
+    rows += ["", f"Largest mappings of the server at the end (MB): {top}."]
+    return "\n".join(rows)
+
+
+RENDERERS: dict[str, Callable[[dict], str]] = {"reader": reader_table, "bounds": bounds_table, "memory": memory_table}
 BLOCK = re.compile(r"(<!-- bench:(?P<name>[a-z0-9_-]+) -->\n)(?P<body>.*?)(\n<!-- /bench:(?P=name) -->)", re.S)
 
 
