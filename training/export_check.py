@@ -44,10 +44,10 @@ def main(argv: list[str] | None = None) -> None:
     tok = E5Tokenizer(weights.vocab)
     model = _torch_model(weights, args)
     dev = _sample([e for e in load_examples(Path(args.data)) if e.answers], args.per_lang, args.seed)
-    fp32 = out / "reader-fp32.onnx"
-    _export(model, weights.config.hidden, fp32)
     embed = WordEmbeddings(e5_path(), read_header(memoryview(e5_path().read_bytes())))
     reference = _read_all(dev, tok, lambda ids, mask: _torch_logits(model, embed, ids, mask))
+    fp32 = out / "reader-fp32.onnx"
+    _export(model, weights.config.hidden, fp32)  # leaves the model in training mode: read it before
     rows = {"torch float32": _score(dev, reference, reference, 0.0)}
     for name, path in _recipes(fp32, out, weights.config.layers).items():
         run = _ort_runner(path, embed, args.threads)
