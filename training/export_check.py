@@ -29,6 +29,7 @@ from common import Example, load_examples, squad_scores
 
 from citeqa.reader.decode import best_spans, window_spans
 from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_e5, read_header
+from citeqa.reader.onnx_build import export_fp32
 from citeqa.reader.tokenizer import E5Tokenizer
 from citeqa.reader.windows import batch_arrays, make_windows
 
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     embed = WordEmbeddings(e5_path(), read_header(memoryview(e5_path().read_bytes())))
     reference = _read_all(dev, tok, lambda ids, mask: _torch_logits(model, embed, ids, mask))
     fp32 = out / "reader-fp32.onnx"
-    _export(model, weights.config.hidden, fp32)  # leaves the model in training mode: read it before
+    export_fp32(model, weights.config.hidden, fp32)  # leaves the model in training mode: read it before
     rows = {"torch float32": _score(dev, reference, reference, 0.0)}
     for name, path in _recipes(fp32, out, weights.config.layers).items():
         run = _ort_runner(path, embed, args.threads)
@@ -93,35 +94,6 @@ def _sample(dev: list[Example], per_lang: int, seed: int) -> list[Example]:
     for lang in sorted({e.lang for e in dev}):
         out += [e for e in dev if e.lang == lang][:per_lang]
     return out
-
-
-def _export(model, hidden: int, path: Path) -> None:
-    import warnings
-
-    import torch
-
-    class Spans(torch.nn.Module):
-        def __init__(self, inner: torch.nn.Module) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, inputs_embeds, attention_mask):
-            out = self.inner(inputs_embeds=inputs_embeds, attention_mask=attention_mask)
-            return out.start_logits, out.end_logits
-
-    axes = {0: "batch", 1: "tokens"}
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            Spans(model),
-            (torch.zeros((2, 8, hidden)), torch.ones((2, 8), dtype=torch.long)),
-            str(path),
-            input_names=["inputs_embeds", "attention_mask"],
-            output_names=["start_logits", "end_logits"],
-            dynamic_axes={n: axes for n in ("inputs_embeds", "attention_mask", "start_logits", "end_logits")},
-            opset_version=17,
-            dynamo=False,
-        )
 
 
 def _recipes(fp32: Path, out: Path, layers: int) -> dict[str, Path]:

@@ -147,7 +147,6 @@ def _build(base: Path, delta: Path, stamp: dict, target: Path) -> None:
     """Export base + delta to ONNX (float32), then quantise its MatMuls to int8 into ``target``.
 
     The inputs are hashed in full first: the remembered hashes trust size and time, a build does not."""
-    import torch
 
     from citeqa.embedding.onnx_export import quantize_matmuls
     from citeqa.reader.delta import read_delta
@@ -162,6 +161,20 @@ def _build(base: Path, delta: Path, stamp: dict, target: Path) -> None:
     trained = read_delta(delta, base_state(weights), stamp["base"])
     model = build_reader(weights, trained).eval()
 
+    fp32 = target.with_name(f".{target.stem}-fp32-{os.getpid()}.onnx")
+    try:
+        export_fp32(model, weights.config.hidden, fp32)
+        quantize_matmuls(fp32, target)
+    finally:
+        fp32.unlink(missing_ok=True)
+
+
+def export_fp32(model, hidden: int, path: Path) -> None:
+    """Export a ``BertForQuestionAnswering`` to float32 ONNX: word embeddings and mask in, start and
+    end logits out, batch and tokens dynamic. ``torch.onnx.export`` leaves the model in training
+    mode (dropout on): a caller that reads with it afterwards calls ``eval()`` again."""
+    import torch
+
     class Spans(torch.nn.Module):
         def __init__(self, inner: torch.nn.Module) -> None:
             super().__init__()
@@ -171,27 +184,16 @@ def _build(base: Path, delta: Path, stamp: dict, target: Path) -> None:
             out = self.inner(inputs_embeds=inputs_embeds, attention_mask=attention_mask)
             return out.start_logits, out.end_logits
 
-    fp32 = target.with_name(f".{target.stem}-fp32-{os.getpid()}.onnx")
-    embeds = torch.zeros((2, 8, weights.config.hidden))
-    mask = torch.ones((2, 8), dtype=torch.long)
-    try:
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                Spans(model),
-                (embeds, mask),
-                str(fp32),
-                input_names=["inputs_embeds", "attention_mask"],
-                output_names=["start_logits", "end_logits"],
-                dynamic_axes={
-                    "inputs_embeds": {0: "batch", 1: "tokens"},
-                    "attention_mask": {0: "batch", 1: "tokens"},
-                    "start_logits": {0: "batch", 1: "tokens"},
-                    "end_logits": {0: "batch", 1: "tokens"},
-                },
-                opset_version=_OPSET,
-                dynamo=False,
-            )
-        quantize_matmuls(fp32, target)
-    finally:
-        fp32.unlink(missing_ok=True)
+    axes = {0: "batch", 1: "tokens"}
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            Spans(model),
+            (torch.zeros((2, 8, hidden)), torch.ones((2, 8), dtype=torch.long)),
+            str(path),
+            input_names=["inputs_embeds", "attention_mask"],
+            output_names=["start_logits", "end_logits"],
+            dynamic_axes={n: axes for n in ("inputs_embeds", "attention_mask", "start_logits", "end_logits")},
+            opset_version=_OPSET,
+            dynamo=False,
+        )
