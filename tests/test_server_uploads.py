@@ -99,20 +99,22 @@ def test_an_add_of_more_files_than_the_limit_is_refused_in_one_line(served):
     assert {"pier.txt", "mill.md"} <= set(served.holder.engine.data.documents)
 
 
-def test_an_add_shows_its_progress_file_by_file(served):
-    """Item 4: progress per file, through checking and reading for the index (files done of all)."""
+def test_an_add_shows_its_progress_on_the_page(served):
+    """Item 4: the add's progress reaches the page as files done of all. Gradio sends only the latest
+    report every 10 ms, so which steps arrive depends on timing; the whole sequence is checked in
+    test_ui.test_an_add_reports_its_progress_file_by_file."""
     with served.page_client() as client:
         files = uploaded(client, ["quay.txt"])
         shown = run(served, client, "on_add", [files])
     steps = [
-        (p["index"], p["length"], p["unit"], p["desc"])
+        (p["index"], p["length"], p["desc"])
         for m in shown
         if m["msg"] == "progress"
         for p in m["progress_data"]
         if p.get("unit") == "files"
     ]
-    assert (0, 1, "files", "checking quay.txt") in steps and (0, 1, "files", "reading quay.txt") in steps
-    assert steps[-1][:3] == (1, 1, "files")
+    known = {"checking quay.txt", "reading quay.txt", "embedding 1 passages", "writing the index", "done"}
+    assert all(length == 1 and 0 <= done <= 1 and desc in known for done, length, desc in steps), steps
     assert shown[-1]["output"]["data"][0] == "added quay.txt"
 
 

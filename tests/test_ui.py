@@ -81,6 +81,27 @@ def test_upload_handler_swaps_in_the_new_index(tmp_path: Path, make_holder):
     assert "disabled" in status
 
 
+def test_an_add_reports_its_progress_file_by_file(tmp_path: Path, make_holder):
+    """Issue [1/7] item 4: each file is reported while it is checked and read for the index, and the add
+    ends at all files done (the page's bar is fed from these reports)."""
+    holder, corpus = make_holder(tmp_path)
+    docs = []
+    for name, text in [("quay.txt", "The quay of Porto Velho was paved in 1902."), ("mill.md", "# Mill\n\nGround in 1961.")]:
+        docs.append(tmp_path / "up" / name)
+        docs[-1].parent.mkdir(exist_ok=True)
+        docs[-1].write_text(text, encoding="utf-8")
+    steps: list[tuple] = []
+    status, _, _ = upload(holder, UploadSettings(corpus), [str(d) for d in docs], lambda *step: steps.append(step))
+    assert status == "added quay.txt\nadded mill.md"
+    assert [s[1] for s in steps] == [2] * len(steps)
+    checking = [s for s in steps if s[2].startswith("checking")]
+    reading = [s for s in steps if s[2].startswith("reading")]
+    assert [s[:2] for s in checking] == [s[:2] for s in reading] == [(0, 2), (1, 2)]  # each phase counts up
+    assert {s[2] for s in checking} == {"checking quay.txt", "checking mill.md"}
+    assert {s[2] for s in reading} == {"reading quay.txt", "reading mill.md"}
+    assert steps[-1] == (2, 2, "done")
+
+
 def test_an_add_waiting_for_another_change_can_be_cancelled(tmp_path: Path, make_holder):
     """Issue [1/7] item 4: an add waits while another change holds the index; the page says so, and Cancel
     ends the wait with nothing added."""
