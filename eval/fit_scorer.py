@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -41,7 +42,8 @@ import numpy as np
 
 from citeqa import evaluation as ev
 from citeqa.answer.features import FEATURES
-from citeqa.answer.pipeline import Trace, choose_span
+from citeqa.answer.pipeline import ScoredSpan, Trace, choose_span
+from citeqa.answer.reading import span_short
 from citeqa.answer.scoring import (
     RANKER_MARGIN,
     RANKER_SCORE,
@@ -104,6 +106,7 @@ def collect(engine: Engine, set_name: str, items: Sequence[ev.QAItem]) -> list[Q
         right = np.array(
             [any(ev.contains_answer(s.candidate.text, a) for a in item.answers) for s in trace.spans], dtype=bool
         )
+        right_span = np.array([_span_overlaps(s, item.answers) for s in trace.spans], dtype=bool)
         gold = np.array(
             [item.doc is not None and trace.hits[s.candidate.hit_index].chunk.doc_id == item.doc for s in trace.spans],
             dtype=bool,
@@ -115,8 +118,18 @@ def collect(engine: Engine, set_name: str, items: Sequence[ev.QAItem]) -> list[Q
             for i, h in enumerate(trace.hits)
         }
         cited = np.array([passage_ok[s.candidate.hit_index] for s in trace.spans], dtype=bool)
-        out.append(Question(set_name, item, trace, right & gold, right, cited))
+        out.append(Question(set_name, item, trace, right & gold & right_span, right, cited))
     return out
+
+
+def _span_overlaps(span: ScoredSpan, answers: Sequence[str]) -> bool:
+    """Whether a reader span's short answer shares a word with a gold answer (True for a sentence
+    candidate): among the spans of a right sentence, the ranker learns to prefer the right words."""
+    if span.read is None:
+        return True
+    short = span_short(span.candidate, span.read)
+    text = span.candidate.text[short[0] : short[1]] if short is not None else ""
+    return any(ev.token_f1(text, a) > 0 for a in answers)
 
 
 def without_dense(q: Question) -> Question:
@@ -247,6 +260,7 @@ class Outcome:
     hit1: bool
     abstained: bool
     confidence: float
+    short: str | None = None  #: the chosen reader span's short answer (None: a sentence candidate)
 
 
 def judge(model: ScoringModel, q: Question, settings) -> Outcome:
@@ -255,7 +269,13 @@ def judge(model: ScoringModel, q: Question, settings) -> Outcome:
         return Outcome(q, False, False, True, 0.0)
     confidence = float(model.probabilities(q.trace.features)[best])
     abstained = confidence < model.abstain_below
-    return Outcome(q, bool(q.right[best]) and not abstained, bool(q.cited[best]), abstained, confidence)
+    span = q.trace.spans[best]
+    short = None
+    if span.read is not None:
+        bounds = span_short(span.candidate, span.read)
+        short = span.candidate.text[bounds[0] : bounds[1]] if bounds is not None else ""
+    right = bool(q.right[best]) and not abstained
+    return Outcome(q, right, bool(q.cited[best]), abstained, confidence, short)
 
 
 def summary(outcomes: Sequence[Outcome]) -> dict[str, float]:
@@ -275,6 +295,19 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, float]:
         "false_abstention": share([o.abstained for o in ans]),
         "high_conf_share": share([o.confidence >= HIGH_CONFIDENCE for o in answered]),
         "high_conf_right": share([o.right if o.q.item.answerable else False for o in high]),
+        "short_em": share(
+            [not o.abstained and any(ev.exact_match(o.short or "", a) for a in o.q.item.answers) for o in ans]
+        ),
+        "short_f1": round(
+            float(
+                np.mean(
+                    [0.0 if o.abstained else max(ev.token_f1(o.short or "", a) for a in o.q.item.answers) for o in ans]
+                )
+            ),
+            3,
+        )
+        if ans
+        else float("nan"),
     }
 
 
@@ -344,6 +377,15 @@ def main() -> int:
         action="store_true",
         help="answer with the trained reader and fit its features too; writes <model>+reader.json",
     )
+    parser.add_argument(
+        "--candidates",
+        choices=("sentences", "reader"),
+        default="sentences",
+        help="with --reader: choose among the reader's spans (each with its sentence) or among every sentence",
+    )
+    parser.add_argument(
+        "--setting", action="append", default=[], metavar="NAME=JSON", help="an answer setting to fit with (repeatable)"
+    )
     parser.add_argument("--write", action="store_true", help="write citeqa/answer/weights/<model>.json")
     args = parser.parse_args()
     sets = [tuple(s.split("=", 1)) for s in args.set]
@@ -352,6 +394,8 @@ def main() -> int:
         overrides = {}
         if args.dense_weight is not None:
             overrides = {"retrieval.dense_weight": args.dense_weight, "retrieval.lexical_weight": 1 - args.dense_weight}
+        overrides["candidates"] = args.candidates
+        overrides.update({k: json.loads(v) for k, v in (s.split("=", 1) for s in args.setting)})
         engine = Engine.open(index, reader="off", overrides=overrides)
         if args.reader:  # features with the reader, scored by the reader-less settings until refitted
             engine = Engine(engine.data, engine.embedder, engine.settings, reader=Reader())
@@ -381,6 +425,7 @@ def main() -> int:
         path = weights_path(model_id).with_name(f"{stem}.json")
         fusion = {"dense_weight": settings.retrieval.dense_weight, "lexical_weight": settings.retrieval.lexical_weight}
         fitted = provenance(sets, model_id, args.folds, metrics, args.dense_weight, args.reader)
+        fitted["candidates"] = args.candidates if args.reader else "sentences"
         # With the reader only the scorer is written: fusion weights and claim thresholds stay in <model>.json.
         write_scoring(replace(final, fitted=fitted), path, retrieval=None if args.reader else fusion)
         print(f"wrote {path}")

@@ -3,8 +3,8 @@
     .venv/bin/python eval/snapshot.py --index index --qa eval/qa.jsonl --claims eval/claims.jsonl \
         --out tests/data/snapshot/corpus.jsonl
 
-A refactoring must not change what the engine answers: `tests/test_snapshot.py` rebuilds the
-index and compares every record with the file this writes (see :func:`comparable`).
+A refactoring must not change what the engine answers: `tests/test_e2e.py` (and `test_e2e_claims.py`) rebuild the
+index and compare every record with the file this writes (see :func:`comparable`).
 """
 
 from __future__ import annotations

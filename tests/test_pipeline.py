@@ -72,3 +72,44 @@ def test_a_sentence_said_twice_is_placed_at_the_copy_that_was_chosen(tmp_path: P
     assert text[answer.answer_span.start : answer.answer_span.end] == said
     short = answer.short_answer_span
     assert answer.short_answer == "32 metres" and text[short.start : short.end] == "32 metres" and short.start > second
+
+
+class PhraseReader:
+    """A reader that finds ``phrase`` wherever it is in the passages, scored by passage order."""
+
+    def __init__(self, phrase: str) -> None:
+        self.phrase = phrase
+
+    def warm_up(self) -> None:
+        pass
+
+    def read(self, question: str, passages, top: int = 10, max_windows=None, turn=None):
+        from citeqa.reader.decode import SpanScore
+        from citeqa.reader.reader import Reading
+
+        found = [
+            SpanScore(i, p.index(self.phrase), p.index(self.phrase) + len(self.phrase) - 2, 10.0 - i, 0.0)
+            for i, p in enumerate(passages)
+            if self.phrase in p
+        ]
+        return Reading(tuple(found[:top]), tuple(0.0 for _ in passages))
+
+
+def test_with_the_readers_spans_as_candidates_the_answer_holds_the_chosen_span(engine: Engine):
+    """Item 3 of [2/7]: the candidates are the reader's spans; the answer is the sentence that holds the
+    chosen one and the short answer is that span, widened to whole words, in document offsets."""
+    from dataclasses import replace
+
+    never_abstains = replace(engine.settings.scoring, abstain_below=0.0)
+    settings = engine.settings.with_overrides(candidates="reader", scoring=never_abstains)
+    reading = Engine(engine.data, engine.embedder, settings, reader=PhraseReader("42 metros"))
+    trace = reading.trace("¿Cuánto mide el faro de Punta Brava?", k=3)
+    assert trace.spans and all(s.read is not None for s in trace.spans)
+    assert all(s.candidate.start <= s.read.start and s.read.end <= s.candidate.end for s in trace.spans)
+    answer = trace.answer
+    assert not answer.abstained and answer.short_answer == "42 metros" and "42 metros" in answer.answer
+    text = reading.doc_text(answer.short_answer_span.doc_id)
+    assert text[answer.short_answer_span.start : answer.short_answer_span.end] == "42 metros"
+    assert text[answer.answer_span.start : answer.answer_span.end] == answer.answer
+    sentences = engine.trace("¿Cuánto mide el faro de Punta Brava?", k=3)
+    assert len(trace.spans) < len(sentences.spans)  # not every sentence

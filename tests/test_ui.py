@@ -86,7 +86,10 @@ def test_an_add_reports_its_progress_file_by_file(tmp_path: Path, make_holder):
     ends at all files done (the page's bar is fed from these reports)."""
     holder, corpus = make_holder(tmp_path)
     docs = []
-    for name, text in [("quay.txt", "The quay of Porto Velho was paved in 1902."), ("mill.md", "# Mill\n\nGround in 1961.")]:
+    for name, text in [
+        ("quay.txt", "The quay of Porto Velho was paved in 1902."),
+        ("mill.md", "# Mill\n\nGround in 1961."),
+    ]:
         docs.append(tmp_path / "up" / name)
         docs[-1].parent.mkdir(exist_ok=True)
         docs[-1].write_text(text, encoding="utf-8")

@@ -28,7 +28,7 @@ from citeqa.answer.claims import clean_claim
 from citeqa.answer.features import FEATURES, Passage, Wanted, candidate_features
 from citeqa.answer.questions import MAX_QUESTION_CHARS, alternatives, clean_history, clean_question
 from citeqa.answer.questions import words as words_of
-from citeqa.answer.reading import ReadSpan, read_spans, reader_features, reader_short
+from citeqa.answer.reading import ReadSpan, read_spans, reader_features, reader_short, span_candidates, span_short
 from citeqa.answer.retrieval import Retriever, prefer_language
 from citeqa.answer.scoring import check_scores
 from citeqa.answer.settings import AnswerSettings, ShortAnswerSource
@@ -99,6 +99,8 @@ class Extraction:
     candidates: tuple[Candidate, ...]
     features: np.ndarray
     read: tuple[ReadSpan, ...]
+    #: With the reader's spans as the candidates: the span each candidate stands for (else empty).
+    spans: tuple[ReadSpan, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,12 +118,14 @@ class ClaimInputs:
 
 @dataclass(frozen=True, slots=True)
 class ScoredSpan:
-    """A candidate span with its named features, ranker score and calibrated probability."""
+    """A candidate span with its named features, ranker score and calibrated probability; ``read``
+    is the reader's span it stands for when the reader's spans are the candidates."""
 
     candidate: Candidate
     features: Mapping[str, float]
     score: float
     probability: float
+    read: ReadSpan | None = None
 
 
 @dataclass(frozen=True)
@@ -279,6 +283,10 @@ class AnswerPipeline:
         wanted, cands, feats = clock.step("candidates", lambda: self.candidates(asked, pool, hits, retrieval.vector))
         read, null = clock.step("read", lambda: self.read(asked.text, hits, pool, ticket))
         feats = np.hstack([feats, reader_features(cands, read, null) if self.reader is not None else _zeros(feats)])
+        if read and self.settings.candidates == "reader":
+            texts = {i: (hits[i].chunk.start, hits[i].chunk.text) for i in pool}
+            cands, feats, spans = span_candidates(cands, feats, read, null, texts)
+            return Extraction(tuple(pool), wanted, tuple(cands), feats, read, tuple(spans))
         return Extraction(tuple(pool), wanted, tuple(cands), feats, read)
 
     def question_language(self, question: str, history: Sequence[str] = (), page_lang: str | None = None) -> str:
@@ -331,6 +339,7 @@ class AnswerPipeline:
         reading = self.reader.read(
             question,
             [hits[i].chunk.text for i in pool],
+            top=self.settings.reader_spans,
             max_windows=self.settings.bounds.reader_windows,
             turn=ticket.turn,
         )
@@ -369,9 +378,10 @@ class AnswerPipeline:
         model, cands, feats = self.settings.scoring, extraction.candidates, extraction.features
         scores, probs = model.scores(feats), model.probabilities(feats)
         check_scores(scores, probs)  # no record carries a NaN or out-of-range confidence
+        reads = extraction.spans if extraction.spans else (None,) * len(cands)
         spans = [
-            ScoredSpan(c, dict(zip(FEATURES, map(float, row))), float(s), float(p))
-            for c, row, s, p in zip(cands, feats, scores, probs)
+            ScoredSpan(c, dict(zip(FEATURES, map(float, row))), float(s), float(p), r)
+            for c, row, s, p, r in zip(cands, feats, scores, probs, reads)
         ]
         langs = [c.lang for c in cands]
         return choose_span(
@@ -400,7 +410,9 @@ class AnswerPipeline:
         if confidence < self.settings.abstain_below:
             return Answer(question, lang, None, True, confidence, citations)
         cand, wanted = span.candidate, extraction.wanted
-        short = self._short_answer(asked, cand, wanted, extraction.read)
+        short = span_short(cand, span.read) if span.read is not None else None
+        if short is None:
+            short = self._short_answer(asked, cand, wanted, extraction.read)
         key = short if short is not None else highlight_in(cand.text, wanted.kind, wanted.words, cand.lang)
         doc_id = hits[first].chunk.doc_id
         return Answer(

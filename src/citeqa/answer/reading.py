@@ -11,7 +11,7 @@ off they are 0 and the scorer fitted without the reader is used.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -62,6 +62,63 @@ def reader_features(cands: Sequence[Candidate], spans: Sequence[ReadSpan], null:
     return rows
 
 
+def span_candidates(
+    cands: Sequence[Candidate],
+    feats: np.ndarray,
+    spans: Sequence[ReadSpan],
+    null: dict[int, float],
+    texts: dict[int, tuple[int, str]],
+) -> tuple[list[Candidate], np.ndarray, list[ReadSpan]]:
+    """The reader's spans as the answer candidates: each span with the sentence that holds it
+    (sentences joined where a span crosses their border) and that sentence's feature row, its
+    reader columns now the span's own. ``texts`` maps a hit index to its passage's start and text."""
+    out_cands, rows, kept = [], [], []
+    for span in spans:
+        holding = [
+            i
+            for i, c in enumerate(cands)
+            if c.hit_index == span.hit_index and c.end > span.start and c.start < span.end
+        ]
+        if not holding:
+            continue
+        first, last = cands[holding[0]], cands[holding[-1]]
+        cand = first
+        if last is not first:
+            offset, text = texts[span.hit_index]
+            cand = replace(first, end=last.end, text=text[first.start - offset : last.end - offset])
+        out_cands.append(cand)
+        rows.append(feats[holding[0]])
+        kept.append(span)
+    matrix = np.array(rows, dtype=np.float64).reshape(len(rows), feats.shape[1])
+    if kept:
+        matrix[:, -len(READER_FEATURES) :] = _span_rows(kept, null)
+    return out_cands, matrix, kept
+
+
+def _span_rows(spans: Sequence[ReadSpan], null: dict[int, float]) -> np.ndarray:
+    """:data:`READER_FEATURES` of each span itself: its gap to the best, whether it is the best,
+    and its passage's no-answer margin."""
+    best = spans[0].score
+    rows = np.zeros((len(spans), len(READER_FEATURES)))
+    for row, s in enumerate(spans):
+        rows[row] = (
+            s.score - best,
+            float(row == 0),
+            np.clip(null.get(s.hit_index, best) - best, -NULL_CLIP, NULL_CLIP),
+        )
+    return rows
+
+
+def span_short(cand: Candidate, span: ReadSpan) -> tuple[int, int] | None:
+    """``span`` as offsets into ``cand.text``, widened to whole words and trimmed of spaces and stops."""
+    a, b = whole_words(cand.text, max(0, span.start - cand.start), min(len(cand.text), span.end - cand.start))
+    while a < b and cand.text[a] in _SPAN_TRIM:
+        a += 1
+    while b > a and cand.text[b - 1] in _SPAN_TRIM:
+        b -= 1
+    return (a, b) if b > a else None
+
+
 def best_inside(cand: Candidate, spans: Sequence[ReadSpan]) -> ReadSpan | None:
     """The best-scored reader span that lies within ``cand`` (spans are sorted best first)."""
     for s in spans:
@@ -78,14 +135,7 @@ def reader_short(cand: Candidate, read: Sequence[ReadSpan]) -> tuple[int, int] |
     """The best reader span inside ``cand``, as offsets into its text, widened to whole words
     (the reader ends spans on subword tokens: "60 tonn" for "60 tonnes") and trimmed of spaces and stops."""
     inside = best_inside(cand, read)
-    if inside is None:
-        return None
-    a, b = whole_words(cand.text, inside.start - cand.start, inside.end - cand.start)
-    while a < b and cand.text[a] in _SPAN_TRIM:
-        a += 1
-    while b > a and cand.text[b - 1] in _SPAN_TRIM:
-        b -= 1
-    return (a, b) if b > a else None
+    return span_short(cand, inside) if inside is not None else None
 
 
 def whole_words(text: str, start: int, end: int) -> tuple[int, int]:

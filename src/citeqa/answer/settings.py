@@ -26,6 +26,8 @@ from citeqa.errors import ConfigError
 
 #: Sources of the short answer (see :attr:`AnswerSettings.short_answers`).
 ShortAnswerSource = Literal["reader", "rules", "rules-then-reader"]
+#: What the answer is chosen among with the reader on (see :attr:`AnswerSettings.candidates`).
+CandidateSource = Literal["reader", "sentences"]
 #: Settings made of named parts, which overrides reach as ``"<part>.<name>"``.
 _NESTED = ("retrieval", "claims", "bounds")
 
@@ -50,6 +52,11 @@ class AnswerSettings:
     #: window of up to 256 tokens; see docs/benchmarks.md). Reading 2 instead of 4 lost answers
     #: out of fold (accuracy 0.673 / 0.576 against 0.717 / 0.624 on the two dev sets).
     reader_passages: int = 4
+    #: With the reader on, the answer candidates: the reader's spans, each with the sentence that
+    #: holds it (the span is the short answer), or every sentence of the passages searched.
+    candidates: CandidateSource = "sentences"
+    #: The reader's best spans kept over the passages it reads (the candidates, with ``candidates="reader"``).
+    reader_spans: int = 10
     #: What one question may bring to the models (question and history tokens, reader windows).
     bounds: RequestBounds = RequestBounds()
 
@@ -71,7 +78,9 @@ class AnswerSettings:
         scorer = read_weights(model, reader=True) if reader else data
         if reader:
             check_weights_keys(scorer, f"{model} with the reader")
-        return cls(retrieval, ScoringModel.from_dict(scorer), claim_thresholds(data.get("claims", {})))
+        scoring = ScoringModel.from_dict(scorer)
+        candidates = scoring.fitted.get("candidates", "sentences")  # what the scorer was fitted to choose among
+        return cls(retrieval, scoring, claim_thresholds(data.get("claims", {})), candidates=candidates)
 
     def with_overrides(self, overrides: Mapping[str, Any] | None = None, **named: Any) -> AnswerSettings:
         """A copy with the named settings changed: a field of these settings ("pool",

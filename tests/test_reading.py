@@ -1,0 +1,58 @@
+"""The reader's step of the pipeline (citeqa.answer.reading): spans as candidates, short answers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from citeqa.answer.features import FEATURES, READER_FEATURES
+from citeqa.answer.reading import ReadSpan, span_candidates, span_short
+from citeqa.answer.spans import candidates_from
+
+PASSAGE = "The pier of Alvor was rebuilt in 1977. It is 60 tonnes heavy. The mill stopped in 1961."
+OFFSET = 100  # the passage starts at character 100 of its document
+DOC = " " * OFFSET + PASSAGE
+
+
+def _at(phrase: str) -> tuple[int, int]:
+    start = DOC.index(phrase)
+    return start, start + len(phrase)
+
+
+def _spans(*phrases_scores: tuple[str, float]) -> list[ReadSpan]:
+    return [ReadSpan(0, *_at(p), score) for p, score in phrases_scores]
+
+
+def test_each_span_becomes_a_candidate_with_the_sentence_that_holds_it():
+    cands = candidates_from([(0, OFFSET, PASSAGE, "en")])
+    feats = np.arange(len(cands) * len(FEATURES), dtype=float).reshape(len(cands), len(FEATURES))
+    spans = _spans(("1961", 9.0), ("60 tonn", 7.5), ("1977", 4.0))
+    out, rows, kept = span_candidates(cands, feats, spans, {0: 2.0}, {0: (OFFSET, PASSAGE)})
+    assert [c.text for c in out] == [
+        "The mill stopped in 1961.",
+        "It is 60 tonnes heavy.",
+        "The pier of Alvor was rebuilt in 1977.",
+    ]
+    assert all(DOC[c.start : c.end] == c.text for c in out)  # document offsets, unchanged frame
+    assert kept == spans
+    n = len(READER_FEATURES)
+    assert rows[:, :-n].tolist() == [feats[2, :-n].tolist(), feats[1, :-n].tolist(), feats[0, :-n].tolist()]
+    assert rows[:, -n:].tolist() == [[0.0, 1.0, -7.0], [-1.5, 0.0, -7.0], [-5.0, 0.0, -7.0]]
+
+
+def test_a_span_across_two_sentences_gets_both_and_spans_outside_are_dropped():
+    cands = candidates_from([(0, OFFSET, PASSAGE, "en")])
+    feats = np.zeros((len(cands), len(FEATURES)))
+    crossing = ReadSpan(0, *(_at("1977. It is 60")), 3.0)
+    elsewhere = ReadSpan(5, 0, 4, 2.0)  # a hit whose sentences are not candidates
+    out, rows, kept = span_candidates(cands, feats, [crossing, elsewhere], {}, {0: (OFFSET, PASSAGE)})
+    assert [c.text for c in out] == ["The pier of Alvor was rebuilt in 1977. It is 60 tonnes heavy."]
+    assert DOC[out[0].start : out[0].end] == out[0].text and kept == [crossing] and rows.shape == (1, len(FEATURES))
+
+
+def test_the_short_answer_is_the_span_in_whole_words_without_stops():
+    cand = candidates_from([(0, OFFSET, PASSAGE, "en")])[1]
+    a, b = span_short(cand, ReadSpan(0, *_at("60 tonn"), 1.0))
+    assert cand.text[a:b] == "60 tonnes" and DOC[cand.start + a : cand.start + b] == "60 tonnes"
+    a, b = span_short(cand, ReadSpan(0, *_at("heavy."), 1.0))
+    assert cand.text[a:b] == "heavy"
+    assert span_short(cand, ReadSpan(0, *_at(". "), 1.0)) is None
