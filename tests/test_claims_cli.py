@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from citeqa.answer.claims import VERDICTS
 from citeqa.app.evidence import CONVERSATION_FORMAT
 from citeqa.errors import ConfigError, QAFileError
 from citeqa.evaluation import file_kind, load_claims, parse_claim_thresholds
@@ -137,3 +138,66 @@ def test_the_shipped_claim_files_are_balanced(repo: Path):
         "neighbour_value": 6,
     }
     assert CONVERSATION_FORMAT == "citeqa-conversation"
+
+
+# issue [5/7]: claims written by reading, before any method was run on them (eval/CLAIMS-READING.md)
+READING_FILES = (  # file, its corpus, the language of each document ("*": every document)
+    (
+        "eval/dev2/claims-reading.jsonl",
+        "eval/dev2/corpus",
+        {
+            "agua_valdoria.md": "es",
+            "ferrocarril_guadiana.txt": "es",
+            "ferrovia_guadiana.md": "pt",
+            "pradarias_pedra_moura.md": "pt",
+            "tarn_valley_league_2023_24.md": "en",
+            "larkspur_press.txt": "en",
+        },
+    ),
+    ("eval/de/claims.jsonl", "eval/de/corpus", {"*": "de"}),
+    ("eval/fr/claims.jsonl", "eval/fr/corpus", {"*": "fr"}),
+)
+READING_KINDS = ("coordinated", "neighbour_value", "granularity", "unmentioned_subject", "plain")
+
+
+def test_the_reading_claim_files_are_valid_and_balanced(repo: Path):
+    counts = {}  # (file, verdict, kind) -> n
+    for name, corpus, doc_langs in READING_FILES:
+        path = repo / name
+        assert file_kind(path) == "claims"
+        items = load_claims(path)
+        rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+        assert len(items) == len(rows) and len({i.id for i in items}) == len(items)
+        docs = {p.name: p.read_text("utf-8") for p in (repo / corpus).iterdir()}
+        for item, row in zip(items, rows, strict=True):
+            kind = row["kind"]
+            assert kind in READING_KINDS, row["id"]
+            if item.verdict == "not_found":  # like the other claim files: no gold document, no evidence
+                assert item.doc is None and item.evidence is None and row["cross_lingual"] is False, row["id"]
+                if "near_doc" in row:  # the neighbour's text a checker may wrongly quote
+                    assert row["near_text"] in docs[row["near_doc"]], row["id"]
+            else:
+                assert item.evidence and item.evidence in docs[item.doc], row["id"]
+                doc_lang = doc_langs.get(item.doc) or doc_langs["*"]
+                assert row["cross_lingual"] is (item.lang != doc_lang), row["id"]
+            assert kind != "unmentioned_subject" or (item.verdict == "not_found" and "near_doc" not in row)
+            assert kind != "granularity" or item.verdict == "supported", row["id"]
+            assert kind != "neighbour_value" or item.verdict != "supported", row["id"]
+            counts[name, item.verdict, kind] = counts.get((name, item.verdict, kind), 0) + 1
+        per_verdict = {v: sum(n for (f, vv, _), n in counts.items() if f == name and vv == v) for v in VERDICTS}
+        assert min(per_verdict.values()) >= len(items) // 4, (name, per_verdict)  # roughly a third each
+        hard = sum(n for (f, _, k), n in counts.items() if f == name and k in ("coordinated", "neighbour_value"))
+        assert 3 * hard >= len(items), name
+    total = sum(counts.values())
+    assert total >= 60
+    by_kind = {k: sum(n for (_, _, kk), n in counts.items() if kk == k) for k in READING_KINDS}
+    assert by_kind == {
+        "coordinated": 20,
+        "neighbour_value": 40,
+        "granularity": 9,
+        "unmentioned_subject": 10,
+        "plain": 0,
+    }
+    by_verdict = {v: sum(n for (_, vv, _), n in counts.items() if vv == v) for v in VERDICTS}
+    assert by_verdict == {"supported": 26, "conflicting": 28, "not_found": 25}
+    assert sum(json.loads(line)["cross_lingual"] for line in (repo / READING_FILES[0][0]).open(encoding="utf-8")) == 7
