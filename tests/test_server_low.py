@@ -62,7 +62,7 @@ def test_a_symlinked_qa_file_out_of_the_eval_folder_is_not_offered(served, qa_di
     """A link in eval/ to a file elsewhere was offered (and evaluated, its content in the downloads)."""
     assert shipped_qa_files(qa_dir) == ["formulas.jsonl", "sub/same.jsonl"]
     with served.page_client() as client:
-        done = _event(served, client, "on_start", [None, "linked.jsonl", None])
+        done = _event(served, client, "on_start", [None, "linked.jsonl", None, None])
     if done["success"]:  # refused by citeqa with its line, or by Gradio as not one of the dropdown's choices
         assert "linked.jsonl: not a QA file of the eval folder" in html.unescape(done["output"]["data"][0])
     assert served.evaluations.status() is None
@@ -84,7 +84,7 @@ def _file_urls(data) -> dict[str, str]:
 
 def _finished_run(served, client):
     runner = served.evaluations
-    done = _event(served, client, "on_start", [None, "formulas.jsonl", None])
+    done = _event(served, client, "on_start", [None, "formulas.jsonl", None, None])
     assert runner.wait(300) and runner.status() is not None, done["output"]["data"][0]
     assert runner.status().state == "done"
     return runner.finished()
@@ -105,7 +105,7 @@ def test_a_failed_run_keeps_the_shown_runs_charts_and_downloads(served, gated_en
     runner = served.evaluations
     with served.page_client() as client:
         shown = _finished_run(served, client)
-        urls = _file_urls(_event(served, client, "refresh", [None])["output"]["data"])  # the page's timer
+        urls = _file_urls(_event(served, client, "refresh", [None, None])["output"]["data"])  # the page's timer
         assert {"metrics.png", "questions.csv"} <= set(urls), urls
         assert all(client.get(url).status_code == 200 for url in urls.values())
 
@@ -116,12 +116,12 @@ def test_a_failed_run_keeps_the_shown_runs_charts_and_downloads(served, gated_en
         live = served.holder.engine
         served.holder.swap(Failing(live))
         try:
-            _event(served, client, "on_start", [None, "formulas.jsonl", None])
+            _event(served, client, "on_start", [None, "formulas.jsonl", None, None])
             assert runner.wait(300) and runner.status().state == "failed"
         finally:
             served.holder.swap(live)
         assert runner.finished() is shown
-        again = _event(served, client, "refresh", [None])  # the page still shows the last finished run
+        again = _event(served, client, "refresh", [None, None])  # the page still shows the last finished run
         assert again["success"], again
         for name, url in _file_urls(again["output"]["data"]).items():
             assert client.get(url).status_code == 200, name
@@ -132,7 +132,7 @@ def test_a_deeply_nested_qa_line_is_one_line_not_a_traceback(served, tmp_path: P
     nested.write_text('{"question": "q", "answers": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
     with served.page_client() as client:
         uploaded = client.post("/gradio_api/upload", files={"files": ("nested.jsonl", nested.read_bytes())})
-        done = _event(served, client, "on_start", [file_data(uploaded.json()[0], "nested.jsonl"), None, None])
+        done = _event(served, client, "on_start", [file_data(uploaded.json()[0], "nested.jsonl"), None, None, None])
     assert done["success"], done
     assert "nested.jsonl: line 1: invalid JSON (nested too deeply)" in html.unescape(done["output"]["data"][0])
 
@@ -168,7 +168,7 @@ def test_a_full_disk_while_adding_is_one_line_and_nothing_is_lost(served):
         previous_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
         resource.setrlimit(resource.RLIMIT_FSIZE, (1024, previous_limit[1]))
         try:
-            done = _event(served, client, "on_add", [[file_data(uploaded.json()[0], "harbour.txt")]])
+            done = _event(served, client, "on_add", [[file_data(uploaded.json()[0], "harbour.txt")], None])
         finally:
             resource.setrlimit(resource.RLIMIT_FSIZE, previous_limit)
             signal.signal(signal.SIGXFSZ, previous_handler)

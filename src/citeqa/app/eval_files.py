@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citeqa.errors import CiteqaError
-from citeqa.messages import EVALUATE
+from citeqa.messages import evaluate_labels
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +47,9 @@ def shipped_fits(folder: Path | None, names: Sequence[str], documents: Collectio
     return [fit for fit in found if fit is not None]
 
 
-def choice_label(fit: FileFit) -> str:
-    """``qa.jsonl (137 questions)``."""
-    return EVALUATE["file_choice"].format(name=fit.name, n=fit.questions)
+def choice_label(fit: FileFit, lang: str = "en") -> str:
+    """``qa.jsonl (137 questions)``, in ``lang``."""
+    return evaluate_labels(lang)["file_choice"].format(name=fit.name, n=fit.questions)
 
 
 def best_fit(fits: Sequence[FileFit]) -> str | None:
@@ -60,11 +60,11 @@ def best_fit(fits: Sequence[FileFit]) -> str | None:
     return max(usable, key=lambda f: (f.indexed / max(f.gold_docs, 1), f.indexed, f.questions)).name
 
 
-def fit_note(fit: FileFit | None) -> str:
-    """What a run of the file would be graded against, said before it runs."""
+def fit_note(fit: FileFit | None, lang: str = "en") -> str:
+    """What a run of the file would be graded against, said before it runs, in ``lang``."""
     if fit is None:
         return ""
     if fit.gold_docs == 0:
-        return EVALUATE["fit_any"].format(n=fit.questions)
+        return evaluate_labels(lang)["fit_any"].format(n=fit.questions)
     key = "fit_all" if fit.fits else ("fit_none" if fit.indexed == 0 else "fit_some")
-    return EVALUATE[key].format(n=fit.questions, gold=fit.gold_docs, indexed=fit.indexed)
+    return evaluate_labels(lang)[key].format(n=fit.questions, gold=fit.gold_docs, indexed=fit.indexed)
