@@ -62,7 +62,7 @@ def test_a_symlinked_qa_file_out_of_the_eval_folder_is_not_offered(served, qa_di
     """A link in eval/ to a file elsewhere was offered (and evaluated, its content in the downloads)."""
     assert shipped_qa_files(qa_dir) == ["formulas.jsonl", "sub/same.jsonl"]
     with served.page_client() as client:
-        done = _event(served, client, "on_start", [None, "linked.jsonl", None, None])
+        done = _event(served, client, "on_start", [None, "linked.jsonl", None, None, None])
     if done["success"]:  # refused by citeqa with its line, or by Gradio as not one of the dropdown's choices
         assert "linked.jsonl: not a QA file of the eval folder" in html.unescape(done["output"]["data"][0])
     assert served.evaluations.status() is None
@@ -84,7 +84,7 @@ def _file_urls(data) -> dict[str, str]:
 
 def _finished_run(served, client):
     runner = served.evaluations
-    done = _event(served, client, "on_start", [None, "formulas.jsonl", None, None])
+    done = _event(served, client, "on_start", [None, "formulas.jsonl", None, None, None])
     assert runner.wait(300) and runner.status() is not None, done["output"]["data"][0]
     assert runner.status().state == "done"
     return runner.finished()
@@ -116,7 +116,7 @@ def test_a_failed_run_keeps_the_shown_runs_charts_and_downloads(served, gated_en
         live = served.holder.engine
         served.holder.swap(Failing(live))
         try:
-            _event(served, client, "on_start", [None, "formulas.jsonl", None, None])
+            _event(served, client, "on_start", [None, "formulas.jsonl", None, None, None])
             assert runner.wait(300) and runner.status().state == "failed"
         finally:
             served.holder.swap(live)
@@ -132,7 +132,9 @@ def test_a_deeply_nested_qa_line_is_one_line_not_a_traceback(served, tmp_path: P
     nested.write_text('{"question": "q", "answers": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
     with served.page_client() as client:
         uploaded = client.post("/gradio_api/upload", files={"files": ("nested.jsonl", nested.read_bytes())})
-        done = _event(served, client, "on_start", [file_data(uploaded.json()[0], "nested.jsonl"), None, None, None])
+        done = _event(
+            served, client, "on_start", [file_data(uploaded.json()[0], "nested.jsonl"), None, None, None, None]
+        )
     assert done["success"], done
     assert "nested.jsonl: line 1: invalid JSON (nested too deeply)" in html.unescape(done["output"]["data"][0])
 

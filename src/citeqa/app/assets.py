@@ -126,6 +126,9 @@ mark.citeqa-gold.citeqa-given {{background: #bfdbfe;}}
 .citeqa-card-met {{border-left-color: #15803d;}}
 .citeqa-card-missed {{border-left-color: #b91c1c;}}
 .citeqa-card-none {{border-left-color: #9ca3af;}}
+.citeqa-card-mismatch {{border-left-color: #b45309; border-left-style: dashed;}}
+.citeqa-fit-warning {{color: #7c2d12; background: #fff7ed; border: 1px solid #fdba74; border-left: 6px solid {_PRIMARY};
+  border-radius: 8px; padding: 6px 10px; font-weight: 600; margin: 4px 0;}}
 .citeqa-card-name {{font-size: 0.85em; color: {_MUTED};}}
 .citeqa-card-value {{font-size: 1.5em; font-weight: 700;}}
 .citeqa-card-target {{font-size: 0.8em; color: {_MUTED};}}

@@ -68,3 +68,23 @@ def fit_note(fit: FileFit | None, lang: str = "en") -> str:
         return evaluate_labels(lang)["fit_any"].format(n=fit.questions)
     key = "fit_all" if fit.fits else ("fit_none" if fit.indexed == 0 else "fit_some")
     return evaluate_labels(lang)[key].format(n=fit.questions, gold=fit.gold_docs, indexed=fit.indexed)
+
+
+def fit_html(fit: FileFit | None, lang: str = "en") -> str:
+    """:func:`fit_note` as the page shows it: a plain line when the file fits the live index, a warning
+    (an alert a screen reader announces) when some or all of its gold documents are not indexed."""
+    from citeqa.app.display import safe
+
+    note = fit_note(fit, lang)
+    if not note or fit is None:
+        return ""
+    if fit.fits:
+        return f'<p class="citeqa-fit">{safe(note)}</p>'
+    return f'<p class="citeqa-fit citeqa-fit-warning" role="alert">{safe(note)}</p>'
+
+
+def gold_fit(items: Sequence, documents: Collection[str]) -> tuple[int, int]:
+    """The distinct gold documents of ``items`` (QA items or their graded results' items) and how many of
+    them ``documents`` holds."""
+    gold = {getattr(item, "doc", None) for item in items} - {None}
+    return len(gold), sum(1 for doc in gold if doc in documents)

@@ -10,9 +10,11 @@ what its buttons do, callable without a page.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from citeqa.app.eval_files import gold_fit
 from citeqa.app.eval_runner import EvaluationRunner, FinishedRun
 from citeqa.app.holder import EngineHolder, EvalSettings
 from citeqa.app.upload_cache import discard_uploads, upload_name, upload_path
@@ -21,14 +23,21 @@ from citeqa.messages import evaluate_labels
 
 
 def start_evaluation(
-    runner: EvaluationRunner, settings: EvalSettings, uploaded: Any = None, shipped: str | None = None, lang: str = "en"
+    runner: EvaluationRunner,
+    settings: EvalSettings,
+    uploaded: Any = None,
+    shipped: str | None = None,
+    lang: str = "en",
+    documents: Collection[str] | None = None,
+    confirmed: bool = False,
 ) -> str | None:
     """Start evaluating an uploaded QA file, or else a shipped one; None when it started, else why not.
 
     The file is validated whole first (:func:`~citeqa.evaluation.qa_file.load_qa`): a bad
     one is refused with its line and reason, named as the user knows it. An uploaded file
     is removed from the upload cache once read (the run keeps a copy for its provenance).
-    What the page is told is in ``lang`` (a QA file's own errors are in English).
+    What the page is told is in ``lang`` (a QA file's own errors are in English). With the live index's
+    ``documents``, a file whose gold documents are not all among them runs only when ``confirmed``.
     """
     from citeqa.app.eval_runner import RunRefused
     from citeqa.app.evaluate_tab import shipped_path, shown_error
@@ -46,6 +55,9 @@ def start_evaluation(
         return evaluate_labels(lang)["no_file"]
     try:
         items = load_qa(path)
+        gold, indexed = gold_fit(items, documents) if documents is not None else (0, 0)
+        if indexed < gold and confirmed is not True:  # every answer about the others would be graded wrong
+            return evaluate_labels(lang)["confirm_needed"].format(name=name, indexed=indexed, gold=gold)
         runner.start(items, name, path)
     except RunRefused as exc:
         current = runner.status()
@@ -84,12 +96,22 @@ def evaluate_page(
         names = view.shipped_qa_files(settings.qa_dir)
         return eval_files.shipped_fits(settings.qa_dir, names, holder.engine.data.documents)
 
-    def offered(shown_lang: str) -> tuple[Any, str]:
+    def offered(shown_lang: str) -> tuple[Any, str, Any]:
         found = fits()
         chosen = eval_files.best_fit(found)
-        note = eval_files.fit_note(next((f for f in found if f.name == chosen), None), shown_lang)
+        fit = next((f for f in found if f.name == chosen), None)
         choices = [(eval_files.choice_label(f, shown_lang), f.name) for f in found]
-        return gr.update(choices=choices, value=chosen), note
+        return gr.update(choices=choices, value=chosen), eval_files.fit_html(fit, shown_lang), confirming(fit)
+
+    def confirming(fit) -> Any:  # the tick a run of a file for another corpus needs, shown only for one
+        return gr.update(visible=fit is not None and not fit.fits, value=False)
+
+    mismatched = eval_files.FileFit("", 0, 1, 0)  # what the tick stands for: a file that does not fit
+
+    def runnable(fit, ticked: bool = False) -> Any:  # Run waits for the tick when the file is for another corpus
+        current = runner.status()
+        busy = current is not None and current.running
+        return gr.update(interactive=not busy and (fit is None or fit.fits or ticked is True))
 
     def buttons(running: bool) -> list[Any]:
         return [gr.update(interactive=not running), gr.update(interactive=running)]
@@ -115,6 +137,7 @@ def evaluate_page(
                 start = gr.Button(lab["start"], variant="primary", elem_id="eval-start")
                 cancel = gr.Button(lab["cancel"], variant="stop", elem_id="eval-cancel", interactive=False)
             fit = gr.HTML("", elem_id="eval-fit", js_on_load=None)
+            confirm = gr.Checkbox(False, label=lab["confirm_mismatch"], visible=False, elem_id="eval-confirm")
     status = gr.HTML(view.status_html(None), elem_id="eval-status", js_on_load=None)
     timer = gr.Timer(0.5, active=False)
     shown = gr.State(None)  # the FinishedRun this page shows: filters and details keep working after newer runs
@@ -202,9 +225,10 @@ def evaluate_page(
         if run is None:
             return [gr.update(visible=False), *([gr.skip()] * (len(shown_outputs) - 1))]
         files, alt = run.files, evaluate_labels(shown_lang)["reliability_alt"]
+        gold, indexed = gold_fit([r.item for r in run.results], holder.engine.data.documents)
         return [
             gr.update(visible=True),
-            view.cards_html(run.metrics, shown_lang),
+            view.cards_html(run.metrics, shown_lang, (indexed, gold) if indexed < gold else None),
             view.metrics_table(run.metrics),
             gr.update(value=str(files["metrics.png"]), alt_text=view.chart_alt(run.metrics, shown_lang)),
             gr.update(value=str(files["reliability.png"]), alt_text=alt),
@@ -241,10 +265,11 @@ def evaluate_page(
         return [*refresh(shown_run, shown_lang), *offered(shown_lang)]
 
     on_load.__annotations__ = {"request": gr.Request}  # a real class: the module's annotations are strings
-    app.load(on_load, shown, [*poll_outputs, shipped, fit], api_visibility="private")
+    app.load(on_load, shown, [*poll_outputs, shipped, fit, confirm], api_visibility="private")
 
-    def on_start(uploaded, choice, shown_run, shown_lang):
-        error = start_evaluation(runner, settings, uploaded, choice, shown_lang)
+    def on_start(uploaded, choice, shown_run, confirmed, shown_lang):
+        documents = holder.engine.data.documents
+        error = start_evaluation(runner, settings, uploaded, choice, shown_lang, documents, confirmed)
         if error is not None:  # the upload was read and discarded: the box is emptied either way
             refused = view.status_html(None, error, shown_lang)
             return [refused, gr.skip(), shown_run, gr.skip(), None, *buttons(False)]
@@ -254,16 +279,33 @@ def evaluate_page(
 
     start.click(
         on_start,
-        [qa_upload, shipped, shown, lang],
+        [qa_upload, shipped, shown, confirm, lang],
         [status, timer, shown, results, qa_upload, start, cancel],
         api_visibility="private",
     )
 
-    def on_shipped(name, shown_lang):
-        return eval_files.fit_note(next((f for f in fits() if f.name == name), None), shown_lang)
+    def on_shipped(name, shown_lang):  # a new choice: its fit, and the last results hidden (they are another file's)
+        chosen = next((f for f in fits() if f.name == name), None)
+        return eval_files.fit_html(chosen, shown_lang), confirming(chosen), gr.update(visible=False), runnable(chosen)
 
-    shipped.change(on_shipped, [shipped, lang], fit, api_visibility="private")
-    qa_upload.upload(lambda: None, None, shipped, api_visibility="private")  # one source at a time
+    shipped.input(on_shipped, [shipped, lang], [fit, confirm, results, start], api_visibility="private")
+    confirm.input(
+        lambda ticked: runnable(mismatched, ticked), confirm, start, api_visibility="private"
+    )  # shown: a misfit
+
+    def on_uploaded(uploaded, shown_lang):  # one source at a time; the upload's own fit
+        path = Path(upload_path(uploaded)) if uploaded else None
+        found = eval_files.file_fit(path, upload_name(uploaded), holder.engine.data.documents) if path else None
+        return (
+            None,
+            eval_files.fit_html(found, shown_lang),
+            confirming(found),
+            gr.update(visible=False),
+            runnable(found),
+        )
+
+    upload_outputs = [shipped, fit, confirm, results, start]
+    qa_upload.upload(on_uploaded, [qa_upload, lang], upload_outputs, api_visibility="private")
 
     def on_choose(uploaded):
         if uploaded:
@@ -339,6 +381,7 @@ def evaluate_page(
         (earlier, said("compare_upload", "label")),
         (compare_file, said("compare_file")),
         (compare_previous, said("compare_previous")),
+        (confirm, said("confirm_mismatch", "label")),
     ]
 
 

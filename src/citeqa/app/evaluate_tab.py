@@ -146,8 +146,11 @@ def metrics_table(metrics: Metrics) -> dict[str, list]:
     return {"headers": header, "data": rows}
 
 
-def cards_html(metrics: Metrics, lang: str = "en") -> str:
-    """The headline metrics over all questions, each against its target, met or missed said in words."""
+def cards_html(metrics: Metrics, lang: str = "en", mismatch: tuple[int, int] | None = None) -> str:
+    """The headline metrics over all questions, each against its target, met or missed said in words.
+
+    ``mismatch`` (gold documents indexed, of all) marks a run of a file for another corpus: the cards say
+    so first, and no target is shown as met (green) for it: its scores say nothing of this index."""
     from citeqa.evaluation.metrics import format_value
     from citeqa.evaluation.report import METRIC_LABELS
     from citeqa.evaluation.targets import TARGETS
@@ -158,13 +161,18 @@ def cards_html(metrics: Metrics, lang: str = "en") -> str:
         value = getattr(scores, target.metric)
         met = target.met(value)
         state = "none" if met is None else ("met" if met else "missed")
+        shown_state = "mismatch" if mismatch is not None and state == "met" else state
         bound = lab["target_max" if target.at_most else "target_min"].format(bound=target.bound)
         cards.append(
-            f'<div class="citeqa-card citeqa-card-{state}"><div class="citeqa-card-name">{safe(names[target.metric])}'
+            f'<div class="citeqa-card citeqa-card-{shown_state}"><div class="citeqa-card-name">{safe(names[target.metric])}'
             f'</div><div class="citeqa-card-value">{safe(format_value(target.metric, value))}</div>'
-            f'<div class="citeqa-card-target">{safe(bound)} · <b>{safe(lab["target_" + state])}</b></div></div>'
+            f'<div class="citeqa-card-target">{safe(bound)} · <b>{safe(lab["target_" + shown_state])}</b></div></div>'
         )
-    return f'<div class="citeqa-cards" role="list" aria-label="{safe(lab["cards"])}">{"".join(cards)}</div>'
+    warning = ""
+    if mismatch is not None:
+        said = lab["mismatch_cards"].format(indexed=mismatch[0], gold=mismatch[1])
+        warning = f'<p class="citeqa-fit-warning citeqa-cards-mismatch" role="note">{safe(said)}</p>'
+    return f'{warning}<div class="citeqa-cards" role="list" aria-label="{safe(lab["cards"])}">{"".join(cards)}</div>'
 
 
 def chart_alt(metrics: Metrics, lang: str = "en") -> str:
