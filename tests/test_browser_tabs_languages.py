@@ -137,3 +137,28 @@ def test_the_subtitle_names_the_languages_of_the_collection(chromium_browser, se
     text = page.locator("#subtitle").inner_text()
     assert "Englisch" in text and "Spanisch" in text and "Portugiesisch" in text, text
     context.close()
+
+
+def test_a_portuguese_claim_on_a_spanish_page_gets_a_portuguese_verdict(chromium_browser, served, patient):
+    """A Portuguese claim checked from a Spanish page got a Spanish verdict ("Respaldada"): the verdict and
+    the reply speak the claim's language, and the page follows it, the claim mode's button included."""
+    context = patient(chromium_browser).new_context(locale="es-ES")
+    page = context.new_page()
+    page.goto(served)
+    page.wait_for_function("() => document.querySelector('#ask')?.innerText.trim() === 'Preguntar'")
+    page.locator("#mode input").click()
+    page.get_by_role("option", name="Comprobar una afirmación", exact=True).click()
+    page.wait_for_function("() => document.querySelector('#ask')?.innerText.trim() === 'Comprobar'")
+    page.locator("#question textarea").fill("O farol da Ilha Clara foi inaugurado em 1912.")
+    page.locator("#question textarea").press("Enter")
+    reply = page.locator("#chat .citeqa-bot").first
+    reply.wait_for()
+    verdict = reply.locator("strong").first.inner_text()
+    assert verdict == label("pt", "claim", "supported") and verdict != label("es", "claim", "supported"), verdict
+    page.wait_for_function(
+        "t => document.querySelector('#ask')?.innerText.trim() === t", arg=label("pt", "labels", "check")
+    )
+    assert page.locator("#question textarea").get_attribute("placeholder") == label(
+        "pt", "evidence", "check_placeholder"
+    )
+    context.close()
