@@ -198,3 +198,33 @@ def test_a_file_for_another_corpus_is_a_warning_to_confirm_and_its_cards_say_so(
     cards = page.locator("#eval-cards")
     cards.get_by_text("This run's QA file is for another corpus").wait_for()
     assert cards.locator(".citeqa-card-met").count() == 0 and "not comparable" in cards.inner_text()
+
+
+def test_each_page_sees_and_cancels_its_own_runs_only(page, served, gated_engine):
+    """Issue [3/7] item 5: every page saw (and could cancel) whatever run was last started on the server.
+    A second page now hears that another page's run is going, without its file's name, cannot cancel it,
+    and does not get its results."""
+    gated = gated_engine(served.holder.engine)
+    served.holder.swap(gated)
+    page.goto(served.url)
+    page.get_by_role("tab", name="Evaluate").click()
+    choose(page, "eval-shipped", "fixture_corpus.jsonl (13 questions)")
+    page.locator("#eval-start").click()
+    assert gated.waiting.wait(60)
+    status_holds(page, "Evaluating fixture_corpus.jsonl: 0 of 13 questions")
+
+    other = page.context.browser.new_page(viewport={"width": 1280, "height": 1100})
+    other.goto(served.url)
+    other.get_by_role("tab", name="Evaluate").click()
+    line = other.locator("#eval-status")
+    line.get_by_text("Another page's evaluation is running (0 of 13 questions)").wait_for()
+    assert "fixture_corpus" not in line.inner_text()
+    other.wait_for_function("() => document.querySelector('#eval-cancel').disabled")
+    assert other.locator("#eval-start").is_disabled()
+
+    gated.gate.set()
+    status_holds(page, "Evaluated fixture_corpus.jsonl: 13 questions")
+    page.locator("#eval-results").wait_for()
+    other.wait_for_function("() => !document.querySelector('#eval-start').disabled")  # the server's run is over
+    assert other.locator("#eval-results").is_hidden() and "Evaluated" not in line.inner_text()
+    other.close()

@@ -58,7 +58,12 @@ def foreign(lang: str) -> frozenset[str]:
 
 def strangers(page, lang: str) -> list[str]:
     shown = page.evaluate(SHOWN_JS)
-    return sorted(piece for piece in foreign(lang) if re.search(rf"(?<!\w){re.escape(piece)}(?!\w)", shown))
+    return sorted(piece for piece in foreign(lang) if re.search(_word(piece), shown))
+
+
+def _word(piece: str) -> str:
+    """``piece`` as a whole word or phrase, and not the start of a file name (the download "questions.csv")."""
+    return rf"(?<!\w){re.escape(piece)}(?!\w|\.\w)"
 
 
 def label(lang: str, section: str, key: str) -> str:
@@ -161,4 +166,23 @@ def test_a_portuguese_claim_on_a_spanish_page_gets_a_portuguese_verdict(chromium
     assert page.locator("#question textarea").get_attribute("placeholder") == label(
         "pt", "evidence", "check_placeholder"
     )
+    context.close()
+
+
+def test_an_evaluation_and_its_results_speak_the_page_language(chromium_browser, served, patient):
+    """The Evaluate tab after a run, in German: status, cards, metrics, filters, the table and a question's
+    detail hold no string of another language's catalogue."""
+    context = patient(chromium_browser).new_context(locale="de-DE", viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    page.goto(served)
+    page.wait_for_function("() => document.querySelector('#ask')?.innerText.trim() === 'Fragen'")
+    page.get_by_role("tab", name=label("de", "labels", "tab_evaluate")).click()
+    page.locator("#eval-fit").get_by_text(re.compile(r"\d")).first.wait_for()
+    page.get_by_role("button", name=label("de", "evaluate", "start")).click()
+    page.locator("#eval-status").get_by_text("fixture_corpus.jsonl ausgewertet").wait_for()
+    page.locator("#eval-cards .citeqa-card").first.wait_for()
+    page.locator("#eval-questions").get_by_text("es-1", exact=True).filter(visible=True).click()
+    page.locator("#eval-detail").get_by_text(label("de", "evaluate", "gold_answers")).wait_for()
+    assert strangers(page, "de") == []
+    assert "Kennzahl" in page.locator("#eval-metrics").inner_text()
     context.close()

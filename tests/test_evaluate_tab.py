@@ -482,3 +482,15 @@ def test_a_file_for_another_corpus_runs_only_once_confirmed(holder: EngineHolder
     settings = EvalSettings(sample_qa)
     assert start_evaluation(runner, settings, shipped="sample.jsonl", documents=documents, confirmed=True) is None
     assert runner.wait(HANG_S) and runner.status().total == 4
+
+
+def test_metric_names_follow_the_page_language():
+    """Issue [3/7] item 3: the Evaluate tab's metric names were English on every page."""
+    metrics = summarize(sample())
+    table = view.metrics_table(metrics, "de")
+    assert table["headers"][:2] == ["Kennzahl", "gesamt"] and table["data"][0][:2] == ["Fragen", "6"]
+    assert view.metrics_table(metrics)["headers"][:2] == ["metric", "overall"]  # as `citeqa eval` prints them
+    assert "Antwortgenauigkeit (Satz)" in text_of(view.cards_html(metrics, "de"))
+    assert view.chart_alt(metrics, "fr").startswith("Diagramme en barres") and "questions 6" in view.chart_alt(
+        metrics, "fr"
+    )

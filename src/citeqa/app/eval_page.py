@@ -141,6 +141,7 @@ def evaluate_page(
     status = gr.HTML(view.status_html(None), elem_id="eval-status", js_on_load=None)
     timer = gr.Timer(0.5, active=False)
     shown = gr.State(None)  # the FinishedRun this page shows: filters and details keep working after newer runs
+    mine = gr.State(())  # the ids of the runs this page started: each page sees and cancels its own runs only
     with gr.Column(visible=False, elem_id="eval-results") as results:
         cards_heading = gr.Markdown(f"### {lab['cards']}")
         cards = gr.HTML("", elem_id="eval-cards", js_on_load=None)
@@ -229,7 +230,7 @@ def evaluate_page(
         return [
             gr.update(visible=True),
             view.cards_html(run.metrics, shown_lang, (indexed, gold) if indexed < gold else None),
-            view.metrics_table(run.metrics),
+            view.metrics_table(run.metrics, shown_lang),
             gr.update(value=str(files["metrics.png"]), alt_text=view.chart_alt(run.metrics, shown_lang)),
             gr.update(value=str(files["reliability.png"]), alt_text=alt),
             gr.update(choices=view.outcome_choices(run.results, shown_lang), value=view.ALL),
@@ -244,43 +245,56 @@ def evaluate_page(
             "",
         ]
 
-    def refresh(shown_run, shown_lang: str) -> list[Any]:
-        """Status, timer, the shown run, then the results (skipped unless a newer run has ended)."""
+    def refresh(shown_run, own, shown_lang: str) -> list[Any]:
+        """Status, timer, the shown run, then the results (skipped unless a newer run of this page has ended).
+
+        Another page's run is only said to be going (it holds the server's one run), not named or shown."""
         current = runner.status()
-        line = view.status_html(current, lang=shown_lang)
+        ours = current is not None and current.run_id in (own or ())
+        line = view.status_html(current if ours else None, lang=shown_lang)
+        skipped = [gr.skip()] * len(shown_outputs)
         if current is not None and current.running:
-            skipped = [gr.skip()] * len(shown_outputs)
+            if not ours:
+                waiting = [gr.update(interactive=False), gr.update(interactive=False)]
+                line = view.other_run_html(current, shown_lang)
+                return [line, gr.Timer(active=True), shown_run, *skipped, *waiting]
             return [line, gr.Timer(active=True), shown_run, *skipped, *buttons(True)]
         run = runner.finished()
-        if run is None or (shown_run is not None and run.run_id == shown_run.run_id):
-            skipped = [gr.skip()] * len(shown_outputs)
+        if run is None or run.run_id not in (own or ()) or (shown_run is not None and run.run_id == shown_run.run_id):
             return [line, gr.Timer(active=False), shown_run, *skipped, *buttons(False)]
         return [line, gr.Timer(active=False), run, *show(run, shown_lang), *buttons(False)]
 
     poll_outputs = [status, timer, shown, *shown_outputs, start, cancel]
-    timer.tick(refresh, [shown, lang], poll_outputs, show_progress="hidden", api_visibility="private")
+    timer.tick(refresh, [shown, mine, lang], poll_outputs, show_progress="hidden", api_visibility="private")
 
-    def on_load(shown_run, request):
+    def on_load(shown_run, own, request):
         shown_lang = visit_language(request)  # the page's language state is set by another load event
-        return [*refresh(shown_run, shown_lang), *offered(shown_lang)]
+        return [*refresh(shown_run, own, shown_lang), *offered(shown_lang)]
 
     on_load.__annotations__ = {"request": gr.Request}  # a real class: the module's annotations are strings
-    app.load(on_load, shown, [*poll_outputs, shipped, fit, confirm], api_visibility="private")
+    app.load(on_load, [shown, mine], [*poll_outputs, shipped, fit, confirm], api_visibility="private")
 
-    def on_start(uploaded, choice, shown_run, confirmed, shown_lang):
-        documents = holder.engine.data.documents
-        error = start_evaluation(runner, settings, uploaded, choice, shown_lang, documents, confirmed)
+    def on_start(uploaded, choice, shown_run, own, confirmed, shown_lang):
+        current, own = runner.status(), tuple(own or ())
+        if current is not None and current.running and current.run_id not in own:  # not named: another page's
+            error = evaluate_labels(shown_lang)["busy_other"].format(done=current.done, total=current.total)
+            if uploaded:
+                discard_uploads([upload_path(uploaded)])
+        else:
+            documents = holder.engine.data.documents
+            error = start_evaluation(runner, settings, uploaded, choice, shown_lang, documents, confirmed)
         if error is not None:  # the upload was read and discarded: the box is emptied either way
             refused = view.status_html(None, error, shown_lang)
-            return [refused, gr.skip(), shown_run, gr.skip(), None, *buttons(False)]
-        line = view.status_html(runner.status(), lang=shown_lang)
-        running = [line, gr.Timer(active=True), None, gr.update(visible=False), None]
+            return [refused, gr.skip(), shown_run, own, gr.skip(), None, *buttons(False)]
+        started = runner.status()
+        line = view.status_html(started, lang=shown_lang)
+        running = [line, gr.Timer(active=True), None, (*own, started.run_id), gr.update(visible=False), None]
         return [*running, *buttons(True)]
 
     start.click(
         on_start,
-        [qa_upload, shipped, shown, confirm, lang],
-        [status, timer, shown, results, qa_upload, start, cancel],
+        [qa_upload, shipped, shown, mine, confirm, lang],
+        [status, timer, shown, mine, results, qa_upload, start, cancel],
         api_visibility="private",
     )
 
@@ -314,12 +328,14 @@ def evaluate_page(
 
     shipped.input(on_choose, qa_upload, qa_upload, api_visibility="private")
 
-    def on_cancel(shown_lang):
-        if not runner.cancel():
+    def on_cancel(own, shown_lang):  # only a run of this page
+        current = runner.status()
+        ours = current is not None and current.running and current.run_id in (own or ())
+        if not ours or not runner.cancel():
             return view.status_html(None, evaluate_labels(shown_lang)["nothing_running"], shown_lang)
         return view.status_html(runner.status(), lang=shown_lang)
 
-    cancel.click(on_cancel, lang, status, api_visibility="private")
+    cancel.click(on_cancel, [mine, lang], status, api_visibility="private")
 
     def on_filter(outcome_value, language_value, shown_run, shown_lang):
         rows = view.question_rows(shown_run.results, outcome_value, language_value, shown_lang) if shown_run else []
@@ -337,8 +353,8 @@ def evaluate_page(
 
     questions.select(on_select, [shown, lang], detail, api_visibility="private")
 
-    def on_compare(files, shown_run, use_previous: bool, shown_lang: str):
-        table, lists = compare_evaluation(runner, shown_run, files, use_previous, shown_lang)
+    def on_compare(files, shown_run, use_previous: bool, shown_lang: str, own=()):
+        table, lists = compare_evaluation(runner, shown_run, files, use_previous, shown_lang, tuple(own or ()))
         if table is None:
             return gr.update(visible=False, value=None), view.status_html(None, lists, shown_lang)
         return gr.update(visible=True, value=table), lists
@@ -348,7 +364,7 @@ def evaluate_page(
         lambda f, s, ln: on_compare(f, s, False, ln), [earlier, shown, lang], compared, api_visibility="private"
     )
     compare_previous.click(
-        lambda s, ln: on_compare(None, s, True, ln), [shown, lang], compared, api_visibility="private"
+        lambda s, own, ln: on_compare(None, s, True, ln, own), [shown, mine, lang], compared, api_visibility="private"
     )
 
     def labelled(shown_lang: str) -> dict[str, Any]:  # the files offered, named in the language (the choice kept)
@@ -391,8 +407,10 @@ def compare_evaluation(
     files: Any = None,
     use_previous: bool = False,
     lang: str = "en",
+    own: tuple[int, ...] | None = None,
 ) -> tuple[dict[str, list] | None, str]:
-    """A finished run compared with uploaded earlier predictions or the run before it on this server.
+    """A finished run compared with uploaded earlier predictions or the run before it on this server
+    (with ``own``, the ids of a page's runs: only a run of that page).
 
     Returns the deltas table and the fixed/broken lists as HTML (in ``lang``), or ``(None, why not)``.
     A ``.meta.json`` uploaded with the predictions adds the settings that changed.
@@ -408,7 +426,7 @@ def compare_evaluation(
             return None, lab["compare_no_run"]
         if use_previous:
             earlier = runner.before(run)
-            if earlier is None:
+            if earlier is None or (own is not None and earlier.run_id not in own):
                 return None, lab["compare_no_previous"]
             old_records, old_provenance, label = earlier.records(), earlier.provenance, earlier.source
         else:

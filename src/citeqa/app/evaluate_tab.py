@@ -140,10 +140,21 @@ def find_result(results: Iterable[QuestionResult], question_id: str | None) -> Q
     return next((r for r in results if r.item.id == question_id), None)
 
 
-def metrics_table(metrics: Metrics) -> dict[str, list]:
-    """The metrics table as ``{"headers": [...], "data": [...]}``: a row per metric, a column per language."""
-    header, *rows = table_rows(metrics)
+def metrics_table(metrics: Metrics, lang: str = "en") -> dict[str, list]:
+    """The metrics table as ``{"headers": [...], "data": [...]}``: a row per metric, a column per language,
+    the metrics and the overall column named in ``lang``."""
+    header, *rows = _metric_rows(metrics, lang)
     return {"headers": header, "data": rows}
+
+
+def _metric_rows(metrics: Metrics, lang: str) -> list[list[str]]:
+    """:func:`~citeqa.evaluation.report.table_rows` (as ``citeqa eval`` prints them) with the names in ``lang``."""
+    from citeqa.evaluation.report import METRIC_LABELS
+
+    lab = evaluate_labels(lang)
+    header, *rows = table_rows(metrics)
+    header = [lab["col_metric"], *(lab["col_overall"] if name == "overall" else name for name in header[1:])]
+    return [header, *([lab[f"metric_{key}"], *row[1:]] for (key, _), row in zip(METRIC_LABELS, rows))]
 
 
 def cards_html(metrics: Metrics, lang: str = "en", mismatch: tuple[int, int] | None = None) -> str:
@@ -155,7 +166,8 @@ def cards_html(metrics: Metrics, lang: str = "en", mismatch: tuple[int, int] | N
     from citeqa.evaluation.report import METRIC_LABELS
     from citeqa.evaluation.targets import TARGETS
 
-    names, scores, lab = dict(METRIC_LABELS), metrics.overall, evaluate_labels(lang)
+    scores, lab = metrics.overall, evaluate_labels(lang)
+    names = {key: lab[f"metric_{key}"] for key, _ in METRIC_LABELS}
     cards = []
     for target in TARGETS:
         value = getattr(scores, target.metric)
@@ -177,10 +189,11 @@ def cards_html(metrics: Metrics, lang: str = "en", mismatch: tuple[int, int] | N
 
 def chart_alt(metrics: Metrics, lang: str = "en") -> str:
     """Alternative text of the metrics chart: each metric's value over all questions, in words."""
-    header, *rows = table_rows(metrics)
-    column = header.index("overall") if "overall" in header else len(header) - 1
-    summary = "; ".join(f"{row[0]} {row[column]}" for row in rows if len(row) > column)
     lab = evaluate_labels(lang)
+    header, *rows = _metric_rows(metrics, lang)
+    overall = lab["col_overall"]
+    column = header.index(overall) if overall in header else len(header) - 1
+    summary = "; ".join(f"{row[0]} {row[column]}" for row in rows if len(row) > column)
     return lab["chart_alt"].format(summary=lab["over_all"].format(summary=summary) if summary else "")
 
 
@@ -446,3 +459,9 @@ def status_html(status, error: str | None = None, lang: str = "en") -> str:  # s
         return f'<div class="citeqa-eval-status citeqa-eval-running">{bar} {line}</div>'
     cls = "citeqa-eval-error" if status.state == "failed" else f"citeqa-eval-{status.state}"
     return f'<div class="citeqa-eval-status {cls}">{line}</div>'
+
+
+def other_run_html(status, lang: str = "en") -> str:  # status: eval_runner.RunStatus
+    """The line a page shows while another page's run holds the server's one run: how far it is, not what."""
+    said = evaluate_labels(lang)["busy_other"].format(done=status.done, total=status.total)
+    return f'<div class="citeqa-eval-status citeqa-eval-other">{safe(said)}</div>'
