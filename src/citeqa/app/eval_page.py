@@ -92,9 +92,15 @@ def evaluate_page(
     from citeqa.app.chat_tab import visit_language
     from citeqa.app.eval_runner import DOWNLOADS
 
+    last_fits: list = []  # (the files' stamps, the index's documents, their fits): a chat turn relabels the tab
+
     def fits() -> list:
         names = view.shipped_qa_files(settings.qa_dir)
-        return eval_files.shipped_fits(settings.qa_dir, names, holder.engine.data.documents)
+        documents = holder.engine.data.documents
+        stamps = tuple((n, *_stamp(Path(settings.qa_dir or ".") / n)) for n in names)
+        if not last_fits or last_fits[0] != stamps or last_fits[1] is not documents:
+            last_fits[:] = [stamps, documents, eval_files.shipped_fits(settings.qa_dir, names, documents)]
+        return last_fits[2]
 
     def offered(shown_lang: str) -> tuple[Any, str, Any]:
         found = fits()
@@ -451,3 +457,12 @@ def compare_evaluation(
         return comparison_table(comparison, lang), comparison_html(comparison, label, lang=lang)
     finally:
         discard_uploads(p for p, _ in uploaded)
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    """A file's size and modification time (0, 0 when it cannot be read): when either changes, it is read again."""
+    try:
+        found = path.stat()
+    except OSError:
+        return 0, 0
+    return found.st_size, found.st_mtime_ns
