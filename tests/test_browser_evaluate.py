@@ -169,3 +169,62 @@ def test_the_file_that_fits_is_preselected_and_a_misfit_is_named_before_it_runs(
     page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")  # laid out
     widths = page.evaluate("() => [...document.querySelectorAll('#eval-questions th')].map(t => t.offsetWidth)")
     assert len(widths) == 6 and min(widths) >= 56 and page.evaluate("document.scrollingElement.scrollWidth") <= 390
+
+
+def test_a_file_for_another_corpus_is_a_warning_to_confirm_and_its_cards_say_so(page, served):
+    """Issue [3/7] item 5: the wrong-corpus line was unstyled text and Run stayed enabled. Now the line is a
+    warning, Run waits for a tick, the results of a run for another corpus say so and show no target met,
+    and a new choice hides the results of the last one."""
+    page.goto(served.url)
+    page.get_by_role("tab", name="Evaluate").click()
+    fit = page.locator("#eval-fit")
+    fit.get_by_text("all 4 of their gold documents").wait_for()
+    assert page.locator("#eval-confirm").is_hidden() and page.locator("#eval-start").is_enabled()
+    page.locator("#eval-start").click()
+    status_holds(page, "Evaluated fixture_corpus.jsonl: 13 questions")
+    page.locator("#eval-cards .citeqa-card-met").first.wait_for()  # this index's own file: targets met in green
+
+    choose(page, "eval-shipped", "sample.jsonl (4 questions)")
+    warning = fit.get_by_role("alert")
+    warning.get_by_text("none of their").wait_for()
+    colours = warning.evaluate("e => [getComputedStyle(e).backgroundColor, getComputedStyle(e).borderLeftWidth]")
+    assert colours[0] != "rgba(0, 0, 0, 0)" and float(colours[1].removesuffix("px")) >= 4, colours  # it stands out
+    page.locator("#eval-results").wait_for(state="hidden")  # the last results were another file's
+    page.wait_for_function("() => document.querySelector('#eval-start').disabled")
+    page.locator("#eval-confirm input").check()
+    page.wait_for_function("() => !document.querySelector('#eval-start').disabled")
+    page.locator("#eval-start").click()
+    status_holds(page, "Evaluated sample.jsonl: 4 questions")
+    cards = page.locator("#eval-cards")
+    cards.get_by_text("This run's QA file is for another corpus").wait_for()
+    assert cards.locator(".citeqa-card-met").count() == 0 and "not comparable" in cards.inner_text()
+
+
+def test_each_page_sees_and_cancels_its_own_runs_only(page, served, gated_engine):
+    """Issue [3/7] item 5: every page saw (and could cancel) whatever run was last started on the server.
+    A second page now hears that another page's run is going, without its file's name, cannot cancel it,
+    and does not get its results."""
+    gated = gated_engine(served.holder.engine)
+    served.holder.swap(gated)
+    page.goto(served.url)
+    page.get_by_role("tab", name="Evaluate").click()
+    choose(page, "eval-shipped", "fixture_corpus.jsonl (13 questions)")
+    page.locator("#eval-start").click()
+    assert gated.waiting.wait(60)
+    status_holds(page, "Evaluating fixture_corpus.jsonl: 0 of 13 questions")
+
+    other = page.context.browser.new_page(viewport={"width": 1280, "height": 1100})
+    other.goto(served.url)
+    other.get_by_role("tab", name="Evaluate").click()
+    line = other.locator("#eval-status")
+    line.get_by_text("Another page's evaluation is running (0 of 13 questions)").wait_for()
+    assert "fixture_corpus" not in line.inner_text()
+    other.wait_for_function("() => document.querySelector('#eval-cancel').disabled")
+    assert other.locator("#eval-start").is_disabled()
+
+    gated.gate.set()
+    status_holds(page, "Evaluated fixture_corpus.jsonl: 13 questions")
+    page.locator("#eval-results").wait_for()
+    other.wait_for_function("() => !document.querySelector('#eval-start').disabled")  # the server's run is over
+    assert other.locator("#eval-results").is_hidden() and "Evaluated" not in line.inner_text()
+    other.close()

@@ -64,7 +64,7 @@ def test_answer_marks_key_phrase_and_numbers_supporting_sources():
     assert html.count("<mark>") == 1 and "other language: es" in html and "score" not in html
     assert "characters 10–52" in html and html.count("holds the answer") == 2
     assert 'id="citeqa-t4-src-2"' in html and html.index('id="citeqa-t4-src-2"') < html.index("citeqa-more")
-    assert html.index("1 more passages") < html.index('id="citeqa-t4-src-3"')  # [3] folded as secondary
+    assert html.index("1 more passage,") < html.index('id="citeqa-t4-src-3"')  # [3] folded, in the singular
 
 
 def test_below_the_fitted_level_the_sentence_is_a_possible_answer():

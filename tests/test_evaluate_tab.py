@@ -451,3 +451,46 @@ def test_headline_cards_show_each_target_met_or_missed_in_words():
     assert (
         Target("x", 0.5).met(0.5) and not Target("x", 0.05, at_most=True).met(0.06) and Target("x", 1).met(None) is None
     )
+
+
+# --------------------------------------------------------------------------- a file for another corpus (issue [3/7] item 5)
+
+
+def test_cards_of_a_run_for_another_corpus_say_so_and_show_no_target_met():
+    metrics = summarize(sample())
+    plain = view.cards_html(metrics)
+    assert "citeqa-card-met" in plain and "another corpus" not in text_of(plain)  # this sample meets some target
+    other = view.cards_html(metrics, mismatch=(0, 4))
+    assert "citeqa-card-met" not in other and "citeqa-card-mismatch" in other
+    said = text_of(other)
+    assert said.startswith("This run's QA file is for another corpus: only 0 of its 4 gold documents")
+    assert "not comparable" in said and " met" not in said.split("no target counts as met")[1]
+
+
+def test_a_file_for_another_corpus_runs_only_once_confirmed(holder: EngineHolder, runner: EvaluationRunner):
+    from citeqa.app.eval_files import file_fit, fit_html
+
+    sample_qa = QA
+    documents = holder.engine.data.documents
+    refused = start_evaluation(runner, EvalSettings(sample_qa), shipped="sample.jsonl", documents=documents)
+    assert refused is not None and refused.startswith("sample.jsonl: only 0 of its")
+    assert runner.status() is None  # nothing started
+    warning = fit_html(file_fit(sample_qa / "sample.jsonl", "sample.jsonl", documents), "es")
+    assert 'class="citeqa-fit citeqa-fit-warning" role="alert"' in warning and "ninguno de sus" in text_of(warning)
+    fits = fit_html(file_fit(sample_qa / "fixture_corpus.jsonl", "fixture_corpus.jsonl", documents))
+    assert "citeqa-fit-warning" not in fits and 'role="alert"' not in fits
+    settings = EvalSettings(sample_qa)
+    assert start_evaluation(runner, settings, shipped="sample.jsonl", documents=documents, confirmed=True) is None
+    assert runner.wait(HANG_S) and runner.status().total == 4
+
+
+def test_metric_names_follow_the_page_language():
+    """Issue [3/7] item 3: the Evaluate tab's metric names were English on every page."""
+    metrics = summarize(sample())
+    table = view.metrics_table(metrics, "de")
+    assert table["headers"][:2] == ["Kennzahl", "gesamt"] and table["data"][0][:2] == ["Fragen", "6"]
+    assert view.metrics_table(metrics)["headers"][:2] == ["metric", "overall"]  # as `citeqa eval` prints them
+    assert "Antwortgenauigkeit (Satz)" in text_of(view.cards_html(metrics, "de"))
+    assert view.chart_alt(metrics, "fr").startswith("Diagramme en barres") and "questions 6" in view.chart_alt(
+        metrics, "fr"
+    )

@@ -143,3 +143,33 @@ def test_conversation_from_json_refuses_other_files():
 
     with pytest.raises(ValueError, match="not a citeqa-conversation"):
         conversation_from_json('{"turns": []}')
+
+
+def test_a_possible_answer_stays_hedged_in_the_markdown_export():
+    """Issue [3/7] item 7: an answer at 0.70, shown in the chat as a possible answer to check, was written
+    to the Markdown file as a plain answer. It keeps the hedge and the confidence in words."""
+    unsure = Answer(ANS.question, "en", ANSWER, False, 0.70, ANS.citations, 1.0, ANS.highlight, "1760", PLACE)
+    md = conversation_markdown([unsure, ANS], {INFO.doc_id: INFO}, {DOC.doc_id: DOC}, headline_above=0.8)
+    first, second = md.split("## 2. ")
+    assert "*Possible answer (check it in the source):* The windmill of Greyhill was built in **1760**" in first
+    assert "*Low confidence (confidence 0.70) · en*" in first
+    assert "Possible answer" not in second and "*High confidence (confidence 0.87) · en*" in second
+    es = Answer("¿Cuándo?", "es", ANSWER, False, 0.70, ANS.citations, 1.0, ANS.highlight, "1760", PLACE)
+    assert "*Posible respuesta (compruébala en la fuente):* " in conversation_markdown([es], headline_above=0.8)
+
+
+def test_a_translation_note_stays_inside_the_numbered_list_of_passages():
+    """Issue [3/7] item 7: "also in the translation:" lines broke the numbered list of a claim's passages
+    (each source after one started a new list at 1)."""
+    from markdown_it import MarkdownIt
+
+    from citeqa.answer.claims import Translation
+
+    at = ANSWER.index("1760")
+    also = (Translation("mills/molino.pdf", "es", 5, 60, "El molino se construyó en 1760."),)
+    first = ClaimEvidence(CIT, "supports", Highlight(0, len(ANSWER)), Highlight(at, at + 4), "1760", "1760", also)
+    second = ClaimEvidence(CIT, "related", Highlight(0, len(ANSWER)))
+    check = ClaimCheck("It was built in 1760.", "es", "supported", "Sí.", (first, second), 20.0)
+    html = MarkdownIt("commonmark").render(conversation_markdown([check]))
+    assert html.count("<ol") == 1 and html.count("<li>") == 2, html
+    assert "también en la traducción: es (mills/molino.pdf, 5–60)" in html.split("<ol>")[1].split("</li>")[0]

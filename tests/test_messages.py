@@ -52,8 +52,30 @@ def test_claim_verdicts_and_messages_come_in_each_language():
     assert messages.claim_message("not_found", "it") == messages.CLAIM_LABELS["it"]["not_found_msg"]
 
 
-def test_english_only_sections_fall_back_to_english():
+def test_every_tab_speaks_each_language_and_only_the_server_answers_in_english():
+    """Issue [3/7] item 3: the Corpus tab's status lines, the Evaluate tab and the outcomes are translated;
+    only the server's refusals (JSON for programs) stay English."""
+    assert messages.ENGLISH_ONLY == ("server",)
     assert messages.corpus_labels("de")["remove"] == "Entfernen"
-    assert messages.corpus_labels("de")["choose"] == messages.corpus_labels("en")["choose"]
-    assert messages.EVALUATE["start"] == "Run evaluation" and "right" in messages.OUTCOME_HELP
+    assert messages.corpus_labels("de")["choose"] != messages.corpus_labels("en")["choose"]
+    assert messages.evaluate_labels("fr")["start"] != messages.EVALUATE["start"] == "Run evaluation"
+    assert messages.outcome_help("it")["right"] != messages.OUTCOME_HELP["right"]
+    assert messages.evaluate_labels("xx") == messages.EVALUATE
     assert messages.SERVER["bad_json"].startswith("the request body")
+
+
+@pytest.mark.parametrize(("lang", "one", "many"), [("en", "embedding 1 passage", "embedding 3 passages")])
+def test_a_count_of_one_is_said_in_the_singular(lang, one, many):
+    status = messages.corpus_labels(lang)
+    assert messages.counted(status, "step_embedding", 1) == one
+    assert messages.counted(status, "step_embedding", 3) == many
+    for code in messages.UI_LANGUAGES:  # every language has both forms, and they differ
+        own = messages.corpus_labels(code)
+        assert messages.counted(own, "step_embedding", 1) != messages.counted(own, "step_embedding", 2)
+
+
+def test_language_lists_name_each_language_in_the_interface_language():
+    assert messages.language_list(["es", "pt", "en"], "en") == "Spanish, Portuguese and English"
+    assert messages.language_list(["es", "pt", "en"], "de") == "Spanisch, Portugiesisch und Englisch"
+    assert messages.language_list(["en"], "fr") == "anglais"
+    assert messages.language_list(["xx", "en"], "en") == "xx and English"  # a language without a name: its code

@@ -66,7 +66,7 @@ def test_a_13_kb_epub_of_tiny_paragraphs_is_refused_before_it_is_parsed(served, 
         uploaded = client.post("/gradio_api/upload", files={"files": ("tiny.epub", book.read_bytes())})
         assert uploaded.status_code == 200, uploaded.text
         session = secrets.token_hex(6)
-        assert join(client, add, [[file_data(uploaded.json()[0], "tiny.epub")]], session).status_code == 200
+        assert join(client, add, [[file_data(uploaded.json()[0], "tiny.epub")], None], session).status_code == 200
         done = wait_done(client, session)
     status = done["output"]["data"][0]
     assert status == (

@@ -139,11 +139,11 @@ def test_an_upload_is_taken_only_from_the_session_that_made_it(served):
         assert uploaded.status_code == 200, uploaded.text
         (path,) = uploaded.json()
         for client in (other, bare):
-            response = join(client, events["on_add"], [[file_data(path, "cabo.txt")]])
+            response = join(client, events["on_add"], [[file_data(path, "cabo.txt")], None])
             assert response.status_code == 403, response.text
         assert "cabo.txt" not in served.corpus_files()
         session = secrets.token_hex(6)
-        assert join(mine, events["on_add"], [[file_data(path, "cabo.txt")]], session).status_code == 200
+        assert join(mine, events["on_add"], [[file_data(path, "cabo.txt")], None], session).status_code == 200
         done = wait_done(mine, session)
         assert done["success"], done
         assert "added cabo.txt" in done["output"]["data"][0]
@@ -155,7 +155,7 @@ def test_no_spelling_of_a_body_hides_a_file(served, secret_files):
     """The guard reads the body as Gradio does: escaped keys, UTF-16 and multipart do not slip past."""
     add = {name: index for index, name in events_with_inputs(served).items()}["on_add"]
     files = [file_data(secret_files["md"])]
-    body = {"data": [files], "fn_index": add, "session_hash": secrets.token_hex(6), "trigger_id": None}
+    body = {"data": [files, None], "fn_index": add, "session_hash": secrets.token_hex(6), "trigger_id": None}
     escaped = json.dumps(body).replace('"path"', '"\\u0070ath"').encode()
     assert b'"path"' not in escaped
     with served.page_client() as client:

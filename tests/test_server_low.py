@@ -51,8 +51,8 @@ def _fn(served, name: str) -> int:
     return next(i for i, fn in blocks.fns.items() if getattr(fn.fn, "__name__", "") == name)
 
 
-def _event(served, client, name: str, data: list, timeout: float = 300) -> dict:
-    session = secrets.token_hex(6)
+def _event(served, client, name: str, data: list, timeout: float = 300, session: str | None = None) -> dict:
+    session = session or secrets.token_hex(6)
     response = join(client, _fn(served, name), data, session)
     assert response.status_code == 200, response.text
     return wait_done(client, session, timeout)
@@ -62,7 +62,7 @@ def test_a_symlinked_qa_file_out_of_the_eval_folder_is_not_offered(served, qa_di
     """A link in eval/ to a file elsewhere was offered (and evaluated, its content in the downloads)."""
     assert shipped_qa_files(qa_dir) == ["formulas.jsonl", "sub/same.jsonl"]
     with served.page_client() as client:
-        done = _event(served, client, "on_start", [None, "linked.jsonl", None])
+        done = _event(served, client, "on_start", [None, "linked.jsonl", None, None, None, None])
     if done["success"]:  # refused by citeqa with its line, or by Gradio as not one of the dropdown's choices
         assert "linked.jsonl: not a QA file of the eval folder" in html.unescape(done["output"]["data"][0])
     assert served.evaluations.status() is None
@@ -82,9 +82,9 @@ def _file_urls(data) -> dict[str, str]:
     return found
 
 
-def _finished_run(served, client):
+def _finished_run(served, client, session: str | None = None):
     runner = served.evaluations
-    done = _event(served, client, "on_start", [None, "formulas.jsonl", None])
+    done = _event(served, client, "on_start", [None, "formulas.jsonl", None, None, None, None], session=session)
     assert runner.wait(300) and runner.status() is not None, done["output"]["data"][0]
     assert runner.status().state == "done"
     return runner.finished()
@@ -104,8 +104,9 @@ def test_a_failed_run_keeps_the_shown_runs_charts_and_downloads(served, gated_en
     page still showed them."""
     runner = served.evaluations
     with served.page_client() as client:
-        shown = _finished_run(served, client)
-        urls = _file_urls(_event(served, client, "refresh", [None])["output"]["data"])  # the page's timer
+        page = secrets.token_hex(6)  # one page session: it sees the runs it started
+        shown = _finished_run(served, client, page)
+        urls = _file_urls(_event(served, client, "refresh", [None, None, None], session=page)["output"]["data"])
         assert {"metrics.png", "questions.csv"} <= set(urls), urls
         assert all(client.get(url).status_code == 200 for url in urls.values())
 
@@ -116,15 +117,17 @@ def test_a_failed_run_keeps_the_shown_runs_charts_and_downloads(served, gated_en
         live = served.holder.engine
         served.holder.swap(Failing(live))
         try:
-            _event(served, client, "on_start", [None, "formulas.jsonl", None])
+            _event(served, client, "on_start", [None, "formulas.jsonl", None, None, None, None], session=page)
             assert runner.wait(300) and runner.status().state == "failed"
         finally:
             served.holder.swap(live)
         assert runner.finished() is shown
-        again = _event(served, client, "refresh", [None])  # the page still shows the last finished run
+        again = _event(served, client, "refresh", [None, None, None], session=page)  # still the last finished run
         assert again["success"], again
-        for name, url in _file_urls(again["output"]["data"]).items():
+        for name, url in {**urls, **_file_urls(again["output"]["data"])}.items():  # what the page shows still loads
             assert client.get(url).status_code == 200, name
+        other = _event(served, client, "refresh", [None, None, None])  # issue [3/7] item 5: another page's run
+        assert not _file_urls(other["output"]["data"])  # is not shown to a page that did not start it
 
 
 def test_a_deeply_nested_qa_line_is_one_line_not_a_traceback(served, tmp_path: Path):
@@ -132,7 +135,9 @@ def test_a_deeply_nested_qa_line_is_one_line_not_a_traceback(served, tmp_path: P
     nested.write_text('{"question": "q", "answers": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
     with served.page_client() as client:
         uploaded = client.post("/gradio_api/upload", files={"files": ("nested.jsonl", nested.read_bytes())})
-        done = _event(served, client, "on_start", [file_data(uploaded.json()[0], "nested.jsonl"), None, None])
+        done = _event(
+            served, client, "on_start", [file_data(uploaded.json()[0], "nested.jsonl"), None, None, None, None, None]
+        )
     assert done["success"], done
     assert "nested.jsonl: line 1: invalid JSON (nested too deeply)" in html.unescape(done["output"]["data"][0])
 
@@ -168,7 +173,7 @@ def test_a_full_disk_while_adding_is_one_line_and_nothing_is_lost(served):
         previous_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
         resource.setrlimit(resource.RLIMIT_FSIZE, (1024, previous_limit[1]))
         try:
-            done = _event(served, client, "on_add", [[file_data(uploaded.json()[0], "harbour.txt")]])
+            done = _event(served, client, "on_add", [[file_data(uploaded.json()[0], "harbour.txt")], None])
         finally:
             resource.setrlimit(resource.RLIMIT_FSIZE, previous_limit)
             signal.signal(signal.SIGXFSZ, previous_handler)

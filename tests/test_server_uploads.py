@@ -86,7 +86,7 @@ def test_an_add_of_more_files_than_the_limit_is_refused_in_one_line(served):
     before, corpus = sorted(served.holder.engine.data.documents), served.corpus_files()
     with served.page_client() as client:
         files = uploaded(client, ["pier.txt", "mill.md", "quay.txt"])
-        done = run(served, client, "on_add", [files])[-1]
+        done = run(served, client, "on_add", [files, None])[-1]
         assert done["success"], done
         status = done["output"]["data"][0]
         assert status == (
@@ -94,7 +94,7 @@ def test_an_add_of_more_files_than_the_limit_is_refused_in_one_line(served):
         )
         assert sorted(served.holder.engine.data.documents) == before and served.corpus_files() == corpus
         assert all(Path(f["path"]).exists() for f in files)  # kept for a smaller add
-        done = run(served, client, "on_add", [files[:2]])[-1]
+        done = run(served, client, "on_add", [files[:2], None])[-1]
     assert done["output"]["data"][0] == "added pier.txt\nadded mill.md"
     assert {"pier.txt", "mill.md"} <= set(served.holder.engine.data.documents)
 
@@ -105,17 +105,13 @@ def test_an_add_shows_its_progress_on_the_page(served):
     test_ui.test_an_add_reports_its_progress_file_by_file."""
     with served.page_client() as client:
         files = uploaded(client, ["quay.txt"])
-        shown = run(served, client, "on_add", [files])
-    steps = [
-        (p["index"], p["length"], p["desc"])
-        for m in shown
-        if m["msg"] == "progress"
-        for p in m["progress_data"]
-        if p.get("unit") == "files"
-    ]
-    known = {"checking quay.txt", "reading quay.txt", "embedding 1 passages", "writing the index", "done"}
-    assert all(length == 1 and 0 <= done <= 1 and desc in known for done, length, desc in steps), steps
+        shown = run(served, client, "on_add", [files, None])
+    steps = [(p["progress"], p["desc"]) for m in shown if m["msg"] == "progress" for p in m["progress_data"]]
+    known = {"checking quay.txt", "reading quay.txt", "embedding 1 passage", "writing the index", "done"}
+    assert all(0 <= done <= 1 and desc in known for done, desc in steps), steps  # one bar: a share and a step
+    assert all(len(m["progress_data"]) == 1 for m in shown if m["msg"] == "progress")  # no tqdm bars beside it
     assert shown[-1]["output"]["data"][0] == "added quay.txt"
+    assert shown[-1]["output"]["data"][4]["value"] is None  # issue [3/7] item 6: the file box is emptied once added
 
 
 class GatedEmbedder(KeywordEmbedder):
@@ -143,11 +139,11 @@ def test_cancel_stops_the_add_of_its_own_page_and_nothing_is_added(guarded_serve
         with s.page_client() as client:
             files = uploaded(client, ["pier.txt", "mill.md"])
             session = secrets.token_hex(6)
-            add = join(client, fn_index(s, "on_add"), [files], session).json()["event_id"]
+            add = join(client, fn_index(s, "on_add"), [files, None], session).json()["event_id"]
             assert embedder.waiting.wait(60)
-            other = run(s, client, "on_cancel_add", [])[-1]  # another page session: nothing of its own to cancel
+            other = run(s, client, "on_cancel_add", [None])[-1]  # another page session: nothing of its own to cancel
             assert other["output"]["data"][0] == "no add from this page is running"
-            cancel = join(client, fn_index(s, "on_cancel_add"), [], session).json()["event_id"]
+            cancel = join(client, fn_index(s, "on_cancel_add"), [None], session).json()["event_id"]
             seen = messages(client, session, {add, cancel}, then={cancel: embedder.gate.set})  # cancelled, then on
         assert seen[cancel][-1]["output"]["data"][0] == "cancelling: the add stops after the file it is reading"
         status = seen[add][-1]["output"]["data"][0]
@@ -155,7 +151,7 @@ def test_cancel_stops_the_add_of_its_own_page_and_nothing_is_added(guarded_serve
         assert sorted(s.holder.engine.data.documents) == before and s.corpus_files() == corpus
         embedder.gate.set()
         with s.page_client() as client:
-            done = run(s, client, "on_add", [uploaded(client, ["pier.txt"])])[-1]
+            done = run(s, client, "on_add", [uploaded(client, ["pier.txt"]), None])[-1]
         assert done["output"]["data"][0] == "added pier.txt"
         assert set(s.holder.engine.data.documents) == {*before, "pier.txt"}
     finally:

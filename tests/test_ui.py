@@ -99,10 +99,33 @@ def test_an_add_reports_its_progress_file_by_file(tmp_path: Path, make_holder):
     assert [s[1] for s in steps] == [2] * len(steps)
     checking = [s for s in steps if s[2].startswith("checking")]
     reading = [s for s in steps if s[2].startswith("reading")]
-    assert [s[:2] for s in checking] == [s[:2] for s in reading] == [(0, 2), (1, 2)]  # each phase counts up
-    assert {s[2] for s in checking} == {"checking quay.txt", "checking mill.md"}
+    assert [s[2] for s in checking] == ["checking quay.txt", "checking mill.md"]
     assert {s[2] for s in reading} == {"reading quay.txt", "reading mill.md"}
-    assert steps[-1] == (2, 2, "done")
+    assert steps[-3][2].startswith("embedding ") and steps[-3][2].endswith(" passages")  # several: the plural
+    assert [s[2] for s in steps[-2:]] == ["writing the index", "done"]
+    # Issue [3/7] item 6: the bar moves with every step (it sat at 0% while the first file was checked and
+    # read), from 0 to all files done, never backwards.
+    done = [s[0] for s in steps]
+    assert done[0] == 0 and done[-1] == 2 and all(a < b for a, b in zip(done, done[1:])), done
+
+
+def test_an_add_speaks_the_page_language(tmp_path: Path, make_holder):
+    """Issue [3/7] item 3: the steps and the summary of an add from a Spanish page are in Spanish, one
+    passage in the singular."""
+    holder, corpus = make_holder(tmp_path)
+    doc = tmp_path / "up" / "quay.txt"
+    doc.parent.mkdir()
+    doc.write_text("The quay of Porto Velho was paved in 1902.", encoding="utf-8")
+    steps: list[tuple] = []
+    status, table, _ = upload(holder, UploadSettings(corpus), [str(doc)], lambda *s: steps.append(s), lang="es")
+    assert status == "añadido quay.txt" and table["headers"][:2] == ["título", "idioma"]
+    assert [s[2] for s in steps] == [
+        "comprobando quay.txt",
+        "leyendo quay.txt",
+        "calculando el vector de 1 pasaje",
+        "escribiendo el índice",
+        "hecho",
+    ]
 
 
 def test_an_add_waiting_for_another_change_can_be_cancelled(tmp_path: Path, make_holder):

@@ -2,9 +2,9 @@
 
 The strings live in ``citeqa/catalogue/<lang>.json``, one file per language, so a translator
 adds a language by copying ``en.json`` and translating its values (docs/languages.md). Each
-file has the sections of :data:`TRANSLATED`; ``en.json`` also holds the sections that are
-English only (:data:`ENGLISH_ONLY`: the Corpus tab's status lines, the Evaluate tab, the
-outcome definitions and the server's refusals), which a language file may add too.
+file has the sections of :data:`TRANSLATED` (every string a page shows, in every tab);
+``en.json`` also holds the sections that are English only (:data:`ENGLISH_ONLY`: the server's
+refusals, answered as JSON to programs), which a language file may add too.
 A language without a file is spoken in English. Files are read on first use, not at import.
 """
 
@@ -16,9 +16,9 @@ from functools import cache
 from importlib import resources
 
 #: Sections every language file has, with every key of English's.
-TRANSLATED = ("labels", "claim", "evidence", "corpus")
+TRANSLATED = ("labels", "claim", "evidence", "corpus", "corpus_status", "evaluate", "outcome", "languages")
 #: Sections of en.json that other languages may leave out (they are shown in English).
-ENGLISH_ONLY = ("corpus_status", "evaluate", "outcome", "server")
+ENGLISH_ONLY = ("server",)
 
 
 @cache
@@ -81,16 +81,22 @@ LABELS: Mapping[str, Mapping[str, str]] = _per_language("labels")
 CLAIM_LABELS: Mapping[str, Mapping[str, str]] = _per_language("claim")
 #: The chat's claim mode, citation tools, document viewer and downloads.
 EVIDENCE_LABELS: Mapping[str, Mapping[str, str]] = _per_language("evidence")
-#: The Corpus tab; its labels follow the chat's language, its status lines are English.
+#: The Corpus tab: its labels and its status lines, in the page's language.
 CORPUS_LABELS: Mapping[str, Mapping[str, str]] = _Lazy(
     lambda: {
         lang: {**catalogue(lang)["corpus"], **catalogue(lang).get("corpus_status", {})}
         for lang in catalogue_languages()
     }
 )
-#: The Evaluate tab's strings, in English (its name is in LABELS, with the other tabs', and follows the chat's language).
+#: The Evaluate tab's strings per language (its name is in LABELS, with the other tabs').
+EVALUATE_LABELS: Mapping[str, Mapping[str, str]] = _per_language("evaluate")
+#: What each outcome means, as the tab says it next to the filter, per language.
+OUTCOME_LABELS: Mapping[str, Mapping[str, str]] = _per_language("outcome")
+#: The names of languages (ISO 639-1 codes), per interface language.
+LANGUAGE_NAMES: Mapping[str, Mapping[str, str]] = _per_language("languages")
+#: The Evaluate tab's strings in English (:func:`evaluate_labels` for another language).
 EVALUATE: Mapping[str, str] = _Lazy(lambda: catalogue("en")["evaluate"])
-#: What each outcome means, as the tab says it next to the filter.
+#: What each outcome means, in English (:func:`outcome_help` for another language).
 OUTCOME_HELP: Mapping[str, str] = _Lazy(lambda: catalogue("en")["outcome"])
 #: The web server's refusals (:mod:`citeqa.app.server`), one line each, as JSON ``{"error": ...}``.
 SERVER: Mapping[str, str] = _Lazy(lambda: catalogue("en")["server"])
@@ -130,5 +136,35 @@ def evidence_labels(lang: str) -> Mapping[str, str]:
 
 
 def corpus_labels(lang: str) -> dict[str, str]:
-    """The Corpus tab's strings in ``lang``, English for the status lines and unknown languages."""
+    """The Corpus tab's strings in ``lang``, English for unknown languages."""
     return {**CORPUS_LABELS["en"], **CORPUS_LABELS.get(lang, {})}
+
+
+def evaluate_labels(lang: str) -> Mapping[str, str]:
+    """The Evaluate tab's strings in ``lang``, English when the language has none."""
+    return EVALUATE_LABELS.get(lang, EVALUATE_LABELS["en"])
+
+
+def outcome_help(lang: str) -> Mapping[str, str]:
+    """What each outcome of a graded question means, in ``lang`` (English when unknown)."""
+    return OUTCOME_LABELS.get(lang, OUTCOME_LABELS["en"])
+
+
+def counted(section: Mapping[str, str], key: str, n: int, **values: object) -> str:
+    """``section[key]`` for ``n`` things, or ``section[key + "_one"]`` when ``n`` is 1 and it has one
+    (every interface language says 1 in the singular and any other count in the plural)."""
+    one = section.get(f"{key}_one")
+    return (one if n == 1 and one else section[key]).format(n=n, **values)
+
+
+def language_name(code: str, lang: str) -> str:
+    """The name of language ``code`` in interface language ``lang`` (the code itself when it has none)."""
+    return LANGUAGE_NAMES.get(lang, LANGUAGE_NAMES["en"]).get(code, code)
+
+
+def language_list(codes: Sequence[str], lang: str) -> str:
+    """Language names joined as ``lang`` joins a list: "Spanish, Portuguese and English"."""
+    names = [language_name(code, lang) for code in codes]
+    if len(names) < 2:
+        return "".join(names)
+    return labels(lang)["list_and"].format(first=", ".join(names[:-1]), last=names[-1])

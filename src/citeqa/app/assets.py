@@ -12,7 +12,42 @@ from citeqa.answer.pipeline import MAX_QUESTION_CHARS
 
 _INK, _MUTED, _LINK = "#1f2937", "#4b5563", "#1d4ed8"
 
-CSS = f"""
+#: The page's own colours where Gradio's theme falls short of WCAG AA on white (issue [3/7] item 4): the
+#: primary button (white on #f97316 was 2.80:1), the stop button, the selected tab, placeholders and the
+#: footer (#bbbbc2, 1.91:1); and a focus ring every control shows when reached by keyboard.
+_PRIMARY, _PRIMARY_HOVER = "#c2410c", "#9a3412"  # white on them: 5.18:1 and 7.31:1
+_STOP, _STOP_HOVER = "#b91c1c", "#991b1b"  # white on them: 6.47:1 and 8.31:1
+_SUBDUED, _FOCUS = "#52525b", "#1d4ed8"  # on white: 7.73:1 and 6.70:1
+
+#: The bold face. Gradio's bundled SourceSansPro-SemiBold.woff2 (its weight 600) is a 5 KB subset that holds
+#: only a space, A, B and some Cyrillic letters, declared for every code point: bold text took its A and B
+#: and every other letter from a fallback font, so "NVIDIA", "IA" and "GB" ended in a small capital. The page
+#: uses its own family instead, regular and bold from Gradio's complete Source Sans files.
+_FONTS = """
+@font-face {font-family: "citeqa Sans"; font-weight: 100 500; font-style: normal;
+  src: url("static/fonts/SourceSansPro/SourceSansPro-Regular.woff2") format("woff2");}
+@font-face {font-family: "citeqa Sans"; font-weight: 501 900; font-style: normal;
+  src: url("static/fonts/SourceSansPro/SourceSansPro-Bold.woff2") format("woff2");}
+"""
+
+CSS = (
+    _FONTS
+    + f"""
+.gradio-container {{--font: "citeqa Sans", ui-sans-serif, system-ui, sans-serif;
+  --button-primary-background-fill: {_PRIMARY}; --button-primary-background-fill-hover: {_PRIMARY_HOVER};
+  --button-primary-border-color: {_PRIMARY}; --button-primary-border-color-hover: {_PRIMARY_HOVER};
+  --button-primary-text-color: #ffffff; --button-primary-text-color-hover: #ffffff;
+  --button-cancel-background-fill: {_STOP}; --button-cancel-background-fill-hover: {_STOP_HOVER};
+  --button-cancel-border-color: {_STOP}; --button-cancel-text-color: #ffffff; --button-cancel-text-color-hover: #ffffff;
+  --input-placeholder-color: {_SUBDUED}; --body-text-color-subdued: {_SUBDUED}; --color-accent: {_PRIMARY};
+  --citeqa-focus: {_FOCUS};}}
+.dark .gradio-container, .gradio-container.dark {{--input-placeholder-color: #a1a1aa; --body-text-color-subdued: #a1a1aa;
+  --color-accent: #fb923c; --citeqa-focus: #93c5fd;}}
+.gradio-container ::placeholder {{color: var(--input-placeholder-color); opacity: 1;}}
+.gradio-container button.selected[role="tab"] {{color: var(--color-accent);}}
+footer, footer a, footer button, footer .divider {{color: var(--body-text-color-subdued) !important; opacity: 1 !important;}}
+.gradio-container :is(button, input, textarea, select, summary, a, [tabindex]):focus-visible,
+#question textarea:focus {{outline: 3px solid var(--citeqa-focus) !important; outline-offset: 2px; box-shadow: none;}}
 #chat .citeqa-log {{position: relative; max-height: min(68vh, 640px); overflow-y: auto; padding: 6px;
   border: 1px solid #d1d5db; border-radius: 10px; background: #ffffff; color: {_INK};
   --body-text-color: {_INK}; --body-text-color-subdued: {_MUTED}; --link-text-color: {_LINK};
@@ -91,6 +126,9 @@ mark.citeqa-gold.citeqa-given {{background: #bfdbfe;}}
 .citeqa-card-met {{border-left-color: #15803d;}}
 .citeqa-card-missed {{border-left-color: #b91c1c;}}
 .citeqa-card-none {{border-left-color: #9ca3af;}}
+.citeqa-card-mismatch {{border-left-color: #b45309; border-left-style: dashed;}}
+.citeqa-fit-warning {{color: #7c2d12; background: #fff7ed; border: 1px solid #fdba74; border-left: 6px solid {_PRIMARY};
+  border-radius: 8px; padding: 6px 10px; font-weight: 600; margin: 4px 0;}}
 .citeqa-card-name {{font-size: 0.85em; color: {_MUTED};}}
 .citeqa-card-value {{font-size: 1.5em; font-weight: 700;}}
 .citeqa-card-target {{font-size: 0.8em; color: {_MUTED};}}
@@ -100,6 +138,7 @@ mark.citeqa-gold.citeqa-given {{background: #bfdbfe;}}
   #chat .citeqa-log {{max-height: 60vh;}}
 }}
 """
+)
 
 #: The chat's clicks and the question box. A [n] link brings its card into view (opening the fold
 #: it is in) and flashes it; copy buttons copy a citation format (the text stays shown in the fold

@@ -67,6 +67,7 @@ class ChatTab:
     prepare: Any
     browser: Any
     shown: Any
+    examples: Any
 
 
 def mode_choices(lang: str) -> list[tuple[str, str]]:
@@ -104,9 +105,7 @@ def chat_layout(gr) -> ChatTab:
         )
         send = gr.Button(en["ask"], variant="primary", scale=1, elem_id="ask", min_width=90)
     notice = gr.HTML(chat_view.question_info_html("en"), elem_id="question-info", js_on_load=None)
-    gr.Examples(
-        EXAMPLES, inputs=question, label=" · ".join(dict.fromkeys(labels(lang)["examples"] for lang in UI_LANGUAGES))
-    )
+    examples = gr.Examples(EXAMPLES, inputs=question, label=en["examples"]).dataset  # relabelled by the page
     with gr.Accordion(en["options"], open=False, elem_id="options") as options, gr.Row():
         k = gr.Slider(1, 10, value=5, step=1, label=en["passages"], elem_id="k")
         language = gr.Dropdown(list(language_choices()), value="auto", label=en["language"], elem_id="language")
@@ -142,14 +141,28 @@ def chat_layout(gr) -> ChatTab:
         prepare,
         browser,
         shown,
+        examples,
     )
 
 
-def page_labels(gr, tab: ChatTab, lang: str, page: Sequence[Relabel] = ()) -> tuple[list[Any], list[Any]]:
-    """The components to relabel and their updates in ``lang``."""
+def send_label(lang: str, mode: str | None) -> str:
+    """The send button's word in ``lang``: "Check" in the claim mode, "Ask" otherwise."""
+    return labels(lang)["check" if mode == "check" else "ask"]
+
+
+def box_hint(lang: str, mode: str | None) -> str:
+    """The question box's placeholder in ``lang`` for ``mode``."""
+    return evidence_labels(lang)["check_placeholder"] if mode == "check" else labels(lang)["placeholder"]
+
+
+def page_labels(
+    gr, tab: ChatTab, lang: str, page: Sequence[Relabel] = (), mode: str | None = "ask"
+) -> tuple[list[Any], list[Any]]:
+    """The components to relabel and their updates in ``lang`` (the send button's word for ``mode``;
+    the download buttons are labelled by each event that shows or hides them)."""
     lab, ev = labels(lang), evidence_labels(lang)
     own = [
-        (tab.send, gr.update(value=lab["ask"])),
+        (tab.send, gr.update(value=send_label(lang, mode))),
         (tab.clear, gr.update(value=lab["clear"])),
         (tab.k, gr.update(label=lab["passages"])),
         (tab.language, gr.update(label=lab["language"])),
@@ -158,6 +171,7 @@ def page_labels(gr, tab: ChatTab, lang: str, page: Sequence[Relabel] = ()) -> tu
         (tab.options, gr.update(label=lab["options"])),
         (tab.viewer_close, gr.update(value=ev["close"])),
         (tab.prepare, gr.update(value=ev["prepare_download"])),
+        (tab.examples, gr.update(label=lab["examples"])),
     ]
     own += [(component, update(lang)) for component, update in page]
     return [c for c, _ in own], [u for _, u in own]
@@ -172,6 +186,14 @@ def browser_language(accept_language: str | None, default: str | None = "en") ->
     return default
 
 
+def visit_language(request: Any) -> str:
+    """The language a page opens in: the browser's (``Accept-Language`` of the visit's request), else English.
+
+    The page's load events read it from the request: the page's language state is set by one of them."""
+    headers = getattr(request, "headers", None)
+    return browser_language(headers.get("accept-language") if headers is not None else None) or "en"
+
+
 def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None) -> None:
     """Wire the tab: a turn (Ask or Enter), clear, the mode's placeholder, the document viewer; with
     ``app``, each visit opens in the browser's language, which leans every question that could be read
@@ -180,28 +202,30 @@ def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None
 
     if app is not None:
 
-        def on_visit(request):
+        def on_visit(mode, request):
             asked = browser_language(request.headers.get("accept-language") if request is not None else None, None)
             lang = asked or "en"
-            _, updates = page_labels(gr, tab, lang, page)
-            hint = gr.update(placeholder=labels(lang)["placeholder"])
+            _, updates = page_labels(gr, tab, lang, page, mode)
+            hint = gr.update(placeholder=box_hint(lang, mode))
+            ev = evidence_labels(lang)
+            files = [gr.update(label=ev["download_md"]), gr.update(label=ev["download_json"])]
             opened = [chat_view.conversation_html([], lang), hint, chat_view.question_info_html(lang), asked, lang]
-            return [*opened, *updates]
+            return [*opened, *files, *updates]
 
         on_visit.__annotations__ = {"request": gr.Request}  # a real class: the module's annotations are strings
-        opened = [tab.chat, tab.question, tab.notice, tab.browser, tab.shown]
-        app.load(on_visit, None, [*opened, *relabelled], api_visibility="private")
+        opened = [tab.chat, tab.question, tab.notice, tab.browser, tab.shown, tab.download_md, tab.download_json]
+        app.load(on_visit, tab.mode, [*opened, *relabelled], api_visibility="private")
 
     def turn(q, md, m, a, t, sess, kk, lang, conf, browser):
         out = conversation_turn(holder, q, md, m, a, t, kk, lang, conf, browser)
-        _, updates = page_labels(gr, tab, out.lang, page)
-        if out.refusal:  # nothing joins the conversation; the box keeps the text
+        _, updates = page_labels(gr, tab, out.lang, page, md)
+        if out.refusal:  # nothing joins the conversation; the box keeps the text and gets the page's hint
             shown = chat_view.question_info_html(out.lang, out.refusal)
-            skipped = [gr.skip()] * 5 + [gr.skip(), shown, gr.skip(), gr.skip()]
+            skipped = [gr.skip()] * 5 + [gr.update(placeholder=box_hint(out.lang, md)), shown, gr.skip(), gr.skip()]
             return [*skipped, out.lang, *updates]
         sess = sess or secrets.token_hex(12)
         ev = evidence_labels(out.lang)
-        hint = ev["check_placeholder"] if md == "check" else labels(out.lang)["placeholder"]
+        hint = box_hint(out.lang, md)
         return [
             chat_view.conversation_html(out.messages, out.lang),
             out.messages,
@@ -267,25 +291,24 @@ def _download_events(gr, holder, tab: ChatTab) -> None:
 
 def clear_events(gr, tab: ChatTab, page: Sequence[Relabel] = ()) -> None:
     """Clear empties the conversation and the page goes back to the browser's language; a change of
-    mode sets the box's hint in the language the page speaks."""
+    mode sets the box's hint and the send button's word in the language the page speaks."""
     relabelled, _ = page_labels(gr, tab, "en", page)
 
-    def clear(browser):
+    def clear(browser, mode):
         lang = browser or "en"
-        _, updates = page_labels(gr, tab, lang, page)
-        box = gr.update(value="", placeholder=labels(lang)["placeholder"])
-        hidden = gr.update(value=None, visible=False)  # a prepared download goes with the conversation
-        emptied = [[], [], [], box, chat_view.question_info_html(lang), hidden, hidden]
+        _, updates = page_labels(gr, tab, lang, page, mode)
+        box = gr.update(value="", placeholder=box_hint(lang, mode))
+        ev = evidence_labels(lang)  # a prepared download goes with the conversation
+        hidden = [gr.update(value=None, visible=False, label=ev[key]) for key in ("download_md", "download_json")]
+        emptied = [[], [], [], box, chat_view.question_info_html(lang), *hidden]
         return [chat_view.conversation_html([], lang), *emptied, gr.update(visible=False), lang, *updates]
 
     emptied = [tab.messages, tab.asked, tab.turns, tab.question, tab.notice, tab.download_md, tab.download_json]
     outputs = [tab.chat, *emptied, tab.viewer, tab.shown, *relabelled]
-    tab.clear.click(clear, tab.browser, outputs, api_visibility="private")
+    tab.clear.click(clear, [tab.browser, tab.mode], outputs, api_visibility="private")
     tab.mode.change(
-        lambda md, lang: gr.update(
-            placeholder=evidence_labels(lang)["check_placeholder"] if md == "check" else labels(lang)["placeholder"]
-        ),
+        lambda md, lang: (gr.update(placeholder=box_hint(lang, md)), gr.update(value=send_label(lang, md))),
         [tab.mode, tab.shown],
-        tab.question,
+        [tab.question, tab.send],
         api_visibility="private",
     )

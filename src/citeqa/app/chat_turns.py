@@ -164,7 +164,10 @@ def download_files(holder: EngineHolder, turns: list[dict], folder: Path) -> tup
     for old in folder.glob("citeqa-conversation*"):  # one conversation per session
         old.unlink(missing_ok=True)
     md, js = folder / f"{stem}.md", folder / f"{stem}.json"
-    md.write_text(conversation_markdown(records, infos, engine.data.documents), encoding="utf-8")
+    headline = engine.settings.scoring.headline_above  # a possible answer stays one in the file
+    md.write_text(
+        conversation_markdown(records, infos, engine.data.documents, headline_above=headline), encoding="utf-8"
+    )
     js.write_text(conversation_json(records, infos), encoding="utf-8")
     return str(md), str(js)
 

@@ -1,7 +1,8 @@
-"""What a record cites: its citations, and the documents behind them with their indexing dates.
+"""What a record cites: its citations, and the documents behind them with their indexing dates; and
+whether an answer is given as the answer or as a possible one.
 
 One definition for the chat, the downloads and ``citeqa ask/check --format markdown``, which each
-kept a copy of these two lines.
+kept a copy of these lines.
 """
 
 from __future__ import annotations
@@ -28,3 +29,9 @@ def document_infos(engine: Engine, records: Iterable[Answer | ClaimCheck]) -> di
     """The :class:`~citeqa.records.DocumentInfo` of each indexed document the records cite."""
     cited = {c.doc_id for record in records for c in citations_of(record)}
     return {d: engine.document_info(d) for d in cited if d in engine.data.documents}
+
+
+def confident(answer: Answer, headline_above: float) -> bool:
+    """Whether the answer is shown as the answer (else as a possible answer beside its source), in the chat
+    and in its downloads alike."""
+    return not answer.abstained and answer.answer is not None and answer.confidence >= headline_above

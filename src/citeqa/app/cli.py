@@ -238,7 +238,8 @@ def _show(engine: Engine, record, fmt: str, print_text: Callable[..., None]) -> 
         from citeqa.app.evidence import conversation_markdown
 
         infos = document_infos(engine, [record])
-        print(conversation_markdown([record], infos, engine.data.documents), end="")
+        headline = engine.settings.scoring.headline_above  # a possible answer stays one, as in the chat's file
+        print(conversation_markdown([record], infos, engine.data.documents, headline_above=headline), end="")
     else:
         print_text(record, documents=engine.data.documents)
 

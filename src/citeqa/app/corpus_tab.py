@@ -24,9 +24,10 @@ from citeqa.ingest.formats import SUPPORTED_SUFFIXES
 from citeqa.messages import corpus_labels
 
 
-def corpus_view(holder: EngineHolder) -> dict[str, list]:
-    """The corpus table for the live index: headers and one row per document."""
-    return {"headers": display.CORPUS_HEADERS, "data": display.corpus_rows(holder.engine.data.manifest.documents)}
+def corpus_view(holder: EngineHolder, lang: str = "en") -> dict[str, list]:
+    """The corpus table for the live index: headers in ``lang`` and one row per document."""
+    rows = display.corpus_rows(holder.engine.data.manifest.documents)
+    return {"headers": display.corpus_headers(lang), "data": rows}
 
 
 def corpus_choices(holder: EngineHolder) -> list[tuple[str, str]]:
@@ -35,12 +36,12 @@ def corpus_choices(holder: EngineHolder) -> list[tuple[str, str]]:
     return [display.document_choice(d, docs[d].title) for d in sorted(docs)]
 
 
-def remove(holder: EngineHolder, settings: UploadSettings, doc_id: Any, confirmed: Any) -> str:
-    """Remove one document from the corpus and the index (only when ``confirmed``); the status line."""
+def remove(holder: EngineHolder, settings: UploadSettings, doc_id: Any, confirmed: Any, lang: str = "en") -> str:
+    """Remove one document from the corpus and the index (only when ``confirmed``); the status line in ``lang``."""
     from citeqa.app.removal import remove_document
     from citeqa.errors import UploadError
 
-    lab = corpus_labels("en")
+    lab = corpus_labels(lang)
     if settings.corpus is None:
         return lab["removal_off"]
     if not isinstance(doc_id, str) or not doc_id:
@@ -68,39 +69,42 @@ def upload(
     files: list[Any] | None,
     progress: Report | None = None,
     cancelled: Callable[[], bool] | None = None,
+    lang: str = "en",
 ):
     """Add uploaded files (or, with none, re-scan the corpus) and swap in the new index.
 
-    ``progress(done, total, text)`` hears of each file; once ``cancelled()`` is true the add stops
-    and adds nothing. Returns the status line(s), the corpus table and the skipped files' HTML.
+    ``progress(done, total, text)`` hears of each step (:data:`~citeqa.app.uploads.Report`); once
+    ``cancelled()`` is true the add stops and adds nothing. Returns the status line(s), the corpus
+    table and the skipped files' HTML, in ``lang``.
     """
-    lab = corpus_labels("en")
+    lab = corpus_labels(lang)
     if settings.corpus is None:
-        return lab["uploads_off"], corpus_view(holder), ""
+        return lab["uploads_off"], corpus_view(holder, lang), ""
     pairs = [(Path(upload_path(f)), upload_name(f)) for f in (files or [])]
     if len(pairs) > settings.max_files:  # refused before anything is read; the uploads stay for a smaller add
-        return lab["too_many_files"].format(n=len(pairs), limit=settings.max_files), corpus_view(holder), ""
+        refused = lab["too_many_files"].format(n=len(pairs), limit=settings.max_files)
+        return refused, corpus_view(holder, lang), ""
     quiet = AddWatch()
-    watch = AddWatch(progress or quiet.report, cancelled or quiet.cancelled)
+    watch = AddWatch(progress or quiet.report, cancelled or quiet.cancelled, lang)
     if not _take(holder.index_lock, watch, len(pairs)):
-        return lab["cancelled"], corpus_view(holder), ""
+        return lab["cancelled"], corpus_view(holder, lang), ""
     try:
         result = _add(holder, settings, pairs, watch)
     finally:
         holder.index_lock.release()
     if result.cancelled:
-        return lab["cancelled"], corpus_view(holder), ""
+        return lab["cancelled"], corpus_view(holder, lang), ""
     if pairs:
         discard_uploads(source for source, _ in pairs)  # the upload cache keeps no copy once handled
-    status = "\n".join(summary(result)) if files else (result.error or "index refreshed")
-    return status, corpus_view(holder), display.skipped_html(result.skipped)
+    status = "\n".join(summary(result, lang)) if files else (result.error or lab["refreshed"])
+    return status, corpus_view(holder, lang), display.skipped_html(result.skipped, lang)
 
 
 def _take(lock: threading.Lock, watch: AddWatch, total: int) -> bool:
     """Wait for ``lock`` (another add or removal may hold it) unless the add is cancelled first."""
     if lock.acquire(blocking=False):
         return True
-    watch.report(0, total, corpus_labels("en")["step_waiting"])
+    watch.report(0, total, watch.said("step_waiting"))
     while not lock.acquire(timeout=0.25):
         if watch.cancelled():
             return False
@@ -111,7 +115,7 @@ def _add(holder: EngineHolder, settings: UploadSettings, pairs: list[tuple[Path,
     """:func:`~citeqa.app.uploads.add_files` into the live index, swapping in the new one (lock held)."""
     engine = holder.engine
     if engine.index_dir is None:
-        return UploadResult(error=corpus_labels("en")["fixed_index"])
+        return UploadResult(error=watch.said("fixed_index"))
     result = add_files(
         pairs, settings.corpus, engine.index_dir, engine.embedder, settings.max_bytes, watch, settings.budget
     )
@@ -164,14 +168,18 @@ class _AddParts:
     table: Any
     skipped: Any
     choice: Any
+    lang: Any
 
 
-def corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
+def corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings, lang: Any = None):
     """The indexed documents, the upload box that adds to them and the removal of one; returns the
-    table, the removal's document choice and the labels to relabel in the chat's language."""
+    table, the removal's document choice and the labels to relabel in the chat's language.
+
+    ``lang`` is the page's language (a ``gr.State``), in which the tab's events answer."""
     lab = corpus_labels("en")
+    lang = lang if lang is not None else gr.State("en")
     table = gr.Dataframe(
-        headers=display.CORPUS_HEADERS,
+        headers=display.corpus_headers("en"),
         interactive=False,
         wrap=True,
         elem_id="corpus-table",
@@ -179,9 +187,11 @@ def corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
         column_widths=["44%", "9%", "8%", "19%", "20%"],
     )
     skipped = gr.HTML(elem_id="skipped", js_on_load=None)
+    headers = (table, lambda shown_lang: corpus_view(holder, shown_lang))  # the headers come with the rows
     if uploads.corpus is None:
         off = gr.Markdown(lab["uploads_off"])
-        return table, gr.Dropdown(choices=[], visible=False), [(off, lambda lang: corpus_labels(lang)["uploads_off"])]
+        said = (off, lambda shown_lang: corpus_labels(shown_lang)["uploads_off"])
+        return table, gr.Dropdown(choices=[], visible=False), [headers, said]
     shown = {"types": " ".join(SUPPORTED_SUFFIXES), "mb": f"{uploads.max_bytes / 1_048_576:.0f}"}
     shown["files"] = str(uploads.max_files)
     files = gr.File(
@@ -204,9 +214,10 @@ def corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
     removal_status = gr.Textbox(label=lab["removal_status"], interactive=False, elem_id="remove-status")
 
     def named(key: str, field: str = "label"):
-        return lambda lang: gr.update(**{field: corpus_labels(lang)[key].format(**shown)})
+        return lambda shown_lang: gr.update(**{field: corpus_labels(shown_lang)[key].format(**shown)})
 
     relabels = [
+        headers,
         (files, named("add_files")),
         (add, named("add", "value")),
         (cancel, named("cancel_add", "value")),
@@ -217,43 +228,48 @@ def corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings):
         (removal, named("remove", "value")),
         (removal_status, named("removal_status")),
     ]
-    _add_events(gr, holder, uploads, _AddParts(files, add, cancel, refresh, status, table, skipped, choice))
+    _add_events(gr, holder, uploads, _AddParts(files, add, cancel, refresh, status, table, skipped, choice, lang))
 
-    def on_remove(doc_id, confirmed):
-        message = remove(holder, uploads, doc_id, confirmed)
+    def on_remove(doc_id, confirmed, shown_lang):
+        message = remove(holder, uploads, doc_id, confirmed, shown_lang)
         left = corpus_choices(holder)
         keep = doc_id if doc_id in {value for _, value in left} else None  # refused: kept for the second click
-        return message, corpus_view(holder), gr.update(choices=left, value=keep), gr.update(value=False)
+        return message, corpus_view(holder, shown_lang), gr.update(choices=left, value=keep), gr.update(value=False)
 
-    removal.click(on_remove, [choice, confirm], [removal_status, table, choice, confirm], api_visibility="private")
+    outputs = [removal_status, table, choice, confirm]
+    removal.click(on_remove, [choice, confirm, lang], outputs, api_visibility="private")
     return table, choice, relabels
 
 
 def _add_events(gr, holder: EngineHolder, uploads: UploadSettings, parts: _AddParts) -> None:
-    """Wire Add (progress per file), Cancel (the page's own add) and Re-scan."""
+    """Wire Add (its progress, moving file by file, on the status box only; then the summary there and
+    the file box emptied), Cancel (the page's own add) and Re-scan, each answering in the page's language."""
     adds = RunningAdds()
     outputs = [parts.status, parts.table, parts.skipped, parts.choice]
 
     def refreshed_choices():
         return gr.update(choices=corpus_choices(holder), value=None)
 
-    def on_add(chosen, request, progress=gr.Progress(track_tqdm=True)):
+    def on_add(chosen, lang, request, progress=gr.Progress()):
         with adds.running(_session(request)) as stop:
-            return [*upload(holder, uploads, chosen, _bar(progress), stop.is_set), refreshed_choices()]
+            status, table, skipped = upload(holder, uploads, chosen, _bar(progress), stop.is_set, lang)
+        handled = not chosen or len(chosen) <= uploads.max_files  # too many: kept for a smaller add
+        return [status, table, skipped, refreshed_choices(), gr.update(value=None) if handled else gr.skip()]
 
-    def on_cancel_add(request):
-        lab = corpus_labels("en")
+    def on_cancel_add(lang, request):
+        lab = corpus_labels(lang)
         return lab["cancelling"] if adds.cancel(_session(request)) else lab["nothing_to_cancel"]
 
-    def on_refresh(request, progress=gr.Progress(track_tqdm=True)):
+    def on_refresh(lang, request, progress=gr.Progress()):
         with adds.running(_session(request)) as stop:
-            return [*upload(holder, uploads, [], _bar(progress), stop.is_set), refreshed_choices()]
+            return [*upload(holder, uploads, [], _bar(progress), stop.is_set, lang), refreshed_choices()]
 
     for fn in (on_add, on_cancel_add, on_refresh):  # real classes: the module's annotations are strings
         fn.__annotations__ = {"request": gr.Request}
-    parts.add.click(on_add, parts.files, outputs, api_visibility="private")
-    parts.cancel.click(on_cancel_add, None, parts.status, api_visibility="private")
-    parts.refresh.click(on_refresh, None, outputs, api_visibility="private")
+    shown = {"show_progress_on": parts.status, "api_visibility": "private"}  # one bar, not one per output
+    parts.add.click(on_add, [parts.files, parts.lang], [*outputs, parts.files], **shown)
+    parts.cancel.click(on_cancel_add, parts.lang, parts.status, api_visibility="private")
+    parts.refresh.click(on_refresh, parts.lang, outputs, **shown)
 
 
 def _session(request: Any) -> str:
@@ -262,12 +278,10 @@ def _session(request: Any) -> str:
 
 
 def _bar(progress) -> Report:
-    """The page's progress bar (``gr.Progress``) as an add's report: files done of all, and the step."""
+    """The page's progress bar (``gr.Progress``) as an add's report: the share done (it moves through
+    each file, not only between files) and the step."""
 
-    def report(done: int, total: int, text: str) -> None:
-        if total:
-            progress((done, total), desc=text, unit="files")
-        else:
-            progress(None, desc=text)
+    def report(done: float, total: int, text: str) -> None:
+        progress(min(max(done / total, 0.0), 1.0) if total else None, desc=text)
 
     return report

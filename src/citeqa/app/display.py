@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from citeqa.messages import labels
+from citeqa.app.cited import confident  # display.confident, as the chat's modules call it
+from citeqa.messages import counted, labels
 from citeqa.records import Answer, Citation, Document
 
 CONTEXT_CHARS = 300
@@ -55,11 +56,6 @@ def ref_html(turn: int, number: int, citation: Citation | None = None) -> str:
         preview = f' title="{safe_block(citation.title)}: {safe_block(text[:180])}{"…" if len(text) > 180 else ""}"'
     target = card_id(turn, number)
     return f'<a class="citeqa-ref" href="#{target}" data-target="{target}"{preview}>[{number}]</a>'
-
-
-def confident(answer: Answer, headline_above: float) -> bool:
-    """Whether the answer is shown as the answer (else as a possible answer beside its source)."""
-    return not answer.abstained and answer.answer is not None and answer.confidence >= headline_above
 
 
 def confidence_html(answer: Answer, headline_above: float) -> str:
@@ -260,7 +256,7 @@ def sources_html(
     main = "".join(html for holds, html in cards if holds)
     rest = [html for holds, html in cards if not holds]
     more = (
-        f'<details class="citeqa-more"><summary>{safe(lab["more_passages"].format(n=len(rest)))}</summary>'
+        f'<details class="citeqa-more"><summary>{safe(counted(lab, "more_passages", len(rest)))}</summary>'
         f"{''.join(rest)}</details>"
         if rest
         else ""
@@ -279,6 +275,14 @@ def error_html(message: str, lang: str = "en") -> str:
 
 
 CORPUS_HEADERS = ["title", "language", "passages", "indexed", "file"]  # "passages", as the chat says
+
+
+def corpus_headers(lang: str = "en") -> list[str]:
+    """The corpus table's column names (:data:`CORPUS_HEADERS`) in ``lang``."""
+    from citeqa.messages import corpus_labels
+
+    lab = corpus_labels(lang)
+    return [lab[f"col_{name}"] for name in CORPUS_HEADERS]
 
 
 def corpus_rows(entries: Iterable[object]) -> list[list[object]]:
@@ -315,12 +319,14 @@ def _plain(text: str) -> str:
     return _CONTROL.sub(" ", text)
 
 
-def skipped_html(skipped: Sequence[tuple[str, str]]) -> str:
+def skipped_html(skipped: Sequence[tuple[str, str]], lang: str = "en") -> str:
     """The files left out of the index, each with its reason, inert."""
+    from citeqa.messages import corpus_labels
+
     if not skipped:
         return ""
     items = "".join(f"<li><code>{safe(name)}</code>: {safe(reason)}</li>" for name, reason in skipped)
-    return f'<div class="citeqa-skipped"><b>Skipped files</b><ul>{items}</ul></div>'
+    return f'<div class="citeqa-skipped"><b>{safe(corpus_labels(lang)["skipped"])}</b><ul>{items}</ul></div>'
 
 
 # --- claim checks, citation tools, the document viewer ----------------------------------------

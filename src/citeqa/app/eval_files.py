@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citeqa.errors import CiteqaError
-from citeqa.messages import EVALUATE
+from citeqa.messages import evaluate_labels
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +47,9 @@ def shipped_fits(folder: Path | None, names: Sequence[str], documents: Collectio
     return [fit for fit in found if fit is not None]
 
 
-def choice_label(fit: FileFit) -> str:
-    """``qa.jsonl (137 questions)``."""
-    return EVALUATE["file_choice"].format(name=fit.name, n=fit.questions)
+def choice_label(fit: FileFit, lang: str = "en") -> str:
+    """``qa.jsonl (137 questions)``, in ``lang``."""
+    return evaluate_labels(lang)["file_choice"].format(name=fit.name, n=fit.questions)
 
 
 def best_fit(fits: Sequence[FileFit]) -> str | None:
@@ -60,11 +60,31 @@ def best_fit(fits: Sequence[FileFit]) -> str | None:
     return max(usable, key=lambda f: (f.indexed / max(f.gold_docs, 1), f.indexed, f.questions)).name
 
 
-def fit_note(fit: FileFit | None) -> str:
-    """What a run of the file would be graded against, said before it runs."""
+def fit_note(fit: FileFit | None, lang: str = "en") -> str:
+    """What a run of the file would be graded against, said before it runs, in ``lang``."""
     if fit is None:
         return ""
     if fit.gold_docs == 0:
-        return EVALUATE["fit_any"].format(n=fit.questions)
+        return evaluate_labels(lang)["fit_any"].format(n=fit.questions)
     key = "fit_all" if fit.fits else ("fit_none" if fit.indexed == 0 else "fit_some")
-    return EVALUATE[key].format(n=fit.questions, gold=fit.gold_docs, indexed=fit.indexed)
+    return evaluate_labels(lang)[key].format(n=fit.questions, gold=fit.gold_docs, indexed=fit.indexed)
+
+
+def fit_html(fit: FileFit | None, lang: str = "en") -> str:
+    """:func:`fit_note` as the page shows it: a plain line when the file fits the live index, a warning
+    (an alert a screen reader announces) when some or all of its gold documents are not indexed."""
+    from citeqa.app.display import safe
+
+    note = fit_note(fit, lang)
+    if not note or fit is None:
+        return ""
+    if fit.fits:
+        return f'<p class="citeqa-fit">{safe(note)}</p>'
+    return f'<p class="citeqa-fit citeqa-fit-warning" role="alert">{safe(note)}</p>'
+
+
+def gold_fit(items: Sequence, documents: Collection[str]) -> tuple[int, int]:
+    """The distinct gold documents of ``items`` (QA items or their graded results' items) and how many of
+    them ``documents`` holds."""
+    gold = {getattr(item, "doc", None) for item in items} - {None}
+    return len(gold), sum(1 for doc in gold if doc in documents)

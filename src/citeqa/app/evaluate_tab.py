@@ -24,7 +24,7 @@ from citeqa.evaluation.matching import answer_spans
 from citeqa.evaluation.metrics import LANG_ORDER, Metrics
 from citeqa.evaluation.report import table_rows
 from citeqa.evaluation.rows import CSV_SUFFIXES
-from citeqa.messages import EVALUATE, OUTCOME_HELP
+from citeqa.messages import evaluate_labels, outcome_help
 from citeqa.records import Citation
 
 RIGHT = "right"
@@ -34,7 +34,8 @@ FALSE_ABSTENTION = "false abstention"
 MISSED_ABSTENTION = "missed abstention"
 RIGHT_ABSTENTION = "right abstention"
 OUTCOMES = (RIGHT, WRONG_ANSWER, WRONG_DOCUMENT, FALSE_ABSTENTION, MISSED_ABSTENTION, RIGHT_ABSTENTION)
-"""Every question has exactly one; the definitions are :data:`citeqa.messages.OUTCOME_HELP`."""
+"""Every question has exactly one; the definitions are :func:`citeqa.messages.outcome_help`'s, and each is
+shown by its name in the page's language (:func:`outcome_name`)."""
 
 ALL = "all"
 QUESTION_HEADERS = ["id", "lang", "outcome", "question", "answer", "confidence"]
@@ -73,17 +74,30 @@ def outcome_counts(results: Iterable[QuestionResult]) -> dict[str, int]:
     return {name: counts.get(name, 0) for name in OUTCOMES}
 
 
-def outcome_choices(results: Sequence[QuestionResult]) -> list[tuple[str, str]]:
+def outcome_name(name: str, lang: str = "en") -> str:
+    """An outcome (one of :data:`OUTCOMES`) as the page names it in ``lang``."""
+    return evaluate_labels(lang)["outcome_" + name.replace(" ", "_")]
+
+
+def question_headers(lang: str = "en") -> list[str]:
+    """The question table's column names (:data:`QUESTION_HEADERS`) in ``lang``."""
+    lab = evaluate_labels(lang)
+    return [lab[f"col_{name}"] for name in QUESTION_HEADERS]
+
+
+def outcome_choices(results: Sequence[QuestionResult], lang: str = "en") -> list[tuple[str, str]]:
     """The outcome filter's (label, value) choices, each label with its count: "all (12)", "right (5)", ..."""
-    counts = outcome_counts(results)
-    return [(f"{EVALUATE['all']} ({len(results)})", ALL), *((f"{name} ({n})", name) for name, n in counts.items())]
+    counts, every = outcome_counts(results), evaluate_labels(lang)["all"]
+    named = ((f"{outcome_name(name, lang)} ({n})", name) for name, n in counts.items())
+    return [(f"{every} ({len(results)})", ALL), *named]
 
 
-def language_choices(results: Sequence[QuestionResult]) -> list[tuple[str, str]]:
+def language_choices(results: Sequence[QuestionResult], lang: str = "en") -> list[tuple[str, str]]:
     """The language filter's (label, value) choices: all, then es, pt, en, then the rest, with counts."""
     counts = Counter(r.item.lang for r in results)
-    order = sorted(counts, key=lambda lang: (LANG_ORDER.index(lang), "") if lang in LANG_ORDER else (9, lang))
-    return [(f"{EVALUATE['all']} ({len(results)})", ALL), *((f"{lang} ({counts[lang]})", lang) for lang in order)]
+    order = sorted(counts, key=lambda code: (LANG_ORDER.index(code), "") if code in LANG_ORDER else (9, code))
+    every = evaluate_labels(lang)["all"]
+    return [(f"{every} ({len(results)})", ALL), *((f"{code} ({counts[code]})", code) for code in order)]
 
 
 def filtered(
@@ -99,17 +113,20 @@ def filtered(
 
 
 def question_rows(
-    results: Iterable[QuestionResult], outcome_filter: str | None = ALL, language: str | None = ALL
+    results: Iterable[QuestionResult],
+    outcome_filter: str | None = ALL,
+    language: str | None = ALL,
+    lang: str = "en",
 ) -> list[list[str]]:
-    """Rows of the question table (see :data:`QUESTION_HEADERS`), plain text, in run order."""
+    """Rows of the question table (see :data:`QUESTION_HEADERS`), plain text in ``lang``, in run order."""
     rows = []
     for r in filtered(results, outcome_filter, language):
-        given = EVALUATE["abstained"] if r.abstained or r.answer.answer is None else r.answer.answer
+        given = evaluate_labels(lang)["abstained"] if r.abstained or r.answer.answer is None else r.answer.answer
         rows.append(
             [
                 _cell(r.item.id),
                 _cell(r.item.lang),
-                outcome(r),
+                outcome_name(outcome(r), lang),
                 _cell(r.item.question),
                 _cell(_shortened(given, ANSWER_CELL_CHARS)),
                 f"{r.answer.confidence:.2f}",
@@ -123,44 +140,68 @@ def find_result(results: Iterable[QuestionResult], question_id: str | None) -> Q
     return next((r for r in results if r.item.id == question_id), None)
 
 
-def metrics_table(metrics: Metrics) -> dict[str, list]:
-    """The metrics table as ``{"headers": [...], "data": [...]}``: a row per metric, a column per language."""
-    header, *rows = table_rows(metrics)
+def metrics_table(metrics: Metrics, lang: str = "en") -> dict[str, list]:
+    """The metrics table as ``{"headers": [...], "data": [...]}``: a row per metric, a column per language,
+    the metrics and the overall column named in ``lang``."""
+    header, *rows = _metric_rows(metrics, lang)
     return {"headers": header, "data": rows}
 
 
-def cards_html(metrics: Metrics) -> str:
-    """The headline metrics over all questions, each against its target, met or missed said in words."""
+def _metric_rows(metrics: Metrics, lang: str) -> list[list[str]]:
+    """:func:`~citeqa.evaluation.report.table_rows` (as ``citeqa eval`` prints them) with the names in ``lang``."""
+    from citeqa.evaluation.report import METRIC_LABELS
+
+    lab = evaluate_labels(lang)
+    header, *rows = table_rows(metrics)
+    header = [lab["col_metric"], *(lab["col_overall"] if name == "overall" else name for name in header[1:])]
+    return [header, *([lab[f"metric_{key}"], *row[1:]] for (key, _), row in zip(METRIC_LABELS, rows))]
+
+
+def cards_html(metrics: Metrics, lang: str = "en", mismatch: tuple[int, int] | None = None) -> str:
+    """The headline metrics over all questions, each against its target, met or missed said in words.
+
+    ``mismatch`` (gold documents indexed, of all) marks a run of a file for another corpus: the cards say
+    so first, and no target is shown as met (green) for it: its scores say nothing of this index."""
     from citeqa.evaluation.metrics import format_value
     from citeqa.evaluation.report import METRIC_LABELS
     from citeqa.evaluation.targets import TARGETS
 
-    names, scores = dict(METRIC_LABELS), metrics.overall
+    scores, lab = metrics.overall, evaluate_labels(lang)
+    names = {key: lab[f"metric_{key}"] for key, _ in METRIC_LABELS}
     cards = []
     for target in TARGETS:
         value = getattr(scores, target.metric)
         met = target.met(value)
         state = "none" if met is None else ("met" if met else "missed")
-        bound = EVALUATE["target_max" if target.at_most else "target_min"].format(bound=target.bound)
+        shown_state = "mismatch" if mismatch is not None and state == "met" else state
+        bound = lab["target_max" if target.at_most else "target_min"].format(bound=target.bound)
         cards.append(
-            f'<div class="citeqa-card citeqa-card-{state}"><div class="citeqa-card-name">{safe(names[target.metric])}'
+            f'<div class="citeqa-card citeqa-card-{shown_state}"><div class="citeqa-card-name">{safe(names[target.metric])}'
             f'</div><div class="citeqa-card-value">{safe(format_value(target.metric, value))}</div>'
-            f'<div class="citeqa-card-target">{safe(bound)} · <b>{safe(EVALUATE["target_" + state])}</b></div></div>'
+            f'<div class="citeqa-card-target">{safe(bound)} · <b>{safe(lab["target_" + shown_state])}</b></div></div>'
         )
-    return f'<div class="citeqa-cards" role="list" aria-label="{safe(EVALUATE["cards"])}">{"".join(cards)}</div>'
+    warning = ""
+    if mismatch is not None:
+        said = lab["mismatch_cards"].format(indexed=mismatch[0], gold=mismatch[1])
+        warning = f'<p class="citeqa-fit-warning citeqa-cards-mismatch" role="note">{safe(said)}</p>'
+    return f'{warning}<div class="citeqa-cards" role="list" aria-label="{safe(lab["cards"])}">{"".join(cards)}</div>'
 
 
-def chart_alt(metrics: Metrics) -> str:
+def chart_alt(metrics: Metrics, lang: str = "en") -> str:
     """Alternative text of the metrics chart: each metric's value over all questions, in words."""
-    header, *rows = table_rows(metrics)
-    column = header.index("overall") if "overall" in header else len(header) - 1
+    lab = evaluate_labels(lang)
+    header, *rows = _metric_rows(metrics, lang)
+    overall = lab["col_overall"]
+    column = header.index(overall) if overall in header else len(header) - 1
     summary = "; ".join(f"{row[0]} {row[column]}" for row in rows if len(row) > column)
-    return EVALUATE["chart_alt"].format(summary=f"Over all questions: {summary}." if summary else "")
+    return lab["chart_alt"].format(summary=lab["over_all"].format(summary=summary) if summary else "")
 
 
-def outcome_help_html() -> str:
-    """The definitions of the outcomes, as a short list."""
-    items = "".join(f"<li><b>{safe(name)}</b>: {safe(text)}</li>" for name, text in OUTCOME_HELP.items())
+def outcome_help_html(lang: str = "en") -> str:
+    """The definitions of the outcomes, as a short list, in ``lang``."""
+    items = "".join(
+        f"<li><b>{safe(outcome_name(name, lang))}</b>: {safe(text)}</li>" for name, text in outcome_help(lang).items()
+    )
     return f'<ul class="citeqa-outcomes">{items}</ul>'
 
 
@@ -195,9 +236,9 @@ def given_spans(citation: Citation, result: QuestionResult) -> list[tuple[int, i
     return [span] if span is not None else []
 
 
-def citation_html(number: int, citation: Citation, result: QuestionResult) -> str:
+def citation_html(number: int, citation: Citation, result: QuestionResult, lang: str = "en") -> str:
     """One cited passage: where it comes from, whether it is from the gold document or relevant, marked text."""
-    lab = EVALUATE
+    lab = evaluate_labels(lang)
     badges = []
     if result.item.doc is not None and citation.doc_id == result.item.doc:
         badges.append(f'<span class="citeqa-badge citeqa-from-gold">{safe(lab["from_gold"])}</span>')
@@ -208,22 +249,23 @@ def citation_html(number: int, citation: Citation, result: QuestionResult) -> st
     return (
         f'<div class="citeqa-source citeqa-eval-source"><div class="citeqa-head"><b>[{number}] '
         f"{safe(citation.title)}</b> {' '.join(badges)}<br><small>{safe(citation.doc_id)} · "
-        f"{safe(citation.lang)} · characters {citation.start}–{citation.end} · score {citation.score:.3f}"
+        f"{safe(citation.lang)} · {safe(lab['where'].format(start=citation.start, end=citation.end))} · "
+        f"{safe(lab['score'].format(score=citation.score))}"
         f'</small></div><div class="citeqa-passage">{body}</div></div>'
     )
 
 
-def detail_html(result: QuestionResult | None) -> str:
+def detail_html(result: QuestionResult | None, lang: str = "en") -> str:
     """Everything about one question: the question, its gold answers and document, the answer
-    record, and every cited passage with the gold answers and the given answer marked."""
-    lab = EVALUATE
+    record, and every cited passage with the gold answers and the given answer marked (in ``lang``)."""
+    lab = evaluate_labels(lang)
     if result is None:
         return f'<div class="citeqa-eval-detail"><em>{safe(lab["detail_empty"])}</em></div>'
     item, answer = result.item, result.answer
     name = outcome(result)
     parts = [
         f'<h3>{safe(item.id)} · {safe(item.lang)} · <span class="citeqa-outcome citeqa-outcome-'
-        f'{name.replace(" ", "-")}">{safe(name)}</span></h3>',
+        f'{name.replace(" ", "-")}">{safe(outcome_name(name, lang))}</span></h3>',
         f'<p class="citeqa-eval-question">{safe(item.question)}</p>',
     ]
     if item.history:
@@ -239,7 +281,7 @@ def detail_html(result: QuestionResult | None) -> str:
         f"{safe(item.doc) if item.doc is not None else safe(lab['any_doc'])}</p>"
     )
     parts.append(
-        f"<p><b>{safe(lab['answer'])}</b>: {_given_html(result)}<br><small>{_answer_facts(result)}</small></p>"
+        f"<p><b>{safe(lab['answer'])}</b>: {_given_html(result, lang)}<br><small>{_answer_facts(result, lang)}</small></p>"
     )
     parts.append(
         f'<p class="citeqa-eval-key">{safe(lab["key"])} <span class="citeqa-key-gold">'
@@ -247,7 +289,7 @@ def detail_html(result: QuestionResult | None) -> str:
     )
     parts.append(f"<h4>{safe(lab['passages'])}</h4>")
     if answer.citations:
-        parts.extend(citation_html(i, c, result) for i, c in enumerate(answer.citations, start=1))
+        parts.extend(citation_html(i, c, result, lang) for i, c in enumerate(answer.citations, start=1))
         if not answer.abstained and answer.answer and not any(given_spans(c, result) for c in answer.citations):
             parts.append(f"<p><em>{safe(lab['not_in_passage'])}</em></p>")
     else:
@@ -260,18 +302,18 @@ def detail_html(result: QuestionResult | None) -> str:
     return f'<div class="citeqa-eval-detail">{"".join(parts)}</div>'
 
 
-def _given_html(result: QuestionResult) -> str:
+def _given_html(result: QuestionResult, lang: str = "en") -> str:
     """The given answer with the gold answers marked in it, or "abstained"."""
     answer = result.answer
     if answer.abstained or not answer.answer:
-        return f"<em>{safe(EVALUATE['abstained'])}</em>"
+        return f"<em>{safe(evaluate_labels(lang)['abstained'])}</em>"
     text = answer.answer
     return f'<span class="citeqa-given-answer">{marked(text, gold_spans(text, result.item.answers), [])}</span>'
 
 
-def _answer_facts(result: QuestionResult) -> str:
+def _answer_facts(result: QuestionResult, lang: str = "en") -> str:
     """Short answer, confidence, language, rank of the first relevant citation, latency."""
-    lab, answer = EVALUATE, result.answer
+    lab, answer = evaluate_labels(lang), result.answer
     facts = []
     if answer.short_answer:
         facts.append(f"{safe(lab['short_answer'])}: {safe(answer.short_answer)}")
@@ -287,15 +329,16 @@ def _answer_facts(result: QuestionResult) -> str:
 # --------------------------------------------------------------------------- comparison
 
 
-def comparison_table(comparison: Comparison) -> dict[str, list]:
+def comparison_table(comparison: Comparison, lang: str = "en") -> dict[str, list]:
     """The metric changes as ``{"headers": [...], "data": [...]}``, the columns of ``citeqa eval --compare``."""
-    headers = [name or "verdict" for name in COMPARE_COLUMNS]
+    headers = [name or evaluate_labels(lang)["verdict"] for name in COMPARE_COLUMNS]
     return {"headers": headers, "data": [format_delta(d) for d in comparison.deltas]}
 
 
-def comparison_html(comparison: Comparison, old_label: str, limit: int = 100) -> str:
-    """The heading, unpaired ids, changed settings, and the fixed and broken questions, escaped."""
-    lab = EVALUATE
+def comparison_html(comparison: Comparison, old_label: str, limit: int = 100, lang: str = "en") -> str:
+    """The heading, unpaired ids, changed settings, and the fixed and broken questions, escaped, in ``lang``."""
+    lab = evaluate_labels(lang)
+    abstained = f"<em>{safe(lab['abstained'])}</em>"
     parts = [
         f"<h4>{safe(lab['compare_heading'].format(old=old_label, n=comparison.n_paired))}</h4>",
         f"<p><small>{safe(lab['compare_note'])}</small></p>",
@@ -308,12 +351,12 @@ def comparison_html(comparison: Comparison, old_label: str, limit: int = 100) ->
         parts.append(f"<p>{safe(lab['changed'])}: {safe(', '.join(comparison.changed_settings))}</p>")
     for key, changes in (("fixed", comparison.fixed), ("broken", comparison.broken)):
         items = "".join(
-            f"<li><b>{safe(c.id)}</b> [{safe(c.lang)}] {safe(c.question)}<br><small>before: "
-            f"{safe(c.old_answer) if c.old_answer is not None else '<em>abstained</em>'} · now: "
-            f"{safe(c.new_answer) if c.new_answer is not None else '<em>abstained</em>'}</small></li>"
+            f"<li><b>{safe(c.id)}</b> [{safe(c.lang)}] {safe(c.question)}<br><small>{safe(lab['before'])}: "
+            f"{safe(c.old_answer) if c.old_answer is not None else abstained} · {safe(lab['now'])}: "
+            f"{safe(c.new_answer) if c.new_answer is not None else abstained}</small></li>"
             for c in changes[:limit]
         )
-        more = f"<li>… and {len(changes) - limit} more</li>" if len(changes) > limit else ""
+        more = f"<li>{safe(lab['and_more'].format(n=len(changes) - limit))}</li>" if len(changes) > limit else ""
         parts.append(f'<div class="citeqa-{key}"><b>{safe(lab[key])} ({len(changes)})</b><ul>{items}{more}</ul></div>')
     return f'<div class="citeqa-comparison">{"".join(parts)}</div>'
 
@@ -391,10 +434,10 @@ def _shortened(text: str, limit: int) -> str:
 # --------------------------------------------------------------------------- status
 
 
-def status_html(status, error: str | None = None) -> str:  # status: eval_runner.RunStatus | None
-    """The line under the buttons: an error (a refused file, with its line and reason), or the
+def status_html(status, error: str | None = None, lang: str = "en") -> str:  # status: eval_runner.RunStatus | None
+    """The line under the buttons, in ``lang``: an error (a refused file, with its line and reason), or the
     run's state, with a progress bar while it runs."""
-    lab = EVALUATE
+    lab = evaluate_labels(lang)
     if error is not None:
         return f'<div class="citeqa-eval-status citeqa-eval-error" role="alert">{safe(error)}</div>'
     if status is None:
@@ -416,3 +459,9 @@ def status_html(status, error: str | None = None) -> str:  # status: eval_runner
         return f'<div class="citeqa-eval-status citeqa-eval-running">{bar} {line}</div>'
     cls = "citeqa-eval-error" if status.state == "failed" else f"citeqa-eval-{status.state}"
     return f'<div class="citeqa-eval-status {cls}">{line}</div>'
+
+
+def other_run_html(status, lang: str = "en") -> str:  # status: eval_runner.RunStatus
+    """The line a page shows while another page's run holds the server's one run: how far it is, not what."""
+    said = evaluate_labels(lang)["busy_other"].format(done=status.done, total=status.total)
+    return f'<div class="citeqa-eval-status citeqa-eval-other">{safe(said)}</div>'

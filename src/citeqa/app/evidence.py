@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from citeqa.answer.claims import ClaimCheck
-from citeqa.app.cited import citations_of
+from citeqa.app.cited import citations_of, confident
 from citeqa.messages import claim_labels, evidence_labels, labels
 from citeqa.records import Answer, Citation, Document, DocumentInfo
 
@@ -220,13 +220,17 @@ def answer_markdown(
     number: int | None = None,
     infos: Mapping[str, DocumentInfo] | None = None,
     documents: Mapping[str, Document] | None = None,
+    headline_above: float = 0.0,
 ) -> str:
-    """One answer: the question as a heading, the answer (key phrase in bold), numbered sources with quotes."""
+    """One answer: the question as a heading, the answer (key phrase in bold), its confidence in words as
+    the chat says it, numbered sources with quotes. Below ``headline_above`` the answer keeps the chat's
+    hedge ("Possible answer (check it in the source):"), so a file read later never states it as fact."""
     lab = labels(answer.language)
     heading = f"## {number}. " if number is not None else "## "
     lines = [heading + md_escape(answer.question), ""]
     if answer.abstained or answer.answer is None:
         lines.append(f"*{lab['not_found']}*")
+        word = lab["conf_none"]
     else:
         text, hl = answer.answer, answer.highlight
         body = (
@@ -234,8 +238,11 @@ def answer_markdown(
             if hl is not None and hl.end > hl.start
             else md_escape(text)
         )
-        lines.append(body + " [1]")
-    lines += ["", f"*{lab['confidence']} {answer.confidence:.2f} · {answer.language}*", ""]
+        sure = confident(answer, headline_above)
+        lines.append(body + " [1]" if sure else f"*{md_escape(lab['possible'])}* {body} [1]")
+        word = lab["conf_high" if sure else "conf_low"]
+    number_said = lab["confidence_value"].format(value=answer.confidence)
+    lines += ["", f"*{word} ({number_said}) · {answer.language}*", ""]
     quotes = answer_quotes(answer, infos, documents)
     if quotes:
         lines += [f"**{lab['closest'] if answer.abstained else lab['sources']}**", ""]
@@ -270,9 +277,9 @@ def check_markdown(
                     f"“{md_escape(e.claim_value)}”)"
                 )
             lines += _source_lines(n, q, check.language, f"[{lab[e.relation]}{values}] ")
-            if e.translations:
+            if e.translations:  # indented under its item, after a blank line: the numbered list goes on
                 also = ", ".join(f"{t.lang} ({md_escape(t.doc_id)}, {t.start}–{t.end})" for t in e.translations)
-                lines += ["", f"{lab['also_in']}: {also}", ""]
+                lines += ["", f"   *{md_escape(lab['also_in'])}: {also}*", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -281,10 +288,12 @@ def turn_markdown(
     number: int | None = None,
     infos: Mapping[str, DocumentInfo] | None = None,
     documents: Mapping[str, Document] | None = None,
+    headline_above: float = 0.0,
 ) -> str:
+    """One turn of a conversation as Markdown (an answer or a claim check)."""
     if isinstance(turn, ClaimCheck):
         return check_markdown(turn, number, infos, documents)
-    return answer_markdown(turn, number, infos, documents)
+    return answer_markdown(turn, number, infos, documents, headline_above)
 
 
 def conversation_markdown(
@@ -292,16 +301,18 @@ def conversation_markdown(
     infos: Mapping[str, DocumentInfo] | None = None,
     documents: Mapping[str, Document] | None = None,
     exported_at: str | None = None,
+    headline_above: float = 0.0,
 ) -> str:
     """The whole conversation: every question or claim, its answer or verdict, numbered sources with quotes.
 
-    Each turn is written in its own language, the heading in the last turn's (the page's language then).
+    Each turn is written in its own language, the heading in the last turn's (the page's language then);
+    an answer below ``headline_above`` is written as the chat shows it, a possible answer.
     """
     stamp = exported_at or _now()
     lab = evidence_labels(turns[-1].language if turns else "en")
     count = lab["md_turn"] if len(turns) == 1 else lab["md_turns"].format(n=len(turns))
     parts = [f"# {lab['md_title']}\n\n{lab['md_exported'].format(stamp=stamp, turns=count)}\n"]
-    parts += [turn_markdown(t, n, infos, documents) for n, t in enumerate(turns, start=1)]
+    parts += [turn_markdown(t, n, infos, documents, headline_above) for n, t in enumerate(turns, start=1)]
     return "\n".join(parts)
 
 

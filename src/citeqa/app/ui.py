@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from citeqa.app.api import add_endpoints
 from citeqa.app.assets import CSS
-from citeqa.app.chat_tab import chat_events, chat_layout
+from citeqa.app.chat_tab import chat_events, chat_layout, visit_language
 from citeqa.app.corpus_tab import corpus_choices, corpus_tab, corpus_view
 from citeqa.app.display import labels
 from citeqa.app.eval_page import evaluate_page
 from citeqa.app.eval_runner import EvaluationRunner
 from citeqa.app.holder import EngineHolder, EvalSettings, UploadSettings
+from citeqa.messages import language_list
 
 
 def build_app(holder: EngineHolder, uploads: UploadSettings | None = None, evaluation: EvalSettings | None = None):
@@ -32,25 +33,26 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None, evalu
     evaluation = evaluation if evaluation is not None else EvalSettings()
     runner = EvaluationRunner(holder, evaluation.k)
     with gr.Blocks(title="citeqa", delete_cache=(uploads.sweep_every_s, uploads.max_age_s)) as app:
-        subtitle = gr.Markdown(_subtitle("en"), elem_id="subtitle")
+        subtitle = gr.Markdown(subtitle_text(holder, "en"), elem_id="subtitle")
         with gr.Tab(labels("en")["tab_chat"], id="chat") as chat_tab:
             chat = chat_layout(gr)
         with gr.Tab(labels("en")["tab_corpus"], id="corpus") as corpus:
-            table, choices, corpus_relabels = corpus_tab(gr, holder, uploads)
-        app.load(
-            lambda: (corpus_view(holder), gr.update(choices=corpus_choices(holder), value=None)),
-            None,
-            [table, choices],
-            api_visibility="private",
-        )  # fresh on every visit
+            table, choices, corpus_relabels = corpus_tab(gr, holder, uploads, chat.shown)
+
+        def on_corpus_visit(request):  # fresh on every visit, in the browser's language
+            return corpus_view(holder, visit_language(request)), gr.update(choices=corpus_choices(holder), value=None)
+
+        on_corpus_visit.__annotations__ = {"request": gr.Request}  # a real class: the module's annotations are strings
+        app.load(on_corpus_visit, None, [table, choices], api_visibility="private")
         with gr.Tab(labels("en")["tab_evaluate"], id="evaluate") as evaluate:
-            evaluate_page(gr, app, holder, runner, evaluation)
+            evaluate_relabels = evaluate_page(gr, app, holder, runner, evaluation, chat.shown)
         page = [
-            (subtitle, _subtitle),
+            (subtitle, lambda lang: subtitle_text(holder, lang)),
             (chat_tab, lambda lang: gr.update(label=labels(lang)["tab_chat"])),
             (corpus, lambda lang: gr.update(label=labels(lang)["tab_corpus"])),
             (evaluate, lambda lang: gr.update(label=labels(lang)["tab_evaluate"])),
             *corpus_relabels,
+            *evaluate_relabels,
         ]
         chat_events(gr, holder, chat, page, app)
         add_endpoints(gr, holder)
@@ -58,8 +60,16 @@ def build_app(holder: EngineHolder, uploads: UploadSettings | None = None, evalu
     return app
 
 
-def _subtitle(lang: str) -> str:
-    return f"# citeqa\n{labels(lang)['subtitle']}"
+def subtitle_text(holder: EngineHolder, lang: str) -> str:
+    """The page's heading in ``lang``: what it does, and the languages the live collection's documents are
+    in (most documents first), so that it never promises languages the collection does not have."""
+    from collections import Counter
+
+    lab = labels(lang)
+    found = Counter(entry.lang for entry in holder.engine.data.manifest.documents)
+    codes = sorted(found, key=lambda code: (-found[code], code))
+    held = f" {lab['subtitle_languages'].format(languages=language_list(codes, lang))}" if codes else ""
+    return f"# citeqa\n{lab['subtitle']}{held}"
 
 
 def guarded_app(

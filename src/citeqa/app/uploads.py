@@ -33,11 +33,18 @@ DEFAULT_MAX_FILES = 20
 MAX_NAME_CHARS = 120
 _UNSAFE = re.compile(r"[^\w.\- ]+")
 
-#: One step of an add: files done, files in all, and what is happening now.
-Report = Callable[[int, int, str], None]
+#: One step of an add: how far it is, in files (a fraction while a file is under way: checking the
+#: files takes the first half, reading them for the index most of the rest), files in all, and what is
+#: happening now.
+Report = Callable[[float, int, str], None]
+
+#: Where each phase of an add starts and how much of it each file takes, in files: checking file ``i``
+#: of ``n`` is at ``i * 0.5``, reading it at ``n * 0.5 + i * 0.4``; embedding at ``n * 0.9``, writing
+#: the index at ``n * 0.95``, done at ``n``.
+CHECKED, READ, EMBEDDED, WRITTEN = 0.5, 0.4, 0.9, 0.95
 
 
-def _silent(done: int, total: int, text: str) -> None:
+def _silent(done: float, total: int, text: str) -> None:
     """Report nothing (an add without a page)."""
 
 
@@ -55,8 +62,13 @@ class AddWatch:
 
     report: Report = _silent
     cancelled: Callable[[], bool] = _never
+    lang: str = "en"  #: the language the steps are said in
 
-    def step(self, done: int, total: int, text: str) -> None:
+    def said(self, key: str, n: int | None = None, **values: object) -> str:
+        """A step of the add as the Corpus tab says it, in :attr:`lang` (``n``: the count it is about)."""
+        return _said(key, self.lang, n, **values)
+
+    def step(self, done: float, total: int, text: str) -> None:
         """Report a step; UploadCancelled instead when the add was cancelled."""
         if self.cancelled():
             raise UploadCancelled(f"cancelled after {done} of {total} files")
@@ -209,7 +221,7 @@ def _add_files(files, corpus, index_dir, embedder, max_bytes, watch, journal, bu
     result, saved = UploadResult(), []
     try:
         for i, (source, name) in enumerate(files):
-            watch.step(i, len(files), _said("step_checking", name=safe_label(name)))
+            watch.step(i * CHECKED, len(files), watch.said("step_checking", name=safe_label(name)))
             path = _save_one(Path(source), name, corpus, max_bytes, journal, budget, result)
             if path is not None:
                 saved.append(path)
@@ -228,7 +240,7 @@ def _add_files(files, corpus, index_dir, embedder, max_bytes, watch, journal, bu
         return result
     result.skipped = [(s.doc_id, s.reason) for s in report.skipped]
     result.indexed = True
-    watch.report(len(files), len(files), _said("step_done"))
+    watch.report(len(files), len(files), watch.said("step_done"))
     return result
 
 
@@ -260,6 +272,7 @@ class _WatchedSteps:
 
         load = bounded_loader(budget, indexed_shas(index_dir)) if budget is not None else None
         self.watch, self.total = watch, total
+        self.reading = total * CHECKED  # where reading starts: the files are checked
         self.steps = LocalSteps(embedder, progress=True, load=self._watched(load))
 
     def _watched(self, load: Loader | None) -> Loader:
@@ -269,7 +282,8 @@ class _WatchedSteps:
 
         def watched(path: Path, doc_id: str, default_lang: str = "en"):
             done = min(next(count), self.total)  # a file dropped into the folder meanwhile is read too
-            self.watch.step(done, self.total, _said("step_reading", name=safe_label(doc_id)))
+            at = self.reading + done * READ
+            self.watch.step(at, self.total, self.watch.said("step_reading", name=safe_label(doc_id)))
             return read(path, doc_id, default_lang)
 
         return watched
@@ -278,17 +292,19 @@ class _WatchedSteps:
         return self.steps.read(corpus, settings, indexed)
 
     def encode(self, texts: list[str]):
-        self.watch.step(self.total, self.total, _said("step_embedding", n=len(texts)))
+        self.watch.step(self.total * EMBEDDED, self.total, self.watch.said("step_embedding", len(texts)))
         vectors = self.steps.encode(texts)
-        self.watch.step(self.total, self.total, _said("step_writing"))
+        self.watch.step(self.total * WRITTEN, self.total, self.watch.said("step_writing"))
         return vectors
 
 
-def _said(key: str, **values: object) -> str:
-    """A step of an add as the Corpus tab says it (:data:`citeqa.messages.CORPUS_LABELS`, English)."""
-    from citeqa.messages import corpus_labels
+def _said(key: str, lang: str = "en", n: int | None = None, **values: object) -> str:
+    """A line of an add as the Corpus tab says it in ``lang`` (:data:`citeqa.messages.CORPUS_LABELS`);
+    with ``n``, in the singular or the plural as ``n`` asks."""
+    from citeqa.messages import corpus_labels, counted
 
-    return corpus_labels("en")[key].format(**values)
+    lab = corpus_labels(lang)
+    return lab[key].format(**values) if n is None else counted(lab, key, n, **values)
 
 
 def _remove_partial(corpus: Path, name: str) -> None:
@@ -319,11 +335,12 @@ def safe_label(name: str) -> str:
     return "".join(c for c in base if c.isprintable())[:MAX_NAME_CHARS] or "(no name)"
 
 
-def summary(result: UploadResult) -> list[str]:
-    """One plain-text line per outcome, for the upload status box."""
-    lines = [f"added {n}" for n in result.added]
-    lines += [f"already in the corpus: {n}" for n in result.unchanged]
-    lines += [f"refused {reason}" for _, reason in result.refused]
+def summary(result: UploadResult, lang: str = "en") -> list[str]:
+    """One plain-text line per outcome, for the upload status box, in ``lang`` (the reasons a file was
+    refused are the checks' own, in English)."""
+    lines = [_said("added", lang, name=n) for n in result.added]
+    lines += [_said("unchanged", lang, name=n) for n in result.unchanged]
+    lines += [_said("refused", lang, reason=reason) for _, reason in result.refused]
     if result.error:
         lines.append(result.error)
-    return lines or ["no file given"]
+    return lines or [_said("no_file", lang)]
