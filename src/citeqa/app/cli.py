@@ -124,6 +124,7 @@ def _open_engine(args: argparse.Namespace, index: Path | None = None, embedder: 
         embedder=embedder,
         reader=getattr(args, "reader", "auto"),
         embedder_factory=args.embedder_factory,
+        backend=args.backend if index is None else None,
     )
 
 
@@ -159,6 +160,8 @@ def _cmd_index(args: argparse.Namespace) -> int:
             args.chunk_size if args.chunk_size is not None else base.size,
             args.chunk_overlap if args.chunk_overlap is not None else base.overlap,
         )
+    if args.ann is not None and args.backend is None:
+        raise ConfigError("--ann needs --backend postgresql://...")
     model = _index_model(args, args.index)
     embedder = args.embedder_factory(model)
     progress = sys.stderr.isatty()
@@ -191,10 +194,28 @@ def _cmd_index(args: argparse.Namespace) -> int:
         )
     if note:
         print(note)
+    if args.backend is not None:
+        _publish(args)
     _print_languages(report.languages)
     for item in report.skipped:
         print(f"skipped {item.doc_id}: {item.reason}")
     return 0
+
+
+def _publish(args: argparse.Namespace) -> None:
+    """Publish the --index folder's live generation to the --backend shards."""
+    from citeqa.engine import open_data
+    from citeqa.pg.publish import publish
+
+    done = publish(open_data(args.index), args.backend, ann=args.ann, rebuild=args.rebuild)
+    if done.added or done.removed or done.switched:
+        print(
+            f"published generation {done.generation} to {_count(done.shards, 'postgres shard')}: "
+            f"{done.passages} passages, {done.ann} search (wrote {_count(done.added, 'document')}, "
+            f"retired {done.removed})"
+        )
+    else:
+        print(f"postgres index up to date: generation {done.generation} on {_count(done.shards, 'shard')}")
 
 
 def _print_languages(languages) -> None:
