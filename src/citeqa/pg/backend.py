@@ -121,6 +121,9 @@ class PostgresBackend:
         """Read the live generation: catalogue first, then every shard's records at once."""
         catalogue = self.shards.catalogue
         with catalogue.connection("reading the catalogue") as conn:
+            layout = schema.read_layout(conn)
+            if layout is not None:
+                schema.check_layout(layout, 0, self.shards.count)
             gen = schema.live_generation(conn)
             if gen == 0:
                 raise IndexMissingError(f"no citeqa index in {catalogue.name}; run `citeqa index --backend ...`")
@@ -187,7 +190,7 @@ def _records(shard: Shard, gen: int) -> tuple[list, list, list, str]:
     """One shard's passages, document records and span offsets of generation ``gen``, and its ANN mode."""
     params = {"gen": gen}
     with shard.connection("reading its records") as conn:
-        found = conn.execute("SELECT number, count, dimension, ann FROM citeqa_shard").fetchone()
+        found = schema.read_layout(conn)
         schema.check_layout(found, shard.number, shard.count)
         passages = conn.execute(
             f'SELECT pid, chunk_id, doc_id, start, "end", lang, text FROM citeqa_passages WHERE {_VISIBLE}', params

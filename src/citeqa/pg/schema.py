@@ -117,6 +117,13 @@ def recover(conn: Any, live: int) -> None:
             conn.execute(f"UPDATE {table} SET died = %s WHERE died > %s AND died < %s", (ALIVE, live, ALIVE))
 
 
+def read_layout(conn: Any) -> tuple | None:
+    """The shard's (number, count, dimension, ann), or None where no citeqa index was ever written."""
+    if not conn.execute("SELECT to_regclass('citeqa_shard') IS NOT NULL").fetchone()[0]:
+        return None
+    return conn.execute("SELECT number, count, dimension, ann FROM citeqa_shard").fetchone()
+
+
 def live_generation(conn: Any) -> int:
     """The live generation on the catalogue (0: none yet)."""
     exists = conn.execute("SELECT to_regclass('citeqa_live') IS NOT NULL").fetchone()[0]
