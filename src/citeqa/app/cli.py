@@ -374,6 +374,7 @@ def _eval_index_and_open(args: argparse.Namespace, corpus: Path, index: Path) ->
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     from citeqa.app import lifecycle, serving
+    from citeqa.app.holder import default_qa_dir
 
     sock = serving.bind(args.host, args.port)  # a busy port is a one-line error now, not after the model loads
     if args.auth_on_command_line:
@@ -385,7 +386,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     try:
         lifecycle.serve(
             lambda: _open_engine(args),
-            corpus_dir=args.corpus,
+            corpus_dir=None if args.backend else args.corpus,  # over PostgreSQL: no uploads (`citeqa index --backend`)
+            qa_dir=args.eval_dir if args.eval_dir is not None or not args.backend else default_qa_dir(args.corpus),
             host=args.host,
             port=args.port,
             auth=args.auth,
@@ -393,7 +395,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             max_upload_files=args.max_upload_files,
             allowed_hosts=tuple(args.allowed_host),
             sock=sock,
-            qa_dir=args.eval_dir,
             forwarded_allow_ips=tuple(args.forwarded_allow_ips),
             reader_required=args.reader == "on",
         )
