@@ -79,3 +79,38 @@ def test_the_engine_over_postgres_reloads_to_the_new_generation(fixture_corpus: 
     publish(load_index(tmp_path / "index"), pg_spec)
     assert "extra.txt" not in engine.data.documents
     assert "extra.txt" in engine.reload().data.documents
+
+
+def test_serve_answers_from_the_shards_without_uploads(
+    keyword_cli, fixture_corpus: Path, tmp_path: Path, pg_spec: str, monkeypatch: pytest.MonkeyPatch
+):
+    """`citeqa serve --backend`: the whole path (CLI, engine over PostgreSQL, guard, uvicorn), uploads off."""
+    from gradio_client import Client
+
+    from citeqa.app import lifecycle, serving
+    from citeqa.pg.nodes import free_port
+
+    index = str(tmp_path / "index")
+    assert keyword_cli(["index", "--corpus", str(fixture_corpus), "--index", index, "--backend", pg_spec]) == 0
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "cache"))
+    seen: dict = {}
+    serve = lifecycle.serve
+
+    def recorded(open_engine, **kwargs):  # the real lifecycle, its arguments kept
+        seen.update(kwargs)
+        return serve(open_engine, **kwargs)
+
+    monkeypatch.setattr(lifecycle, "serve", recorded)
+
+    def probe(app, sock) -> None:  # instead of serving until Ctrl+C
+        running = serving.Running(app, sock, "127.0.0.1")
+        try:
+            record = Client(running.url, verbose=False).predict(QUESTION, [], 2, "auto", api_name="/ask")
+            seen["answer"] = record["citations"][0]["doc_id"]
+        finally:
+            running.close()
+
+    monkeypatch.setattr(serving, "run", probe)
+    argv = ["serve", "--index", "nowhere", "--corpus", str(fixture_corpus), "--backend", pg_spec]
+    assert keyword_cli([*argv, "--port", str(free_port())]) == 0
+    assert seen["corpus_dir"] is None and seen["answer"] == "faro.txt"
