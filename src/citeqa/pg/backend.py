@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from citeqa.errors import IndexCorruptError, IndexMissingError
+from citeqa.errors import IndexCorruptError, IndexMismatchError, IndexMissingError
 from citeqa.index.backends import dense_search, lexical_idf
 from citeqa.index.manifest import Manifest, manifest_from
 from citeqa.index.terms import Terms
@@ -143,7 +143,7 @@ class PostgresBackend:
             )
         manifest_data, passages, tokens, count = row
         if count != self.shards.count:
-            raise schema_mismatch(count, self.shards.count)
+            raise _count_mismatch(count, self.shards.count)
         self.generation = gen
         self.manifest: Manifest = replace(manifest_from(manifest_data), files={})
         vocab = tuple(t for t, _ in terms)
@@ -178,9 +178,7 @@ class PostgresBackend:
         self.spans = _span_offsets(parts, self._rows, len(chunks), self.shards)
 
 
-def schema_mismatch(built: int, given: int):
-    from citeqa.errors import IndexMismatchError
-
+def _count_mismatch(built: int, given: int) -> IndexMismatchError:
     return IndexMismatchError(
         f"the index was built on {built} shards, --backend names {given}; give the same URLs in the same "
         "order, or run `citeqa index --rebuild --backend ...`"

@@ -19,6 +19,7 @@ import numpy as np
 
 from citeqa.errors import IndexMismatchError
 from citeqa.index.backends import all_vectors, ann_kind
+from citeqa.index.spans import SpanVectors
 from citeqa.index.store import IndexData
 from citeqa.pg import schema
 from citeqa.pg.shards import Shard, Shards, shard_of
@@ -183,37 +184,48 @@ def _retire(conn, doc_ids: Sequence[str], gen: int) -> None:
 
 def _insert(conn, data: IndexData, docs: Sequence[Document], rows: dict[str, int], vectors, gen: int) -> None:
     """COPY the documents, passages, postings and span vectors of ``docs`` (binary, pids from max + 1)."""
-    from pgvector import HalfVector
-
     if not docs:
         return
     first = conn.execute("SELECT coalesce(max(pid), 0) + 1 FROM citeqa_passages").fetchone()[0]
     by_doc = {e.doc_id: e.chunk_ids for e in data.manifest.documents}
     chosen = [rows[cid] for d in docs for cid in by_doc[d.doc_id]]
     pids = {row: first + i for i, row in enumerate(chosen)}
-    with conn.cursor().copy("COPY citeqa_documents (doc_id, sha256, born, record) FROM STDIN") as copy:
-        from psycopg.types.json import Jsonb
-
-        for doc in docs:
-            copy.write_row((doc.doc_id, doc.sha256, gen, Jsonb(to_dict(doc))))
-    passage_cols = 'pid, chunk_id, doc_id, start, "end", lang, text, dl, born, embedding'
-    with conn.cursor().copy(f"COPY citeqa_passages ({passage_cols}) FROM STDIN (FORMAT BINARY)") as copy:
-        copy.set_types(["int8", "text", "text", "int4", "int4", "text", "text", "int4", "int4", "vector"])
-        for row in chosen:
-            c = data.chunks[row]
-            dl = int(data.terms.ptr[row + 1] - data.terms.ptr[row])
-            copy.write_row((pids[row], c.chunk_id, c.doc_id, c.start, c.end, c.lang, c.text, dl, gen, vectors[row]))
+    _copy_documents(conn, docs, gen)
+    _copy_passages(conn, data, chosen, pids, vectors, gen)
     with conn.cursor().copy("COPY citeqa_postings (term, pid, tf, dl, born) FROM STDIN (FORMAT BINARY)") as copy:
         copy.set_types(["text", "int8", "int4", "int4", "int4"])
         for block in range(0, len(chosen), _POSTINGS_BLOCK):
             for posting in _postings(data, chosen[block : block + _POSTINGS_BLOCK], pids):
                 copy.write_row((*posting, gen))
-    spans = data.spans
-    if spans is None:
-        return
-    with conn.cursor().copy(
-        'COPY citeqa_spans (pid, number, start, "end", embedding) FROM STDIN (FORMAT BINARY)'
-    ) as copy:
+    if data.spans is not None:
+        _copy_spans(conn, data.spans, chosen, pids)
+
+
+def _copy_documents(conn, docs: Sequence[Document], gen: int) -> None:
+    from psycopg.types.json import Jsonb
+
+    with conn.cursor().copy("COPY citeqa_documents (doc_id, sha256, born, record) FROM STDIN") as copy:
+        for doc in docs:
+            copy.write_row((doc.doc_id, doc.sha256, gen, Jsonb(to_dict(doc))))
+
+
+def _copy_passages(conn, data: IndexData, chosen: Sequence[int], pids: dict[int, int], vectors, gen: int) -> None:
+    """The passages: text and offsets as indexed, length in terms, float32 vector."""
+    columns = 'pid, chunk_id, doc_id, start, "end", lang, text, dl, born, embedding'
+    with conn.cursor().copy(f"COPY citeqa_passages ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(["int8", "text", "text", "int4", "int4", "text", "text", "int4", "int4", "vector"])
+        for row in chosen:
+            c = data.chunks[row]
+            dl = int(data.terms.ptr[row + 1] - data.terms.ptr[row])
+            copy.write_row((pids[row], c.chunk_id, c.doc_id, c.start, c.end, c.lang, c.text, dl, gen, vectors[row]))
+
+
+def _copy_spans(conn, spans: SpanVectors, chosen: Sequence[int], pids: dict[int, int]) -> None:
+    """The span offsets and float16 vectors of the passages ``chosen`` (halfvec: the same numbers)."""
+    from pgvector import HalfVector
+
+    sql = 'COPY citeqa_spans (pid, number, start, "end", embedding) FROM STDIN (FORMAT BINARY)'
+    with conn.cursor().copy(sql) as copy:
         copy.set_types(["int8", "int4", "int4", "int4", "halfvec"])
         for row in chosen:
             for number, span in enumerate(range(int(spans.ptr[row]), int(spans.ptr[row + 1]))):
