@@ -35,6 +35,7 @@ _SETUP = (
     f"SET hnsw.ef_search = {HNSW_EF_SEARCH}",
     "SET hnsw.iterative_scan = relaxed_order",
     "SET work_mem = '64MB'",
+    "SET statement_timeout = '30s'",  # a shard that stops answering is an error, not a hung question
 )
 _VISIBLE = "born <= %(gen)s AND died > %(gen)s"
 _DENSE_SQL = f"SELECT pid, embedding FROM citeqa_passages WHERE {_VISIBLE} ORDER BY embedding <#> %(q)s LIMIT %(n)s"

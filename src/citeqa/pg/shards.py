@@ -24,6 +24,9 @@ T = TypeVar("T")
 SCHEMES = ("postgres://", "postgresql://")
 #: Seconds to wait for a shard to accept a connection before it counts as down.
 CONNECT_TIMEOUT_S = 5
+#: Milliseconds a shard may leave sent data unacknowledged before its connection counts as broken
+#: (a node cut off by the network, not only a dead one, becomes a ShardError instead of a hang).
+TCP_TIMEOUT_MS = 30_000
 
 
 def is_postgres(spec: str | Path | None) -> bool:
@@ -88,7 +91,9 @@ class Shard:
     def _connect(self) -> Any:
         psycopg, register_vector = drivers()
 
-        conn = psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
+        conn = psycopg.connect(
+            self.url, connect_timeout=CONNECT_TIMEOUT_S, tcp_user_timeout=TCP_TIMEOUT_MS, autocommit=True
+        )
         try:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             register_vector(conn)
