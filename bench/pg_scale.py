@@ -153,7 +153,20 @@ def recall_at_10(approx, exact, queries: np.ndarray) -> float:
     return float(np.mean(found))
 
 
-def shards_run(data, count: int, questions: list[str], queries: np.ndarray, parent: Path) -> dict:
+def ef_sweep(spec: str, ef: int, exact, queries: np.ndarray) -> dict:
+    """Recall@10 against ``exact`` and dense top-50 latency at one ``hnsw.ef_search``."""
+    from citeqa.pg.backend import PostgresBackend
+
+    approx = PostgresBackend(spec, ef_search=ef)
+    try:
+        return {"ef_search": ef, "recall_at_10": recall_at_10(approx, exact, queries)} | timed(
+            [str(i) for i in range(len(queries))], lambda i, q: approx.dense_search(queries[i], 50)
+        )
+    finally:
+        approx.close()
+
+
+def shards_run(data, count: int, questions: list[str], queries: np.ndarray, parent: Path, efs=()) -> dict:
     from citeqa.pg.backend import PostgresBackend
     from citeqa.pg.nodes import local_cluster
     from citeqa.pg.publish import publish
@@ -178,6 +191,7 @@ def shards_run(data, count: int, questions: list[str], queries: np.ndarray, pare
         approx = PostgresBackend(spec)
         out["hnsw"] = latencies(approx, questions, queries)
         out["recall_at_10"] = recall_at_10(approx, backend, queries)
+        out["ef_search"] = [ef_sweep(spec, ef, backend, queries) for ef in efs]
         out["sizes_hnsw"] = node_sizes(approx)
         out["node_pss_mb_hnsw"] = [node_memory_mb(n) for n in nodes]
         approx.close(), backend.close()
@@ -193,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--shards", default="1,2")
+    parser.add_argument("--ef-search", default="", help="also recall@10 and dense latency at these hnsw.ef_search")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache", type=Path, help="reuse/save the sentence and query vectors here (.npz)")
     parser.add_argument("--model", default="multilingual-e5-small")
@@ -211,7 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     report["local"] = latencies(data, questions, queries)
     print(json.dumps({"local": report["local"], "build_s": report["local_build_s"]}), flush=True)
     report["runs"] = [
-        shards_run(data, int(n), questions, queries, args.out.parent) for n in args.shards.split(",") if n
+        shards_run(data, int(n), questions, queries, args.out.parent, [int(e) for e in args.ef_search.split(",") if e])
+        for n in args.shards.split(",")
+        if n
     ]
     report["loadavg_end"] = os.getloadavg()
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,6 @@ HNSW_EF_SEARCH = 400
 #: work_mem: BM25 groups a query's postings by passage (246,000 of them for a 9-term question at 10^5
 #: synthetic passages); with the default 4 MB the grouping sorted on disk.
 _SETUP = (
-    f"SET hnsw.ef_search = {HNSW_EF_SEARCH}",
     "SET hnsw.iterative_scan = relaxed_order",
     "SET work_mem = '64MB'",
     "SET statement_timeout = '30s'",  # a shard that stops answering is an error, not a hung question
@@ -48,15 +47,17 @@ _EXACT_SQL = (
 class PostgresBackend:
     """Dense and lexical search over one generation of a sharded PostgreSQL index.
 
-    ``exact``: True forces exact cosine search (a sequential scan) even where an HNSW graph exists.
+    ``exact``: True forces exact cosine search (a sequential scan) even where an HNSW graph exists;
+    ``ef_search``: the graph's search breadth in approximate mode (pgvector allows 1 to 1000).
     """
 
-    def __init__(self, spec: str, exact: bool = False) -> None:
+    def __init__(self, spec: str, exact: bool = False, ef_search: int = HNSW_EF_SEARCH) -> None:
         self.spec = spec
         self.exact = exact
+        self.ef_search = ef_search
         self.shards = Shards(spec)
         for shard in self.shards.items:
-            shard.setup = _SETUP
+            shard.setup = (*_SETUP, f"SET hnsw.ef_search = {int(ef_search)}")
         try:
             self._load()
         except BaseException:
@@ -119,7 +120,7 @@ class PostgresBackend:
     def reopen(self) -> PostgresBackend:
         """A backend on the generation live now (this one is closed)."""
         self.close()
-        return PostgresBackend(self.spec, self.exact)
+        return PostgresBackend(self.spec, self.exact, self.ef_search)
 
     def close(self) -> None:
         self.shards.close()
