@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from citeqa.errors import IndexMismatchError
+from citeqa.errors import ConfigError, IndexMismatchError
 from citeqa.index.backends import all_vectors, ann_kind
 from citeqa.index.spans import SpanVectors
 from citeqa.index.store import IndexData
@@ -62,6 +62,8 @@ def publish(data: IndexData, spec: str, ann: str | None = None, rebuild: bool = 
     index does (exact up to 50,000 passages). ``rebuild`` drops the shards' tables first.
     """
     mode = ann if ann is not None else ("hnsw" if ann_kind(len(data.chunks)) == "hnsw" else "exact")
+    if mode not in ANN_MODES:
+        raise ConfigError(f"the search mode must be one of {', '.join(ANN_MODES)}, not {mode!r}")
     shards = Shards(spec)
     try:
         with _publish_lock(shards.catalogue):
