@@ -208,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--shards", default="1,2")
     parser.add_argument("--ef-search", default="", help="also recall@10 and dense latency at these hnsw.ef_search")
+    parser.add_argument("--hnsw-m", type=int, default=None, help="the graph's m (default: citeqa.pg.publish's)")
+    parser.add_argument("--hnsw-ef-construction", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache", type=Path, help="reuse/save the sentence and query vectors here (.npz)")
     parser.add_argument("--model", default="multilingual-e5-small")
@@ -219,7 +221,16 @@ def main(argv: list[str] | None = None) -> int:
         sentence_vectors, queries = cached["sentences"], cached["queries"]
     else:
         sentence_vectors, queries = embed(args.model, flat_sentences(corpus_sentences(ROOT / "corpus")), questions)
-    report: dict = {"size": args.size, "questions": len(questions), "loadavg_start": os.getloadavg()}
+    from citeqa.pg import publish as publish_module
+
+    publish_module.HNSW_M = args.hnsw_m or publish_module.HNSW_M
+    publish_module.HNSW_EF_CONSTRUCTION = args.hnsw_ef_construction or publish_module.HNSW_EF_CONSTRUCTION
+    report: dict = {
+        "hnsw": [publish_module.HNSW_M, publish_module.HNSW_EF_CONSTRUCTION],
+        "size": args.size,
+        "questions": len(questions),
+        "loadavg_start": os.getloadavg(),
+    }
     t0 = time.perf_counter()
     data = synthetic_index(args.size, args.seed, sentence_vectors)
     report["local_build_s"] = time.perf_counter() - t0
