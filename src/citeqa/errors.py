@@ -69,6 +69,12 @@ class IndexCorruptError(IndexStoreError):
     """An index file is missing, truncated or does not match the manifest."""
 
 
+class ShardError(IndexStoreError):
+    """A PostgreSQL shard of the index cannot be reached or failed mid-request; the message names
+    the shard. Nothing already published is lost: the live generation switches only when every
+    shard has its part, and a restarted node serves it again."""
+
+
 class RayBuildError(CiteqaError):
     """``citeqa index --ray`` cannot run (Ray missing, cluster unreachable) or failed (a worker
     died); nothing replaced the live index."""

@@ -1,9 +1,10 @@
 """What answering needs from an index: the retrieval interface a second backend would implement.
 
-:class:`~citeqa.index.store.IndexData` (one FAISS + bm25s generation in memory) is the only
-implementation. A backend over a search engine (OpenSearch, Qdrant) or over FAISS shards
-behind a service would implement the same methods; retrieval fusion, span scoring,
-citations, offsets and the answer record stay as they are (docs/scale.md).
+:class:`~citeqa.index.store.IndexData` (one FAISS + bm25s generation in memory) implements it,
+and so does :class:`~citeqa.pg.backend.PostgresBackend` (PostgreSQL shards: pgvector and
+citeqa's own terms, queried by fan-out). A backend over a search engine (OpenSearch, Qdrant)
+would implement the same methods; retrieval fusion, span scoring, citations, offsets and the
+answer record stay as they are (docs/scale.md).
 
 Passages are addressed by their *row*: the position of the passage in :attr:`chunks`, the
 same number that :meth:`dense_search` and :meth:`lexical_search` return and that the span

@@ -124,6 +124,7 @@ def _open_engine(args: argparse.Namespace, index: Path | None = None, embedder: 
         embedder=embedder,
         reader=getattr(args, "reader", "auto"),
         embedder_factory=args.embedder_factory,
+        backend=args.backend if index is None else None,
     )
 
 
@@ -159,6 +160,8 @@ def _cmd_index(args: argparse.Namespace) -> int:
             args.chunk_size if args.chunk_size is not None else base.size,
             args.chunk_overlap if args.chunk_overlap is not None else base.overlap,
         )
+    if args.ann is not None and args.backend is None:
+        raise ConfigError("--ann needs --backend postgresql://...")
     model = _index_model(args, args.index)
     embedder = args.embedder_factory(model)
     progress = sys.stderr.isatty()
@@ -191,10 +194,28 @@ def _cmd_index(args: argparse.Namespace) -> int:
         )
     if note:
         print(note)
+    if args.backend is not None:
+        _publish(args)
     _print_languages(report.languages)
     for item in report.skipped:
         print(f"skipped {item.doc_id}: {item.reason}")
     return 0
+
+
+def _publish(args: argparse.Namespace) -> None:
+    """Publish the --index folder's live generation to the --backend shards."""
+    from citeqa.engine import open_data
+    from citeqa.pg.publish import publish
+
+    done = publish(open_data(args.index), args.backend, ann=args.ann, rebuild=args.rebuild)
+    if done.added or done.removed or done.switched:
+        print(
+            f"published generation {done.generation} to {_count(done.shards, 'postgres shard')}: "
+            f"{done.passages} passages, {done.ann} search (wrote {_count(done.added, 'document')}, "
+            f"retired {done.removed})"
+        )
+    else:
+        print(f"postgres index up to date: generation {done.generation} on {_count(done.shards, 'shard')}")
 
 
 def _print_languages(languages) -> None:
@@ -354,6 +375,7 @@ def _eval_index_and_open(args: argparse.Namespace, corpus: Path, index: Path) ->
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     from citeqa.app import lifecycle, serving
+    from citeqa.app.holder import default_qa_dir
 
     sock = serving.bind(args.host, args.port)  # a busy port is a one-line error now, not after the model loads
     if args.auth_on_command_line:
@@ -365,7 +387,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     try:
         lifecycle.serve(
             lambda: _open_engine(args),
-            corpus_dir=args.corpus,
+            corpus_dir=None if args.backend else args.corpus,  # over PostgreSQL: no uploads (`citeqa index --backend`)
+            qa_dir=args.eval_dir if args.eval_dir is not None or not args.backend else default_qa_dir(args.corpus),
             host=args.host,
             port=args.port,
             auth=args.auth,
@@ -373,7 +396,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             max_upload_files=args.max_upload_files,
             allowed_hosts=tuple(args.allowed_host),
             sock=sock,
-            qa_dir=args.eval_dir,
             forwarded_allow_ips=tuple(args.forwarded_allow_ips),
             reader_required=args.reader == "on",
         )

@@ -28,6 +28,14 @@ def parser() -> argparse.ArgumentParser:
         )
         if corpus:
             p.add_argument("--corpus", type=Path, default=Path("corpus"), help="documents folder (default: corpus/)")
+        p.add_argument(
+            "--backend",
+            default=os.environ.get("CITEQA_BACKEND") or None,
+            metavar="URLS",
+            help="answer from a PostgreSQL index instead of the --index folder: postgresql://HOST:PORT/DB, "
+            "one URL per shard separated by commas (default: $CITEQA_BACKEND; unset: the folder). "
+            "`citeqa index --backend` builds in --index as always, then publishes the new generation there",
+        )
 
     p = sub.add_parser("index", help="build or refresh the index for a corpus")
     common(p, corpus=True)
@@ -50,6 +58,14 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="embedding workers for --ray, one CPU each (default: one per CPU of the cluster)",
+    )
+
+    p.add_argument(
+        "--ann",
+        choices=("exact", "hnsw"),
+        default=None,
+        help="with --backend: exact cosine search, or pgvector's HNSW graph (default: exact up to "
+        "50,000 passages, as the local index)",
     )
 
     p = sub.add_parser("ask", help="answer one question")

@@ -17,6 +17,9 @@ HNSW_THRESHOLD = 50_000
 HNSW_M = 64
 HNSW_EF_CONSTRUCTION = 200
 HNSW_EF_SEARCH = 1024
+#: BM25 (Lucene's variant, as bm25s computes it): term saturation and length normalisation.
+BM25_K1 = 1.2
+BM25_B = 0.75
 
 
 def ann_kind(count: int) -> str:
@@ -58,7 +61,7 @@ def build_lexical(terms: Terms) -> object:
     import bm25s
 
     ids = [terms.row(i).tolist() for i in range(terms.passages)]
-    retriever = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
+    retriever = bm25s.BM25(method="lucene", k1=BM25_K1, b=BM25_B)
     retriever.index((ids, terms.index), show_progress=False)
     return retriever
 

@@ -106,12 +106,12 @@ def read_manifest(folder: Path) -> Manifest:
             f"index format version {version!r} is not the supported {FORMAT_VERSION}; run `citeqa index`"
         )
     try:
-        return _manifest_from(data)
+        return manifest_from(data)
     except (TypeError, KeyError, ValueError, AttributeError) as exc:
         raise IndexCorruptError(f"{path} is malformed ({exc}); {REBUILD_HINT}") from exc
 
 
-def _manifest_from(data: dict[str, Any]) -> Manifest:
+def manifest_from(data: dict[str, Any]) -> Manifest:
     """``from_dict(Manifest, data)``, with the document entries (one per document, so
     10^4 of them in a large index) built directly instead of by the generic decoder."""
     entries = tuple(

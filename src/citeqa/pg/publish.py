@@ -1,0 +1,267 @@
+"""Publish a local index generation to PostgreSQL shards as a new generation, switched in atomically.
+
+``citeqa index --backend postgresql://...`` builds the local generation as always (reading,
+chunking, reuse by hash, embedding, terms: :mod:`citeqa.index.builder`), then this writer
+sends what changed: documents whose ``(doc_id, sha256)`` the live PostgreSQL generation does
+not hold are inserted with their passages, vectors, terms and span vectors; documents it holds
+that the local generation does not are retired. Unchanged documents are not sent again. The
+new generation becomes live in one transaction on the catalogue (:mod:`citeqa.pg.schema`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from citeqa.errors import ConfigError, IndexMismatchError
+from citeqa.index.backends import all_vectors, ann_kind
+from citeqa.index.spans import SpanVectors
+from citeqa.index.store import IndexData
+from citeqa.pg import schema
+from citeqa.pg.shards import Shard, Shards, shard_of
+from citeqa.records import Document, to_dict
+
+#: Approximate mode's graph: pgvector's HNSW (m, ef_construction). m=64/ef 200 as FAISS has took
+#: too long to build on two cores; recall is measured by bench/pg_scale.py.
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
+ANN_MODES = ("exact", "hnsw")
+#: Passages whose postings are sorted together before they are written (bounds the memory of the sort).
+_POSTINGS_BLOCK = 20_000
+
+
+@dataclass(frozen=True)
+class Published:
+    """What one publish did."""
+
+    generation: int
+    added: int  # documents written
+    removed: int  # documents retired
+    passages: int  # passages of the new generation
+    shards: int
+    ann: str
+    switched: bool = True  # False: the shards already held these documents; the live generation stays
+
+
+@dataclass(frozen=True)
+class _Change:
+    """One shard's part of a publish: documents to write and documents to retire."""
+
+    added: tuple[Document, ...]
+    removed: tuple[str, ...]
+
+
+def publish(data: IndexData, spec: str, ann: str | None = None, rebuild: bool = False) -> Published:
+    """Make ``data`` the live generation of the shards named by ``spec`` (see :mod:`citeqa.pg.shards`).
+
+    ``ann``: "exact" (no ANN index: exact cosine) or "hnsw"; None chooses as the local
+    index does (exact up to 50,000 passages). ``rebuild`` drops the shards' tables first.
+    """
+    mode = ann if ann is not None else ("hnsw" if ann_kind(len(data.chunks)) == "hnsw" else "exact")
+    if mode not in ANN_MODES:
+        raise ConfigError(f"the search mode must be one of {', '.join(ANN_MODES)}, not {mode!r}")
+    shards = Shards(spec)
+    try:
+        with _publish_lock(shards.catalogue):
+            return _publish(data, shards, mode, rebuild)
+    finally:
+        shards.close()
+
+
+@contextlib.contextmanager
+def _publish_lock(catalogue: Shard) -> Iterator[None]:
+    """Hold the catalogue's advisory lock on a connection of its own (released if this process dies)."""
+    import psycopg
+
+    try:
+        lock = psycopg.connect(catalogue.url, connect_timeout=5, autocommit=True)
+        lock.execute("SELECT pg_advisory_lock(%s)", (schema.PUBLISH_LOCK,))
+    except psycopg.Error as exc:
+        raise catalogue.error(exc, "taking the publish lock") from None
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            lock.close()
+
+
+def _publish(data: IndexData, shards: Shards, ann: str, rebuild: bool) -> Published:
+    dimension = data.manifest.dimension
+
+    def prepare(shard: Shard) -> None:
+        with shard.connection("creating the tables") as conn:
+            if rebuild:
+                schema.drop_all(conn, catalogue=shard.number == 0)
+            schema.ensure_shard(conn, shard.number, shards.count, dimension, ann)
+            if shard.number == 0:
+                for statement in schema.CATALOGUE_DDL:
+                    conn.execute(statement)
+
+    shards.each(prepare)
+    with shards.catalogue.connection("reading the live generation") as conn:
+        live = schema.live_generation(conn)
+        model = conn.execute("SELECT manifest->>'model' FROM citeqa_generations WHERE gen = %s", (live,)).fetchone()
+    if model is not None and model[0] != data.model:
+        raise IndexMismatchError(
+            f"the postgres index was built with model {model[0]!r}, not {data.model!r}; "
+            "run `citeqa index --rebuild --backend ...`"
+        )
+    held = shards.each(lambda s: _held(s, live))
+    changes = _changes(data, held, shards.count)
+    vectors = all_vectors(data.dense)
+    rows = {c.chunk_id: i for i, c in enumerate(data.chunks)}
+    unchanged = live > 0 and not any(c.added or c.removed for c in changes)
+    gen = live if unchanged else live + 1
+    shards.each(lambda s: _write(s, data, changes[s.number], rows, vectors, gen, ann))
+    if not unchanged:
+        _switch(shards.catalogue, data, gen, shards.count)
+    added, removed = sum(len(c.added) for c in changes), sum(len(c.removed) for c in changes)
+    return Published(gen, added, removed, len(data.chunks), shards.count, ann, switched=not unchanged)
+
+
+def _held(shard: Shard, live: int) -> set[tuple[str, str]]:
+    """Undo a publish that never switched, then the ``(doc_id, sha256)`` the shard holds live."""
+    with shard.connection("reading its documents") as conn:
+        schema.recover(conn, live)
+        found = conn.execute(
+            "SELECT doc_id, sha256 FROM citeqa_documents WHERE born <= %s AND died > %s", (live, live)
+        ).fetchall()
+    return {(d, s) for d, s in found}
+
+
+def _changes(data: IndexData, held: Sequence[set[tuple[str, str]]], count: int) -> list[_Change]:
+    """Per shard: the documents of ``data`` it lacks, and the ones it holds that ``data`` does not."""
+    wanted: list[dict[tuple[str, str], Document]] = [{} for _ in range(count)]
+    for doc in data.documents.values():
+        wanted[shard_of(doc.doc_id, count)][(doc.doc_id, doc.sha256)] = doc
+    return [
+        _Change(
+            tuple(doc for key, doc in wanted[i].items() if key not in held[i]),
+            tuple(sorted({d for d, s in held[i] if (d, s) not in wanted[i]})),
+        )
+        for i in range(count)
+    ]
+
+
+def _write(
+    shard: Shard, data: IndexData, change: _Change, rows: dict[str, int], vectors: np.ndarray, gen: int, ann: str
+) -> None:
+    """Retire and insert one shard's documents in one transaction, then fit its ANN index to ``ann``."""
+    with shard.connection("writing the new generation") as conn:
+        if change.added or change.removed:
+            with conn.transaction():
+                _retire(conn, change.removed, gen)
+                _insert(conn, data, change.added, rows, vectors, gen)
+            for table in (
+                "citeqa_passages",
+                "citeqa_postings",
+            ):  # statistics, and the visibility map of index-only scans
+                conn.execute(f"VACUUM (ANALYZE) {table}")
+        if ann == "hnsw":
+            conn.execute("SET maintenance_work_mem = '1GB'")
+            conn.execute(schema.HNSW_INDEX.format(m=HNSW_M, ef=HNSW_EF_CONSTRUCTION))
+        else:
+            conn.execute("DROP INDEX IF EXISTS citeqa_passages_hnsw")
+
+
+def _retire(conn, doc_ids: Sequence[str], gen: int) -> None:
+    """Mark the live rows of ``doc_ids`` dead from ``gen`` on."""
+    if not doc_ids:
+        return
+    ids = list(doc_ids)
+    live = schema.ALIVE
+    conn.execute("UPDATE citeqa_documents SET died = %s WHERE doc_id = ANY(%s) AND died = %s", (gen, ids, live))
+    pids = [
+        r[0]
+        for r in conn.execute(
+            "UPDATE citeqa_passages SET died = %s WHERE doc_id = ANY(%s) AND died = %s RETURNING pid", (gen, ids, live)
+        )
+    ]
+    conn.execute("UPDATE citeqa_postings SET died = %s WHERE pid = ANY(%s) AND died = %s", (gen, pids, live))
+
+
+def _insert(conn, data: IndexData, docs: Sequence[Document], rows: dict[str, int], vectors, gen: int) -> None:
+    """COPY the documents, passages, postings and span vectors of ``docs`` (binary, pids from max + 1)."""
+    if not docs:
+        return
+    first = conn.execute("SELECT coalesce(max(pid), 0) + 1 FROM citeqa_passages").fetchone()[0]
+    by_doc = {e.doc_id: e.chunk_ids for e in data.manifest.documents}
+    chosen = [rows[cid] for d in docs for cid in by_doc[d.doc_id]]
+    pids = {row: first + i for i, row in enumerate(chosen)}
+    _copy_documents(conn, docs, gen)
+    _copy_passages(conn, data, chosen, pids, vectors, gen)
+    with conn.cursor().copy("COPY citeqa_postings (term, pid, tf, dl, born) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(["text", "int8", "int4", "int4", "int4"])
+        for block in range(0, len(chosen), _POSTINGS_BLOCK):
+            for posting in _postings(data, chosen[block : block + _POSTINGS_BLOCK], pids):
+                copy.write_row((*posting, gen))
+    if data.spans is not None:
+        _copy_spans(conn, data.spans, chosen, pids)
+
+
+def _copy_documents(conn, docs: Sequence[Document], gen: int) -> None:
+    from psycopg.types.json import Jsonb
+
+    with conn.cursor().copy("COPY citeqa_documents (doc_id, sha256, born, record) FROM STDIN") as copy:
+        for doc in docs:
+            copy.write_row((doc.doc_id, doc.sha256, gen, Jsonb(to_dict(doc))))
+
+
+def _copy_passages(conn, data: IndexData, chosen: Sequence[int], pids: dict[int, int], vectors, gen: int) -> None:
+    """The passages: text and offsets as indexed, length in terms, float32 vector."""
+    columns = 'pid, chunk_id, doc_id, start, "end", lang, text, dl, born, embedding'
+    with conn.cursor().copy(f"COPY citeqa_passages ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(["int8", "text", "text", "int4", "int4", "text", "text", "int4", "int4", "vector"])
+        for row in chosen:
+            c = data.chunks[row]
+            dl = int(data.terms.ptr[row + 1] - data.terms.ptr[row])
+            copy.write_row((pids[row], c.chunk_id, c.doc_id, c.start, c.end, c.lang, c.text, dl, gen, vectors[row]))
+
+
+def _copy_spans(conn, spans: SpanVectors, chosen: Sequence[int], pids: dict[int, int]) -> None:
+    """The span offsets and float16 vectors of the passages ``chosen`` (halfvec: the same numbers)."""
+    from pgvector import HalfVector
+
+    sql = 'COPY citeqa_spans (pid, number, start, "end", embedding) FROM STDIN (FORMAT BINARY)'
+    with conn.cursor().copy(sql) as copy:
+        copy.set_types(["int8", "int4", "int4", "int4", "halfvec"])
+        for row in chosen:
+            for number, span in enumerate(range(int(spans.ptr[row]), int(spans.ptr[row + 1]))):
+                a, b = (int(x) for x in spans.bounds[span])
+                copy.write_row((pids[row], number, a, b, HalfVector(np.asarray(spans.vectors[span]))))
+
+
+def _postings(data: IndexData, chosen: Sequence[int], pids: dict[int, int]) -> list[tuple[str, int, int, int]]:
+    """(term, pid, tf, passage length) of the passages ``chosen``, sorted by term: a term's postings
+    then lie together on disk, and BM25 reads a few pages per term instead of one per posting."""
+    vocab, out = data.terms.vocab, []
+    for row in chosen:
+        ids = np.asarray(data.terms.row(row)).tolist()
+        out.extend((vocab[term_id], pids[row], tf, len(ids)) for term_id, tf in Counter(ids).items())
+    out.sort()
+    return out
+
+
+def _switch(catalogue: Shard, data: IndexData, gen: int, count: int) -> None:
+    """Record generation ``gen`` (manifest, global statistics, every term's document frequency) and
+    make it live, in one transaction."""
+    from psycopg.types.json import Jsonb
+
+    tokens = int(data.terms.ptr[-1])
+    with catalogue.connection("switching to the new generation") as conn, conn.transaction():
+        conn.execute(
+            "INSERT INTO citeqa_generations (gen, manifest, passages, tokens, shards) VALUES (%s, %s, %s, %s, %s)",
+            (gen, Jsonb(to_dict(data.manifest)), len(data.chunks), tokens, count),
+        )
+        with conn.cursor().copy("COPY citeqa_terms (gen, term, df) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["int4", "text", "int8"])
+            for term, df in zip(data.terms.vocab, np.asarray(data.terms.df).tolist()):
+                copy.write_row((gen, term, df))
+        conn.execute("DELETE FROM citeqa_live")
+        conn.execute("INSERT INTO citeqa_live (gen) VALUES (%s)", (gen,))
+        conn.execute("DELETE FROM citeqa_terms WHERE gen < %s", (gen - 1,))
+        conn.execute("DELETE FROM citeqa_generations WHERE gen < %s", (gen - 1,))

@@ -1,0 +1,61 @@
+"""Span vectors that stay in PostgreSQL: offsets in memory, vectors read per question.
+
+The answer scorer asks for a handful of spans per question (those of the retrieved passages):
+:meth:`RemoteSpans.row` checks a span's offsets as :class:`~citeqa.index.spans.SpanVectors`
+does, and :meth:`RemoteSpans.similarities` reads the chosen rows' float16 vectors from their
+shards (``halfvec``, the local index's own values) and computes the cosines the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from citeqa.pg.shards import Shard, Shards
+
+_SQL = (
+    "SELECT s.pid, s.number, s.embedding FROM citeqa_spans s"
+    " JOIN unnest(%s::int8[], %s::int4[]) AS w(pid, number) ON s.pid = w.pid AND s.number = w.number"
+)
+
+
+class RemoteSpans:
+    """Span offsets of one generation (``ptr``/``bounds`` as in SpanVectors) and where each vector lives."""
+
+    def __init__(self, ptr: np.ndarray, bounds: np.ndarray, keys: Sequence[tuple[int, int, int]], shards: Shards):
+        self.ptr = ptr
+        self.bounds = bounds
+        self.keys = list(keys)  # span row -> (shard, pid, number)
+        self.shards = shards
+
+    def row(self, chunk_row: int, number: int, start: int, end: int) -> int | None:
+        """The row of span ``number`` of passage ``chunk_row`` if it has the given passage offsets."""
+        if not 0 <= chunk_row < len(self.ptr) - 1:
+            return None
+        row = int(self.ptr[chunk_row]) + number
+        if row >= self.ptr[chunk_row + 1] or tuple(self.bounds[row]) != (start, end):
+            return None
+        return row
+
+    def similarities(self, rows: Sequence[int], query: np.ndarray) -> np.ndarray:
+        """Cosine of each span row to a normalised query vector (vectors read from the shards)."""
+        if not rows:
+            return np.zeros(0)
+        wanted: dict[int, list[tuple[int, int]]] = {}
+        for row in rows:
+            shard, pid, number = self.keys[row]
+            wanted.setdefault(shard, []).append((pid, number))
+        chosen = [self.shards.items[i] for i in sorted(wanted)]
+        found = self.shards.each(lambda s: _vectors(s, wanted[s.number]), chosen)
+        vectors = {(s.number, pid, number): v for s, part in zip(chosen, found) for pid, number, v in part}
+        matrix = np.stack([vectors[self.keys[row]] for row in rows])  # float16, in the order asked, as locally
+        return np.asarray(matrix, dtype=np.float32) @ query.astype(np.float32)
+
+
+def _vectors(shard: Shard, keys: list[tuple[int, int]]) -> list[tuple[int, int, np.ndarray]]:
+    with shard.connection("reading span vectors") as conn, conn.cursor(binary=True) as cur:
+        found = cur.execute(_SQL, ([k[0] for k in keys], [k[1] for k in keys])).fetchall()
+    return [(pid, number, vector.to_numpy()) for pid, number, vector in found]

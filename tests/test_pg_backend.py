@@ -1,0 +1,104 @@
+"""The PostgreSQL backend on two real nodes: exact mode answers as the local index does, record for record."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from citeqa.answer.pipeline import AnswerPipeline
+from citeqa.embedding.keyword import KeywordEmbedder
+from citeqa.index.builder import update_index
+from citeqa.index.store import IndexData, load_index
+from citeqa.text.analysis import query_terms
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory: pytest.TempPathFactory, repo: Path, data_dir: Path) -> IndexData:
+    """The local index of corpus/ and the test corpus (7 documents, 4 languages), keyword vectors."""
+    folder = tmp_path_factory.mktemp("pg-backend")
+    shutil.copytree(repo / "corpus", folder / "corpus")
+    shutil.copytree(data_dir / "corpus", folder / "corpus" / "fixture")
+    update_index(folder / "corpus", folder / "index", KeywordEmbedder())
+    return load_index(folder / "index")
+
+
+def questions(repo: Path) -> list[str]:
+    rows = [json.loads(line) for line in (repo / "eval" / "qa.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [r["question"] for r in rows[::3]] + ["¿En qué año se construyó el faro de Punta Brava?"]
+
+
+def published(local: IndexData, spec: str, ann: str = "exact"):
+    from citeqa.pg.backend import PostgresBackend
+    from citeqa.pg.publish import publish
+
+    publish(local, spec, ann=ann)
+    return PostgresBackend(spec)
+
+
+def test_records_are_the_local_index_own(local: IndexData, pg_spec: str):
+    pg = published(local, pg_spec)
+    try:
+        assert pg.chunks == local.chunks and pg.documents == local.documents
+        assert pg.model == local.model and pg.manifest.documents == local.manifest.documents
+        assert pg.lexical_idf() == local.lexical_idf() and pg.majority_lang() == local.majority_lang()
+        assert np.array_equal(pg.spans.ptr, local.spans.ptr) and np.array_equal(pg.spans.bounds, local.spans.bounds)
+        held = [len(part) for part in pg.shards.each(lambda s: _count(s, "citeqa_documents"))]
+        assert sum(held) == len(local.documents) and min(held) > 0  # sharded by document over both nodes
+    finally:
+        pg.close()
+
+
+def _count(shard, table: str) -> list:
+    with shard.connection("counting") as conn:
+        return conn.execute(f"SELECT doc_id FROM {table}").fetchall()
+
+
+def test_exact_search_scores_equal_the_local_index(local: IndexData, pg_spec: str, repo: Path):
+    pg, embedder = published(local, pg_spec), KeywordEmbedder()
+    langs = tuple(sorted({c.lang for c in local.chunks}))
+    try:
+        for question in questions(repo):
+            vector, terms = embedder.encode([question])[0], query_terms(question, langs)
+            assert pg.dense_search(vector, len(local.chunks)) == local.dense_search(vector, len(local.chunks))
+            assert pg.lexical_search(terms, len(local.chunks)) == local.lexical_search(terms, len(local.chunks))
+            assert pg.lexical_search(terms, 10) == local.lexical_search(terms, 10)
+            # the top 10 of two shards merged: the same scores (passages tied exactly at the cut may differ)
+            assert sorted(pg.dense_search(vector, 10).values()) == sorted(local.dense_search(vector, 10).values())
+            rows = list(range(int(local.spans.ptr[3]), int(local.spans.ptr[6])))
+            assert np.array_equal(pg.spans.similarities(rows, vector), local.spans.similarities(rows, vector))
+    finally:
+        pg.close()
+
+
+def test_exact_mode_answer_records_equal_the_local_index(local: IndexData, pg_spec: str, repo: Path):
+    pg, embedder = published(local, pg_spec), KeywordEmbedder()
+    direct, behind = AnswerPipeline(local, embedder.encode), AnswerPipeline(pg, embedder.encode)
+    try:
+        for question in questions(repo):
+            a, b = direct.run(question).answer.to_dict(), behind.run(question).answer.to_dict()
+            a.pop("latency_ms"), b.pop("latency_ms")
+            assert a == b, question
+    finally:
+        pg.close()
+
+
+def test_hnsw_mode_finds_what_exact_search_finds(local: IndexData, pg_spec: str, repo: Path):
+    from citeqa.pg.backend import PostgresBackend
+
+    pg = published(local, pg_spec, ann="hnsw")
+    exact = PostgresBackend(pg_spec, exact=True)
+    embedder = KeywordEmbedder()
+    try:
+        assert pg.ann == "hnsw"
+        for question in questions(repo)[:10]:
+            vector = embedder.encode([question])[0]
+            approx, truth = pg.dense_search(vector, 5), exact.dense_search(vector, 5)
+            assert max(approx.values()) == max(truth.values())
+    finally:
+        pg.close(), exact.close()

@@ -1,0 +1,36 @@
+"""Shard URLs, the document-to-shard rule and the shape of a shard's error (no server needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from citeqa.errors import CiteqaError, ConfigError, ShardError
+from citeqa.pg.nodes import free_port
+from citeqa.pg.shards import Shards, is_postgres, label, shard_of, shard_urls
+
+
+def test_backend_values():
+    assert is_postgres("postgresql://h/db") and is_postgres("postgres://h/db") and not is_postgres("index")
+    assert shard_urls(" postgresql://a/db , postgres://b:6000/db,") == ("postgresql://a/db", "postgres://b:6000/db")
+    with pytest.raises(ConfigError):
+        shard_urls("postgresql://a/db,http://b/db")
+    assert label("postgresql://user:secret@db1:6543/citeqa") == "db1:6543/citeqa"
+
+
+def test_documents_spread_over_shards_stably():
+    ids = [f"doc{i}.txt" for i in range(200)]
+    counts = [sum(shard_of(d, 3) == s for d in ids) for s in range(3)]
+    assert min(counts) > 40
+    assert [shard_of(d, 2) for d in ("faro.txt", "mill.html", "nested/farol.md")] == [0, 1, 1]  # crc32: fixed
+
+
+def test_an_unreachable_shard_is_one_line_naming_it():
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    port = free_port()
+    shards = Shards(f"postgresql://citeqa:secret@127.0.0.1:{port}/citeqa")
+    with pytest.raises(ShardError) as failed, shards.catalogue.connection("reading the catalogue"):
+        pass
+    message = str(failed.value)
+    assert isinstance(failed.value, CiteqaError) and "\n" not in message and "secret" not in message
+    assert message.startswith(f"postgres shard 1 of 1 (127.0.0.1:{port}/citeqa) failed while reading the catalogue:")
+    shards.close()
