@@ -65,6 +65,7 @@ CALIBRATION_FEATURES = (
     "type_missing",
     "overlap",
     "reader_null",
+    "reader_score",
     "reader_best",
 )
 CALIBRATION_INPUTS = (RANKER_SCORE, RANKER_MARGIN, *CALIBRATION_FEATURES)
@@ -386,6 +387,12 @@ def main() -> int:
     parser.add_argument(
         "--setting", action="append", default=[], metavar="NAME=JSON", help="an answer setting to fit with (repeatable)"
     )
+    parser.add_argument(
+        "--reader-delta",
+        type=Path,
+        default=None,
+        help="with --reader: these reader weights (default: the shipped ones)",
+    )
     parser.add_argument("--write", action="store_true", help="write citeqa/answer/weights/<model>.json")
     args = parser.parse_args()
     sets = [tuple(s.split("=", 1)) for s in args.set]
@@ -398,7 +405,7 @@ def main() -> int:
         overrides.update({k: json.loads(v) for k, v in (s.split("=", 1) for s in args.setting)})
         engine = Engine.open(index, reader="off", overrides=overrides)
         if args.reader:  # features with the reader, scored by the reader-less settings until refitted
-            engine = Engine(engine.data, engine.embedder, engine.settings, reader=Reader())
+            engine = Engine(engine.data, engine.embedder, engine.settings, reader=Reader(delta=args.reader_delta))
         engines.append(engine)
         questions += collect(engine, qa, ev.load_qa(Path(qa)))
     if args.generic:

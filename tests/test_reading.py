@@ -36,7 +36,7 @@ def test_each_span_becomes_a_candidate_with_the_sentence_that_holds_it():
     assert kept == spans
     n = len(READER_FEATURES)
     assert rows[:, :-n].tolist() == [feats[2, :-n].tolist(), feats[1, :-n].tolist(), feats[0, :-n].tolist()]
-    assert rows[:, -n:].tolist() == [[0.0, 1.0, -7.0], [-1.5, 0.0, -7.0], [-5.0, 0.0, -7.0]]
+    assert rows[:, -n:].tolist() == [[0.0, 1.0, -7.0, 9.0], [-1.5, 0.0, -7.0, 7.5], [-5.0, 0.0, -7.0, 4.0]]
 
 
 def test_a_span_across_two_sentences_gets_both_and_spans_outside_are_dropped():

@@ -44,6 +44,7 @@ READER_FEATURES = (
     "reader_gap",  # best reader score of a span inside the candidate minus the best read anywhere (<= 0)
     "reader_best",  # 1 when the candidate holds the reader's best span
     "reader_null",  # the passage's no-answer score minus the best span score read (higher: no answer)
+    "reader_score",  # the reader's own score of that span (start + end logit): low when nothing answers
 )
 #: Every column of the feature matrix the scorer weighs, in order.
 FEATURES = SPAN_FEATURES + READER_FEATURES

@@ -24,6 +24,8 @@ from citeqa.reader.reader import Reading
 NO_SPAN_GAP = -20.0
 #: Bounds of the no-answer margin, so one odd passage cannot dominate a linear score.
 NULL_CLIP = 20.0
+#: Bounds of a span's own score (start + end logit) as a feature; a sentence without a span gets the lower.
+SCORE_CLIP = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +52,7 @@ def reader_features(cands: Sequence[Candidate], spans: Sequence[ReadSpan], null:
     """One row of :data:`READER_FEATURES` per candidate (``null``: no-answer score per hit index)."""
     rows = np.zeros((len(cands), len(READER_FEATURES)))
     if not spans:
-        rows[:, 0] = NO_SPAN_GAP
+        rows[:, 0], rows[:, 3] = NO_SPAN_GAP, -SCORE_CLIP
         return rows
     best = spans[0].score
     for row, cand in enumerate(cands):
@@ -59,6 +61,7 @@ def reader_features(cands: Sequence[Candidate], spans: Sequence[ReadSpan], null:
         rows[row, 1] = 1.0 if inside is spans[0] else 0.0
         passage_null = null.get(cand.hit_index, best)
         rows[row, 2] = float(np.clip(passage_null - best, -NULL_CLIP, NULL_CLIP))
+        rows[row, 3] = float(np.clip(inside.score, -SCORE_CLIP, SCORE_CLIP)) if inside is not None else -SCORE_CLIP
     return rows
 
 
@@ -97,7 +100,7 @@ def span_candidates(
 
 def _span_rows(spans: Sequence[ReadSpan], null: dict[int, float]) -> np.ndarray:
     """:data:`READER_FEATURES` of each span itself: its gap to the best, whether it is the best,
-    and its passage's no-answer margin."""
+    its passage's no-answer margin and its own score."""
     best = spans[0].score
     rows = np.zeros((len(spans), len(READER_FEATURES)))
     for row, s in enumerate(spans):
@@ -105,6 +108,7 @@ def _span_rows(spans: Sequence[ReadSpan], null: dict[int, float]) -> np.ndarray:
             s.score - best,
             float(row == 0),
             np.clip(null.get(s.hit_index, best) - best, -NULL_CLIP, NULL_CLIP),
+            np.clip(s.score, -SCORE_CLIP, SCORE_CLIP),
         )
     return rows
 
