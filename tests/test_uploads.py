@@ -114,7 +114,7 @@ def test_add_files_indexes_new_documents(fixture_corpus: Path, built_index: Path
     before = load_index(built_index).manifest
     doc = _file(tmp_path, "bridge.md", "# The bridge of Alvor\n\nThe bridge of Alvor opened in 1931.")
     bad = _file(tmp_path, "tool.exe", "MZ")
-    steps: list[tuple[int, int, str]] = []
+    steps: list[tuple[float, int, str]] = []
     result = add_files(
         [(doc, "bridge.md"), (bad, "tool.exe")],
         fixture_corpus,
@@ -125,8 +125,10 @@ def test_add_files_indexes_new_documents(fixture_corpus: Path, built_index: Path
     assert result.indexed and result.added == ["bridge.md"] and result.refused[0][0] == "tool.exe"
     after = load_index(built_index).manifest
     assert {d.doc_id for d in after.documents} == {d.doc_id for d in before.documents} | {"bridge.md"}
-    assert steps[:2] == [(0, 2, "checking bridge.md"), (1, 2, "checking tool.exe")]
-    assert (0, 1, "reading bridge.md") in steps and steps[-1] == (2, 2, "done")  # each new file, read again to index
+    assert [text for _, _, text in steps[:2]] == ["checking bridge.md", "checking tool.exe"]
+    assert "reading bridge.md" in [text for _, _, text in steps]  # each new file, read again to index
+    done = [d for d, _, _ in steps]
+    assert steps[-1] == (2, 2, "done") and done == sorted(done) and done[1] > done[0]  # the bar only moves on
     lines = summary(result)
     assert lines[0] == "added bridge.md" and "unsupported type .exe" in lines[1]
 

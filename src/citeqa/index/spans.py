@@ -32,12 +32,7 @@ class SpanVectors:
 
     def row(self, chunk_row: int, number: int, start: int, end: int) -> int | None:
         """The row of span ``number`` of passage ``chunk_row`` if it has the given passage offsets."""
-        if not 0 <= chunk_row < len(self.ptr) - 1:
-            return None
-        row = int(self.ptr[chunk_row]) + number
-        if row >= self.ptr[chunk_row + 1] or tuple(self.bounds[row]) != (start, end):
-            return None
-        return row
+        return span_row(self.ptr, self.bounds, chunk_row, number, start, end)
 
     def similarities(self, rows: Sequence[int], query: np.ndarray) -> np.ndarray:
         """Cosine of each span row to a normalised query vector."""
@@ -142,3 +137,14 @@ def assemble_spans(
     for here, there, count in plan.copied:
         stacked[here : here + count] = previous.vectors[there : there + count]  # type: ignore[union-attr]
     return SpanVectors(stacked, np.asarray(plan.ptr, dtype=np.int64), plan.bounds.reshape(-1, 2))
+
+
+def span_row(ptr: np.ndarray, bounds: np.ndarray, chunk_row: int, number: int, start: int, end: int) -> int | None:
+    """The row of span ``number`` of passage ``chunk_row`` in span arrays laid out by ``ptr`` (each
+    passage's first row) and ``bounds`` (offsets inside the passage), if it has the given offsets."""
+    if not 0 <= chunk_row < len(ptr) - 1:
+        return None
+    row = int(ptr[chunk_row]) + number
+    if row >= ptr[chunk_row + 1] or tuple(bounds[row]) != (start, end):
+        return None
+    return row

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from citeqa.index.spans import span_row
+
 if TYPE_CHECKING:
     from citeqa.pg.shards import Shard, Shards
 
@@ -33,12 +35,7 @@ class RemoteSpans:
 
     def row(self, chunk_row: int, number: int, start: int, end: int) -> int | None:
         """The row of span ``number`` of passage ``chunk_row`` if it has the given passage offsets."""
-        if not 0 <= chunk_row < len(self.ptr) - 1:
-            return None
-        row = int(self.ptr[chunk_row]) + number
-        if row >= self.ptr[chunk_row + 1] or tuple(self.bounds[row]) != (start, end):
-            return None
-        return row
+        return span_row(self.ptr, self.bounds, chunk_row, number, start, end)
 
     def similarities(self, rows: Sequence[int], query: np.ndarray) -> np.ndarray:
         """Cosine of each span row to a normalised query vector (vectors read from the shards)."""
