@@ -282,11 +282,11 @@ class AnswerPipeline:
         pool = self._answer_pool(hits, asked.prefer)
         wanted, cands, feats = clock.step("candidates", lambda: self.candidates(asked, pool, hits, retrieval.vector))
         read, null = clock.step("read", lambda: self.read(asked.text, hits, pool, ticket))
-        feats = np.hstack([feats, reader_features(cands, read, null) if self.reader is not None else _zeros(feats)])
-        if read and self.settings.candidates == "reader":
+        if read and self.settings.candidates == "reader":  # the spans' own reader columns replace the zeros
             texts = {i: (hits[i].chunk.start, hits[i].chunk.text) for i in pool}
-            cands, feats, spans = span_candidates(cands, feats, read, null, texts)
+            cands, feats, spans = span_candidates(cands, np.hstack([feats, _zeros(feats)]), read, null, texts)
             return Extraction(tuple(pool), wanted, tuple(cands), feats, read, tuple(spans))
+        feats = np.hstack([feats, reader_features(cands, read, null) if self.reader is not None else _zeros(feats)])
         return Extraction(tuple(pool), wanted, tuple(cands), feats, read)
 
     def question_language(self, question: str, history: Sequence[str] = (), page_lang: str | None = None) -> str:
