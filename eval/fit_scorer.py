@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import pickle
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -121,6 +122,24 @@ def collect(engine: Engine, set_name: str, items: Sequence[ev.QAItem]) -> list[Q
         cited = np.array([passage_ok[s.candidate.hit_index] for s in trace.spans], dtype=bool)
         out.append(Question(set_name, item, trace, right & gold & right_span, right, cited))
     return out
+
+
+def cached_collect(cache: Path | None, key: str, make) -> list[Question]:
+    """``make()``'s questions, kept in ``cache`` under a hash of ``key`` and of the package's code,
+    so that fitting experiments on unchanged traces skip the engine (minutes with the reader)."""
+    if cache is None:
+        return make()
+    code = hashlib.sha1()
+    for f in sorted(Path(__file__).resolve().parents[1].joinpath("src", "citeqa").rglob("*")):
+        if f.is_file() and f.suffix in {".py", ".json", ".safetensors"}:
+            code.update(f.name.encode() + f.read_bytes())
+    path = cache / f"{hashlib.sha1((key + code.hexdigest()).encode()).hexdigest()[:16]}.pkl"
+    if path.is_file():
+        return pickle.loads(path.read_bytes())
+    questions = make()
+    cache.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(questions))
+    return questions
 
 
 def _span_overlaps(span: ScoredSpan, answers: Sequence[str]) -> bool:
@@ -393,6 +412,12 @@ def main() -> int:
         default=None,
         help="with --reader: these reader weights (default: the shipped ones)",
     )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="keep the collected traces here, keyed by set, index, settings, reader and the package's code",
+    )
     parser.add_argument("--write", action="store_true", help="write citeqa/answer/weights/<model>.json")
     args = parser.parse_args()
     sets = [tuple(s.split("=", 1)) for s in args.set]
@@ -407,7 +432,16 @@ def main() -> int:
         if args.reader:  # features with the reader, scored by the reader-less settings until refitted
             engine = Engine(engine.data, engine.embedder, engine.settings, reader=Reader(delta=args.reader_delta))
         engines.append(engine)
-        questions += collect(engine, qa, ev.load_qa(Path(qa)))
+        delta = args.reader_delta.read_bytes() if args.reader and args.reader_delta else b""
+        current = Path(index, "CURRENT")  # the live generation's name: a rebuild changes it
+        built = current.read_text() if current.is_file() else ""
+        key = (
+            json.dumps([qa, Path(qa).read_text(), index, built, args.reader, overrides])
+            + hashlib.sha1(delta).hexdigest()
+        )
+        questions += cached_collect(
+            args.cache, key, lambda engine=engine, qa=qa: collect(engine, qa, ev.load_qa(Path(qa)))
+        )
     if args.generic:
         questions = [without_dense(q) for q in questions]
     models = {e.data.manifest.model for e in engines}

@@ -8,6 +8,12 @@ file, over the answerable questions of an article-level split no training saw, e
 with its whole paragraph. ``--sample`` also scores a small file of such questions shipped for
 the test that checks the shipped weights; ``--write`` records every figure in the model's
 metadata file (its ``metrics`` block), with the command that gave it.
+
+In the languages whose dev split has unanswerable questions, the same sample size of them is
+read too, and the no-answer score is judged by the margin of the best span over it: ``null_auc``
+is the chance that an answerable question gets the higher margin, ``null_recall_at_5`` the share
+of unanswerable ones below the margin that only 5% of answerable ones fall under (the sample's own
+threshold: how separable the two are, not an operating point).
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ import random
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -39,10 +47,10 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     reader = Reader(cache=args.cache, delta=args.delta)
     reader.warm_up()
-    dev = [e for e in load_examples(args.data) if e.answers]
+    examples = load_examples(args.data)
+    dev, unanswerable = [e for e in examples if e.answers], [e for e in examples if not e.answers]
     if args.per_lang is not None:  # a seeded sample, the same for every model scored
-        random.Random(0).shuffle(dev)
-        dev = [e for lang in sorted({e.lang for e in dev}) for e in [x for x in dev if x.lang == lang][: args.per_lang]]
+        dev, unanswerable = _per_lang(dev, args.per_lang), _per_lang(unanswerable, args.per_lang)
     started = time.perf_counter()
     preds = [read_one(reader, e) for e in dev]
     per_q = (time.perf_counter() - started) / max(1, len(dev)) * 1000
@@ -52,6 +60,11 @@ def main(argv: list[str] | None = None) -> None:
         em, f1 = squad_scores([e for e, _ in part], [x for _, x in part])
         metrics[key] = {"questions": len(part), "em": em, "f1": f1}
         print(f"{key:36s} {len(part):5d} questions  EM {em:.3f}  F1 {f1:.3f}")
+    for lang in sorted({e.lang for e in unanswerable}):
+        una = [margin(reader, e) for e in unanswerable if e.lang == lang]
+        ans = [margin(reader, e) for e in dev if e.lang == lang]
+        metrics[f"{lang}_null"] = null_separation(np.array(ans), np.array(una))
+        print(f"{lang + ' no-answer':36s} {len(una):5d} unanswerable  {metrics[f'{lang}_null']}")
     if args.sample is not None:
         sample = load_examples(args.sample)
         em, f1 = squad_scores(sample, [read_one(reader, e) for e in sample])
@@ -62,6 +75,34 @@ def main(argv: list[str] | None = None) -> None:
         meta["metrics"] = {**metrics, "by": "python training/evaluate.py " + " ".join(argv or sys.argv[1:])}
         args.write.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
         print(f"wrote {args.write}")
+
+
+def _per_lang(examples: list[Example], n: int) -> list[Example]:
+    examples = list(examples)
+    random.Random(0).shuffle(examples)
+    return [e for lang in sorted({e.lang for e in examples}) for e in [x for x in examples if x.lang == lang][:n]]
+
+
+def margin(reader: Reader, e: Example) -> float:
+    """The best span's score minus the paragraph's no-answer score (below 0: the reader says no answer)."""
+    reading = reader.read(e.question, [e.context])
+    return reading.best.score - reading.null[0] if reading.best is not None else float("-inf")
+
+
+def null_separation(answerable: np.ndarray, unanswerable: np.ndarray) -> dict[str, float]:
+    """How well the margin tells answerable from unanswerable questions (see the module's docstring)."""
+    auc = float(
+        (answerable[:, None] > unanswerable[None, :]).mean()
+        + 0.5 * (answerable[:, None] == unanswerable[None, :]).mean()
+    )
+    cut = float(np.quantile(answerable, 0.05))
+    return {
+        "unanswerable": len(unanswerable),
+        "null_auc": round(auc, 3),
+        "null_recall_at_5": round(float((unanswerable < cut).mean()), 3),
+        "null_recall_at_0": round(float((unanswerable < 0).mean()), 3),
+        "false_null_at_0": round(float((answerable < 0).mean()), 3),
+    }
 
 
 def read_one(reader: Reader, e: Example) -> str:
