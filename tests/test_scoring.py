@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -177,3 +178,18 @@ def test_bad_bands_are_refused_with_a_reason(tmp_path: Path, bands, message: str
     path.write_text(json.dumps(data), "utf-8")
     with pytest.raises(ConfigError, match=message):
         load_scoring(path=path)
+
+
+def test_fit_scorer_fits_bands_on_the_answers_given_and_high_starts_at_the_headline_level(repo: Path, monkeypatch):
+    monkeypatch.syspath_prepend(str(repo / "eval"))  # imported as a module: its dataclasses need sys.modules
+    fit_scorer = importlib.import_module("fit_scorer")
+    rng = np.random.default_rng(3)
+    conf = rng.random(300)
+    right = rng.random(300) < conf
+    outcomes = [fit_scorer.Outcome(None, bool(r), False, False, float(c)) for c, r in zip(conf, right)]
+    outcomes += [fit_scorer.Outcome(None, False, False, True, 0.95)] * 50  # abstentions are no answers
+    bands = fit_scorer.outcome_bands(outcomes)
+    assert bands == fit_bands(conf, right) and [b.name for b in bands] == list(BAND_NAMES)
+    assert bands[0].above == fit_scorer.headline_level(outcomes) < 1.0
+    assert sum(b.support for b in bands) == 300
+    assert "fit_bands" in fit_scorer.provenance([("qa.jsonl", "index")], "m", 5, {}, None)["bands"]
