@@ -162,7 +162,7 @@ def fit_bands(confidence: Sequence[float], right: Sequence[bool]) -> tuple[Band,
     """The bands, from the confidence and the outcome (right or not) of answers given, out of fold.
 
     On a grid of 0.00, 0.01, ... 0.99: ``high`` starts at the lowest level from which at least
-    :data:`BAND_PRECISION` ``["high"]`` of the answers were right (over at least :data:`BAND_SUPPORT`
+    ``BAND_PRECISION["high"]`` of the answers were right (over at least :data:`BAND_SUPPORT`
     answers; 1.0 when no level reaches it: an empty band). ``likely`` starts at the lowest level from
     which the answers below ``high`` were right at least ``BAND_PRECISION["likely"]`` of the time (as
     many answers; at ``high``'s level when none: an empty band). ``unsure`` holds the rest, from 0.
@@ -182,8 +182,7 @@ def fit_bands(confidence: Sequence[float], right: Sequence[bool]) -> tuple[Band,
                 return t
         return ceiling
 
-    high = lowest(np.inf, BAND_PRECISION["high"])
-    high = min(high, 1.0)
+    high = min(lowest(np.inf, BAND_PRECISION["high"]), 1.0)  # no level reached: from 1.0, an empty band
     likely = lowest(high, BAND_PRECISION["likely"])
     bounds = (("high", high, np.inf), ("likely", likely, high), ("unsure", 0.0, likely))
     bands = []
