@@ -19,7 +19,9 @@ out-of-fold estimates. Fitting means, in order:
    :data:`MAX_FALSE_ABSTENTION` (a wrong "not found" costs a reader more than a visible low confidence);
 4. the headline level, on the out-of-fold answers: the lowest confidence from which at least
    :data:`HEADLINE_PRECISION` of the answers were right (the chat headlines those, and shows the
-   others as a possible answer beside its source).
+   others as a possible answer beside its source);
+5. the confidence bands the chat names answers by (``high``, ``likely``, ``unsure``), on the same
+   out-of-fold answers (:func:`citeqa.answer.scoring.fit_bands`), each with its measured precision.
 
 ``--write`` fits once more on all questions and writes the model's weights file
 (citeqa/answer/weights/<model>.json) with the retrieval fusion weights (``--dense-weight``),
@@ -46,10 +48,14 @@ from citeqa.answer.features import FEATURES
 from citeqa.answer.pipeline import ScoredSpan, Trace, choose_span
 from citeqa.answer.reading import span_short
 from citeqa.answer.scoring import (
+    BAND_PRECISION,
+    BAND_SUPPORT,
     RANKER_MARGIN,
     RANKER_SCORE,
     READER_SUFFIX,
+    Band,
     ScoringModel,
+    fit_bands,
     margins,
     weights_path,
     write_scoring,
@@ -271,6 +277,12 @@ def headline_level(outcomes: Sequence[Outcome]) -> float:
     return 1.0
 
 
+def outcome_bands(outcomes: Sequence[Outcome]) -> tuple[Band, ...]:
+    """The confidence bands (:func:`citeqa.answer.scoring.fit_bands`) of the answers given, out of fold."""
+    answered = [o for o in outcomes if not o.abstained]
+    return fit_bands([o.confidence for o in answered], [o.right for o in answered])
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One question judged with a model: answered right, cited right, abstained, confidence."""
@@ -371,6 +383,10 @@ def provenance(
         "abstain_below": f"highest threshold whose false abstentions stay within {MAX_FALSE_ABSTENTION:.0%}",
         "headline_above": f"lowest confidence from which {HEADLINE_PRECISION:.0%} of the out-of-fold answers "
         f"were right (at least {HEADLINE_SUPPORT})",
+        "bands": "citeqa.answer.scoring.fit_bands on the out-of-fold answers given: high from the lowest level "
+        f"from which {BAND_PRECISION['high']:.0%} were right, likely from the lowest from which "
+        f"{BAND_PRECISION['likely']:.0%} of those below high were (at least {BAND_SUPPORT} each), unsure below; "
+        "precision and support measured in each band",
         "metrics": metrics,
     }
 
@@ -454,12 +470,14 @@ def main() -> int:
     )
     outcomes = cross_validate(questions, args.folds, settings)
     metrics = report(outcomes, [qa for qa, _ in sets])
-    final = replace(fit(questions, settings), headline_above=headline_level(outcomes))
+    final = replace(fit(questions, settings), headline_above=headline_level(outcomes), bands=outcome_bands(outcomes))
     print("fitted on all questions (in-sample):")
     report([judge(final, q, settings) for q in questions], [qa for qa, _ in sets])
     print("ranker:", final.weights, "bias", final.bias)
     print("calibration:", final.calibration, "bias", final.calib_bias, "abstain below", final.abstain_below)
     print("headline from", final.headline_above, f"(out of fold, {HEADLINE_PRECISION:.0%} right)")
+    for band in final.bands:
+        print(f"  band {band.name:7s} from {band.above:.2f}: {band.precision} right of {band.support} (out of fold)")
     if args.write:
         model_id = GENERIC if args.generic else models.pop()
         stem = model_id.replace("/", "__") + (READER_SUFFIX if args.reader else "")

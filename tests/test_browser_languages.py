@@ -48,7 +48,15 @@ def ask(page, question: str) -> str:
 
 
 #: English labels of a reply (catalogue/en.json) that a German or French reply must not show.
-ENGLISH = ("other language", "Low confidence", "Possible answer", "Show in context", "holds the answer")
+ENGLISH = (
+    "other language",
+    "Likely right",
+    "Unsure — check the source",
+    "Possible answer",
+    "Show in context",
+    "holds the answer",
+    "not an answer",
+)
 GERMAN = ["Wie viele Parameter hat GLM-5?", "GLM-Image?"]  # the second: names only, the conversation's language
 FRENCH = ["Quel est le prix de l'API de GLM-Image par image ?", "Combien de paramètres a GLM-5 ?"]
 

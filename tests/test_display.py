@@ -1,8 +1,16 @@
+from html import unescape
+
+import pytest
+
+from citeqa.answer.scoring import BAND_NAMES, Band, headline_bands
+from citeqa.app.chat_view import answer_message
+from citeqa.app.cited import answer_band
 from citeqa.app.display import (
     answer_html,
     context_html,
     corpus_rows,
     engine_language,
+    hedged,
     labels,
     place,
     safe,
@@ -11,6 +19,7 @@ from citeqa.app.display import (
     supporting,
 )
 from citeqa.index.manifest import DocEntry
+from citeqa.messages import UI_LANGUAGES
 from citeqa.records import Answer, Citation, Document, Highlight, PageSpan, SectionSpan, Span
 
 XSS = '<script>alert(1)</script> <img src=x onerror="alert(2)"> ![pic](http://evil/x.png) [link](javascript:alert(3))'
@@ -71,11 +80,71 @@ def test_below_the_fitted_level_the_sentence_is_a_possible_answer():
     text = "The 960DT comes in the first quarter of 2027; the 960PR in the third."
     cit = Citation("a.txt", "A", "en", 0, len(text), text, 0.9)
     answer = Answer("When?", "en", text, False, 0.81, (cit,), 1.0, Highlight(23, 44), "first quarter of 2027")
-    sure = answer_html(answer, headline_above=0.8)
+    sure = answer_html(answer, bands=headline_bands(0.8))
     assert '<strong class="citeqa-short">first quarter of 2027</strong>' in sure and "High confidence" in sure
-    unsure = answer_html(answer, headline_above=0.94)
-    assert "citeqa-short" not in unsure and "Possible answer" in unsure and "Low confidence" in unsure
+    unsure = answer_html(answer, bands=headline_bands(0.94))
+    assert "citeqa-short" not in unsure and "Possible answer" in unsure and "Unsure — check the source" in unsure
     assert 'title="confidence 0.81"' in unsure and "<mark>first quarter of 2027</mark>" in unsure
+
+
+#: Bands as eval/fit_scorer.py --write records them: bound, share right out of fold, answers.
+BANDS = (Band("high", 0.82, 0.93, 120), Band("likely", 0.55, 0.78, 60), Band("unsure", 0.0, 0.31, 45))
+
+
+def _at(confidence: float, lang: str = "en") -> Answer:
+    text = "The 960DT comes in the first quarter of 2027; the 960PR in the third."
+    cit = Citation("a.txt", "A", lang, 0, len(text), text, 0.9)
+    return Answer("When?", lang, text, False, confidence, (cit,), 1.0, Highlight(23, 44), "first quarter of 2027")
+
+
+@pytest.mark.parametrize(
+    "confidence,band,word,hedge",
+    [
+        (0.97, "high", "High confidence", False),
+        (0.70, "likely", "Likely right", False),
+        (0.3, "unsure", "Unsure", True),
+    ],
+)
+def test_each_band_has_its_word_and_only_the_lowest_is_hedged(confidence: float, band: str, word: str, hedge: bool):
+    """Issue item "a confidence people read right": a right answer at 0.70 no longer reads like a wrong one
+    at 0.11; the hedge and the open source are for the lowest band only."""
+    answer = _at(confidence)
+    assert answer_band(answer, BANDS).name == band and hedged(answer, BANDS) is hedge
+    reply = answer_html(answer, bands=BANDS)
+    assert f'data-band="{band}"' in reply and f">{word}" in reply
+    assert ("Possible answer" in reply) is hedge and ('class="citeqa-short"' in reply) is not hedge
+    message = answer_message(answer, 1, {}, {}, bands=BANDS)
+    assert message["label"].endswith(f"({labels('en')['band_' + band]})")
+    assert message["label"].startswith("citeqa: Possible answer" if hedge else "citeqa: first quarter of 2027")
+
+
+def test_the_band_word_speaks_the_answer_language_and_says_how_often_such_answers_were_right():
+    reply = unescape(answer_html(_at(0.70, "es"), bands=BANDS))
+    assert ">Probablemente correcta<" in reply and "Possible" not in reply
+    assert 'title="confianza 0.70 · en las pruebas, el 78% de las respuestas así fueron correctas (60 respuestas)"' in (
+        reply
+    )
+    unmeasured = answer_html(_at(0.70), bands=headline_bands(0.9))  # a weights file without bands
+    assert 'title="confidence 0.70">Unsure — check the source<' in unmeasured
+
+
+def test_every_language_has_a_word_for_every_band():
+    words = {lang: [labels(lang)[f"band_{name}"] for name in BAND_NAMES] for lang in UI_LANGUAGES}
+    assert len(words) >= 7 and all(len(set(w)) == len(BAND_NAMES) for w in words.values())
+    assert len({w[1] for w in words.values()}) == len(words)  # each language its own word for "likely"
+
+
+def test_an_abstention_shows_the_closest_passages_and_no_holds_the_answer_badge():
+    text = "The 960DT comes in the first quarter of 2027."
+    cit = Citation("a.txt", "A", "en", 0, len(text), text, 0.4)
+    answer = Answer("When does the 970 come?", "en", None, True, 0.08, (cit, cit))
+    assert answer_band(answer, BANDS) is None and not hedged(answer, BANDS)
+    reply, html = answer_html(answer, bands=BANDS), sources_html(answer)
+    assert "find this in the documents." in reply and 'data-band="none"' in reply
+    assert "holds the answer" not in html and "citeqa-holds" not in html and "citeqa-primary" not in html
+    assert "Closest passages (not an answer)" in unescape(html) and "citeqa-closest" in html
+    given = sources_html(_at(0.3))  # a possible answer given: its source holds it
+    assert given.count("holds the answer") == 1 and "Closest passages" not in given
 
 
 def test_sources_show_page_and_context_from_the_document():

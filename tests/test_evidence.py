@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from citeqa.answer.claims import ClaimCheck, ClaimEvidence
+from citeqa.answer.scoring import Band, headline_bands
 from citeqa.app.evidence import (
     answer_quotes,
     bibtex_citation,
@@ -149,13 +150,40 @@ def test_a_possible_answer_stays_hedged_in_the_markdown_export():
     """Issue [3/7] item 7: an answer at 0.70, shown in the chat as a possible answer to check, was written
     to the Markdown file as a plain answer. It keeps the hedge and the confidence in words."""
     unsure = Answer(ANS.question, "en", ANSWER, False, 0.70, ANS.citations, 1.0, ANS.highlight, "1760", PLACE)
-    md = conversation_markdown([unsure, ANS], {INFO.doc_id: INFO}, {DOC.doc_id: DOC}, headline_above=0.8)
+    md = conversation_markdown([unsure, ANS], {INFO.doc_id: INFO}, {DOC.doc_id: DOC}, bands=headline_bands(0.8))
     first, second = md.split("## 2. ")
     assert "*Possible answer (check it in the source):* The windmill of Greyhill was built in **1760**" in first
-    assert "*Low confidence (confidence 0.70) · en*" in first
+    assert "*Unsure — check the source (confidence 0.70) · en*" in first
     assert "Possible answer" not in second and "*High confidence (confidence 0.87) · en*" in second
     es = Answer("¿Cuándo?", "es", ANSWER, False, 0.70, ANS.citations, 1.0, ANS.highlight, "1760", PLACE)
-    assert "*Posible respuesta (compruébala en la fuente):* " in conversation_markdown([es], headline_above=0.8)
+    assert "*Posible respuesta (compruébala en la fuente):* " in conversation_markdown([es], bands=headline_bands(0.8))
+
+
+BANDS = (Band("high", 0.82, 0.93, 120), Band("likely", 0.55, 0.78, 60), Band("unsure", 0.0, 0.31, 45))
+
+
+def test_the_exports_name_each_answer_by_the_chat_band_word():
+    likely = Answer(ANS.question, "en", ANSWER, False, 0.70, ANS.citations, 1.0, ANS.highlight, "1760", PLACE)
+    low = Answer(ANS.question, "en", ANSWER, False, 0.20, ANS.citations, 1.0, ANS.highlight, "1760", PLACE)
+    none = Answer("When was the moon built?", "en", None, True, 0.05, ANS.citations)
+    md = conversation_markdown([likely, low, none], {INFO.doc_id: INFO}, {DOC.doc_id: DOC}, bands=BANDS)
+    first, second, third = md.split("\n## ")[1:]
+    assert "Possible answer" not in first and "**1760**" in first
+    assert "*Likely right (confidence 0.70) · en · in testing, 78% of answers like this were right (60 answers)*" in (
+        first
+    )
+    assert (
+        "*Possible answer (check it in the source):*" in second
+        and "*Unsure — check the source (confidence 0.20)" in (second)
+    )
+    assert "*No answer (confidence 0.05) · en*" in third and "**Closest passages (not an answer)**" in third
+    data = json.loads(conversation_json([likely, low, none, _check()], {INFO.doc_id: INFO}, bands=BANDS))
+    bands = [t.get("band") for t in data["turns"]]
+    assert bands[0] == {"name": "likely", "word": "Likely right", "above": 0.55, "precision": 0.78, "support": 60}
+    assert bands[1]["name"] == "unsure" and bands[1]["word"] == "Unsure — check the source"
+    assert bands[2] == {"name": "none", "word": "No answer", "above": None, "precision": None, "support": None}
+    assert bands[3] is None  # a claim check has its verdict, not a band
+    assert conversation_from_json(json.dumps(data))[0] == likely  # the band is beside the record, not in it
 
 
 def test_a_translation_note_stays_inside_the_numbered_list_of_passages():

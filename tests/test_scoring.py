@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +12,19 @@ import pytest
 
 from citeqa.answer.features import FEATURES
 from citeqa.answer.pipeline import AnswerSettings
-from citeqa.answer.scoring import RANKER_SCORE, ScoringModel, load_scoring, read_weights, weights_path, write_scoring
+from citeqa.answer.scoring import (
+    BAND_NAMES,
+    RANKER_SCORE,
+    Band,
+    ScoringModel,
+    band_of,
+    fit_bands,
+    headline_bands,
+    load_scoring,
+    read_weights,
+    weights_path,
+    write_scoring,
+)
 from citeqa.errors import ConfigError
 
 
@@ -69,3 +83,113 @@ def test_each_model_answers_with_its_own_weights_and_others_with_the_fallback():
         assert settings.scoring == load_scoring(model_id)
     assert weights_path("someone/else").stem == "any-model"
     assert load_scoring("someone/else").weights["span_dense"] == 0.0  # fitted without the dense signals
+
+
+# --- confidence bands ----------------------------------------------------------------------------
+
+FITTED = (Band("high", 0.82, 0.93, 120), Band("likely", 0.55, 0.78, 60), Band("unsure", 0.0, 0.31, 45))
+
+
+def test_fit_bands_picks_each_bound_where_its_share_of_right_answers_starts():
+    """20 answers at 0.95 (19 right), 20 at 0.75 (16 right), 20 at 0.60 (15 right), 20 at 0.30 (6 right);
+    each bound is the lowest level of the grid at which its share of right answers is reached."""
+    conf = [0.95] * 20 + [0.75] * 20 + [0.60] * 20 + [0.30] * 20
+    right = [i < 19 for i in range(20)] + [i < 16 for i in range(20)] + [i < 15 for i in range(20)]
+    right += [i < 6 for i in range(20)]
+    high, likely, unsure = fit_bands(conf, right)
+    # from 0.61: 35/40 = 0.875 < 0.9; from 0.76: 19/20 = 0.95: high starts at 0.76
+    assert high == Band("high", 0.76, 0.95, 20)
+    # below high: from 0.61, 16/20 = 0.80; from 0.31, 31/40 = 0.775; from 0.0, 37/60 = 0.617 < 0.7
+    assert likely == Band("likely", 0.31, 0.775, 40)
+    assert unsure == Band("unsure", 0.0, 0.3, 20)
+    assert [b.name for b in (high, likely, unsure)] == list(BAND_NAMES)
+
+
+def test_fit_bands_needs_ten_answers_and_leaves_a_band_empty_when_no_level_reaches_its_share():
+    few = fit_bands([0.9] * 9 + [0.2] * 30, [True] * 9 + [False] * 30)
+    assert few[0] == Band("high", 1.0, None, 0) and few[1] == Band("likely", 1.0, None, 0)
+    assert few[2] == Band("unsure", 0.0, 0.231, 39)  # 9 right of 39, every answer in the last band
+    assert fit_bands([], []) == (Band("high", 1.0, None, 0), Band("likely", 1.0, None, 0), Band("unsure", 0.0, None, 0))
+    with pytest.raises(ValueError, match="confidences"):
+        fit_bands([0.5, 0.6], [True])
+
+
+def test_band_of_maps_each_confidence_to_its_band():
+    assert [band_of(c, FITTED).name for c in (0.99, 0.82, 0.819, 0.55, 0.549, 0.11, 0.0)] == [
+        "high",
+        "high",
+        "likely",
+        "likely",
+        "unsure",
+        "unsure",
+        "unsure",
+    ]
+    assert band_of(float("nan"), FITTED).name == "unsure"  # never a better band than the lowest
+
+
+def test_a_file_without_bands_keeps_the_headline_rule(tmp_path: Path):
+    data = load_scoring().to_dict()
+    data.pop("bands", None)
+    data["headline_above"] = 0.9
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(data), "utf-8")
+    model = load_scoring(path=path)
+    assert model.bands == () and model.answer_bands() == headline_bands(0.9)
+    assert [band_of(c, model.answer_bands()).name for c in (0.95, 0.9, 0.89)] == ["high", "high", "unsure"]
+    assert "bands" not in model.to_dict()  # the fallback is derived, never written as if fitted
+
+
+def test_bands_round_trip_through_the_weights_file(tmp_path: Path):
+    model = replace(load_scoring(), bands=FITTED)
+    written = write_scoring(model, tmp_path / "w.json")
+    raw = json.loads(written.read_text("utf-8"))
+    assert raw["bands"][1] == {"name": "likely", "above": 0.55, "precision": 0.78, "support": 60}
+    again = load_scoring(path=written)
+    assert again.bands == FITTED and again.answer_bands() == FITTED and again == model
+
+
+@pytest.mark.parametrize(
+    "bands,message",
+    [
+        ("high", "bands must be a list"),
+        ([{"name": "high", "above": 0.8}, {"name": "unsure"}], r"bands\[1\] must be an object"),
+        ([{"name": "high", "above": 0.8, "colour": 1}, {"name": "unsure", "above": 0}], "must be an object"),
+        ([{"name": "great", "above": 0.8}, {"name": "unsure", "above": 0}], "no such band"),
+        ([{"name": "high", "above": 1.5}, {"name": "unsure", "above": 0}], r"above must be a number in \[0, 1\]"),
+        ([{"name": "high", "above": "0.8"}, {"name": "unsure", "above": 0}], "above must be a number"),
+        ([{"name": "high", "above": 0.8, "precision": 2}, {"name": "unsure", "above": 0}], "precision must be"),
+        ([{"name": "high", "above": 0.8, "support": -1}, {"name": "unsure", "above": 0}], "support must be a count"),
+        ([{"name": "high", "above": 0.8, "support": 2.5}, {"name": "unsure", "above": 0}], "support must be a count"),
+        ([{"name": "high", "above": 0.8, "precision": 0.9}, {"name": "unsure", "above": 0}], "needs the answers"),
+        ([{"name": "unsure", "above": 0}, {"name": "high", "above": 0.8}], "highest first"),
+        ([{"name": "high", "above": 0.8}, {"name": "high", "above": 0}], "each once"),
+        ([{"name": "unsure", "above": 0}], "at least two"),
+        (
+            [{"name": "high", "above": 0.5}, {"name": "likely", "above": 0.7}, {"name": "unsure", "above": 0}],
+            "above the band before",
+        ),
+        ([{"name": "high", "above": 0.8}, {"name": "unsure", "above": 0.1}], "would have no band"),
+    ],
+)
+def test_bad_bands_are_refused_with_a_reason(tmp_path: Path, bands, message: str):
+    data = load_scoring().to_dict()
+    data["bands"] = bands
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(data), "utf-8")
+    with pytest.raises(ConfigError, match=message):
+        load_scoring(path=path)
+
+
+def test_fit_scorer_fits_bands_on_the_answers_given_and_high_starts_at_the_headline_level(repo: Path, monkeypatch):
+    monkeypatch.syspath_prepend(str(repo / "eval"))  # imported as a module: its dataclasses need sys.modules
+    fit_scorer = importlib.import_module("fit_scorer")
+    rng = np.random.default_rng(3)
+    conf = rng.random(300)
+    right = rng.random(300) < conf
+    outcomes = [fit_scorer.Outcome(None, bool(r), False, False, float(c)) for c, r in zip(conf, right)]
+    outcomes += [fit_scorer.Outcome(None, False, False, True, 0.95)] * 50  # abstentions are no answers
+    bands = fit_scorer.outcome_bands(outcomes)
+    assert bands == fit_bands(conf, right) and [b.name for b in bands] == list(BAND_NAMES)
+    assert bands[0].above == fit_scorer.headline_level(outcomes) < 1.0
+    assert sum(b.support for b in bands) == 300
+    assert "fit_bands" in fit_scorer.provenance([("qa.jsonl", "index")], "m", 5, {}, None)["bands"]

@@ -82,7 +82,8 @@ a.citeqa-ref:hover, a.citeqa-ref:focus {{text-decoration: underline;}}
 .citeqa-meta {{margin-top: 4px; font-size: 0.85em;}}
 .citeqa-confidence {{border-radius: 6px; padding: 0 6px; cursor: help;}}
 .citeqa-confidence-high {{background: #dcfce7; color: #14532d;}}
-.citeqa-confidence-low {{background: #ffedd5; color: #7c2d12;}}
+.citeqa-confidence-likely {{background: #dbeafe; color: #1e3a8a;}}
+.citeqa-confidence-unsure, .citeqa-confidence-none {{background: #ffedd5; color: #7c2d12;}}
 mark {{background: #fef08a; color: #111827; padding: 0 2px; border-radius: 3px;}}
 .citeqa-tools {{margin-top: 6px; display: flex; flex-wrap: wrap; gap: 6px; align-items: center; font-size: 0.85em;}}
 .citeqa-tools button {{border: 1px solid #9ca3af; border-radius: 6px; padding: 1px 8px; color: {_INK};

@@ -90,10 +90,10 @@ def conversation_turn(
         sources = display.check_sources_html(record, docs, infos, turn)
         return TurnResult(messages, asked, turns, sources, record.language, True)
     infos = document_infos(engine, [record])
-    headline = engine.settings.scoring.headline_above
+    bands = engine.settings.scoring.answer_bands()
     messages += [
         chat_view.user_message(record.question, record.language),
-        chat_view.answer_message(record, turn, docs, infos, show_confidence, headline),
+        chat_view.answer_message(record, turn, docs, infos, show_confidence, bands),
     ]
     turns.append({"type": "answer", "record": record.to_dict()})
     sources = display.answer_sources_html(record, docs, infos, turn)
@@ -164,11 +164,9 @@ def download_files(holder: EngineHolder, turns: list[dict], folder: Path) -> tup
     for old in folder.glob("citeqa-conversation*"):  # one conversation per session
         old.unlink(missing_ok=True)
     md, js = folder / f"{stem}.md", folder / f"{stem}.json"
-    headline = engine.settings.scoring.headline_above  # a possible answer stays one in the file
-    md.write_text(
-        conversation_markdown(records, infos, engine.data.documents, headline_above=headline), encoding="utf-8"
-    )
-    js.write_text(conversation_json(records, infos), encoding="utf-8")
+    bands = engine.settings.scoring.answer_bands()  # the chat's band words, a possible answer stays one
+    md.write_text(conversation_markdown(records, infos, engine.data.documents, bands=bands), encoding="utf-8")
+    js.write_text(conversation_json(records, infos, bands=bands), encoding="utf-8")
     return str(md), str(js)
 
 

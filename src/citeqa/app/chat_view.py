@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from citeqa.answer.pipeline import MAX_QUESTION_CHARS
+from citeqa.answer.scoring import Band
 from citeqa.app import display
 from citeqa.app.display import safe, safe_block
 from citeqa.messages import claim_labels, labels
@@ -35,13 +36,14 @@ def answer_message(
     documents: Mapping[str, Document],
     infos: Mapping[str, object],
     show_confidence: bool = True,
-    headline_above: float = 0.0,
+    bands: Sequence[Band] = (),
 ) -> Message:
-    """The reply to a question: the answer (or "not found"), then its sources."""
-    possible = not answer.abstained and not display.confident(answer, headline_above)
-    reply = display.answer_html(answer, show_confidence, turn, headline_above)
+    """The reply to a question: the answer (or "not found"), then its sources; ``bands``: the engine's
+    confidence bands (``settings.scoring.answer_bands()``)."""
+    possible = display.hedged(answer, bands)
+    reply = display.answer_html(answer, show_confidence, turn, bands)
     sources = display.answer_sources_html(answer, documents, infos, turn, open_first=possible)
-    return {"role": "assistant", "content": reply + sources, "label": answer_label(answer, headline_above)}
+    return {"role": "assistant", "content": reply + sources, "label": answer_label(answer, bands)}
 
 
 def check_message(check, turn: int, documents: Mapping[str, Document], infos: Mapping[str, object]) -> Message:
@@ -54,15 +56,15 @@ def check_message(check, turn: int, documents: Mapping[str, Document], infos: Ma
     }
 
 
-def answer_label(answer: Answer, headline_above: float) -> str:
-    """The reply as one plain sentence, for screen readers."""
+def answer_label(answer: Answer, bands: Sequence[Band] = ()) -> str:
+    """The reply as one plain sentence, for screen readers, with its band's word."""
     lab = labels(answer.language)
     if answer.abstained or answer.answer is None:
         return f"citeqa: {lab['not_found']}"
-    if display.confident(answer, headline_above):
-        text = answer.short_answer or answer.answer
-        return f"citeqa: {text} ({lab['conf_high']})"
-    return f"citeqa: {lab['possible']} {answer.answer} ({lab['conf_low']})"
+    _, word, _ = display.band_words(answer, bands)
+    if display.hedged(answer, bands):
+        return f"citeqa: {lab['possible']} {answer.answer} ({word})"
+    return f"citeqa: {answer.short_answer or answer.answer} ({word})"
 
 
 def conversation_html(messages: Sequence[Message], lang: str = "en") -> str:

@@ -1,5 +1,6 @@
 """What a record cites: its citations, and the documents behind them with their indexing dates; and
-whether an answer is given as the answer or as a possible one.
+the confidence band an answer falls in (:class:`~citeqa.answer.scoring.Band`), said in words, which
+decides whether it is given as the answer or as a possible one.
 
 One definition for the chat, the downloads and ``citeqa ask/check --format markdown``, which each
 kept a copy of these lines.
@@ -7,8 +8,11 @@ kept a copy of these lines.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
+
+from citeqa.answer.scoring import Band, band_of, headline_bands
+from citeqa.messages import labels
 
 if TYPE_CHECKING:
     from citeqa.answer.claims import ClaimCheck
@@ -31,7 +35,34 @@ def document_infos(engine: Engine, records: Iterable[Answer | ClaimCheck]) -> di
     return {d: engine.document_info(d) for d in cited if d in engine.data.documents}
 
 
-def confident(answer: Answer, headline_above: float) -> bool:
-    """Whether the answer is shown as the answer (else as a possible answer beside its source), in the chat
-    and in its downloads alike."""
-    return not answer.abstained and answer.answer is not None and answer.confidence >= headline_above
+#: The bands of a caller that knows none: every answer given is high (as ``headline_above`` 0 was).
+NO_BANDS = headline_bands(0.0)
+
+
+def answer_band(answer: Answer, bands: Sequence[Band] = ()) -> Band | None:
+    """The band of the answer's confidence among ``bands`` (the engine's
+    ``settings.scoring.answer_bands()``; empty: :data:`NO_BANDS`); None when no answer was given."""
+    if answer.abstained or answer.answer is None:
+        return None
+    return band_of(answer.confidence, tuple(bands) or NO_BANDS)
+
+
+def hedged(answer: Answer, bands: Sequence[Band] = ()) -> bool:
+    """Whether the answer is shown as a possible answer beside its source (it lies in the lowest band),
+    not as the answer, in the chat and in its downloads alike."""
+    band = answer_band(answer, bands)
+    return band is not None and band.name == (tuple(bands) or NO_BANDS)[-1].name
+
+
+def band_words(answer: Answer, bands: Sequence[Band] = ()) -> tuple[str, str, str]:
+    """``(name, word, measured)``: the band's name (``none`` when no answer was given), its word in the
+    answer's language ("Likely right"), and how often answers in it were right out of fold, in words
+    ('' when the band was not measured). One mapping for the chat, its label and the downloads."""
+    lab = labels(answer.language)
+    band = answer_band(answer, bands)
+    if band is None:
+        return "none", lab["conf_none"], ""
+    measured = ""
+    if band.precision is not None and band.support:
+        measured = lab["band_right"].format(share=band.precision, n=band.support)
+    return band.name, lab[f"band_{band.name}"], measured

@@ -259,8 +259,8 @@ def _show(engine: Engine, record, fmt: str, print_text: Callable[..., None]) -> 
         from citeqa.app.evidence import conversation_markdown
 
         infos = document_infos(engine, [record])
-        headline = engine.settings.scoring.headline_above  # a possible answer stays one, as in the chat's file
-        print(conversation_markdown([record], infos, engine.data.documents, headline_above=headline), end="")
+        bands = engine.settings.scoring.answer_bands()  # the chat's band words, as in its file
+        print(conversation_markdown([record], infos, engine.data.documents, bands=bands), end="")
     else:
         print_text(record, documents=engine.data.documents)
 

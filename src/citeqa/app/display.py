@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from citeqa.app.cited import confident  # display.confident, as the chat's modules call it
+from citeqa.answer.scoring import Band
+from citeqa.app.cited import band_words, hedged  # display.hedged, as the chat's modules call it
 from citeqa.messages import counted, labels
 from citeqa.records import Answer, Citation, Document
 
@@ -58,22 +59,23 @@ def ref_html(turn: int, number: int, citation: Citation | None = None) -> str:
     return f'<a class="citeqa-ref" href="#{target}" data-target="{target}"{preview}>[{number}]</a>'
 
 
-def confidence_html(answer: Answer, headline_above: float) -> str:
-    """The confidence in words, the number on hover."""
+def confidence_html(answer: Answer, bands: Sequence[Band] = ()) -> str:
+    """The confidence as its band's word (:func:`~citeqa.app.cited.band_words`); the number, and how often
+    answers in that band were right when tested, on hover."""
     lab = labels(answer.language)
-    high = confident(answer, headline_above)
-    word, cls = (lab["conf_high"], "high") if high else (lab["conf_low"], "low")
-    if answer.abstained:
-        word, cls = lab["conf_none"], "low"
-    number = lab["confidence_value"].format(value=answer.confidence)
-    return f'<span class="citeqa-confidence citeqa-confidence-{cls}" title="{safe_block(number)}">{safe(word)}</span>'
+    name, word, measured = band_words(answer, bands)
+    number = lab["confidence_value"].format(value=answer.confidence) + (f" · {measured}" if measured else "")
+    return (
+        f'<span class="citeqa-confidence citeqa-confidence-{name}" data-band="{name}" '
+        f'title="{safe_block(number)}">{safe(word)}</span>'
+    )
 
 
-def answer_html(answer: Answer, show_confidence: bool = True, turn: int = 0, headline_above: float = 0.0) -> str:
+def answer_html(answer: Answer, show_confidence: bool = True, turn: int = 0, bands: Sequence[Band] = ()) -> str:
     """The chat reply: the answer with its key phrase marked and [n] linking to the turn's sources.
 
-    At or above ``headline_above`` the short answer is the headline; below it the sentence is
-    shown as a possible answer, to be checked in its source.
+    In every band but the lowest of ``bands`` the short answer is the headline; in the lowest the
+    sentence is shown as a possible answer, to be checked in its source (:func:`~citeqa.app.cited.hedged`).
     """
     lab = labels(answer.language)
     if answer.abstained or answer.answer is None:
@@ -84,7 +86,7 @@ def answer_html(answer: Answer, show_confidence: bool = True, turn: int = 0, hea
         text, hl = answer.answer, answer.highlight
         refs = " ".join(ref_html(turn, n, answer.citations[n - 1]) for n in supporting(answer))
         sentence = _marked(text, hl.start, hl.end) if hl is not None else safe(text)
-        if not confident(answer, headline_above):
+        if hedged(answer, bands):
             body = (
                 f'<div class="citeqa-possible"><span class="citeqa-possible-label">{safe(lab["possible"])}</span> '
                 f'<span class="citeqa-sentence">{sentence}</span> {refs}</div>'
@@ -99,7 +101,7 @@ def answer_html(answer: Answer, show_confidence: bool = True, turn: int = 0, hea
         if answer.citations and answer.citations[0].lang != answer.language:
             body += f' <span class="citeqa-note">({safe(lab["other_lang"])}: {safe(answer.citations[0].lang)})</span>'
     if show_confidence:
-        body += f'<div class="citeqa-meta">{confidence_html(answer, headline_above)}</div>'
+        body += f'<div class="citeqa-meta">{confidence_html(answer, bands)}</div>'
     return body
 
 

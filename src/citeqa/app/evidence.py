@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from citeqa.answer.claims import ClaimCheck
-from citeqa.app.cited import citations_of, confident
+from citeqa.answer.scoring import Band
+from citeqa.app.cited import answer_band, band_words, citations_of, hedged
 from citeqa.messages import claim_labels, evidence_labels, labels
 from citeqa.records import Answer, Citation, Document, DocumentInfo
 
@@ -220,17 +221,18 @@ def answer_markdown(
     number: int | None = None,
     infos: Mapping[str, DocumentInfo] | None = None,
     documents: Mapping[str, Document] | None = None,
-    headline_above: float = 0.0,
+    bands: Sequence[Band] = (),
 ) -> str:
-    """One answer: the question as a heading, the answer (key phrase in bold), its confidence in words as
-    the chat says it, numbered sources with quotes. Below ``headline_above`` the answer keeps the chat's
-    hedge ("Possible answer (check it in the source):"), so a file read later never states it as fact."""
+    """One answer: the question as a heading, the answer (key phrase in bold), its confidence band in words
+    as the chat says it (and how often such answers were right when tested), numbered sources with quotes.
+    In the lowest of ``bands`` the answer keeps the chat's hedge ("Possible answer (check it in the
+    source):"), so a file read later never states it as fact."""
     lab = labels(answer.language)
     heading = f"## {number}. " if number is not None else "## "
     lines = [heading + md_escape(answer.question), ""]
+    _, word, measured = band_words(answer, bands)
     if answer.abstained or answer.answer is None:
         lines.append(f"*{lab['not_found']}*")
-        word = lab["conf_none"]
     else:
         text, hl = answer.answer, answer.highlight
         body = (
@@ -238,11 +240,10 @@ def answer_markdown(
             if hl is not None and hl.end > hl.start
             else md_escape(text)
         )
-        sure = confident(answer, headline_above)
-        lines.append(body + " [1]" if sure else f"*{md_escape(lab['possible'])}* {body} [1]")
-        word = lab["conf_high" if sure else "conf_low"]
+        lines.append(f"*{md_escape(lab['possible'])}* {body} [1]" if hedged(answer, bands) else body + " [1]")
     number_said = lab["confidence_value"].format(value=answer.confidence)
-    lines += ["", f"*{word} ({number_said}) · {answer.language}*", ""]
+    said = f"{md_escape(word)} ({number_said}) · {answer.language}" + (f" · {md_escape(measured)}" if measured else "")
+    lines += ["", f"*{said}*", ""]
     quotes = answer_quotes(answer, infos, documents)
     if quotes:
         lines += [f"**{lab['closest'] if answer.abstained else lab['sources']}**", ""]
@@ -288,12 +289,12 @@ def turn_markdown(
     number: int | None = None,
     infos: Mapping[str, DocumentInfo] | None = None,
     documents: Mapping[str, Document] | None = None,
-    headline_above: float = 0.0,
+    bands: Sequence[Band] = (),
 ) -> str:
     """One turn of a conversation as Markdown (an answer or a claim check)."""
     if isinstance(turn, ClaimCheck):
         return check_markdown(turn, number, infos, documents)
-    return answer_markdown(turn, number, infos, documents, headline_above)
+    return answer_markdown(turn, number, infos, documents, bands)
 
 
 def conversation_markdown(
@@ -301,35 +302,55 @@ def conversation_markdown(
     infos: Mapping[str, DocumentInfo] | None = None,
     documents: Mapping[str, Document] | None = None,
     exported_at: str | None = None,
-    headline_above: float = 0.0,
+    bands: Sequence[Band] = (),
 ) -> str:
     """The whole conversation: every question or claim, its answer or verdict, numbered sources with quotes.
 
     Each turn is written in its own language, the heading in the last turn's (the page's language then);
-    an answer below ``headline_above`` is written as the chat shows it, a possible answer.
+    each answer with its band's word among ``bands``, one in the lowest band as the chat shows it, a
+    possible answer.
     """
     stamp = exported_at or _now()
     lab = evidence_labels(turns[-1].language if turns else "en")
     count = lab["md_turn"] if len(turns) == 1 else lab["md_turns"].format(n=len(turns))
     parts = [f"# {lab['md_title']}\n\n{lab['md_exported'].format(stamp=stamp, turns=count)}\n"]
-    parts += [turn_markdown(t, n, infos, documents, headline_above) for n, t in enumerate(turns, start=1)]
+    parts += [turn_markdown(t, n, infos, documents, bands) for n, t in enumerate(turns, start=1)]
     return "\n".join(parts)
 
 
 def conversation_json(
-    turns: Sequence[Turn], infos: Mapping[str, DocumentInfo] | None = None, exported_at: str | None = None
+    turns: Sequence[Turn],
+    infos: Mapping[str, DocumentInfo] | None = None,
+    exported_at: str | None = None,
+    bands: Sequence[Band] = (),
 ) -> str:
     """``{"format": "citeqa-conversation", "version": 1, "exported_at", "turns": [{"type": "answer"|"check",
-    "record": {...}}], "documents": {doc_id: DocumentInfo}}``: the records exactly as the API gives them."""
+    "record": {...}, "band": {...}}], "documents": {doc_id: DocumentInfo}}``: the records exactly as the API
+    gives them; an answer's ``band`` is the one the chat named it by among ``bands`` (:func:`band_json`)."""
     cited = {c.doc_id for t in turns for c in citations_of(t)}
     data = {
         "format": CONVERSATION_FORMAT,
         "version": CONVERSATION_VERSION,
         "exported_at": exported_at or _now(),
-        "turns": [{"type": "check" if isinstance(t, ClaimCheck) else "answer", "record": t.to_dict()} for t in turns],
+        "turns": [
+            {"type": "check", "record": t.to_dict()}
+            if isinstance(t, ClaimCheck)
+            else {"type": "answer", "record": t.to_dict(), "band": band_json(t, bands)}
+            for t in turns
+        ],
         "documents": {d: _info_dict(infos[d]) for d in sorted(cited) if infos and d in infos},
     }
     return json.dumps(data, ensure_ascii=False, indent=1)
+
+
+def band_json(answer: Answer, bands: Sequence[Band] = ()) -> dict[str, Any]:
+    """``{"name", "word", "above", "precision", "support"}``: the answer's confidence band as the chat says
+    it (``name`` ``none``, bounds null, when no answer was given; precision and support null where the
+    band was not measured)."""
+    name, word, _ = band_words(answer, bands)
+    band = answer_band(answer, bands)
+    measured = band.to_dict() if band is not None else {"above": None, "precision": None, "support": None}
+    return {**measured, "name": name, "word": word}
 
 
 def conversation_from_json(text: str) -> list[Turn]:
