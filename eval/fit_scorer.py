@@ -136,8 +136,9 @@ def cached_collect(cache: Path | None, key: str, make) -> list[Question]:
     if cache is None:
         return make()
     code = hashlib.sha1()
-    for f in sorted(Path(__file__).resolve().parents[1].joinpath("src", "citeqa").rglob("*")):
-        if f.is_file() and f.suffix in {".py", ".json", ".safetensors"}:
+    package = Path(__file__).resolve().parents[1] / "src" / "citeqa"
+    for f in sorted(package.rglob("*")):
+        if f.is_file() and f.suffix in {".py", ".json", ".safetensors"} and not _after_traces(f.relative_to(package)):
             code.update(f.name.encode() + f.read_bytes())
     path = cache / f"{hashlib.sha1((key + code.hexdigest()).encode()).hexdigest()[:16]}.pkl"
     if path.is_file():
@@ -146,6 +147,14 @@ def cached_collect(cache: Path | None, key: str, make) -> list[Question]:
     cache.mkdir(parents=True, exist_ok=True)
     path.write_bytes(pickle.dumps(questions))
     return questions
+
+
+def _after_traces(path: Path) -> bool:
+    """Whether a package file only acts after the traces (the app, the scorer this script refits)."""
+    return path.parts[0] in {"app", "catalogue", "pg"} or path.parts[:2] in {
+        ("answer", "weights"),
+        ("answer", "scoring.py"),
+    }
 
 
 def _span_overlaps(span: ScoredSpan, answers: Sequence[str]) -> bool:
