@@ -7,6 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from citeqa.engine import make_reader
@@ -52,6 +53,19 @@ def test_a_damaged_or_stale_build_is_rebuilt(tmp_path: Path) -> None:
         fh.write(b"\x00\x01\x02\x03")
     assert onnx_build._verified(copy, target, inputs) is None
     assert onnx_build._verified(copy, target, {**inputs, "delta": "0" * 64}) is None
+
+
+def test_the_no_answer_separation_counts_what_it_says(repo: Path, monkeypatch) -> None:
+    monkeypatch.syspath_prepend(str(repo / "training"))
+    from evaluate import null_separation
+
+    answerable = np.linspace(-1.0, 18.0, 20)  # margins of answerable questions: one below 0
+    unanswerable = np.array([-5.0, -3.0, -0.01, 2.0, 30.0])
+    got = null_separation(answerable, unanswerable)
+    assert got["unanswerable"] == 5
+    assert got["false_null_at_0"] == 0.05 and got["null_recall_at_0"] == 0.6
+    assert got["null_recall_at_5"] == 0.4  # below the answerable margins' 5% quantile (-0.05)
+    assert got["null_auc"] == 0.755  # 75 of the 100 pairs ordered right, one tie (2.0) counted half
 
 
 @pytest.mark.slow

@@ -193,3 +193,18 @@ def test_fit_scorer_fits_bands_on_the_answers_given_and_high_starts_at_the_headl
     assert bands[0].above == fit_scorer.headline_level(outcomes) < 1.0
     assert sum(b.support for b in bands) == 300
     assert "fit_bands" in fit_scorer.provenance([("qa.jsonl", "index")], "m", 5, {}, None)["bands"]
+
+
+def test_fit_scorer_keeps_traces_in_its_cache_and_collects_again_for_another_key(repo: Path, monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(repo / "eval"))
+    fit_scorer = importlib.import_module("fit_scorer")
+    made: list[str] = []
+
+    def make(tag: str):
+        return lambda: made.append(tag) or [tag]
+
+    assert fit_scorer.cached_collect(tmp_path, "set-a", make("a")) == ["a"]
+    assert fit_scorer.cached_collect(tmp_path, "set-a", make("a again")) == ["a"]  # from the cache
+    assert fit_scorer.cached_collect(tmp_path, "set-b", make("b")) == ["b"]
+    assert fit_scorer.cached_collect(None, "set-a", make("no cache")) == ["no cache"]
+    assert made == ["a", "b", "no cache"]
