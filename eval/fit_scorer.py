@@ -34,6 +34,7 @@ import argparse
 import hashlib
 import json
 import pickle
+import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -376,12 +377,16 @@ def provenance(
     metrics: dict,
     dense_weight: float | None,
     reader: bool = False,
+    command: Sequence[str] | None = None,
 ) -> dict:
+    """How the scorer was fitted; ``by`` is ``command`` (the script's arguments, less ``--cache``, which
+    changes no figure) or, without it, the command these arguments name."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     fusion = f" --dense-weight {dense_weight}" if dense_weight is not None else ""
     flags = fusion + (" --reader" if reader else "") + " --write"
+    by = " ".join(f"--set {qa}={idx}" for qa, idx in sets) + flags if command is None else shlex.join(command)
     return {
-        "by": "eval/fit_scorer.py " + " ".join(f"--set {qa}={idx}" for qa, idx in sets) + flags,
+        "by": "eval/fit_scorer.py " + by,
         "data": [qa for qa, _ in sets],
         "folds": f"{folds} folds by sha1(set/id); metrics are out-of-fold",
         "model": model_id,
@@ -398,6 +403,16 @@ def provenance(
         "precision and support measured in each band",
         "metrics": metrics,
     }
+
+
+def _without_cache(argv: Sequence[str]) -> list[str]:
+    out, skip = [], False
+    for arg in argv:
+        if skip or arg == "--cache" or arg.startswith("--cache="):
+            skip = arg == "--cache"
+            continue
+        out.append(arg)
+    return out
 
 
 def main() -> int:
@@ -492,7 +507,9 @@ def main() -> int:
         stem = model_id.replace("/", "__") + (READER_SUFFIX if args.reader else "")
         path = weights_path(model_id).with_name(f"{stem}.json")
         fusion = {"dense_weight": settings.retrieval.dense_weight, "lexical_weight": settings.retrieval.lexical_weight}
-        fitted = provenance(sets, model_id, args.folds, metrics, args.dense_weight, args.reader)
+        fitted = provenance(
+            sets, model_id, args.folds, metrics, args.dense_weight, args.reader, command=_without_cache(sys.argv[1:])
+        )
         fitted["candidates"] = args.candidates if args.reader else "sentences"
         # With the reader only the scorer is written: fusion weights and claim thresholds stay in <model>.json.
         write_scoring(replace(final, fitted=fitted), path, retrieval=None if args.reader else fusion)

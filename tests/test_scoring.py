@@ -208,3 +208,13 @@ def test_fit_scorer_keeps_traces_in_its_cache_and_collects_again_for_another_key
     assert fit_scorer.cached_collect(tmp_path, "set-b", make("b")) == ["b"]
     assert fit_scorer.cached_collect(None, "set-a", make("no cache")) == ["no cache"]
     assert made == ["a", "b", "no cache"]
+
+
+def test_fit_scorer_records_the_command_it_ran_without_its_cache(repo: Path, monkeypatch):
+    monkeypatch.syspath_prepend(str(repo / "eval"))
+    fit_scorer = importlib.import_module("fit_scorer")
+    argv = ["--set", "eval/qa.jsonl=index", "--cache", "out/fit/cache", "--reader", "--candidates", "reader", "--write"]
+    command = fit_scorer._without_cache(argv)
+    assert command == ["--set", "eval/qa.jsonl=index", "--reader", "--candidates", "reader", "--write"]
+    block = fit_scorer.provenance([("eval/qa.jsonl", "index")], "m", 5, {}, None, True, command=command)
+    assert block["by"] == "eval/fit_scorer.py --set eval/qa.jsonl=index --reader --candidates reader --write"
