@@ -263,3 +263,28 @@ def test_the_rule_is_data_and_unknown_settings_are_refused(tmp_path):
     if RULE_FILE.exists():
         data = json.loads(RULE_FILE.read_text("utf-8"))
         assert reading_rule(data).form in ("replace", "front") and "by" in data["fitted"]
+
+
+@pytest.mark.slow
+def test_the_real_reader_reads_the_coordinated_subjects_own_value():
+    """The shipped reader, on the coordinated sentence: the 960PR's quarter is the third, not the
+    960DT's first (in the question form the shipped rule uses)."""
+    from citeqa.reader.reader import Reader
+
+    doc = _doc(PLAN)
+    reader, form = Reader(), reading_rule().form
+    rule = ReadingRule(form=form)
+    wrong = read_claim(reader, analyse_claim("The 960PR arrives in the first quarter of 2027.", "en"), _hits(doc), rule)
+    right = read_claim(reader, analyse_claim("The 960DT arrives in the first quarter of 2027.", "en"), _hits(doc), rule)
+    assert [r.relation for r in wrong] != [SAME]
+    assert [r.relation for r in right] == [SAME]
+    for r in wrong + right:
+        assert r.text == doc.text[r.start : r.end]
+
+
+def test_a_span_that_holds_the_value_and_another_reads_neither():
+    doc = _doc("Survey\n\nThe seagrass meadow held 63 species and the sand beside it 39 species.")
+    reader = ScriptedReader({"sand": "63 species and the sand beside it 39 species"})
+    parts = analyse_claim("The sand beside the meadow held 39 species.", "en")
+    (reading,) = read_claim(reader, parts, _hits(doc), ReadingRule())
+    assert reading.relation == NONE

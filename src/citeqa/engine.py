@@ -191,6 +191,7 @@ class Engine:
                 rule,
                 self.work.ticket().turn,
                 self.settings.bounds.reader_windows,
+                self.data.documents,
             )
         result = check_claim(
             inputs.claim,

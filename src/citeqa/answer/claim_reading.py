@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from citeqa.answer.claim_parts import ClaimParts, tokens_of
+from citeqa.answer.judge import judge_unit, units_of
 from citeqa.errors import ConfigError
 from citeqa.reader.reader import Reader, Turn
 from citeqa.reader.reader import Reading as ReaderOutput
@@ -66,6 +67,9 @@ class ReadingRule:
     conflict_margin: float = 0.0
     #: a reading of ``same`` this confident vetoes the judge's conflict (+inf: never)
     veto_conflict_margin: float = math.inf
+    #: share of the claim's names the sentence read must have for the reading to support / conflict
+    support_names: float = 0.0
+    conflict_names: float = 0.0
 
 
 def reading_rule(values: Mapping[str, Any] | None = None) -> ReadingRule:
@@ -88,6 +92,8 @@ def reading_rule(values: Mapping[str, Any] | None = None) -> ReadingRule:
         float(rule.support_margin),
         float(rule.conflict_margin),
         float(rule.veto_conflict_margin),
+        float(rule.support_names),
+        float(rule.conflict_names),
     )
 
 
@@ -123,6 +129,10 @@ class ValueReading:
     value_end: int = -1
     document_value: str = ""
     margin: float = -math.inf
+    #: share of the claim's names in the sentence that holds the span (with its lead, heading and
+    #: title: :mod:`citeqa.answer.judge`'s unit), and of its other words: is the span about the subject?
+    names: float = 0.0
+    cover: float = 0.0
 
 
 # --- the values of a claim and their questions -------------------------------------------------
@@ -277,7 +287,12 @@ def value_reading(
         found = [(f, r) for f in _read_values(claim_fact, p, a, b) if (r := compare(claim_fact, f)) is not None]
         if not found:
             continue
-        doc, relation = next(((f, r) for f, r in found if r == SAME), found[0])
+        share = {id(f): (min(b, f.end) - max(a, f.start)) / max(1, f.end - f.start) for f, _ in found}
+        top = max(share.values())
+        best = [(f, r) for f, r in found if share[id(f)] >= top - 1e-9]
+        if len({r for _, r in best}) > 1:
+            continue  # "63 ... and 39 ...": a span that holds the value and another singles out neither
+        doc, relation = best[0]
         base = p.hit.chunk.start
         null = reading.null[s.passage]
         return ValueReading(
@@ -305,9 +320,11 @@ def read_claim(
     rule: ReadingRule,
     turn: Turn | None = None,
     max_windows: int | None = None,
+    documents: Mapping[str, Document] | None = None,
 ) -> tuple[ValueReading, ...]:
     """One reading per value of the claim (:func:`claim_values`): its question read over the
-    ``rule.passages`` best passages."""
+    ``rule.passages`` best passages; with ``documents``, how much the sentence read is about the
+    claim's names and words (:attr:`ValueReading.names`, ``cover``)."""
     values = claim_values(parts)
     if not values or not hits:
         return ()
@@ -318,8 +335,25 @@ def read_claim(
         reading = reader.read(
             question, [p.text for p in passages], top=max(rule.spans, 1), max_windows=max_windows, turn=turn
         )
-        out.append(value_reading(fact, question, reading, passages, rule.spans))
+        found = value_reading(fact, question, reading, passages, rule.spans)
+        out.append(_about_subject(found, parts, hits[: rule.passages], documents or {}))
     return tuple(out)
+
+
+def _about_subject(
+    r: ValueReading, parts: ClaimParts, hits: Sequence[Hit], documents: Mapping[str, Document]
+) -> ValueReading:
+    """``r`` with the judge's share of the claim's names and words in the unit that holds its span."""
+    if r.relation == NONE:
+        return r
+    for hit in hits:
+        if hit.chunk.doc_id != r.doc_id or not hit.chunk.start <= r.start < hit.chunk.end:
+            continue
+        for unit in units_of([hit], [], [], documents):
+            if unit.start <= r.start < unit.end:
+                j = judge_unit(parts, unit)
+                return replace(r, names=round(j.names, 4), cover=round(j.cover, 4))
+    return r
 
 
 # --- the verdict -----------------------------------------------------------------------------------
@@ -328,8 +362,13 @@ def read_claim(
 def reading_says(readings: Sequence[ValueReading], rule: ReadingRule) -> tuple[bool, bool]:
     """(supports, conflicts): every value read back with the support margin; some value read as
     another with the conflict margin."""
-    supports = bool(readings) and all(r.relation == SAME and r.margin >= rule.support_margin for r in readings)
-    conflicts = any(r.relation == DIFFERENT and r.margin >= rule.conflict_margin for r in readings)
+    supports = bool(readings) and all(
+        r.relation == SAME and r.margin >= rule.support_margin and r.names >= rule.support_names for r in readings
+    )
+    conflicts = any(
+        r.relation == DIFFERENT and r.margin >= rule.conflict_margin and r.names >= rule.conflict_names
+        for r in readings
+    )
     return supports, conflicts
 
 
