@@ -39,7 +39,21 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fit_claims import Claim, features, fit, fold_of, report, verdicts
+from fit_claims import (
+    CONFLICT_GRID,
+    FACTS_GRID,
+    PLAIN_GRID,
+    Claim,
+    _combos,
+    _conflict_table,
+    _has_facts,
+    _support_table,
+    features,
+    fit,
+    fold_of,
+    report,
+    verdicts,
+)
 
 from citeqa.answer.claim_parts import analyse_claim
 from citeqa.answer.claim_reading import (
@@ -53,6 +67,7 @@ from citeqa.answer.claim_reading import (
     rule_dict,
 )
 from citeqa.answer.claims import ClaimThresholds
+from citeqa.answer.judge import FEATURES
 from citeqa.engine import Engine
 from citeqa.evaluation.claims_file import load_claims
 from citeqa.reader.reader import Reader
@@ -60,8 +75,6 @@ from citeqa.reader.reader import Reader
 MARGINS = (-4.0, 0.0, 2.0, 4.0, 6.0, 8.0)
 VETOES = (8.0, math.inf)
 NAMES = (0.0, 0.5, 0.75, 1.0)
-#: the judge a rule goes with: thresholds fitted as today, or without the no-false-support condition
-JUDGES = ("strict", "relaxed")
 
 
 def readings(engine: Engine, reader: Reader, path: Path, cache: dict) -> dict[str, dict[str, list]]:
@@ -115,29 +128,91 @@ def combined(judge: np.ndarray, arrays: tuple[np.ndarray, ...], rule: ReadingRul
     return np.where(has, out, judge)
 
 
-def rules() -> list[ReadingRule]:
-    return [
-        ReadingRule(form, 4, 5, s, c, sm, cm, v, sn, cn)
-        for form, s, c, sm, cm, v, sn, cn in itertools.product(
-            FORMS, MODES, MODES, MARGINS, MARGINS, VETOES, NAMES, NAMES
-        )
-    ]
+def _middle(mask: np.ndarray) -> tuple[int, ...]:
+    """The middle one (in grid order) of the best choices ``mask`` marks."""
+    tied = np.argwhere(mask)
+    return tuple(int(v) for v in tied[len(tied) // 2])
 
 
-def choose(claims: list[Claim], judged: dict[str, np.ndarray], read: dict) -> tuple[str, ReadingRule]:
-    """The judge and rule most accurate on ``claims`` that call no not_found or conflicting claim
-    supported there (the fewest such, if none does); the middle of the tie in the grid's order."""
+def _support_judge(claims: list[Claim], plain: ClaimThresholds) -> tuple[np.ndarray, np.ndarray]:
+    """[facts combo, claim]: the judge supports (a claim without numbers or dates by ``plain``'s
+    thresholds, the same for every combo), and the combos."""
+    s_combos = _combos(FACTS_GRID)
+    out = np.zeros((len(s_combos), len(claims)), dtype=bool)
+    facts = [i for i, c in enumerate(claims) if _has_facts(c)]
+    if facts:
+        out[:, facts] = _support_table([claims[i] for i in facts], s_combos)
+    p = np.asarray([[getattr(plain, k) for k in PLAIN_GRID]])
+    for i, c in enumerate(claims):
+        if not _has_facts(c):
+            out[:, i] = _support_table([c], p)[0, 0]
+    return out, s_combos
+
+
+def fit_joint(claims: list[Claim], read: dict) -> tuple[ClaimThresholds, ReadingRule, dict]:
+    """The judge's thresholds and the reading rule fitted together on ``claims``, in two stages.
+
+    Support: among the judge's support thresholds (``fit_claims.FACTS_GRID``; a claim without
+    numbers or dates keeps the plain thresholds fitted as today), the reading's support margin and
+    names share, and how the two combine (judge, reader, both, either), the choice that supports the
+    most supported claims and no not_found or conflicting one. Conflict: then, on the claims not
+    supported, the judge's conflict thresholds, the reading's conflict margin and names share and
+    how they combine, the most accurate. Each stage takes the middle of its tie (grid order); the
+    question form is the one of the two that gets more right."""
     gold = np.asarray([c.gold for c in claims])
-    arrays = {form: _arrays(claims, read, form) for form in FORMS}
-    scored = []
-    for j in JUDGES:
-        for rule in rules():
-            got = combined(judged[j], arrays[rule.form], rule)
-            false_s = int(((got == "supported") & (gold != "supported")).sum())
-            scored.append((-false_s, int((got == gold).sum()), j, rule))
-    best = max((f, r) for f, r, _, _ in scored)
-    tied = [(j, rule) for f, r, j, rule in scored if (f, r) == best]
-    return tied[len(tied) // 2]
+    plain = fit(claims)
+    s_judge, s_combos = _support_judge(claims, plain)  # [k, i]
+    c_combos = _combos(CONFLICT_GRID)
+    c_judge = _conflict_table(claims, c_combos)  # [c, i]
+    params = list(itertools.product(MARGINS, NAMES))
+    best: tuple | None = None
+    for form in FORMS:
+        has, same, same_n, diff, diff_n = _arrays(claims, read, form)
+        r_s = np.stack([has & (same >= m) & (same_n >= n) for m, n in params])  # [p, i]
+        r_c = np.stack([(diff >= m) & (diff_n >= n) for m, n in params])
+        sup = np.stack(
+            [
+                np.where(
+                    has,
+                    np.broadcast_to(
+                        _mode(mode, s_judge[:, None, :], r_s[None, :, :]), (len(s_combos), len(params), len(claims))
+                    ),
+                    s_judge[:, None, :],
+                )
+                for mode in MODES
+            ]
+        )  # [mode, k, p, i]
+        right_s = (sup & (gold == "supported")).sum(axis=-1)
+        false_s = (sup & (gold != "supported")).sum(axis=-1)
+        score = np.where(false_s == false_s.min(), right_s, -1)
+        sm, k, p = _middle(score == score.max())
+        chosen_sup, judge_sup = sup[sm, k, p], s_judge[k]
+        j_c = c_judge & ~judge_sup  # the judge's verdict is conflicting only where it supports nowhere
+        con = np.stack(
+            [
+                np.where(
+                    has,
+                    np.broadcast_to(
+                        _mode(mode, j_c[:, None, :], r_c[None, :, :]), (len(c_combos), len(params), len(claims))
+                    ),
+                    j_c[:, None, :],
+                )
+                for mode in MODES
+            ]
+        )  # [mode, c, q, i]
+        right_c = ((con & (gold == "conflicting")) | (~con & (gold == "not_found"))) & ~chosen_sup
+        score_c = right_c.sum(axis=-1)
+        cm, c, q = _middle(score_c == score_c.max())
+        total = int(right_s[sm, k, p]) + int(score_c[cm, c, q])
+        key = (-int(false_s[sm, k, p]), total)
+        if best is None or key > best[0]:
+            rule = ReadingRule(
+                form, 4, 5, MODES[sm], MODES[cm], params[p][0], params[q][0], math.inf, params[p][1], params[q][1]
+            )
+            values = asdict(plain) | dict(zip(FACTS_GRID, s_combos[k])) | dict(zip(CONFLICT_GRID, c_combos[c]))
+            best = (key, ClaimThresholds(**{n: float(v) for n, v in values.items()}), rule)
+    assert best is not None
+    return best[1], best[2], {"right": best[0][1], "false_supported": -best[0][0]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,7 +232,12 @@ def main(argv: list[str] | None = None) -> int:
         path, _, index = spec.partition("=")
         engine = Engine.open(Path(index or "index"))
         shipped = engine.settings.claims
-        found = features(engine, Path(path))
+        rows_key = f"rows::{path}"
+        if rows_key in cache:  # the judge's rows, kept with the readings
+            found = [Claim(i, g, np.asarray(r, dtype=float).reshape(-1, len(FEATURES))) for i, g, r in cache[rows_key]]
+        else:
+            found = features(engine, Path(path))
+            cache[rows_key] = [(c.id, c.gold, c.rows.tolist()) for c in found]
         read.update(readings(engine, reader, Path(path), cache))
         if args.cache:
             args.cache.write_text(json.dumps(cache))
@@ -178,13 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     for f in range(args.folds):
         train = [c for c in claims if fold_of(c.id, args.folds) != f]
         test = [c for c in claims if fold_of(c.id, args.folds) == f]
-        strict, relaxed = fit(train), fit(train, strict=False)
-        before.update(zip([c.id for c in test], verdicts(test, strict)))
-        judged_train = {"strict": np.asarray(verdicts(train, strict)), "relaxed": np.asarray(verdicts(train, relaxed))}
-        j, rule = choose(train, judged_train, read)
-        judge_test = np.asarray(verdicts(test, strict if j == "strict" else relaxed))
-        got = combined(judge_test, _arrays(test, read, rule.form), rule)
+        before.update(zip([c.id for c in test], verdicts(test, fit(train))))
+        judge_t, rule, _ = fit_joint(train, read)
+        got = combined(np.asarray(verdicts(test, judge_t)), _arrays(test, read, rule.form), rule)
         after.update(zip([c.id for c in test], got.tolist()))
+        j = asdict(judge_t)
         print(f"fold {f}: judge {j}, rule {rule_dict(rule)}")
     per_set("judge refitted out of fold", before)
     print("== after: the judge and the reading, out of fold")
@@ -200,10 +278,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"other value {int((arrays[3][m] > -math.inf).sum())}/{int(m.sum())}"
             )
         print(f"form {form}: " + "; ".join(line))
-    strict, relaxed = fit(claims), fit(claims, strict=False)
-    judged = {"strict": np.asarray(verdicts(claims, strict)), "relaxed": np.asarray(verdicts(claims, relaxed))}
-    j, rule = choose(claims, judged, read)
-    final = combined(judged[j], _arrays(claims, read, rule.form), rule)
+    judge_t, rule, _ = fit_joint(claims, read)
+    final = combined(np.asarray(verdicts(claims, judge_t)), _arrays(claims, read, rule.form), rule)
+    j = asdict(judge_t)
     per_set("fitted on every claim (in-sample)", dict(zip([c.id for c in claims], final.tolist())))
     print("fitted:", j, rule_dict(rule))
     if args.write:
@@ -213,14 +290,13 @@ def main(argv: list[str] | None = None) -> int:
             "_about": "How claims are checked by reading (citeqa.answer.claim_reading.ReadingRule) and the "
             "sentence judge's thresholds it goes with (judge); written by eval/fit_claim_reading.py --write.",
             **rule_dict(rule),
-            "judge": asdict(strict if j == "strict" else relaxed),
+            "judge": asdict(judge_t),
             "fitted": {
                 "by": "eval/fit_claim_reading.py "
                 + " ".join(f"--set {s}" for s in args.set)
                 + f" --folds {args.folds} --write",
                 "date": date.today().isoformat(),
                 "commit": commit or None,
-                "judge": j,
                 "held_out_accuracy": round(right / len(claims), 3),
                 "claims": len(claims),
             },
