@@ -265,21 +265,33 @@ def test_the_rule_is_data_and_unknown_settings_are_refused(tmp_path):
         assert reading_rule(data).form in ("replace", "front") and "by" in data["fitted"]
 
 
-@pytest.mark.slow
-def test_the_real_reader_reads_the_coordinated_subjects_own_value():
-    """The shipped reader, on the coordinated sentence: the 960PR's quarter is the third, not the
-    960DT's first (in the question form the shipped rule uses)."""
+def _real_readings(form: str):
     from citeqa.reader.reader import Reader
 
-    doc = _doc(PLAN)
-    reader, form = Reader(), reading_rule().form
-    rule = ReadingRule(form=form)
+    doc, reader, rule = _doc(PLAN), Reader(), ReadingRule(form=form)
     wrong = read_claim(reader, analyse_claim("The 960PR arrives in the first quarter of 2027.", "en"), _hits(doc), rule)
     right = read_claim(reader, analyse_claim("The 960DT arrives in the first quarter of 2027.", "en"), _hits(doc), rule)
-    assert [r.relation for r in wrong] != [SAME]
-    assert [r.relation for r in right] == [SAME]
     for r in wrong + right:
         assert r.text == doc.text[r.start : r.end]
+    return wrong, right
+
+
+@pytest.mark.slow
+def test_the_real_reader_reads_the_coordinated_subjects_own_value_with_the_question_word_first():
+    """The shipped reader, on the coordinated sentence: the 960PR's quarter is the third, not the 960DT's first."""
+    wrong, right = _real_readings("front")
+    assert [(r.relation, r.document_value) for r in wrong] == [(DIFFERENT, "third")]
+    assert [r.relation for r in right] == [SAME]
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="known: with the value replaced in place, the reader reads the 960DT's quarter for the 960PR on this sentence (docs/claims.md)",
+)
+def test_the_real_reader_reads_the_coordinated_subjects_own_value_with_the_value_replaced():
+    wrong, right = _real_readings("replace")
+    assert [r.relation for r in wrong] != [SAME] and [r.relation for r in right] == [SAME]
 
 
 def test_a_span_that_holds_the_value_and_another_reads_neither():
