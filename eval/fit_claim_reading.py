@@ -112,7 +112,13 @@ def _arrays(claims: list[Claim], read: dict, form: str) -> tuple[np.ndarray, ...
 
 
 def _mode(mode: str, judge: np.ndarray, reader: np.ndarray) -> np.ndarray:
-    return {"judge": judge, "reader": reader, "both": judge & reader, "either": judge | reader}[mode]
+    return {
+        "judge": judge,
+        "reader": reader,
+        "both": judge & reader,
+        "either": judge | reader,
+        "unless": judge & ~reader,  # the reader array is then "some value read as another"
+    }[mode]
 
 
 def combined(judge: np.ndarray, arrays: tuple[np.ndarray, ...], rule: ReadingRule) -> np.ndarray:
@@ -121,7 +127,8 @@ def combined(judge: np.ndarray, arrays: tuple[np.ndarray, ...], rule: ReadingRul
     j_s, j_c = judge == "supported", judge == "conflicting"
     r_s = has & (same >= rule.support_margin) & (same_n >= rule.support_names)
     r_c = (diff >= rule.conflict_margin) & (diff_n >= rule.conflict_names)
-    sup = _mode(rule.support, j_s, r_s)
+    r_o = (diff >= rule.support_margin) & (diff_n >= rule.support_names)
+    sup = _mode(rule.support, j_s, r_o if rule.support == "unless" else r_s)
     veto = has & (same >= rule.veto_conflict_margin)
     con = _mode(rule.conflict, j_c & ~veto, r_c)
     out = np.where(sup, "supported", np.where(con, "conflicting", "not_found"))
@@ -169,13 +176,15 @@ def fit_joint(claims: list[Claim], read: dict) -> tuple[ClaimThresholds, Reading
     for form in FORMS:
         has, same, same_n, diff, diff_n = _arrays(claims, read, form)
         r_s = np.stack([has & (same >= m) & (same_n >= n) for m, n in params])  # [p, i]
+        r_o = np.stack([(diff >= m) & (diff_n >= n) for m, n in params])  # a value read as another
         r_c = np.stack([(diff >= m) & (diff_n >= n) for m, n in params])
         sup = np.stack(
             [
                 np.where(
                     has,
                     np.broadcast_to(
-                        _mode(mode, s_judge[:, None, :], r_s[None, :, :]), (len(s_combos), len(params), len(claims))
+                        _mode(mode, s_judge[:, None, :], (r_o if mode == "unless" else r_s)[None, :, :]),
+                        (len(s_combos), len(params), len(claims)),
                     ),
                     s_judge[:, None, :],
                 )
@@ -197,7 +206,7 @@ def fit_joint(claims: list[Claim], read: dict) -> tuple[ClaimThresholds, Reading
                     ),
                     j_c[:, None, :],
                 )
-                for mode in MODES
+                for mode in MODES[:4]  # "unless" is a support mode
             ]
         )  # [mode, c, q, i]
         right_c = ((con & (gold == "conflicting")) | (~con & (gold == "not_found"))) & ~chosen_sup

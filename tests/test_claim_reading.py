@@ -300,3 +300,31 @@ def test_a_span_that_holds_the_value_and_another_reads_neither():
     parts = analyse_claim("The sand beside the meadow held 39 species.", "en")
     (reading,) = read_claim(reader, parts, _hits(doc), ReadingRule())
     assert reading.relation == NONE
+
+
+def test_support_unless_a_value_is_read_as_another():
+    other = ValueReading("first quarter of 2027", "date", "q", DIFFERENT, margin=9.0, names=1.0)
+    same = ValueReading("first quarter of 2027", "date", "q", SAME, margin=9.0, names=1.0)
+    none = ValueReading("first quarter of 2027", "date", "q", NONE)
+    rule = ReadingRule(support="unless", support_margin=8.0, conflict="judge")
+    assert combine("supported", [same], rule) == "supported"
+    assert combine("supported", [none], rule) == "supported"  # nothing read: the judge's support stands
+    assert combine("supported", [other], rule) == "not_found"  # the judge alone does not conflict here
+    assert combine("supported", [other], ReadingRule(support="unless", support_margin=10.0)) == "supported"
+
+
+def test_engine_check_reads_each_value_and_cites_the_span_by_document_offsets(built_index, embedder):
+    from citeqa.engine import Engine
+
+    plain = Engine.open(built_index, embedder=embedder)  # the keyword model: no reader of its own
+    reader = ScriptedReader({"Punta Brava": "1887"})
+    engine = Engine(plain.data, embedder, plain.settings, built_index, reader)  # type: ignore[arg-type]
+    check = engine.check("El faro de Punta Brava se construyó en 1887.", k=3)
+    assert reader.questions == ["¿El faro de Punta Brava se construyó en qué año?"]
+    (r,) = check.readings
+    assert r.relation == SAME and r.doc_id == "faro.txt" and r.text == "1887"
+    assert engine.doc_text(r.doc_id)[r.start : r.end] == r.text
+    assert engine.doc_text(r.doc_id)[r.value_start : r.value_end] == r.document_value == "1887"
+    assert r.names == 1.0  # the sentence read names the claim's subject
+    assert ClaimCheck.from_dict(check.to_dict()) == check
+    assert plain.check("El faro de Punta Brava se construyó en 1887.", k=3).readings == ()

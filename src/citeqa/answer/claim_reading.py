@@ -45,7 +45,8 @@ SAME, DIFFERENT, NONE = "same", "different", "none"
 #: or the question word first and the value left out ("front").
 FORMS = ("replace", "front")
 #: How a verdict of the reading and one of the sentence judge combine (:func:`combine`).
-MODES = ("judge", "reader", "both", "either")
+#: ``unless`` (support only): the judge supports and no value is read as another with the support margin.
+MODES = ("judge", "reader", "both", "either", "unless")
 RULE_FILE = Path(__file__).parent / "weights" / "claim_reading.json"
 
 
@@ -373,7 +374,13 @@ def reading_says(readings: Sequence[ValueReading], rule: ReadingRule) -> tuple[b
 
 
 def _mode(mode: str, judge: bool, reader: bool) -> bool:
-    return {"judge": judge, "reader": reader, "both": judge and reader, "either": judge or reader}[mode]
+    return {
+        "judge": judge,
+        "reader": reader,
+        "both": judge and reader,
+        "either": judge or reader,
+        "unless": judge and not reader,
+    }[mode]
 
 
 def combine(judge_verdict: str, readings: Sequence[ValueReading], rule: ReadingRule) -> str:
@@ -384,7 +391,14 @@ def combine(judge_verdict: str, readings: Sequence[ValueReading], rule: ReadingR
     if not readings:
         return judge_verdict
     supports, conflicts = reading_says(readings, rule)
-    if _mode(rule.support, judge_verdict == "supported", supports):
+    if rule.support == "unless":
+        other = any(
+            r.relation == DIFFERENT and r.margin >= rule.support_margin and r.names >= rule.support_names
+            for r in readings
+        )
+        if judge_verdict == "supported" and not other:
+            return "supported"
+    elif _mode(rule.support, judge_verdict == "supported", supports):
         return "supported"
     judge_conflicts = judge_verdict == "conflicting"
     if judge_conflicts and all(r.relation == SAME and r.margin >= rule.veto_conflict_margin for r in readings):
