@@ -149,8 +149,10 @@ def _ranks(combos: np.ndarray) -> np.ndarray:
     return np.stack([np.unique(col, return_inverse=True)[1] for col in combos.T], axis=1)
 
 
-def fit(claims: list[Claim]) -> ClaimThresholds:
-    """The most accurate thresholds that call no not_found claim supported; the strictest on a tie."""
+def fit(claims: list[Claim], strict: bool = True) -> ClaimThresholds:
+    """The most accurate thresholds that call no not_found claim supported; the strictest on a tie.
+    ``strict=False`` drops that condition (the most accurate thresholds): a judge whose supports
+    the reading checks may support more."""
     facts = [c for c in claims if _has_facts(c)]
     plain = [c for c in claims if not _has_facts(c)]
     values: dict[str, float] = {}
@@ -159,7 +161,7 @@ def fit(claims: list[Claim]) -> ClaimThresholds:
     sup = _support_table(plain, p_combos)
     gold = np.asarray([c.gold for c in plain])
     right = (sup & (gold == "supported")).sum(axis=1) + (~sup & (gold != "supported")).sum(axis=1)
-    (pi,) = _choose(right, (sup & (gold == "not_found")).sum(axis=1), [p_combos])
+    (pi,) = _choose(right, (sup & (gold == "not_found")).sum(axis=1) * strict, [p_combos])
     values |= dict(zip(PLAIN_GRID, p_combos[pi]))
     # claims with numbers or dates: support and conflict thresholds jointly
     s_combos, c_combos = _combos(FACTS_GRID), _combos(CONFLICT_GRID)
@@ -173,7 +175,7 @@ def fit(claims: list[Claim]) -> ClaimThresholds:
     right_c = (rest[:, None, :] & conflicts[None, :, :] & is_c).sum(axis=2)
     right_n = (rest[:, None, :] & ~conflicts[None, :, :] & is_n).sum(axis=2)
     right = right_s[:, None] + right_c + right_n
-    si, ci = _choose(right, np.broadcast_to(false_s[:, None], right.shape), [s_combos, c_combos])
+    si, ci = _choose(right, np.broadcast_to(false_s[:, None], right.shape) * strict, [s_combos, c_combos])
     values |= dict(zip(FACTS_GRID, s_combos[si])) | dict(zip(CONFLICT_GRID, c_combos[ci]))
     return ClaimThresholds(**{k: float(v) for k, v in values.items()})
 
@@ -193,6 +195,7 @@ def report(label: str, claims: list[Claim], got: list[str]) -> None:
         f"{label}: accuracy {right / len(claims):.3f} ({right}/{len(claims)}); "
         + ", ".join(parts)
         + f"; not_found called supported: {by[('not_found', 'supported')]}"
+        + f"; conflicting called supported: {by[('conflicting', 'supported')]}"
     )
 
 

@@ -41,7 +41,9 @@ def test_claim_accuracy_per_verdict(claims_file: str, repo: Path, tmp_path: Path
 
     corpus, snapshot, reported = REPORTED[claims_file]
     update_index(repo / corpus, tmp_path / "index", embedder)
-    engine = Engine.open(tmp_path / "index", embedder=embedder)
+    # the sentence judge alone, as these numbers and the snapshot were made: checks by reading have
+    # their own out-of-fold figures (docs/claims.md, eval/fit_claim_reading.py)
+    engine = Engine.open(tmp_path / "index", embedder=embedder, reader="off")
     results = ev.evaluate_claims(lambda claim: engine.check(claim), ev.load_claims(repo / claims_file))
     metrics = ev.summarize_claims(results)
     assert metrics.not_found_as_supported == 0

@@ -172,10 +172,27 @@ class Engine:
     ) -> ClaimCheck:
         """Check ``claim`` against the documents: ``supported``, ``conflicting`` or ``not_found``,
         with up to ``k`` passages that bear on it (see :mod:`citeqa.answer.claims`); ``page_lang`` as for :meth:`ask`."""
-        from citeqa.answer.claims import check_claim
+        from citeqa.answer.claim_parts import analyse_claim
+        from citeqa.answer.claim_reading import judge_block, read_claim, reading_rule
+        from citeqa.answer.claims import check_claim, claim_thresholds
 
         started = time.perf_counter()
         inputs = self.claim_inputs(claim, k, page_lang)
+        judge = thresholds if thresholds is not None else self.settings.claims
+        rule, readings = None, ()
+        if self.reader is not None:  # each value of the claim asked for, about its own subject
+            rule = reading_rule()
+            if thresholds is None and judge_block():
+                judge = claim_thresholds(judge_block())  # the judge fitted to go with the reading
+            readings = read_claim(
+                self.reader,
+                analyse_claim(inputs.claim, inputs.language),
+                inputs.hits,
+                rule,
+                self.work.ticket().turn,
+                self.settings.bounds.reader_windows,
+                self.data.documents,
+            )
         result = check_claim(
             inputs.claim,
             inputs.language,
@@ -184,7 +201,9 @@ class Engine:
             inputs.similarities,
             self.data.documents,
             k,
-            thresholds if thresholds is not None else self.settings.claims,
+            judge,
+            readings,
+            rule,
         )
         return replace(result, latency_ms=round((time.perf_counter() - started) * 1000, 3))
 

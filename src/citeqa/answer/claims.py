@@ -20,6 +20,7 @@ from functools import cache
 from typing import Any
 
 from citeqa.answer.claim_parts import ClaimParts, analyse_claim
+from citeqa.answer.claim_reading import ReadingRule, ValueReading, combine
 from citeqa.answer.judge import (
     CONFLICTING,
     CONFLICTS,
@@ -106,6 +107,9 @@ class ClaimCheck:
     message: str
     evidence: tuple[ClaimEvidence, ...] = field(default_factory=tuple)
     latency_ms: float = 0.0
+    #: what the reader read for each value of the claim, about the claim's subject (document
+    #: offsets; empty when checked without the reader): :mod:`citeqa.answer.claim_reading`
+    readings: tuple[ValueReading, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)
@@ -184,20 +188,35 @@ def check_claim(
     documents: Mapping[str, Document],
     k: int = 5,
     thresholds: ClaimThresholds | None = None,
+    readings: Sequence[ValueReading] = (),
+    rule: ReadingRule | None = None,
 ) -> ClaimCheck:
     """The :class:`ClaimCheck` of ``claim`` (in ``lang``) from its retrieved passages (``hits``),
-    their candidate spans and each span's cosine to the claim."""
+    their candidate spans and each span's cosine to the claim. With ``readings`` (what the reader
+    read for each value of the claim) the verdict is the judge's and the readings' combined by
+    ``rule`` (:func:`citeqa.answer.claim_reading.combine`)."""
     t = thresholds if thresholds is not None else ClaimThresholds()
     parts = analyse_claim(claim, lang)
     judged = judge_candidates(parts, hits, cands, dense, documents)
     verdict = decide([j.judgement for j in judged], t)
+    if rule is not None:
+        verdict = combine(verdict, readings, rule)
     evidence = _evidence(judged, hits, documents, verdict, k, t, lang)
     wanted = CONFLICTS if verdict == CONFLICTING else SUPPORTS
     shown = next((e for e in evidence if e.relation == wanted), None)
-    message = claim_message(
-        verdict, lang, shown.claim_value if shown else None, shown.document_value if shown else None
-    )
-    return ClaimCheck(claim, lang, verdict, message, tuple(evidence))
+    claim_value, doc_value = (shown.claim_value, shown.document_value) if shown else (None, None)
+    read = _reading_shown(readings, verdict)
+    if read is not None and (shown is None or verdict == CONFLICTING):
+        claim_value, doc_value = read.claim_value, read.document_value  # the value read for the claim's subject
+    message = claim_message(verdict, lang, claim_value, doc_value)
+    return ClaimCheck(claim, lang, verdict, message, tuple(evidence), readings=tuple(readings))
+
+
+def _reading_shown(readings: Sequence[ValueReading], verdict: str) -> ValueReading | None:
+    """The reading the message quotes: a value read as another after ``conflicting``, one read back
+    after ``supported``."""
+    wanted = {CONFLICTING: "different", SUPPORTED: "same"}.get(verdict)
+    return next((r for r in readings if r.relation == wanted and r.document_value), None)
 
 
 def _evidence(
@@ -214,7 +233,7 @@ def _evidence(
     document already shown, bearing the same way, is noted on that entry instead of listed. After
     ``not_found`` every passage is only ``related``."""
     order = {SUPPORTS: 0, CONFLICTS: 1, RELATED: 2}
-    relation_of = {id(j): (RELATED if verdict == NOT_FOUND else unit_relation(j.judgement, t)) for j in judged}
+    relation_of = {id(j): _relation(j.judgement, t, verdict) for j in judged}
     ranked = sorted(
         judged,
         key=lambda j: (
@@ -250,6 +269,15 @@ def _evidence(
             seen.add(i)
             out.append(ClaimEvidence(_citation(hit, documents), RELATED))
     return out
+
+
+def _relation(j: SentenceJudgement, t: ClaimThresholds, verdict: str) -> str:
+    """A unit's relation as the verdict allows: after ``not_found`` every unit is only related, after
+    ``conflicting`` (the reading may overrule the judge's support) no unit supports."""
+    relation = unit_relation(j, t)
+    if verdict == NOT_FOUND or (verdict == CONFLICTING and relation == SUPPORTS):
+        return RELATED
+    return relation
 
 
 def _place(unit: Unit, doc: Document | None) -> float:

@@ -450,7 +450,33 @@ def check_sources_html(
         )
     cls = "citeqa-sources citeqa-closest" if check.verdict == "not_found" else "citeqa-sources"
     heading = base["closest"] if check.verdict == "not_found" else lab["evidence"]
-    return f'<div class="{cls}"><h3>{safe(heading)}</h3>{"".join(items)}</div>'
+    return f'{readings_html(check)}<div class="{cls}"><h3>{safe(heading)}</h3>{"".join(items)}</div>'
+
+
+def readings_html(check) -> str:  # check: citeqa.answer.claims.ClaimCheck
+    """What the reader read for each value of the claim, about the claim's subject: the span it read
+    (document offsets, the document's value in bold), the claim's value struck through where the
+    span gives another, the question it was asked; empty without readings."""
+    from citeqa.messages import claim_labels
+
+    if not getattr(check, "readings", ()):
+        return ""
+    lab, base = claim_labels(check.language), labels(check.language)
+    items = []
+    for r in check.readings:
+        asked = f'<small class="citeqa-asked">{safe(lab["reading_asked"])}: {safe(r.question)}</small>'
+        if r.relation == "none" or not r.text:
+            items.append(f"<li>{safe(r.claim_value)}: <em>{safe(lab['reading_none'])}</em> {asked}</li>")
+            continue
+        a, b = r.value_start - r.start, r.value_end - r.start
+        span = _marked(r.text, a, b, "strong") if 0 <= a <= b <= len(r.text) else safe(r.text)
+        claim = f"<s>{safe(r.claim_value)}</s> → " if r.relation == "different" else ""
+        where = f"{safe(r.doc_id)} · {safe(r.lang)} · {safe(base['chars'])} {r.start}–{r.end}"
+        items.append(
+            f'<li class="citeqa-read-{safe(r.relation)}">{claim}“{span}” '
+            f'<span class="citeqa-where">{where}</span> {asked}</li>'
+        )
+    return f'<div class="citeqa-readings"><h3>{safe(lab["reading"])}</h3><ul>{"".join(items)}</ul></div>'
 
 
 def document_html(document: Document, start: int, end: int) -> str:

@@ -267,6 +267,15 @@ def check_markdown(
         f"**{lab[check.verdict]}** — {md_escape(check.message)}",
         "",
     ]
+    if check.readings:  # what the reader read for each value, about the claim's subject
+        lines += [f"**{lab['reading']}**", ""]
+        for r in check.readings:
+            if r.relation == "none" or not r.text:
+                lines.append(f"- {md_escape(r.claim_value)}: *{md_escape(lab['reading_none'])}*")
+                continue
+            struck = f"~~{md_escape(r.claim_value)}~~ → " if r.relation == "different" else ""
+            lines.append(f"- {struck}“{md_escape(r.text)}” ({md_escape(r.doc_id)}, {r.start}–{r.end})")
+        lines.append("")
     quotes = check_quotes(check, infos, documents)
     if quotes:
         lines += [f"**{lab['evidence']}**", ""]

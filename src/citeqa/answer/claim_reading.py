@@ -1,0 +1,420 @@
+"""Claims checked by reading: ask the reader for each value of a claim, about the claim's own subject.
+
+The sentence judge (:mod:`citeqa.answer.judge`) matches a claim's values to sentences, not to the
+entity a value belongs to: "The 960PR arrives in the first quarter of 2027." met "the 960DT arrives
+in the first quarter of 2027 and the 960PR in the third" and was called supported. Here every value
+of the claim (a date, a quantity with its unit, a name that is the claim's value: "fundada en
+Bristol") is masked and asked for instead: the claim with the value replaced by a question word of
+the claim's language (``claim_slots`` in :mod:`citeqa.text.lexicon`, data), "The 960PR arrives in
+when?". The reader (:mod:`citeqa.reader`) reads that question over the few best retrieved passages;
+the first span it reads that holds a value of the claim value's kind is compared with it by
+:mod:`citeqa.text.quantities` (same date at the claim's granularity, same number in the same unit):
+
+* ``same``: the value is read back for the claim's subject;
+* ``different``: another value of the same kind and unit is read for it;
+* ``none``: no span of that kind (the reader abstains or reads something else).
+
+How the readings and the sentence judge's verdict combine into the claim's verdict is a small
+rule with fitted margins (:class:`ReadingRule`), data in ``answer/weights/claim_reading.json``
+written by ``eval/fit_claims.py --reading --write``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from citeqa.answer.claim_parts import ClaimParts, tokens_of
+from citeqa.answer.judge import judge_unit, units_of
+from citeqa.errors import ConfigError
+from citeqa.reader.reader import Reader, Turn
+from citeqa.reader.reader import Reading as ReaderOutput
+from citeqa.records import Document, Hit
+from citeqa.text.facts import DATE, NAME, QUANTITY, Fact, find_facts, find_names
+from citeqa.text.lexicon import entry, folded
+from citeqa.text.quantities import date_relation, same_slot, same_value
+
+SAME, DIFFERENT, NONE = "same", "different", "none"
+#: How the question is formed: the value replaced by the question word where it stood ("replace"),
+#: or the question word first and the value left out ("front").
+FORMS = ("replace", "front")
+#: How a verdict of the reading and one of the sentence judge combine (:func:`combine`).
+#: ``unless`` (support only): the judge supports and no value is read as another with the support margin.
+MODES = ("judge", "reader", "both", "either", "unless")
+RULE_FILE = Path(__file__).parent / "weights" / "claim_reading.json"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadingRule:
+    """When the readings make a claim supported or conflicting (see :func:`combine`). Data: the
+    fitted file :data:`RULE_FILE`; these defaults serve without it."""
+
+    form: str = "replace"  #: how the question is formed (:data:`FORMS`)
+    passages: int = 4  #: the best retrieved passages the reader reads
+    spans: int = 5  #: the reader's best spans looked at, best first
+    #: ``supported``: from the judge, the reading, both or either
+    support: str = "both"
+    #: ``conflicting`` (when not supported): from the judge, the reading, both or either
+    conflict: str = "either"
+    #: a value counts as read back when its span's score beats the passage's no-answer score by this
+    support_margin: float = 0.0
+    #: another value counts as the subject's when its span beats the no-answer score by this
+    conflict_margin: float = 0.0
+    #: a reading of ``same`` this confident vetoes the judge's conflict (+inf: never)
+    veto_conflict_margin: float = math.inf
+    #: share of the claim's names the sentence read must have for the reading to support / conflict
+    support_names: float = 0.0
+    conflict_names: float = 0.0
+
+
+def reading_rule(values: Mapping[str, Any] | None = None) -> ReadingRule:
+    """:class:`ReadingRule` from the fitted file's data (the file itself when None; defaults if absent)."""
+    if values is None:
+        values = json.loads(RULE_FILE.read_text("utf-8")) if RULE_FILE.exists() else {}
+    known = {f.name: f.type for f in fields(ReadingRule)}
+    unknown = sorted(set(values) - set(known) - {"fitted", "_about", "judge"})
+    if unknown:
+        raise ConfigError(f"claim reading rule: no such setting {', '.join(unknown)}; refit with eval/fit_claims.py")
+    rule = ReadingRule(**{k: v for k, v in values.items() if k in known})
+    if rule.form not in FORMS or rule.support not in MODES or rule.conflict not in MODES:
+        raise ConfigError(f"claim reading rule: form must be one of {FORMS}, support and conflict one of {MODES}")
+    return ReadingRule(
+        rule.form,
+        int(rule.passages),
+        int(rule.spans),
+        rule.support,
+        rule.conflict,
+        float(rule.support_margin),
+        float(rule.conflict_margin),
+        float(rule.veto_conflict_margin),
+        float(rule.support_names),
+        float(rule.conflict_names),
+    )
+
+
+def judge_block() -> dict[str, Any]:
+    """The sentence judge's thresholds fitted to go with the rule (the ``judge`` block of
+    :data:`RULE_FILE`; empty without one: the model's own claim thresholds serve)."""
+    if not RULE_FILE.exists():
+        return {}
+    block = json.loads(RULE_FILE.read_text("utf-8")).get("judge", {})
+    return dict(block) if isinstance(block, dict) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class ValueReading:
+    """What the reader read for one value of the claim, about the claim's subject.
+
+    ``start``/``end``: the span read, in offsets of document ``doc_id`` (``text`` is
+    ``document_text[start:end]``); ``value_start``/``value_end`` the document's value inside it
+    (document offsets, -1 when none); ``margin``: the span's score over its passage's no-answer
+    score (how sure the reader is). ``relation`` ``none`` has no span of the value's kind.
+    """
+
+    claim_value: str  #: the claim's value, verbatim
+    kind: str  #: the value's type (:attr:`citeqa.text.facts.Fact.type`)
+    question: str
+    relation: str  #: same, different or none
+    doc_id: str = ""
+    lang: str = ""
+    start: int = -1
+    end: int = -1
+    text: str = ""
+    value_start: int = -1
+    value_end: int = -1
+    document_value: str = ""
+    margin: float = -math.inf
+    #: share of the claim's names in the sentence that holds the span (with its lead, heading and
+    #: title: :mod:`citeqa.answer.judge`'s unit), and of its other words: is the span about the subject?
+    names: float = 0.0
+    cover: float = 0.0
+
+
+# --- the values of a claim and their questions -------------------------------------------------
+
+
+def claim_values(parts: ClaimParts) -> list[Fact]:
+    """The values a claim states: its dates and quantities, and each name that is its value
+    ("fundada en Bristol", "by Gustave Eiffel") as one name fact, in claim order."""
+    values = [f for f in parts.facts if f.kind in (DATE, QUANTITY)]
+    toks = parts.tokens
+    i = 0
+    while i < len(toks):
+        if toks[i][2] in parts.value_names and not any(f.start <= toks[i][0] < f.end for f in values):
+            j = i
+            while (
+                j + 1 < len(toks)
+                and toks[j + 1][2] in parts.value_names
+                and not parts.text[toks[j][1] : toks[j + 1][0]].strip()
+            ):
+                j += 1
+            a, b = toks[i][0], toks[j][1]
+            values.append(Fact(NAME, a, b, parts.text[a:b], measure_end=b))
+            i = j + 1
+        else:
+            i += 1
+    return sorted(values, key=lambda f: f.start)
+
+
+@cache
+def slot_words(lang: str) -> dict[str, str]:
+    """The question words that ask for each type of value in ``lang`` (``claim_slots`` of its word
+    list; English where the language has none)."""
+    table = entry(lang, "", "claim_slots") or entry("en", "", "claim_slots") or {}
+    if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+        raise ConfigError(f"claim_slots of {lang}: a table from value types to question words")
+    return dict(table)
+
+
+def slot_word(fact: Fact, lang: str) -> str:
+    """The question word for ``fact``'s type in ``lang`` (its kind's when the type has none)."""
+    table = slot_words(lang)
+    return table.get(fact.type) or table.get(fact.kind) or table.get("other", "")
+
+
+_END = re.compile(r"[\s.!。;:]+$")
+
+
+def slot_question(claim: str, fact: Fact, lang: str, form: str = "replace") -> str:
+    """The question that asks for ``fact`` about the claim's subject: the claim with the value
+    replaced by the question word ("The 960PR arrives in when?"), or (``front``) the question word
+    first and the value left out ("when the 960PR arrives in?"). Opening marks where the language
+    writes them (``claim_slots._open``)."""
+    word = slot_word(fact, lang)
+    before, after = claim[: fact.start], claim[fact.end :]
+    after = _END.sub("", after)
+    if fact.kind == DATE:  # "arrives in the first quarter of 2027" asks "arrives when"
+        before = _drop_last_words(before, slot_words(lang).get("_drop_before_date", ""))
+    if form == "front":
+        body = " ".join(f"{word} {before} {after}".split())
+    else:
+        body = " ".join(f"{before}{word}{after}".split())
+    body = body[:1].upper() + body[1:]
+    opening = slot_words(lang).get("_open", "")
+    return f"{opening}{body}?"
+
+
+def _drop_last_words(text: str, words: str) -> str:
+    """``text`` without the words of ``words`` (space-separated) that end it ("arrives in the ")."""
+    drop = {folded(w) for w in words.split()}
+    cut = len(text)
+    for a, b, tok in reversed(tokens_of(text)):
+        if tok not in drop or text[b:cut].strip(" '’"):
+            break
+        cut = a
+    return text[:cut]
+
+
+# --- comparing what was read with the claim's value -----------------------------------------------
+
+
+def compare(claim: Fact, doc: Fact) -> str | None:
+    """``same`` when ``doc`` states ``claim``'s value (a coarser claim date is the same: "2027" for
+    "the first quarter of 2027"), ``different`` when it states another value of the same kind and
+    unit, None when it says nothing comparable (a coarser document date, another unit, another kind)."""
+    if claim.kind == NAME:
+        if doc.kind != NAME:
+            return None
+        want = {t for _, _, t in tokens_of(claim.text)}
+        have = {t for _, _, t in tokens_of(doc.text)}
+        return SAME if want <= have else DIFFERENT if not want & have else None
+    if claim.kind != doc.kind:
+        return None
+    if same_value(claim, doc):
+        return SAME
+    if claim.kind == DATE and claim.date is not None and doc.date is not None:
+        return DIFFERENT if date_relation(claim.date, doc.date) == "different" else None
+    return DIFFERENT if same_slot(claim, doc) else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Passage:
+    hit: Hit
+    text: str
+    facts: tuple[Fact, ...]
+    names: tuple[Fact, ...]
+
+
+def _passage(hit: Hit) -> _Passage:
+    text = hit.chunk.text
+    return _Passage(hit, text, tuple(find_facts(text, hit.chunk.lang)), tuple(find_names(text)))
+
+
+def _whole_words(text: str, a: int, b: int) -> tuple[int, int]:
+    while 0 < a < len(text) and text[a - 1].isalnum() and text[a].isalnum():
+        a -= 1
+    while 0 < b < len(text) and text[b - 1].isalnum() and text[b].isalnum():
+        b += 1
+    while a < b and text[a] in _TRIM:
+        a += 1
+    while b > a and text[b - 1] in _TRIM:
+        b -= 1
+    return a, b
+
+
+_TRIM = " \t\n.,;:!?¿¡\"'«»“”()[]"
+
+
+def _read_values(claim_fact: Fact, p: _Passage, a: int, b: int) -> list[Fact]:
+    """The values the span ``p.text[a:b]`` reads: the passage's facts (names for a name) that the
+    span covers at least half of, the most covered first (a span across "2027 and the 960PR in the
+    third" reads the third); else the facts of the span's own text ("2027" read inside "the first
+    quarter of 2027" is the year, not the quarter)."""
+    pool = p.names if claim_fact.kind == NAME else p.facts
+    covered = [(min(b, f.end) - max(a, f.start), f) for f in pool if f.start < b and a < f.end]
+    covered = [(n, f) for n, f in covered if n * 2 >= f.end - f.start]
+    if covered:
+        return [f for _, f in sorted(covered, key=lambda x: -x[0])]
+    text = p.text[a:b]
+    own = find_names(text) if claim_fact.kind == NAME else find_facts(text, p.hit.chunk.lang)
+    return [replace(f, start=f.start + a, end=f.end + a, measure_end=-1) for f in own]
+
+
+def value_reading(
+    claim_fact: Fact, question: str, reading: ReaderOutput, passages: Sequence[_Passage], spans: int
+) -> ValueReading:
+    """The first of the reader's best ``spans`` that holds a value comparable with ``claim_fact``."""
+    for s in reading.spans[:spans]:
+        p = passages[s.passage]
+        a, b = _whole_words(p.text, s.start, s.end)
+        if b <= a:
+            continue
+        found = [(f, r) for f in _read_values(claim_fact, p, a, b) if (r := compare(claim_fact, f)) is not None]
+        if not found:
+            continue
+        share = {id(f): (min(b, f.end) - max(a, f.start)) / max(1, f.end - f.start) for f, _ in found}
+        top = max(share.values())
+        best = [(f, r) for f, r in found if share[id(f)] >= top - 1e-9]
+        if len({r for _, r in best}) > 1:
+            continue  # "63 ... and 39 ...": a span that holds the value and another singles out neither
+        doc, relation = best[0]
+        base = p.hit.chunk.start
+        null = reading.null[s.passage]
+        return ValueReading(
+            claim_fact.text,
+            claim_fact.type,
+            question,
+            relation,
+            p.hit.chunk.doc_id,
+            p.hit.chunk.lang,
+            base + a,
+            base + b,
+            p.text[a:b],
+            base + doc.start,
+            base + doc.end,
+            doc.text,
+            round(float(s.score - null), 4),
+        )
+    return ValueReading(claim_fact.text, claim_fact.type, question, NONE)
+
+
+def read_claim(
+    reader: Reader,
+    parts: ClaimParts,
+    hits: Sequence[Hit],
+    rule: ReadingRule,
+    turn: Turn | None = None,
+    max_windows: int | None = None,
+    documents: Mapping[str, Document] | None = None,
+) -> tuple[ValueReading, ...]:
+    """One reading per value of the claim (:func:`claim_values`): its question read over the
+    ``rule.passages`` best passages; with ``documents``, how much the sentence read is about the
+    claim's names and words (:attr:`ValueReading.names`, ``cover``)."""
+    values = claim_values(parts)
+    if not values or not hits:
+        return ()
+    passages = [_passage(h) for h in hits[: rule.passages]]
+    out = []
+    for fact in values:
+        question = slot_question(parts.text, fact, parts.lang, rule.form)
+        reading = reader.read(
+            question, [p.text for p in passages], top=max(rule.spans, 1), max_windows=max_windows, turn=turn
+        )
+        found = value_reading(fact, question, reading, passages, rule.spans)
+        out.append(_about_subject(found, parts, hits[: rule.passages], documents or {}))
+    return tuple(out)
+
+
+def _about_subject(
+    r: ValueReading, parts: ClaimParts, hits: Sequence[Hit], documents: Mapping[str, Document]
+) -> ValueReading:
+    """``r`` with the judge's share of the claim's names and words in the unit that holds its span."""
+    if r.relation == NONE:
+        return r
+    for hit in hits:
+        if hit.chunk.doc_id != r.doc_id or not hit.chunk.start <= r.start < hit.chunk.end:
+            continue
+        for unit in units_of([hit], [], [], documents):
+            if unit.start <= r.start < unit.end:
+                j = judge_unit(parts, unit)
+                return replace(r, names=round(j.names, 4), cover=round(j.cover, 4))
+    return r
+
+
+# --- the verdict -----------------------------------------------------------------------------------
+
+
+def reading_says(readings: Sequence[ValueReading], rule: ReadingRule) -> tuple[bool, bool]:
+    """(supports, conflicts): every value read back with the support margin; some value read as
+    another with the conflict margin."""
+    supports = bool(readings) and all(
+        r.relation == SAME and r.margin >= rule.support_margin and r.names >= rule.support_names for r in readings
+    )
+    conflicts = any(
+        r.relation == DIFFERENT and r.margin >= rule.conflict_margin and r.names >= rule.conflict_names
+        for r in readings
+    )
+    return supports, conflicts
+
+
+def _mode(mode: str, judge: bool, reader: bool) -> bool:
+    return {
+        "judge": judge,
+        "reader": reader,
+        "both": judge and reader,
+        "either": judge or reader,
+        "unless": judge and not reader,
+    }[mode]
+
+
+def combine(judge_verdict: str, readings: Sequence[ValueReading], rule: ReadingRule) -> str:
+    """The claim's verdict from the sentence judge's and the readings. A claim without values (nothing
+    to ask for) keeps the judge's. Otherwise ``supported`` when the judge's support and the reading's
+    meet as ``rule.support`` says; else ``conflicting`` when their conflicts do (``rule.conflict``),
+    unless every value was read back more surely than ``veto_conflict_margin``; else ``not_found``."""
+    if not readings:
+        return judge_verdict
+    supports, conflicts = reading_says(readings, rule)
+    if rule.support == "unless":
+        other = any(
+            r.relation == DIFFERENT and r.margin >= rule.support_margin and r.names >= rule.support_names
+            for r in readings
+        )
+        if judge_verdict == "supported" and not other:
+            return "supported"
+    elif _mode(rule.support, judge_verdict == "supported", supports):
+        return "supported"
+    judge_conflicts = judge_verdict == "conflicting"
+    if judge_conflicts and all(r.relation == SAME and r.margin >= rule.veto_conflict_margin for r in readings):
+        judge_conflicts = False
+    if _mode(rule.conflict, judge_conflicts, conflicts):
+        return "conflicting"
+    return "not_found"
+
+
+def rule_dict(rule: ReadingRule) -> dict[str, Any]:
+    data = asdict(rule)
+    if math.isinf(rule.veto_conflict_margin):
+        data["veto_conflict_margin"] = 1e9
+    return data
+
+
+def documents_text(documents: Mapping[str, Document], r: ValueReading) -> str:
+    """``document_text[start:end]`` of a reading (what :attr:`ValueReading.text` must equal)."""
+    return documents[r.doc_id].text[r.start : r.end]
