@@ -39,7 +39,7 @@ class Retriever:
     def __init__(self, data: RetrievalBackend, settings: RetrievalSettings) -> None:
         self.data = data
         self.settings = settings
-        self.langs = tuple(sorted({c.lang for c in data.chunks}))
+        self.langs = tuple(sorted(data.passage_langs()))
 
     def dense_scores(self, query_vector: np.ndarray, n: int) -> dict[int, float]:
         """Cosine similarity of the top ``n`` passages to the question vector."""

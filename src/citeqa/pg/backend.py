@@ -1,10 +1,12 @@
 """A :class:`~citeqa.answer.backend.RetrievalBackend` over PostgreSQL shards (``--backend postgresql://...``).
 
 Opened on the generation live at that moment (pinned: a publish meanwhile does not change
-what it answers from; :meth:`PostgresBackend.reopen` moves to the new one). It loads the
-generation's passage and document records, the span offsets and the term statistics, and
-leaves vectors and postings in PostgreSQL. A query fans out to every shard at once; each
-returns its top ``n`` of each list, and the backend merges them: dense candidates are
+what it answers from; :meth:`PostgresBackend.reopen` moves to the new one). It loads where
+each passage lives (shard and pid, in the manifest's order), the span offsets, the language
+counts and the term statistics, and leaves passage texts, document records, vectors and
+postings in PostgreSQL (:mod:`citeqa.pg.records`: a hit's passage comes with the search that
+finds it, a document's record is read when a citation names it). A query fans out to every
+shard at once; each returns its top ``n`` of each list, and the backend merges them: dense candidates are
 rescored with FAISS's own inner product on their stored float32 vectors, BM25 candidates with
 bm25s's arithmetic (:mod:`citeqa.pg.bm25`), so exact mode gives the local index's scores
 and the same answers.
@@ -23,8 +25,8 @@ from citeqa.index.backends import dense_search, lexical_idf
 from citeqa.index.manifest import Manifest, manifest_from
 from citeqa.index.terms import Terms
 from citeqa.pg import bm25, schema
+from citeqa.pg.records import PASSAGE_COLUMNS, RemoteDocuments, RemotePassages
 from citeqa.pg.shards import Shard, Shards
-from citeqa.records import Chunk, Document, from_dict
 
 #: Approximate mode: how many graph neighbours pgvector visits (its maximum is 1000), and the
 #: iterative scan that keeps filtering rows of other generations from starving the top n.
@@ -37,10 +39,15 @@ _SETUP = (
     "SET statement_timeout = '30s'",  # a shard that stops answering is an error, not a hung question
 )
 _VISIBLE = "born <= %(gen)s AND died > %(gen)s"
-_DENSE_SQL = f"SELECT pid, embedding FROM citeqa_passages WHERE {_VISIBLE} ORDER BY embedding <#> %(q)s LIMIT %(n)s"
+_HIT = f"SELECT pid, embedding, {PASSAGE_COLUMNS} FROM citeqa_passages WHERE {_VISIBLE}"
+_DENSE_SQL = f"{_HIT} ORDER BY embedding <#> %(q)s LIMIT %(n)s"
 #: Exact mode: a sequential scan (``+ 0``: no index can serve that order), exact cosine.
-_EXACT_SQL = (
-    f"SELECT pid, embedding FROM citeqa_passages WHERE {_VISIBLE} ORDER BY (embedding <#> %(q)s) + 0 LIMIT %(n)s"
+_EXACT_SQL = f"{_HIT} ORDER BY (embedding <#> %(q)s) + 0 LIMIT %(n)s"
+#: BM25's candidates with their passages.
+_LEXICAL_SQL = (
+    "SELECT b.pid, b.dl, b.positions, b.tfs, "
+    + ", ".join(f"p.{c.strip()}" for c in PASSAGE_COLUMNS.split(","))
+    + f" FROM ({bm25.SQL}) b JOIN citeqa_passages p ON p.pid = b.pid"
 )
 
 
@@ -72,21 +79,23 @@ class PostgresBackend:
 
     def dense_search(self, vector: np.ndarray, n: int) -> dict[int, float]:
         """Each shard's ``n`` nearest by pgvector, rescored by FAISS's inner product; the best ``n``."""
-        if n <= 0 or not self.chunks:
+        if n <= 0 or not len(self.chunks):
             return {}
         sql = _EXACT_SQL if self.exact or self.ann == "exact" else _DENSE_SQL
         query = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
         params = {"gen": self.generation, "q": query, "n": n}
         found = self.shards.each(lambda s: _fetch(s, sql, params, "searching vectors"))
-        rows = [self._rows[(i, pid)] for i, part in enumerate(found) for pid, _ in part]
+        rows = [self._rows[(i, hit[0])] for i, part in enumerate(found) for hit in part]
         if not rows:
             return {}
         import faiss
 
         candidates = faiss.IndexFlatIP(query.shape[0])
-        candidates.add(np.stack([v.to_numpy().astype(np.float32) for part in found for _, v in part]))
+        candidates.add(np.stack([hit[1].to_numpy().astype(np.float32) for part in found for hit in part]))
         scored = dense_search(candidates, query, len(rows))
-        return _best({rows[i]: s for i, s in scored.items()}, n)
+        best = _best({rows[i]: s for i, s in scored.items()}, n)
+        self._keep(rows, [hit[2:] for part in found for hit in part], best)
+        return best
 
     def lexical_search(self, terms: Sequence[str], n: int) -> dict[int, float]:
         """Each shard's ``n`` best by BM25 with the global statistics, rescored exactly; the best ``n`` (> 0)."""
@@ -94,26 +103,46 @@ class PostgresBackend:
         if not query or n <= 0:
             return {}
         params = self.collection.params(query, n, self.generation)
-        found = self.shards.each(lambda s: _fetch(s, bm25.SQL, params, "searching terms"))
+        found = self.shards.each(lambda s: _fetch(s, _LEXICAL_SQL, params, "searching terms"))
         idfs = [self.collection.idf(t) for t in query]
         scores: dict[int, float] = {}
+        rows, records = [], []
         for i, part in enumerate(found):
-            for pid, dl, positions, tfs in part:
+            for pid, dl, positions, tfs, *record in part:
                 per_term = [0] * len(query)
                 for position, tf in zip(positions, tfs):
                     per_term[position - 1] = tf
                 score = bm25.exact_score(per_term, dl, idfs, self.collection.avgdl)
+                rows.append(self._rows[(i, pid)])
+                records.append(record)
                 if score > 0:
-                    scores[self._rows[(i, pid)]] = score
-        return _best(scores, n)
+                    scores[rows[-1]] = score
+        best = _best(scores, n)
+        self._keep(rows, records, best)
+        return best
 
     def lexical_idf(self) -> dict[str, float]:
         """IDF of every term of the generation (the local index's formula and statistics)."""
         return lexical_idf(self._terms, len(self.chunks))
 
     def majority_lang(self, default: str = "en") -> str:
-        counts = Counter(c.lang for c in self.chunks)
+        counts = self.passage_langs()
         return counts.most_common(1)[0][0] if counts else default
+
+    def passage_langs(self) -> Counter[str]:
+        """How many passages of the generation are in each language (counted in row order, as locally:
+        the same order breaks a tie in :meth:`majority_lang`)."""
+        return Counter(self._lang_names[i] for i in self._langs.tolist())
+
+    def document_langs(self) -> Counter[str]:
+        """How many documents of the generation are in each language."""
+        return Counter(self._doc_langs)
+
+    def _keep(self, rows: list[int], records: list, best: dict[int, float]) -> None:
+        """Cache the passages of the hits kept: the retriever cites them next, without asking again."""
+        for row, record in zip(rows, records):
+            if row in best:
+                self.chunks.keep(row, record)
 
     # --- opening ------------------------------------------------------------------------------
 
@@ -156,28 +185,31 @@ class PostgresBackend:
         self.ann = "hnsw" if any(p[3] == "hnsw" for p in parts) else "exact"
         self._assemble(parts)
 
-    def _assemble(self, parts: list[tuple[list, list, list, str]]) -> None:
-        """Passages in the manifest's order (so rows are the local index's), documents, span offsets."""
-        by_id: dict[str, tuple[int, tuple]] = {}
-        docs: dict[str, Document] = {}
-        for shard, (passages, documents, _, _) in enumerate(parts):
-            by_id.update((p[1], (shard, p)) for p in passages)
-            docs.update((d["doc_id"], from_dict(Document, d)) for d in documents)
+    def _assemble(self, parts: list[tuple[list, list, list, str, Counter]]) -> None:
+        """Where each passage lives, in the manifest's order (so rows are the local index's), the
+        document ids, the languages and the span offsets; no passage text or document record."""
+        by_id: dict[str, tuple[int, int, int]] = {}
+        held: set[str] = set()
+        names: dict[str, int] = {}
+        for shard, (passages, documents, _, _, _) in enumerate(parts):
+            by_id.update((cid, (shard, pid, names.setdefault(lang, len(names)))) for pid, cid, lang in passages)
+            held.update(documents)
+        doc_ids = [d.doc_id for d in self.manifest.documents]
         order = [cid for d in self.manifest.documents for cid in d.chunk_ids]
         missing = [cid for cid in order if cid not in by_id]
-        if missing or len(by_id) != len(order) or set(docs) != {d.doc_id for d in self.manifest.documents}:
+        if missing or len(by_id) != len(order) or held != set(doc_ids):
             raise IndexCorruptError(
                 f"the shards do not hold generation {self.generation} whole ({len(missing)} passages missing); "
                 "run `citeqa index --backend ...`"
             )
-        chunks, self._rows = [], {}
-        for row, cid in enumerate(order):
-            shard, (pid, _, doc_id, start, end, lang, text) = by_id[cid]
-            chunks.append(Chunk(cid, doc_id, start, end, text, lang))
-            self._rows[(shard, pid)] = row
-        self.chunks: tuple[Chunk, ...] = tuple(chunks)
-        self.documents: dict[str, Document] = {d.doc_id: docs[d.doc_id] for d in self.manifest.documents}
-        self.spans = _span_offsets(parts, self._rows, len(chunks), self.shards)
+        where = np.asarray([by_id[cid] for cid in order], dtype=np.int64).reshape(-1, 3)
+        self._rows = {(s, p): row for row, (s, p, _) in enumerate(where.tolist())}
+        self.chunks = RemotePassages(self.shards, where[:, 0].astype(np.int32), where[:, 1], self.generation)
+        self.documents = RemoteDocuments(self.shards, doc_ids, self.generation)
+        self._lang_names = list(names)
+        self._langs = where[:, 2].astype(np.int16)  # row -> index in _lang_names
+        self._doc_langs = sum((p[4] for p in parts), Counter())
+        self.spans = _span_offsets(parts, self._rows, len(order), self.shards)
 
 
 def _count_mismatch(built: int, given: int) -> IndexMismatchError:
@@ -192,24 +224,28 @@ def _fetch(shard: Shard, sql: str, params: dict, doing: str) -> list[tuple]:
         return cur.execute(sql, params).fetchall()
 
 
-def _records(shard: Shard, gen: int) -> tuple[list, list, list, str]:
-    """One shard's passages, document records and span offsets of generation ``gen``, and its ANN mode."""
+def _records(shard: Shard, gen: int) -> tuple[list, list, list, str, Counter]:
+    """One shard's passages (pid, chunk id, language), document ids and span offsets of generation
+    ``gen``, its ANN mode, and how many of its documents are in each language."""
     params = {"gen": gen}
     with shard.connection("reading its records") as conn:
         found = schema.read_layout(conn)
         schema.check_layout(found, shard.number, shard.count)
-        passages = conn.execute(
-            f'SELECT pid, chunk_id, doc_id, start, "end", lang, text FROM citeqa_passages WHERE {_VISIBLE}', params
-        ).fetchall()
-        documents = [
-            r[0] for r in conn.execute(f"SELECT record FROM citeqa_documents WHERE {_VISIBLE}", params).fetchall()
-        ]
+        passages = conn.execute(f"SELECT pid, chunk_id, lang FROM citeqa_passages WHERE {_VISIBLE}", params).fetchall()
+        documents = [r[0] for r in conn.execute(f"SELECT doc_id FROM citeqa_documents WHERE {_VISIBLE}", params)]
+        doc_langs = Counter(
+            dict(
+                conn.execute(
+                    f"SELECT record->>'lang', count(*) FROM citeqa_documents WHERE {_VISIBLE} GROUP BY 1", params
+                )
+            )
+        )
         spans = conn.execute(
             'SELECT s.pid, s.number, s.start, s."end" FROM citeqa_spans s JOIN citeqa_passages p USING (pid)'
             " WHERE p.born <= %(gen)s AND p.died > %(gen)s",
             params,
         ).fetchall()
-    return passages, documents, spans, found[3]
+    return passages, documents, spans, found[3], doc_langs
 
 
 def _best(scores: dict[int, float], n: int) -> dict[int, float]:
@@ -224,7 +260,7 @@ def _span_offsets(parts, rows: dict[tuple[int, int], int], passages: int, shards
 
     found = sorted(
         (rows[(s, pid)], number, start, end, s, pid)
-        for s, (_, _, spans, _) in enumerate(parts)
+        for s, (_, _, spans, *_) in enumerate(parts)
         for pid, number, start, end in spans
     )
     ptr = np.zeros(passages + 1, dtype=np.int64)
