@@ -106,29 +106,24 @@ def test_hnsw_mode_finds_what_exact_search_finds(local: IndexData, pg_spec: str,
 
 def test_an_engine_reads_only_the_passages_and_documents_it_cites(local: IndexData, pg_spec: str, repo: Path, tmp_path):
     """Over PostgreSQL an engine needs no local folder and holds no passage text or document record
-    at open: each question brings its candidates' passages, and the cited documents are read once."""
+    at open: each question reads its hits' passages (one statement per shard), and the cited
+    documents' records once."""
     from citeqa.engine import Engine
 
     published(local, pg_spec).close()
-    remote = Engine.open(
-        tmp_path / "absent",
-        embedder=KeywordEmbedder(),
-        reader="off",
-        overrides={"retrieval.candidates": 6},
-        backend=pg_spec,
-    )
+    remote = Engine.open(tmp_path / "absent", embedder=KeywordEmbedder(), reader="off", backend=pg_spec)
     direct = Engine(local, KeywordEmbedder(), remote.settings)
-    pg = remote.data
+    pg, hits = remote.data, max(5, remote.settings.pool)
     try:
         assert not (tmp_path / "absent").exists()
         assert (pg.chunks.read, len(pg.chunks.cache), len(pg.documents.cache)) == (0, 0, 0)
-        assert remote.corpus_langs == direct.corpus_langs and len(pg.chunks) == len(local.chunks) > 12
+        assert remote.corpus_langs == direct.corpus_langs and len(pg.chunks) == len(local.chunks) > 2 * hits
         for asked, question in enumerate(questions(repo)[:5], 1):
             a, b = direct.ask(question).to_dict(), remote.ask(question).to_dict()
             a.pop("latency_ms"), b.pop("latency_ms")
             assert a == b, question
-            assert pg.chunks.read <= asked * 2 * 6  # the best 6 of each list, per question
-        cited = {c.doc_id for c in pg.chunks.cache._items.values()}
-        assert set(pg.documents.cache._items) <= cited < set(local.documents)
+            assert pg.chunks.read <= asked * hits  # the hits' passages, no other
+        read = {c.doc_id for c in pg.chunks.cache._items.values()}
+        assert set(pg.documents.cache._items) <= read < set(local.documents)
     finally:
         pg.close()

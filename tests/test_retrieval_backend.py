@@ -28,6 +28,7 @@ class OnlyTheProtocol:
         self.dense_search, self.lexical_search = data.dense_search, data.lexical_search
         self.lexical_idf, self.majority_lang = data.lexical_idf, data.majority_lang
         self.passage_langs, self.document_langs = data.passage_langs, data.document_langs
+        self.passages = data.passages
         self.model = data.model
 
 

@@ -58,6 +58,10 @@ class RetrievalBackend(Protocol):
         """The language most passages are in."""
         ...
 
+    def passages(self, rows: Sequence[int]) -> list[Chunk]:
+        """The passages of ``rows``, in that order (a remote backend reads them together)."""
+        ...
+
     def passage_langs(self) -> Counter[str]:
         """How many passages are in each language."""
         ...

@@ -65,7 +65,9 @@ class Retriever:
         lexical = self.lexical_scores(question, n)
         t2 = time.perf_counter()
         fused = fuse([dense, lexical], [s.dense_weight, s.lexical_weight], s.fusion, s.rrf_k)
-        hits = [Hit(self.data.chunks[i], score, dense.get(i, 0.0), lexical.get(i, 0.0), i) for i, score in fused][:k]
+        kept = fused[:k]
+        chunks = self.data.passages([i for i, _ in kept])
+        hits = [Hit(c, score, dense.get(i, 0.0), lexical.get(i, 0.0), i) for c, (i, score) in zip(chunks, kept)]
         t3 = time.perf_counter()
         clock.update(dense=(t1 - t0) * 1000, lexical=(t2 - t1) * 1000, fusion=(t3 - t2) * 1000)
         return hits

@@ -86,6 +86,10 @@ class IndexData:
         counts = self.passage_langs()
         return counts.most_common(1)[0][0] if counts else default
 
+    def passages(self, rows: Sequence[int]) -> list[Chunk]:
+        """The passages of ``rows``, in that order."""
+        return [self.chunks[i] for i in rows]
+
     def passage_langs(self) -> Counter[str]:
         """How many passages are in each language."""
         return Counter(c.lang for c in self.chunks)

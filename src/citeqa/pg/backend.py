@@ -4,9 +4,9 @@ Opened on the generation live at that moment (pinned: a publish meanwhile does n
 what it answers from; :meth:`PostgresBackend.reopen` moves to the new one). It loads where
 each passage lives (shard and pid, in the manifest's order), the span offsets, the language
 counts and the term statistics, and leaves passage texts, document records, vectors and
-postings in PostgreSQL (:mod:`citeqa.pg.records`: a hit's passage comes with the search that
-finds it, a document's record is read when a citation names it). A query fans out to every
-shard at once; each returns its top ``n`` of each list, and the backend merges them: dense candidates are
+postings in PostgreSQL (:mod:`citeqa.pg.records`: the passages of a question's hits are read
+once fused, a document's record when a citation names it). A query fans out to every shard at
+once; each returns its top ``n`` of each list, and the backend merges them: dense candidates are
 rescored with FAISS's own inner product on their stored float32 vectors, BM25 candidates with
 bm25s's arithmetic (:mod:`citeqa.pg.bm25`), so exact mode gives the local index's scores
 and the same answers.
@@ -25,8 +25,9 @@ from citeqa.index.backends import dense_search, lexical_idf
 from citeqa.index.manifest import Manifest, manifest_from
 from citeqa.index.terms import Terms
 from citeqa.pg import bm25, schema
-from citeqa.pg.records import PASSAGE_COLUMNS, RemoteDocuments, RemotePassages
+from citeqa.pg.records import RemoteDocuments, RemotePassages
 from citeqa.pg.shards import Shard, Shards
+from citeqa.records import Chunk
 
 #: Approximate mode: how many graph neighbours pgvector visits (its maximum is 1000), and the
 #: iterative scan that keeps filtering rows of other generations from starving the top n.
@@ -39,15 +40,10 @@ _SETUP = (
     "SET statement_timeout = '30s'",  # a shard that stops answering is an error, not a hung question
 )
 _VISIBLE = "born <= %(gen)s AND died > %(gen)s"
-_HIT = f"SELECT pid, embedding, {PASSAGE_COLUMNS} FROM citeqa_passages WHERE {_VISIBLE}"
-_DENSE_SQL = f"{_HIT} ORDER BY embedding <#> %(q)s LIMIT %(n)s"
+_DENSE_SQL = f"SELECT pid, embedding FROM citeqa_passages WHERE {_VISIBLE} ORDER BY embedding <#> %(q)s LIMIT %(n)s"
 #: Exact mode: a sequential scan (``+ 0``: no index can serve that order), exact cosine.
-_EXACT_SQL = f"{_HIT} ORDER BY (embedding <#> %(q)s) + 0 LIMIT %(n)s"
-#: BM25's candidates with their passages.
-_LEXICAL_SQL = (
-    "SELECT b.pid, b.dl, b.positions, b.tfs, "
-    + ", ".join(f"p.{c.strip()}" for c in PASSAGE_COLUMNS.split(","))
-    + f" FROM ({bm25.SQL}) b JOIN citeqa_passages p ON p.pid = b.pid"
+_EXACT_SQL = (
+    f"SELECT pid, embedding FROM citeqa_passages WHERE {_VISIBLE} ORDER BY (embedding <#> %(q)s) + 0 LIMIT %(n)s"
 )
 
 
@@ -85,17 +81,15 @@ class PostgresBackend:
         query = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
         params = {"gen": self.generation, "q": query, "n": n}
         found = self.shards.each(lambda s: _fetch(s, sql, params, "searching vectors"))
-        rows = [self._rows[(i, hit[0])] for i, part in enumerate(found) for hit in part]
+        rows = [self._rows[(i, pid)] for i, part in enumerate(found) for pid, _ in part]
         if not rows:
             return {}
         import faiss
 
         candidates = faiss.IndexFlatIP(query.shape[0])
-        candidates.add(np.stack([hit[1].to_numpy().astype(np.float32) for part in found for hit in part]))
+        candidates.add(np.stack([v.to_numpy().astype(np.float32) for part in found for _, v in part]))
         scored = dense_search(candidates, query, len(rows))
-        best = _best({rows[i]: s for i, s in scored.items()}, n)
-        self._keep(rows, [hit[2:] for part in found for hit in part], best)
-        return best
+        return _best({rows[i]: s for i, s in scored.items()}, n)
 
     def lexical_search(self, terms: Sequence[str], n: int) -> dict[int, float]:
         """Each shard's ``n`` best by BM25 with the global statistics, rescored exactly; the best ``n`` (> 0)."""
@@ -103,23 +97,18 @@ class PostgresBackend:
         if not query or n <= 0:
             return {}
         params = self.collection.params(query, n, self.generation)
-        found = self.shards.each(lambda s: _fetch(s, _LEXICAL_SQL, params, "searching terms"))
+        found = self.shards.each(lambda s: _fetch(s, bm25.SQL, params, "searching terms"))
         idfs = [self.collection.idf(t) for t in query]
         scores: dict[int, float] = {}
-        rows, records = [], []
         for i, part in enumerate(found):
-            for pid, dl, positions, tfs, *record in part:
+            for pid, dl, positions, tfs in part:
                 per_term = [0] * len(query)
                 for position, tf in zip(positions, tfs):
                     per_term[position - 1] = tf
                 score = bm25.exact_score(per_term, dl, idfs, self.collection.avgdl)
-                rows.append(self._rows[(i, pid)])
-                records.append(record)
                 if score > 0:
-                    scores[rows[-1]] = score
-        best = _best(scores, n)
-        self._keep(rows, records, best)
-        return best
+                    scores[self._rows[(i, pid)]] = score
+        return _best(scores, n)
 
     def lexical_idf(self) -> dict[str, float]:
         """IDF of every term of the generation (the local index's formula and statistics)."""
@@ -138,11 +127,9 @@ class PostgresBackend:
         """How many documents of the generation are in each language."""
         return Counter(self._doc_langs)
 
-    def _keep(self, rows: list[int], records: list, best: dict[int, float]) -> None:
-        """Cache the passages of the hits kept: the retriever cites them next, without asking again."""
-        for row, record in zip(rows, records):
-            if row in best:
-                self.chunks.keep(row, record)
+    def passages(self, rows: Sequence[int]) -> list[Chunk]:
+        """The passages of ``rows``, in that order: read in one statement per shard that holds them."""
+        return self.chunks.fetch(rows)
 
     # --- opening ------------------------------------------------------------------------------
 

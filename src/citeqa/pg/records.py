@@ -3,9 +3,9 @@
 :class:`RemotePassages` is the backend's ``chunks`` (a :class:`~collections.abc.Sequence` of
 :class:`~citeqa.records.Chunk` by row) and :class:`RemoteDocuments` its ``documents`` (a
 :class:`~collections.abc.Mapping` by document id). The serving process holds, per passage, only
-where it lives (shard, pid); the text, offsets and document id of a passage come with the
-search that finds it (:meth:`RemotePassages.keep`) or are read on demand, one statement per
-shard for a batch of rows. A document's record is read when a citation or a caller asks for it.
+where it lives (shard, pid); the text, offsets and document id of passages are read when
+asked for, one statement per shard for a batch of rows (:meth:`RemotePassages.fetch`: the
+backend's ``passages``, with which the retriever reads a question's hits at once). A document's record is read when a citation or a caller asks for it.
 Iterating either reads everything, in blocks: what ``citeqa eval`` does, not answering.
 """
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 K = TypeVar("K")
 V = TypeVar("V")
 
-#: The passage columns a search returns with its hits, and a read by pid returns (after pid).
+#: The passage columns a read returns (after pid).
 PASSAGE_COLUMNS = 'chunk_id, doc_id, start, "end", text, lang'  # Chunk's fields, in order
 #: Passages and documents kept after use: a few questions' candidates, a few answers' documents.
 PASSAGE_CACHE = 4096
@@ -71,7 +71,7 @@ class RemotePassages(Sequence[Chunk]):
         self._pid = pid  # row -> pid on that shard
         self.generation = generation
         self.cache: _Cache[int, Chunk] = _Cache(PASSAGE_CACHE)
-        #: passage records read from the shards so far (by search or on demand)
+        #: passage records read from the shards so far
         self.read = 0
 
     def __len__(self) -> int:
@@ -94,11 +94,6 @@ class RemotePassages(Sequence[Chunk]):
         for first in range(0, len(self), _BLOCK):
             yield from self.fetch(range(first, min(first + _BLOCK, len(self))))
 
-    def keep(self, row: int, record: Sequence) -> None:
-        """Remember the passage of ``row`` a search returned (``record``: :data:`PASSAGE_COLUMNS`)."""
-        self.cache.put(row, Chunk(*record))
-        self.read += 1
-
     def fetch(self, rows: Iterable[int]) -> list[Chunk]:
         """The records of ``rows`` in that order, those not cached read in one statement per shard."""
         rows = [int(r) for r in rows]
@@ -116,8 +111,9 @@ class RemotePassages(Sequence[Chunk]):
                     record = by_pid.get(int(self._pid[r]))
                     if record is None:
                         raise _gone(self.generation, shard)
-                    self.keep(r, record)
                     found[r] = Chunk(*record)
+                    self.cache.put(r, found[r])
+                    self.read += 1
         return [found[r] for r in rows]
 
 
