@@ -7,10 +7,10 @@ and by one over ``--backend postgresql://...``: the records (answer, confidence,
 citations with document ids and offsets, short answer) must be equal except for the latency.
 
 A seeded sample of :data:`SAMPLE` questions per set is answered without the reader and
-:data:`READER_SAMPLE` more with it: every question of the three sets (187, twice) took 6.5
-minutes on this loaded 2-core machine (~0.75 s per answer without the reader, ~1.4 s with it,
-plus ~1.5 min to build the three indexes). ``CITEQA_PG_EVERY_QUESTION=1`` asks them all (all
-equal, 2026-12-02: docs/scale.md).
+:data:`READER_SAMPLE` more with it: 3 min 20 s on this loaded 2-core machine, ~2 min of it
+building the three indexes (an answer takes ~0.75 s without the reader, ~1.4 s with it).
+``CITEQA_PG_EVERY_QUESTION=1`` asks all 187 questions without the reader (all equal,
+2026-12-02, 5 min 42 s: docs/scale.md).
 """
 
 from __future__ import annotations
