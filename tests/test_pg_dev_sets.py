@@ -7,8 +7,8 @@ and by one over ``--backend postgresql://...``: the records (answer, confidence,
 citations with document ids and offsets, short answer) must be equal except for the latency.
 
 A seeded sample of :data:`SAMPLE` questions per set is answered without the reader and
-:data:`READER_SAMPLE` more with it: 3 min 20 s on this loaded 2-core machine, ~2 min of it
-building the three indexes (an answer takes ~0.75 s without the reader, ~1.4 s with it).
+:data:`READER_SAMPLE` more with it: 3 min 20 s to 4 min on this loaded 2-core machine, 1.5 to
+2.5 min of it building the three indexes (an answer takes ~0.75 s without the reader, ~1.4 s with it).
 ``CITEQA_PG_EVERY_QUESTION=1`` asks all 187 questions without the reader (all equal,
 2026-12-02, 5 min 42 s: docs/scale.md).
 """
