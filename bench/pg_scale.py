@@ -134,7 +134,7 @@ def latencies(data, questions: list[str], queries: np.ndarray) -> dict:
     from citeqa.answer.pipeline import AnswerPipeline
     from citeqa.text.analysis import query_terms
 
-    langs = tuple(sorted({c.lang for c in data.chunks}))
+    langs = tuple(sorted(data.passage_langs()))
     terms = [query_terms(q, langs) for q in questions]
     by_text = {q: queries[i] for i, q in enumerate(questions)}
     pipeline = AnswerPipeline(data, lambda texts: np.stack([by_text.get(t, queries[0]) for t in texts]))

@@ -44,7 +44,7 @@ def published(local: IndexData, spec: str, ann: str = "exact"):
 def test_records_are_the_local_index_own(local: IndexData, pg_spec: str):
     pg = published(local, pg_spec)
     try:
-        assert pg.chunks == local.chunks and pg.documents == local.documents
+        assert tuple(pg.chunks) == local.chunks and dict(pg.documents) == local.documents
         assert pg.model == local.model and pg.manifest.documents == local.manifest.documents
         assert pg.lexical_idf() == local.lexical_idf() and pg.majority_lang() == local.majority_lang()
         assert np.array_equal(pg.spans.ptr, local.spans.ptr) and np.array_equal(pg.spans.bounds, local.spans.bounds)
@@ -102,3 +102,28 @@ def test_hnsw_mode_finds_what_exact_search_finds(local: IndexData, pg_spec: str,
             assert max(approx.values()) == max(truth.values())
     finally:
         pg.close(), exact.close()
+
+
+def test_an_engine_reads_only_the_passages_and_documents_it_cites(local: IndexData, pg_spec: str, repo: Path, tmp_path):
+    """Over PostgreSQL an engine needs no local folder and holds no passage text or document record
+    at open: each question reads its hits' passages (one statement per shard), and the cited
+    documents' records once."""
+    from citeqa.engine import Engine
+
+    published(local, pg_spec).close()
+    remote = Engine.open(tmp_path / "absent", embedder=KeywordEmbedder(), reader="off", backend=pg_spec)
+    direct = Engine(local, KeywordEmbedder(), remote.settings)
+    pg, hits = remote.data, max(5, remote.settings.pool)
+    try:
+        assert not (tmp_path / "absent").exists()
+        assert (pg.chunks.read, len(pg.chunks.cache), len(pg.documents.cache)) == (0, 0, 0)
+        assert remote.corpus_langs == direct.corpus_langs and len(pg.chunks) == len(local.chunks) > 2 * hits
+        for asked, question in enumerate(questions(repo)[:5], 1):
+            a, b = direct.ask(question).to_dict(), remote.ask(question).to_dict()
+            a.pop("latency_ms"), b.pop("latency_ms")
+            assert a == b, question
+            assert pg.chunks.read <= asked * hits  # the hits' passages, no other
+        read = {c.doc_id for c in pg.chunks.cache._items.values()}
+        assert set(pg.documents.cache._items) <= read < set(local.documents)
+    finally:
+        pg.close()

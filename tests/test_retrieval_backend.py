@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from citeqa.answer.backend import RetrievalBackend
@@ -19,13 +20,45 @@ QUESTIONS = [
 
 
 class OnlyTheProtocol:
-    """A backend with the protocol's members and nothing else (no FAISS, BM25 or manifest in sight)."""
+    """A backend with the protocol's members and nothing else (no FAISS, BM25 or manifest in sight);
+    its passages and documents can be read by row and by id, not whole (a remote backend's are)."""
 
     def __init__(self, data: IndexData) -> None:
-        self.chunks, self.documents, self.spans = data.chunks, data.documents, data.spans
+        self.chunks, self.documents, self.spans = ByRow(data.chunks), ById(data.documents), data.spans
         self.dense_search, self.lexical_search = data.dense_search, data.lexical_search
         self.lexical_idf, self.majority_lang = data.lexical_idf, data.majority_lang
+        self.passage_langs, self.document_langs = data.passage_langs, data.document_langs
+        self.passages = data.passages
         self.model = data.model
+
+
+class ByRow(Sequence):
+    def __init__(self, items) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, row):
+        assert isinstance(row, int), "answering reads passages by row"
+        return self.items[row]
+
+    def __iter__(self):
+        raise AssertionError("answering reads every passage")
+
+
+class ById(Mapping):
+    def __init__(self, items) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, doc_id):
+        return self.items[doc_id]
+
+    def __iter__(self):
+        raise AssertionError("answering reads every document")
 
 
 def test_index_data_is_a_retrieval_backend(built_index: Path):

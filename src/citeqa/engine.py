@@ -113,7 +113,7 @@ class Engine:
     @property
     def corpus_langs(self) -> frozenset[str]:
         """Languages of the indexed passages."""
-        return frozenset(c.lang for c in self.data.chunks)
+        return frozenset(self.data.passage_langs())
 
     def warm_up(self) -> None:
         """Load the models and the question's language detector now, not on the first question.

@@ -8,11 +8,15 @@ answer record stay as they are (docs/scale.md).
 
 Passages are addressed by their *row*: the position of the passage in :attr:`chunks`, the
 same number that :meth:`dense_search` and :meth:`lexical_search` return and that the span
-vectors are indexed by.
+vectors are indexed by. Answering reads ``chunks`` and ``documents`` only by row and by id
+(the hits' passages, the cited documents), never whole: a backend may keep its records
+remote and read them per question (PostgreSQL does); what answering needs of the whole
+collection it asks by method (:meth:`passage_langs`, :meth:`document_langs`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -52,4 +56,16 @@ class RetrievalBackend(Protocol):
 
     def majority_lang(self, default: str = "en") -> str:
         """The language most passages are in."""
+        ...
+
+    def passages(self, rows: Sequence[int]) -> list[Chunk]:
+        """The passages of ``rows``, in that order (a remote backend reads them together)."""
+        ...
+
+    def passage_langs(self) -> Counter[str]:
+        """How many passages are in each language."""
+        ...
+
+    def document_langs(self) -> Counter[str]:
+        """How many documents are in each language."""
         ...

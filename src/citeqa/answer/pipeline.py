@@ -187,7 +187,7 @@ class AnswerPipeline:
         self.default_idf = math.log(1 + len(data.chunks))
         self.default_lang = data.majority_lang()
         #: the corpus's languages (they break a tie) and what a question may be read as (those and the interface's)
-        self.corpus_langs = corpus_languages((d.lang for d in data.documents.values()), (c.lang for c in data.chunks))
+        self.corpus_langs = corpus_languages(data.document_langs(), data.passage_langs().elements())
         self.question_langs = question_candidates(self.corpus_langs, catalogue_languages())
 
     def run(

@@ -39,7 +39,7 @@ class Retriever:
     def __init__(self, data: RetrievalBackend, settings: RetrievalSettings) -> None:
         self.data = data
         self.settings = settings
-        self.langs = tuple(sorted({c.lang for c in data.chunks}))
+        self.langs = tuple(sorted(data.passage_langs()))
 
     def dense_scores(self, query_vector: np.ndarray, n: int) -> dict[int, float]:
         """Cosine similarity of the top ``n`` passages to the question vector."""
@@ -65,7 +65,9 @@ class Retriever:
         lexical = self.lexical_scores(question, n)
         t2 = time.perf_counter()
         fused = fuse([dense, lexical], [s.dense_weight, s.lexical_weight], s.fusion, s.rrf_k)
-        hits = [Hit(self.data.chunks[i], score, dense.get(i, 0.0), lexical.get(i, 0.0), i) for i, score in fused][:k]
+        kept = fused[:k]
+        chunks = self.data.passages([i for i, _ in kept])
+        hits = [Hit(c, score, dense.get(i, 0.0), lexical.get(i, 0.0), i) for c, (i, score) in zip(chunks, kept)]
         t3 = time.perf_counter()
         clock.update(dense=(t1 - t0) * 1000, lexical=(t2 - t1) * 1000, fusion=(t3 - t2) * 1000)
         return hits

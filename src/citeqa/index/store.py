@@ -83,8 +83,20 @@ class IndexData:
 
     def majority_lang(self, default: str = "en") -> str:
         """The language most passages are in (``default`` for an empty index)."""
-        counts = Counter(c.lang for c in self.chunks)
+        counts = self.passage_langs()
         return counts.most_common(1)[0][0] if counts else default
+
+    def passages(self, rows: Sequence[int]) -> list[Chunk]:
+        """The passages of ``rows``, in that order."""
+        return [self.chunks[i] for i in rows]
+
+    def passage_langs(self) -> Counter[str]:
+        """How many passages are in each language."""
+        return Counter(c.lang for c in self.chunks)
+
+    def document_langs(self) -> Counter[str]:
+        """How many documents are in each language."""
+        return Counter(d.lang for d in self.documents.values())
 
 
 def current_generation(index_dir: Path) -> Path | None:

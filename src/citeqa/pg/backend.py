@@ -1,10 +1,12 @@
 """A :class:`~citeqa.answer.backend.RetrievalBackend` over PostgreSQL shards (``--backend postgresql://...``).
 
 Opened on the generation live at that moment (pinned: a publish meanwhile does not change
-what it answers from; :meth:`PostgresBackend.reopen` moves to the new one). It loads the
-generation's passage and document records, the span offsets and the term statistics, and
-leaves vectors and postings in PostgreSQL. A query fans out to every shard at once; each
-returns its top ``n`` of each list, and the backend merges them: dense candidates are
+what it answers from; :meth:`PostgresBackend.reopen` moves to the new one). It loads where
+each passage lives (shard and pid, in the manifest's order), the span offsets, the language
+counts and the term statistics, and leaves passage texts, document records, vectors and
+postings in PostgreSQL (:mod:`citeqa.pg.records`: the passages of a question's hits are read
+once fused, a document's record when a citation names it). A query fans out to every shard at
+once; each returns its top ``n`` of each list, and the backend merges them: dense candidates are
 rescored with FAISS's own inner product on their stored float32 vectors, BM25 candidates with
 bm25s's arithmetic (:mod:`citeqa.pg.bm25`), so exact mode gives the local index's scores
 and the same answers.
@@ -23,8 +25,9 @@ from citeqa.index.backends import dense_search, lexical_idf
 from citeqa.index.manifest import Manifest, manifest_from
 from citeqa.index.terms import Terms
 from citeqa.pg import bm25, schema
+from citeqa.pg.records import RemoteDocuments, RemotePassages
 from citeqa.pg.shards import Shard, Shards
-from citeqa.records import Chunk, Document, from_dict
+from citeqa.records import Chunk
 
 #: Approximate mode: how many graph neighbours pgvector visits (its maximum is 1000), and the
 #: iterative scan that keeps filtering rows of other generations from starving the top n.
@@ -72,7 +75,7 @@ class PostgresBackend:
 
     def dense_search(self, vector: np.ndarray, n: int) -> dict[int, float]:
         """Each shard's ``n`` nearest by pgvector, rescored by FAISS's inner product; the best ``n``."""
-        if n <= 0 or not self.chunks:
+        if n <= 0 or not len(self.chunks):
             return {}
         sql = _EXACT_SQL if self.exact or self.ann == "exact" else _DENSE_SQL
         query = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
@@ -112,8 +115,21 @@ class PostgresBackend:
         return lexical_idf(self._terms, len(self.chunks))
 
     def majority_lang(self, default: str = "en") -> str:
-        counts = Counter(c.lang for c in self.chunks)
+        counts = self.passage_langs()
         return counts.most_common(1)[0][0] if counts else default
+
+    def passage_langs(self) -> Counter[str]:
+        """How many passages of the generation are in each language (counted in row order, as locally:
+        the same order breaks a tie in :meth:`majority_lang`)."""
+        return Counter(self._lang_names[i] for i in self._langs.tolist())
+
+    def document_langs(self) -> Counter[str]:
+        """How many documents of the generation are in each language."""
+        return Counter(self._doc_langs)
+
+    def passages(self, rows: Sequence[int]) -> list[Chunk]:
+        """The passages of ``rows``, in that order: read in one statement per shard that holds them."""
+        return self.chunks.fetch(rows)
 
     # --- opening ------------------------------------------------------------------------------
 
@@ -156,28 +172,31 @@ class PostgresBackend:
         self.ann = "hnsw" if any(p[3] == "hnsw" for p in parts) else "exact"
         self._assemble(parts)
 
-    def _assemble(self, parts: list[tuple[list, list, list, str]]) -> None:
-        """Passages in the manifest's order (so rows are the local index's), documents, span offsets."""
-        by_id: dict[str, tuple[int, tuple]] = {}
-        docs: dict[str, Document] = {}
-        for shard, (passages, documents, _, _) in enumerate(parts):
-            by_id.update((p[1], (shard, p)) for p in passages)
-            docs.update((d["doc_id"], from_dict(Document, d)) for d in documents)
+    def _assemble(self, parts: list[tuple[list, list, list, str, Counter]]) -> None:
+        """Where each passage lives, in the manifest's order (so rows are the local index's), the
+        document ids, the languages and the span offsets; no passage text or document record."""
+        by_id: dict[str, tuple[int, int, int]] = {}
+        held: set[str] = set()
+        names: dict[str, int] = {}
+        for shard, (passages, documents, _, _, _) in enumerate(parts):
+            by_id.update((cid, (shard, pid, names.setdefault(lang, len(names)))) for pid, cid, lang in passages)
+            held.update(documents)
+        doc_ids = [d.doc_id for d in self.manifest.documents]
         order = [cid for d in self.manifest.documents for cid in d.chunk_ids]
         missing = [cid for cid in order if cid not in by_id]
-        if missing or len(by_id) != len(order) or set(docs) != {d.doc_id for d in self.manifest.documents}:
+        if missing or len(by_id) != len(order) or held != set(doc_ids):
             raise IndexCorruptError(
                 f"the shards do not hold generation {self.generation} whole ({len(missing)} passages missing); "
                 "run `citeqa index --backend ...`"
             )
-        chunks, self._rows = [], {}
-        for row, cid in enumerate(order):
-            shard, (pid, _, doc_id, start, end, lang, text) = by_id[cid]
-            chunks.append(Chunk(cid, doc_id, start, end, text, lang))
-            self._rows[(shard, pid)] = row
-        self.chunks: tuple[Chunk, ...] = tuple(chunks)
-        self.documents: dict[str, Document] = {d.doc_id: docs[d.doc_id] for d in self.manifest.documents}
-        self.spans = _span_offsets(parts, self._rows, len(chunks), self.shards)
+        where = np.asarray([by_id[cid] for cid in order], dtype=np.int64).reshape(-1, 3)
+        self._rows = {(s, p): row for row, (s, p, _) in enumerate(where.tolist())}
+        self.chunks = RemotePassages(self.shards, where[:, 0].astype(np.int32), where[:, 1], self.generation)
+        self.documents = RemoteDocuments(self.shards, doc_ids, self.generation)
+        self._lang_names = list(names)
+        self._langs = where[:, 2].astype(np.int16)  # row -> index in _lang_names
+        self._doc_langs = sum((p[4] for p in parts), Counter())
+        self.spans = _span_offsets(parts, self._rows, len(order), self.shards)
 
 
 def _count_mismatch(built: int, given: int) -> IndexMismatchError:
@@ -192,24 +211,28 @@ def _fetch(shard: Shard, sql: str, params: dict, doing: str) -> list[tuple]:
         return cur.execute(sql, params).fetchall()
 
 
-def _records(shard: Shard, gen: int) -> tuple[list, list, list, str]:
-    """One shard's passages, document records and span offsets of generation ``gen``, and its ANN mode."""
+def _records(shard: Shard, gen: int) -> tuple[list, list, list, str, Counter]:
+    """One shard's passages (pid, chunk id, language), document ids and span offsets of generation
+    ``gen``, its ANN mode, and how many of its documents are in each language."""
     params = {"gen": gen}
     with shard.connection("reading its records") as conn:
         found = schema.read_layout(conn)
         schema.check_layout(found, shard.number, shard.count)
-        passages = conn.execute(
-            f'SELECT pid, chunk_id, doc_id, start, "end", lang, text FROM citeqa_passages WHERE {_VISIBLE}', params
-        ).fetchall()
-        documents = [
-            r[0] for r in conn.execute(f"SELECT record FROM citeqa_documents WHERE {_VISIBLE}", params).fetchall()
-        ]
+        passages = conn.execute(f"SELECT pid, chunk_id, lang FROM citeqa_passages WHERE {_VISIBLE}", params).fetchall()
+        documents = [r[0] for r in conn.execute(f"SELECT doc_id FROM citeqa_documents WHERE {_VISIBLE}", params)]
+        doc_langs = Counter(
+            dict(
+                conn.execute(
+                    f"SELECT record->>'lang', count(*) FROM citeqa_documents WHERE {_VISIBLE} GROUP BY 1", params
+                )
+            )
+        )
         spans = conn.execute(
             'SELECT s.pid, s.number, s.start, s."end" FROM citeqa_spans s JOIN citeqa_passages p USING (pid)'
             " WHERE p.born <= %(gen)s AND p.died > %(gen)s",
             params,
         ).fetchall()
-    return passages, documents, spans, found[3]
+    return passages, documents, spans, found[3], doc_langs
 
 
 def _best(scores: dict[int, float], n: int) -> dict[int, float]:
@@ -224,7 +247,7 @@ def _span_offsets(parts, rows: dict[tuple[int, int], int], passages: int, shards
 
     found = sorted(
         (rows[(s, pid)], number, start, end, s, pid)
-        for s, (_, _, spans, _) in enumerate(parts)
+        for s, (_, _, spans, *_) in enumerate(parts)
         for pid, number, start, end in spans
     )
     ptr = np.zeros(passages + 1, dtype=np.int64)

@@ -20,7 +20,7 @@ from citeqa.index.backends import BM25_B, BM25_K1
 
 #: One shard's top passages for a query: pid, passage length, and (query position, tf) pairs.
 SQL = """
-SELECT o.pid, min(o.dl), array_agg(q.i), array_agg(o.tf)
+SELECT o.pid, min(o.dl) AS dl, array_agg(q.i) AS positions, array_agg(o.tf) AS tfs
 FROM unnest(%(terms)s::text[], %(idf)s::float8[]) WITH ORDINALITY AS q(term, idf, i)
 JOIN citeqa_postings o ON o.term = q.term
 WHERE o.born <= %(gen)s AND o.died > %(gen)s

@@ -1,0 +1,170 @@
+"""Passage and document records that stay in PostgreSQL: read per question, kept in a small cache.
+
+:class:`RemotePassages` is the backend's ``chunks`` (a :class:`~collections.abc.Sequence` of
+:class:`~citeqa.records.Chunk` by row) and :class:`RemoteDocuments` its ``documents`` (a
+:class:`~collections.abc.Mapping` by document id). The serving process holds, per passage, only
+where it lives (shard, pid); the text, offsets and document id of passages are read when
+asked for, one statement per shard for a batch of rows (:meth:`RemotePassages.fetch`: the
+backend's ``passages``, with which the retriever reads a question's hits at once). A document's record is read when a citation or a caller asks for it.
+Iterating either reads everything, in blocks: what ``citeqa eval`` does, not answering.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Generic, TypeVar, overload
+
+import numpy as np
+
+from citeqa.errors import IndexMissingError
+from citeqa.records import Chunk, Document, from_dict
+
+if TYPE_CHECKING:
+    from citeqa.pg.shards import Shard, Shards
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+#: The passage columns a read returns (after pid).
+PASSAGE_COLUMNS = 'chunk_id, doc_id, start, "end", text, lang'  # Chunk's fields, in order
+#: Passages and documents kept after use: a few questions' candidates, a few answers' documents.
+PASSAGE_CACHE = 4096
+DOCUMENT_CACHE = 256
+#: Rows read per statement when a caller iterates every passage.
+_BLOCK = 1000
+
+
+class _Cache(Generic[K, V]):
+    """A bounded, thread-safe least-recently-used map."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class RemotePassages(Sequence[Chunk]):
+    """The passages of one generation by row; a row's record is read from its shard when needed."""
+
+    def __init__(self, shards: Shards, shard: np.ndarray, pid: np.ndarray, generation: int) -> None:
+        self.shards = shards
+        self._shard = shard  # row -> shard number
+        self._pid = pid  # row -> pid on that shard
+        self.generation = generation
+        self.cache: _Cache[int, Chunk] = _Cache(PASSAGE_CACHE)
+        #: passage records read from the shards so far
+        self.read = 0
+
+    def __len__(self) -> int:
+        return len(self._pid)
+
+    @overload
+    def __getitem__(self, row: int) -> Chunk: ...
+    @overload
+    def __getitem__(self, row: slice) -> Sequence[Chunk]: ...
+    def __getitem__(self, row):
+        if isinstance(row, slice):
+            return self.fetch(range(len(self))[row])
+        if not -len(self) <= row < len(self):
+            raise IndexError(row)
+        row = row % len(self)
+        found = self.cache.get(row)
+        return found if found is not None else self.fetch([row])[0]
+
+    def __iter__(self) -> Iterator[Chunk]:
+        for first in range(0, len(self), _BLOCK):
+            yield from self.fetch(range(first, min(first + _BLOCK, len(self))))
+
+    def fetch(self, rows: Iterable[int]) -> list[Chunk]:
+        """The records of ``rows`` in that order, those not cached read in one statement per shard."""
+        rows = [int(r) for r in rows]
+        found = {r: c for r in rows if (c := self.cache.get(r)) is not None}
+        wanted: dict[int, list[int]] = {}
+        for r in rows:
+            if r not in found:
+                wanted.setdefault(int(self._shard[r]), []).append(r)
+        if wanted:
+            chosen = [self.shards.items[i] for i in sorted(wanted)]
+            parts = self.shards.each(lambda s: _passages(s, [int(self._pid[r]) for r in wanted[s.number]]), chosen)
+            for shard, part in zip(chosen, parts):
+                by_pid = {p[0]: p[1:] for p in part}
+                for r in wanted[shard.number]:
+                    record = by_pid.get(int(self._pid[r]))
+                    if record is None:
+                        raise _gone(self.generation, shard)
+                    found[r] = Chunk(*record)
+                    self.cache.put(r, found[r])
+                    self.read += 1
+        return [found[r] for r in rows]
+
+
+class RemoteDocuments(Mapping[str, Document]):
+    """The documents of one generation by id (ids known at open); a record is read when asked for."""
+
+    def __init__(self, shards: Shards, doc_ids: Sequence[str], generation: int) -> None:
+        from citeqa.pg.shards import shard_of
+
+        self.shards = shards
+        self._ids = {d: shard_of(d, shards.count) for d in doc_ids}
+        self.generation = generation
+        self.cache: _Cache[str, Document] = _Cache(DOCUMENT_CACHE)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._ids
+
+    def __getitem__(self, doc_id: str) -> Document:
+        if doc_id not in self._ids:
+            raise KeyError(doc_id)
+        found = self.cache.get(doc_id)
+        if found is not None:
+            return found
+        shard = self.shards.items[self._ids[doc_id]]
+        with shard.connection("reading a document") as conn:
+            row = conn.execute(
+                "SELECT record FROM citeqa_documents WHERE doc_id = %(d)s AND born <= %(gen)s AND died > %(gen)s",
+                {"d": doc_id, "gen": self.generation},
+            ).fetchone()
+        if row is None:
+            raise _gone(self.generation, shard)
+        document = from_dict(Document, row[0])
+        self.cache.put(doc_id, document)
+        return document
+
+
+def _passages(shard: Shard, pids: list[int]) -> list[tuple]:
+    with shard.connection("reading passages") as conn:
+        return conn.execute(
+            f"SELECT pid, {PASSAGE_COLUMNS} FROM citeqa_passages WHERE pid = ANY(%s)", (pids,)
+        ).fetchall()
+
+
+def _gone(generation: int, shard: Shard) -> IndexMissingError:
+    return IndexMissingError(
+        f"postgres {shard.name} no longer holds generation {generation} (two newer ones were published); "
+        "reload or restart to answer from the live one"
+    )
