@@ -111,11 +111,14 @@ def _take(lock: threading.Lock, watch: AddWatch, total: int) -> bool:
     return True
 
 
-def _add(holder: EngineHolder, settings: UploadSettings, pairs: list[tuple[Path, str]], watch: AddWatch):
+def _add(
+    holder: EngineHolder, settings: UploadSettings, pairs: list[tuple[Path, str]], watch: AddWatch
+) -> UploadResult:
     """:func:`~citeqa.app.uploads.add_files` into the live index, swapping in the new one (lock held)."""
     engine = holder.engine
     if engine.index_dir is None:
         return UploadResult(error=watch.said("fixed_index"))
+    assert settings.corpus is not None  # upload() adds nothing without one
     result = add_files(
         pairs, settings.corpus, engine.index_dir, engine.embedder, settings.max_bytes, watch, settings.budget
     )

@@ -10,7 +10,7 @@ what its buttons do, callable without a page.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -282,6 +282,7 @@ def evaluate_page(
 
     def on_start(uploaded, choice, shown_run, own, confirmed, shown_lang):
         current, own = runner.status(), tuple(own or ())
+        error: str | None
         if current is not None and current.running and current.run_id not in own:  # not named: another page's
             error = evaluate_labels(shown_lang)["busy_other"].format(done=current.done, total=current.total)
             if uploaded:
@@ -293,6 +294,7 @@ def evaluate_page(
             refused = view.status_html(None, error, shown_lang)
             return [refused, gr.skip(), shown_run, own, gr.skip(), None, *buttons(False)]
         started = runner.status()
+        assert started is not None  # start_evaluation started it
         line = view.status_html(started, lang=shown_lang)
         running = [line, gr.Timer(active=True), None, (*own, started.run_id), gr.update(visible=False), None]
         return [*running, *buttons(True)]
@@ -427,6 +429,8 @@ def compare_evaluation(
 
     uploaded = [(Path(upload_path(f)), upload_name(f)) for f in (files or [])]
     lab = evaluate_labels(lang)
+    old_records: Sequence[Mapping[str, Any]]
+    old_provenance: Mapping[str, Any] | None
     try:
         if run is None:
             return None, lab["compare_no_run"]

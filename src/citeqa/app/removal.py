@@ -82,7 +82,7 @@ def remove_document(
 
 def recover_removals(corpus: Path, indexed: set[str] | frozenset[str]) -> list[str]:
     """Settle removals cut short by a crash: restore files the index still lists, delete the others."""
-    settled = []
+    settled: list[str] = []
     if not corpus.is_dir():
         return settled
     for hidden in corpus.rglob(f".*{REMOVING_SUFFIX}"):

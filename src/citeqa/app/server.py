@@ -31,7 +31,11 @@ def build_server(
     from fastapi import FastAPI
     from starlette.routing import Mount
 
-    no_docs = {"openapi_url": None, "docs_url": None, "redoc_url": None}  # no route list without a login
+    no_docs: dict[str, Any] = {
+        "openapi_url": None,
+        "docs_url": None,
+        "redoc_url": None,
+    }  # no route list without a login
     parent = FastAPI(**no_docs)
     gr.mount_gradio_app(
         parent,
@@ -101,7 +105,7 @@ def _api_call(blocks) -> Callable[[str, Any], tuple[str, tuple[str, ...]] | None
             fn = blocks.fns.get(data["fn_index"])
             name = fn.api_name if fn is not None and fn.api_visibility == "public" else None
         arguments = arguments_of(name) if name else None
-        return (name, arguments) if arguments is not None else None
+        return (name, arguments) if name and arguments is not None else None  # (arguments: None without a name)
 
     return api_call
 

@@ -64,7 +64,7 @@ def forwarded_allow_ips(app) -> tuple[str, ...]:
     return tuple(getattr(policy, "forwarded_allow_ips", ()))
 
 
-def _uvicorn(app, sock: socket.socket, grace_s: float = 3):
+def _uvicorn(app, sock: socket.socket, grace_s: int = 3):
     import uvicorn
 
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)  # uvicorn's own, plus the filter below

@@ -150,6 +150,7 @@ class _Request(BaseModel):
     """A checked API request: frozen, no other fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    endpoint: ClassVar[str]  # each request's own
 
     @classmethod
     def from_args(cls, values: Mapping[str, Any]):

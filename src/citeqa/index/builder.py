@@ -353,11 +353,17 @@ def _build(steps: BuildSteps, chunks: list[Chunk], sources: list[int | None], pr
     new = [i for i, source in enumerate(sources) if source is None]
     old_vectors = all_vectors(previous.dense) if previous is not None else None
     reusable = bool(new) and previous is not None
-    known = _known_vectors(previous, old_vectors) if reusable else {}
+    known = (
+        _known_vectors(previous, old_vectors)
+        if reusable and previous is not None and old_vectors is not None  # (reusable: previous is not None)
+        else {}
+    )
     keys = {i: sha256_text(chunks[i].text) for i in new}
     todo = {keys[i]: chunks[i].text for i in new if keys[i] not in known}
     old_spans = previous.spans if previous is not None else None
-    span_rows = old_spans.text_rows(previous.chunks) if reusable and old_spans is not None else {}
+    span_rows = (
+        old_spans.text_rows(previous.chunks) if reusable and previous is not None and old_spans is not None else {}
+    )
     span_plan = plan_spans(chunks, span_rows, sources, old_spans)
     known_spans = {k: old_spans.vectors[span_rows[k]] for k in set(span_plan.keys) if k in span_rows}  # type: ignore[union-attr]
     fresh = _encode(steps, {**span_plan.todo, **todo})  # one call: a worker pool starts once

@@ -92,7 +92,8 @@ def plan_spans(
     """
     pieces: list[np.ndarray] = []
     keys: list[str | None] = []
-    ptr, copied = [0], []
+    ptr = [0]
+    copied: list[tuple[int, int, int]] = []
     todo: dict[str, str] = {}
     for i, chunk in enumerate(chunks):
         source = sources[i] if sources is not None else None

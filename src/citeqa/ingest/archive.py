@@ -9,6 +9,7 @@ what is unpacked.
 
 from __future__ import annotations
 
+import functools
 import io
 import zipfile
 import zlib
@@ -82,7 +83,7 @@ def check_markup_parts(archive: zipfile.ZipFile, names: Iterable[str], kind: str
     try:
         for info in present:
             with archive.open(info) as stream:
-                for block in iter(lambda s=stream: s.read(1 << 20), b""):
+                for block in iter(functools.partial(stream.read, 1 << 20), b""):
                     tags = check_markup(kind, block, tags)
     except ZIP_ERRORS as exc:
         raise unreadable(kind, exc) from exc

@@ -78,7 +78,8 @@ class _DocxStyles:
             from docx.enum.style import WD_STYLE_TYPE
 
             style = self._part.get_style(style_id, WD_STYLE_TYPE.PARAGRAPH)  # the default style when unknown
-            level, listed, toc, seen = 0, None, False, set()
+            level, listed, toc = 0, None, False
+            seen: set[str] = set()
             while style is not None and style.style_id not in seen and len(seen) < 20:
                 seen.add(style.style_id)
                 name = (style.name or "").lower()

@@ -238,7 +238,8 @@ def _copy_spans(conn, spans: SpanVectors, chosen: Sequence[int], pids: dict[int,
 def _postings(data: IndexData, chosen: Sequence[int], pids: dict[int, int]) -> list[tuple[str, int, int, int]]:
     """(term, pid, tf, passage length) of the passages ``chosen``, sorted by term: a term's postings
     then lie together on disk, and BM25 reads a few pages per term instead of one per posting."""
-    vocab, out = data.terms.vocab, []
+    vocab = data.terms.vocab
+    out: list[tuple[str, int, int, int]] = []
     for row in chosen:
         ids = np.asarray(data.terms.row(row)).tolist()
         out.extend((vocab[term_id], pids[row], tf, len(ids)) for term_id, tf in Counter(ids).items())

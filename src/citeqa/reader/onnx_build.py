@@ -20,6 +20,7 @@ import warnings
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from citeqa.errors import ModelError
 from citeqa.reader.e5_file import e5_path, file_sha256
@@ -62,7 +63,7 @@ def reader_file(cache: Path, delta: Path | None = None) -> ReaderFile:
     base, delta = e5_path(), shipped_path() if delta is None else delta
     if not delta.is_file():
         raise ModelError(f"the reader weights {delta} are missing; reinstall citeqa, or use --reader off")
-    stamp = {"recipe": RECIPE, "base": _hash(base, cache), "delta": _hash(delta, cache)}
+    stamp: dict[str, Any] = {"recipe": RECIPE, "base": _hash(base, cache), "delta": _hash(delta, cache)}
     folder = cache / "reader" / f"{stamp['base'][:12]}-{stamp['delta'][:12]}-r{RECIPE}"
     target = folder / ONNX_NAME
     content = _verified(folder, target, stamp)

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,8 +54,8 @@ class Reader:
     def __init__(self, cache: Path | None = None, delta: Path | None = None, threads: int | None = None) -> None:
         self._cache, self._delta, self._threads = cache, delta, threads
         self._lock = threading.Lock()
-        self._session = None
-        self._run_options = None
+        self._session: Any = None  # an onnxruntime.InferenceSession once loaded (onnxruntime has no type information)
+        self._run_options: Any = None
 
     def warm_up(self) -> None:
         """Build (first time only) and load the model, the tokenizer and the embeddings."""
@@ -146,5 +147,5 @@ class Reader:
         ids, mask = batch_arrays(windows, self._tok.pad)
         embeds = self._embed(ids)
         feeds = {"inputs_embeds": embeds, "attention_mask": mask}
-        starts, ends = self._session.run(None, feeds, self._run_options)  # type: ignore[union-attr]
+        starts, ends = self._session.run(None, feeds, self._run_options)
         return starts, ends

@@ -41,7 +41,7 @@ def bert_config(weights: E5Weights):
         type_vocab_size=c.token_types,
         layer_norm_eps=c.eps,
         hidden_act="gelu",
-        num_labels=2,
+        num_labels=2,  # type: ignore[call-arg]  # a PretrainedConfig keyword that BertConfig's own signature does not list
         pad_token_id=weights.vocab.pad,
     )
 
