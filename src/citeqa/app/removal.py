@@ -14,8 +14,12 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from citeqa.errors import CiteqaError, UploadError
+
+if TYPE_CHECKING:
+    from citeqa.embedding import Embedder
 
 REMOVING_SUFFIX = ".removing"
 
@@ -54,7 +58,7 @@ def corpus_file(corpus: Path, doc_id: str) -> Path:
 
 
 def remove_document(
-    doc_id: str, corpus: Path, index_dir: Path, embedder, indexed: set[str] | frozenset[str]
+    doc_id: str, corpus: Path, index_dir: Path, embedder: Embedder, indexed: set[str] | frozenset[str]
 ) -> RemovalResult:
     """Delete ``doc_id``'s file from ``corpus`` and update the index; ``indexed`` are the documents of
     the live index (a name outside it is refused, so only listed documents can go)."""

@@ -16,11 +16,14 @@ be rebuilt on every machine.
 from __future__ import annotations
 
 import importlib.metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from citeqa.errors import ModelError
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 #: The name users give (``--model``) and the manifest records.
 E5_MODEL = "multilingual-e5-small"
@@ -110,7 +113,7 @@ class E5Embedder:
         return out
 
 
-def _progress(total: int):
+def _progress(total: int) -> tqdm[Any]:
     from tqdm import tqdm
 
     return tqdm(total=total, desc="Embedding", unit="passage")

@@ -12,11 +12,15 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from citeqa.embedding.onnx_export import exported
 from citeqa.errors import ModelError
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 _TRANSFORMER = "sentence_transformers.models.Transformer"
 _POOLING = "sentence_transformers.models.Pooling"
@@ -169,7 +173,7 @@ def _threads() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
-def _progress(total: int):
+def _progress(total: int) -> tqdm[Any] | None:
     try:
         from tqdm import tqdm
     except ImportError:

@@ -14,9 +14,13 @@ import io
 import zipfile
 import zlib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from citeqa.errors import DocumentError
 from citeqa.ingest.extracted import check_markup
+
+if TYPE_CHECKING:  # lxml loads when a part is parsed
+    from lxml import etree
 
 #: Largest total unpacked size of a container. Text XML packs about 10:1 and pictures
 #: barely pack, so a genuine file up to the 50 MB file limit stays well below this;
@@ -99,7 +103,7 @@ def read_entry(archive: zipfile.ZipFile, name: str, kind: str) -> bytes | None:
         raise unreadable(kind, exc) from exc
 
 
-def parse_xml(data: bytes):
+def parse_xml(data: bytes) -> etree._Element:
     """An lxml element tree of an XML part, parsed without loading DTDs, fetching or expanding entities."""
     from lxml import etree
 
