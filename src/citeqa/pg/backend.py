@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from citeqa.index.terms import Terms
 from citeqa.pg import bm25, schema
 from citeqa.pg.shards import Shard, Shards
 from citeqa.records import Chunk, Document, from_dict
+
+if TYPE_CHECKING:
+    from citeqa.pg.spans import RemoteSpans
 
 #: Approximate mode: how many graph neighbours pgvector visits (its maximum is 1000), and the
 #: iterative scan that keeps filtering rows of other generations from starving the top n.
@@ -218,7 +222,9 @@ def _best(scores: dict[int, float], n: int) -> dict[int, float]:
     return dict(sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:n])
 
 
-def _span_offsets(parts, rows: dict[tuple[int, int], int], passages: int, shards: Shards):
+def _span_offsets(
+    parts: Sequence[tuple[list, list, list, str]], rows: dict[tuple[int, int], int], passages: int, shards: Shards
+) -> RemoteSpans:
     """The span offsets of every passage (CSR, as :class:`~citeqa.index.spans.SpanVectors`); vectors stay remote."""
     from citeqa.pg.spans import RemoteSpans
 

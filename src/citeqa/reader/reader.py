@@ -26,7 +26,7 @@ import numpy as np
 
 from citeqa.errors import CiteqaError, ModelError, ReaderError
 from citeqa.reader.decode import SpanScore, best_spans, window_spans
-from citeqa.reader.windows import first_windows, make_windows
+from citeqa.reader.windows import Window, first_windows, make_windows
 
 #: Windows run through the model together.
 BATCH = 8
@@ -141,7 +141,7 @@ class Reader:
                     null[w.passage] = min(null[w.passage], found[0].null)
         return Reading(tuple(best_spans(spans, top)), tuple(null))
 
-    def _run(self, windows) -> tuple[np.ndarray, np.ndarray]:
+    def _run(self, windows: Sequence[Window]) -> tuple[np.ndarray, np.ndarray]:
         from citeqa.reader.windows import batch_arrays
 
         ids, mask = batch_arrays(windows, self._tok.pad)
