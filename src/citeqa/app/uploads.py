@@ -224,7 +224,16 @@ def add_files(
         return UploadResult(error=f"nothing was added: the corpus folder cannot be written ({exc.strerror or exc})")
 
 
-def _add_files(files, corpus, index_dir, embedder, max_bytes, watch, journal, budget=None):
+def _add_files(
+    files: Sequence[tuple[Path, str]],
+    corpus: Path,
+    index_dir: Path,
+    embedder: Embedder,
+    max_bytes: int,
+    watch: AddWatch,
+    journal: Journal,
+    budget: ParseBudget | None = None,
+) -> UploadResult:
     """:func:`add_files` with the journal that lists each file until the new index is live."""
     from citeqa.index.builder import update_index
 

@@ -88,7 +88,7 @@ class RayStats:
     encode_seconds: float = 0.0
 
 
-def import_ray():
+def import_ray() -> Any:
     """The ``ray`` module, or :class:`RayBuildError` saying how to install it."""
     try:
         import ray

@@ -20,13 +20,17 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from citeqa.errors import CiteqaError, ModelError, ReaderError
 from citeqa.reader.decode import SpanScore, best_spans, window_spans
 from citeqa.reader.windows import Window, first_windows, make_windows
+
+if TYPE_CHECKING:
+    from citeqa.reader.e5_file import WordEmbeddings
+    from citeqa.reader.tokenizer import E5Tokenizer
 
 #: Windows run through the model together.
 BATCH = 8
@@ -81,7 +85,7 @@ class Reader:
                 "so that it is built again, or use --reader off"
             ) from exc
 
-    def _open(self):
+    def _open(self) -> tuple[E5Tokenizer, WordEmbeddings, Any, Any]:
         """The tokenizer, the word embeddings and the ONNX session, from checked files."""
         from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_header
         from citeqa.reader.onnx_build import default_cache, reader_file
