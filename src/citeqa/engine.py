@@ -50,7 +50,7 @@ def open_data(index_dir: Path, backend: str | None = None) -> IndexData:
         raise ConfigError(f"--backend expects postgresql://HOST:PORT/DB URLs separated by commas, got {backend!r}")
     from citeqa.pg.backend import PostgresBackend
 
-    return PostgresBackend(backend)  # type: ignore[return-value]
+    return PostgresBackend(backend)  # type: ignore[return-value]  # not an IndexData, but it answers the calls the engine makes
 
 
 class Engine:

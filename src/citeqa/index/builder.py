@@ -371,11 +371,11 @@ def _build(steps: BuildSteps, chunks: list[Chunk], sources: list[int | None], pr
     span_plan = plan_spans(chunks, span_rows, sources, old_spans)
     known_spans = {k: old_spans.vectors[span_rows[k]] for k in set(span_plan.keys) if k in span_rows}  # type: ignore[union-attr]  # rows only from old_spans
     fresh = _encode(steps, {**span_plan.todo, **todo})  # one call: a worker pool starts once
-    dimension = len(next(iter(fresh.values()))) if fresh else old_vectors.shape[1]  # type: ignore[union-attr]
+    dimension = len(next(iter(fresh.values()))) if fresh else old_vectors.shape[1]  # type: ignore[union-attr]  # nothing new: all kept from previous
     vectors = np.empty((len(chunks), dimension), dtype=np.float32)
     kept = [i for i, source in enumerate(sources) if source is not None]
     if kept:
-        vectors[kept] = old_vectors[[sources[i] for i in kept]]  # type: ignore[index]
+        vectors[kept] = old_vectors[[sources[i] for i in kept]]  # type: ignore[index]  # kept rows come from previous
     for i in new:
         vectors[i] = known[keys[i]] if keys[i] in known else fresh[keys[i]]
     spans = assemble_spans(span_plan, ChainMap(known_spans, fresh), dimension, old_spans)

@@ -136,7 +136,7 @@ def assemble_spans(
         if key is not None:
             stacked[row] = vectors[key]
     for here, there, count in plan.copied:
-        stacked[here : here + count] = previous.vectors[there : there + count]  # type: ignore[union-attr]
+        stacked[here : here + count] = previous.vectors[there : there + count]  # type: ignore[union-attr]  # rows are copied only from a previous index
     return SpanVectors(stacked, np.asarray(plan.ptr, dtype=np.int64), plan.bounds.reshape(-1, 2))
 
 
