@@ -22,10 +22,11 @@ test: $(VENV)/.installed-test browser
 test-fast: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -m "not slow and not browser and not ray and not postgres"
 
-# ruff: the rules and the format are in pyproject.toml; .ci/run lints before it tests.
+# ruff and mypy: the rules, the format and the type checks are in pyproject.toml; .ci/run lints before it tests.
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests eval bench training
 	$(BIN)/ruff format --check src tests eval bench training
+	$(BIN)/mypy
 
 format: $(VENV)/.installed-test
 	$(BIN)/ruff check --fix src tests eval bench training

@@ -50,7 +50,7 @@ def open_data(index_dir: Path, backend: str | None = None) -> IndexData:
         raise ConfigError(f"--backend expects postgresql://HOST:PORT/DB URLs separated by commas, got {backend!r}")
     from citeqa.pg.backend import PostgresBackend
 
-    return PostgresBackend(backend)  # type: ignore[return-value]
+    return PostgresBackend(backend)  # type: ignore[return-value]  # not an IndexData, but it answers the calls the engine makes
 
 
 class Engine:
@@ -135,7 +135,7 @@ class Engine:
         reopen = getattr(self.data, "reopen", None)  # a remote backend moves to its live generation
         if self.index_dir is None and reopen is None:
             return self
-        data = load_index(self.index_dir) if self.index_dir is not None else reopen()
+        data = load_index(self.index_dir) if self.index_dir is not None else reopen()  # type: ignore[misc]  # reopen is not None here
         return Engine(data, self.embedder, self.settings, self.index_dir, self.reader, self.work)
 
     def without_reader(self) -> Engine:
@@ -173,13 +173,14 @@ class Engine:
         """Check ``claim`` against the documents: ``supported``, ``conflicting`` or ``not_found``,
         with up to ``k`` passages that bear on it (see :mod:`citeqa.answer.claims`); ``page_lang`` as for :meth:`ask`."""
         from citeqa.answer.claim_parts import analyse_claim
-        from citeqa.answer.claim_reading import judge_block, read_claim, reading_rule
+        from citeqa.answer.claim_reading import ReadingRule, ValueReading, judge_block, read_claim, reading_rule
         from citeqa.answer.claims import check_claim, claim_thresholds
 
         started = time.perf_counter()
         inputs = self.claim_inputs(claim, k, page_lang)
         judge = thresholds if thresholds is not None else self.settings.claims
-        rule, readings = None, ()
+        rule: ReadingRule | None = None
+        readings: tuple[ValueReading, ...] = ()
         if self.reader is not None:  # each value of the claim asked for, about its own subject
             rule = reading_rule()
             if thresholds is None and judge_block():

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
+from typing import Any
 
 #: Sections every language file has, with every key of English's.
 TRANSLATED = ("labels", "claim", "evidence", "corpus", "corpus_status", "evaluate", "outcome", "languages")
@@ -45,7 +46,7 @@ class _Lazy(Mapping):
     def __init__(self, build: Callable[[], Mapping]) -> None:
         self._build = cache(build)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         return self._build()[key]
 
     def __iter__(self) -> Iterator:
@@ -58,7 +59,7 @@ class _Lazy(Mapping):
 class _LazyLanguages(Sequence):
     """:func:`catalogue_languages` as a constant that reads the folder on first use."""
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         return catalogue_languages()[index]
 
     def __len__(self) -> int:

@@ -68,7 +68,7 @@ def _coerce(tp: Any, value: Any) -> Any:
     if origin in (Union, types.UnionType):
         inner = [a for a in args if a is not type(None)]
         return _coerce(inner[0], value) if len(inner) == 1 else value
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return from_dict(tp, value)
     if origin is tuple:
         item = args[0] if args else Any

@@ -30,12 +30,21 @@ if TYPE_CHECKING:
 class RetrievalBackend(Protocol):
     """Dense and lexical search over passages, and the records to cite them."""
 
-    #: Passages by row.
-    chunks: Sequence[Chunk]
-    #: Documents by id (titles, pages and sections for citations; text for context).
-    documents: Mapping[str, Document]
-    #: A vector for every candidate answer span (None: answers are scored without them).
-    spans: SpanVectors | None
+    # Read-only (properties), so that a frozen dataclass such as IndexData has them.
+    @property
+    def chunks(self) -> Sequence[Chunk]:
+        """Passages by row."""
+        ...
+
+    @property
+    def documents(self) -> Mapping[str, Document]:
+        """Documents by id (titles, pages and sections for citations; text for context)."""
+        ...
+
+    @property
+    def spans(self) -> SpanVectors | None:
+        """A vector for every candidate answer span (None: answers are scored without them)."""
+        ...
 
     @property
     def model(self) -> str:

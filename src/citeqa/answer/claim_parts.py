@@ -76,7 +76,8 @@ def analyse_claim(claim: str, lang: str) -> ClaimParts:
     facts = tuple(find_facts(claim, lang))
     toks = tokens_of(claim)
     stop = stopwords(lang)
-    names, soft = set(), set()
+    names: set[str] = set()
+    soft: set[str] = set()
     for i, (a, b, folded) in enumerate(toks):
         raw = claim[a:b]
         if any(f.start <= a and b <= f.end for f in facts) or month_word(raw):

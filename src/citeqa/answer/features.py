@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 import numpy as np
@@ -187,6 +188,7 @@ def _question_weights(
     Terms that only the previous turn brings weigh :data:`HISTORY_WEIGHT` as much: a
     follow-up's own words say what it asks, the earlier turn only what it is about.
     """
+    own: AbstractSet[str]
     if lang == question_lang:
         q, own = query_terms(query, (lang,)), set(query_terms(question, (lang,)))
     else:

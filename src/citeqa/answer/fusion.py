@@ -45,6 +45,11 @@ def weighted_scores(score_maps: Sequence[Mapping[int, float]], weights: Sequence
     return fused
 
 
+def _best_first(scores: Mapping[int, float]) -> list[int]:
+    """The ids of ``scores``, best first (ties broken by id)."""
+    return sorted(scores, key=lambda key: (-scores[key], key))
+
+
 def fuse(
     score_maps: Sequence[Mapping[int, float]],
     weights: Sequence[float],
@@ -53,7 +58,7 @@ def fuse(
 ) -> list[tuple[int, float]]:
     """Fuse score maps and return ``(id, score)`` best first (ties broken by id)."""
     if mode is FusionMode.RRF:
-        rankings = [sorted(m, key=lambda key, m=m: (-m[key], key)) for m in score_maps]
+        rankings = [_best_first(m) for m in score_maps]
         fused = reciprocal_rank(rankings, weights, rrf_k)
     else:
         fused = weighted_scores(score_maps, weights)

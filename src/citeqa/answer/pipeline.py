@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import TypeVar
 
 import numpy as np
 
@@ -468,6 +469,9 @@ def _zeros(feats: np.ndarray) -> np.ndarray:
     return np.zeros((len(feats), len(FEATURES) - feats.shape[1]))
 
 
+_T = TypeVar("_T")
+
+
 class _Clock:
     """Milliseconds per pipeline step."""
 
@@ -475,7 +479,7 @@ class _Clock:
         self.started = time.perf_counter()
         self.timings: dict[str, float] = {}
 
-    def step(self, name: str, work: Callable[[], object]):
+    def step(self, name: str, work: Callable[[], _T]) -> _T:
         t0 = time.perf_counter()
         out = work()
         self.timings[name] = (time.perf_counter() - t0) * 1000

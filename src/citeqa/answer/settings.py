@@ -74,7 +74,8 @@ class AnswerSettings:
                 f"weights for {model}: no such retrieval setting {', '.join(unknown)} "
                 f"(known: {', '.join(sorted(FITTED_RETRIEVAL))}); refit with eval/fit_scorer.py --write"
             )
-        retrieval = RetrievalSettings(**{k: float(v) for k, v in fusion.items()})
+        weights: dict[str, Any] = {k: float(v) for k, v in fusion.items()}  # FITTED_RETRIEVAL: float fields
+        retrieval = RetrievalSettings(**weights)
         scorer = read_weights(model, reader=True) if reader else data
         if reader:
             check_weights_keys(scorer, f"{model} with the reader")

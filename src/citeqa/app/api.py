@@ -73,7 +73,7 @@ def _record(run: Callable[[], Answer | ClaimCheck], text_field: str) -> dict[str
         return ApiError(error=str(exc)).record()
 
 
-def add_endpoints(gr, holder: EngineHolder) -> None:
+def add_endpoints(gr: Any, holder: EngineHolder) -> None:
     """Declare ``/ask`` and ``/check`` in the Blocks being built (inside its ``with`` block)."""
 
     def ask(

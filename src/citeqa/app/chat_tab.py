@@ -22,7 +22,7 @@ from typing import Any
 from citeqa.app import chat_view, display
 from citeqa.app.assets import CHAT_JS, VIEWER_JS
 from citeqa.app.chat_turns import conversation_turn, download_files, downloads_dir, open_document
-from citeqa.app.holder import ANSWER_CONCURRENCY, ANSWER_GROUP
+from citeqa.app.holder import ANSWER_CONCURRENCY, ANSWER_GROUP, EngineHolder
 from citeqa.app.validation import language_choices
 from citeqa.errors import CiteqaError
 from citeqa.messages import UI_LANGUAGES, evidence_labels, labels
@@ -76,7 +76,7 @@ def mode_choices(lang: str) -> list[tuple[str, str]]:
     return [(ev["mode_ask"], "ask"), (ev["mode_check"], "check"), (ev["mode_auto"], "auto")]
 
 
-def chat_layout(gr) -> ChatTab:
+def chat_layout(gr: Any) -> ChatTab:
     """The tab's components, in English until the first turn: the conversation on top, the box full
     width with Mode and Ask under it (so a phone keeps the box wide), then the examples."""
     en, ev = labels("en"), evidence_labels("en")
@@ -156,7 +156,7 @@ def box_hint(lang: str, mode: str | None) -> str:
 
 
 def page_labels(
-    gr, tab: ChatTab, lang: str, page: Sequence[Relabel] = (), mode: str | None = "ask"
+    gr: Any, tab: ChatTab, lang: str, page: Sequence[Relabel] = (), mode: str | None = "ask"
 ) -> tuple[list[Any], list[Any]]:
     """The components to relabel and their updates in ``lang`` (the send button's word for ``mode``;
     the download buttons are labelled by each event that shows or hides them)."""
@@ -194,7 +194,7 @@ def visit_language(request: Any) -> str:
     return browser_language(headers.get("accept-language") if headers is not None else None) or "en"
 
 
-def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None) -> None:
+def chat_events(gr: Any, holder: EngineHolder, tab: ChatTab, page: Sequence[Relabel] = (), app: Any = None) -> None:
     """Wire the tab: a turn (Ask or Enter), clear, the mode's placeholder, the document viewer; with
     ``app``, each visit opens in the browser's language, which leans every question that could be read
     either way (each turn's labels follow the language its question is read in)."""
@@ -271,7 +271,7 @@ def chat_events(gr, holder, tab: ChatTab, page: Sequence[Relabel] = (), app=None
     tab.viewer_close.click(lambda: gr.update(visible=False), None, tab.viewer, api_visibility="private")
 
 
-def _download_events(gr, holder, tab: ChatTab) -> None:
+def _download_events(gr: Any, holder: EngineHolder, tab: ChatTab) -> None:
     """*Prepare download*: write the conversation of the page's session once, and offer the two files."""
     cache = Path(tab.download_md.GRADIO_CACHE)  # written there, Gradio serves and sweeps them without a copy
 
@@ -289,7 +289,7 @@ def _download_events(gr, holder, tab: ChatTab) -> None:
     tab.prepare.click(prepare, [tab.turns, tab.session], outputs, api_visibility="private")
 
 
-def clear_events(gr, tab: ChatTab, page: Sequence[Relabel] = ()) -> None:
+def clear_events(gr: Any, tab: ChatTab, page: Sequence[Relabel] = ()) -> None:
     """Clear empties the conversation and the page goes back to the browser's language; a change of
     mode sets the box's hint and the send button's word in the language the page speaks."""
     relabelled, _ = page_labels(gr, tab, "en", page)

@@ -16,12 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from citeqa.answer.claims import ClaimCheck
 from citeqa.app import chat_view, display
 from citeqa.app.cited import document_infos
 from citeqa.app.display import engine_language, labels
 from citeqa.app.holder import EngineHolder
 from citeqa.engine import Engine
 from citeqa.errors import CiteqaError
+from citeqa.records import Answer
 
 MODES = ("ask", "check", "auto")
 
@@ -71,6 +73,7 @@ def conversation_turn(
     refusal = chat_view.input_refusal(text, lang, checking)
     if refusal is not None:
         return TurnResult(messages, asked, turns, "", lang, checking, refusal)
+    record: Answer | ClaimCheck
     try:
         if checking:
             record = engine.check(text, k=int(k), page_lang=page_lang)
@@ -80,7 +83,7 @@ def conversation_turn(
     except CiteqaError as exc:
         return TurnResult(messages, asked, turns, "", lang, checking, f"{labels(lang)['error']}: {exc}")
     docs, turn = engine.data.documents, chat_view.next_turn(messages)
-    if checking:
+    if isinstance(record, ClaimCheck):  # (checking)
         infos = document_infos(engine, [record])
         messages += [
             chat_view.user_message(record.claim, record.language),
@@ -133,6 +136,8 @@ def open_document(holder: EngineHolder, request: Any) -> tuple[str, str]:
     """The viewer's HTML for a click on a citation (``{"doc", "start", "end"}`` from the page) and an
     error line ('' when fine). Only indexed documents open; the range is clipped to the text."""
     data = request if isinstance(request, dict) else {}
+    start: Any
+    end: Any
     doc_id, start, end = data.get("doc"), data.get("start"), data.get("end")
     document = holder.engine.data.documents.get(doc_id) if isinstance(doc_id, str) else None
     if document is None:

@@ -9,13 +9,17 @@ plain text.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from citeqa.answer.pipeline import MAX_QUESTION_CHARS
 from citeqa.answer.scoring import Band
 from citeqa.app import display
 from citeqa.app.display import safe, safe_block
 from citeqa.messages import claim_labels, labels
-from citeqa.records import Answer, Document
+from citeqa.records import Answer, Document, DocumentInfo
+
+if TYPE_CHECKING:
+    from citeqa.answer.claims import ClaimCheck
 
 Message = dict[str, str]  #: {"role": "user" | "assistant", "content": HTML, "label": plain text}
 
@@ -34,7 +38,7 @@ def answer_message(
     answer: Answer,
     turn: int,
     documents: Mapping[str, Document],
-    infos: Mapping[str, object],
+    infos: Mapping[str, DocumentInfo],
     show_confidence: bool = True,
     bands: Sequence[Band] = (),
 ) -> Message:
@@ -46,7 +50,9 @@ def answer_message(
     return {"role": "assistant", "content": reply + sources, "label": answer_label(answer, bands)}
 
 
-def check_message(check, turn: int, documents: Mapping[str, Document], infos: Mapping[str, object]) -> Message:
+def check_message(
+    check: ClaimCheck, turn: int, documents: Mapping[str, Document], infos: Mapping[str, DocumentInfo]
+) -> Message:
     """The reply to a claim: the verdict and its message, then the passages that bear on it."""
     lab = claim_labels(check.language)
     return {

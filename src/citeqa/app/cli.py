@@ -18,8 +18,11 @@ from citeqa.app.cli_args import output_format, parser
 from citeqa.errors import CiteqaError
 
 if TYPE_CHECKING:
+    from citeqa.answer.claims import ClaimCheck
     from citeqa.embedding import Embedder
     from citeqa.engine import Engine
+    from citeqa.index.builder import LanguageCount
+    from citeqa.records import Answer
 
 #: What ``serve`` returns when SIGTERM stopped it (:func:`main` then ends the process by the signal).
 TERMINATED = -15
@@ -218,7 +221,7 @@ def _publish(args: argparse.Namespace) -> None:
         print(f"postgres index up to date: generation {done.generation} on {_count(done.shards, 'shard')}")
 
 
-def _print_languages(languages) -> None:
+def _print_languages(languages: Sequence[LanguageCount]) -> None:
     """The index's languages with their counts, and once per language a warning when it has no stemmer."""
     if languages:
         counts = (f"{c.lang} {_count(c.passages, 'passage')} ({_count(c.documents, 'document')})" for c in languages)
@@ -250,7 +253,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show(engine: Engine, record, fmt: str, print_text: Callable[..., None]) -> None:
+def _show(engine: Engine, record: Answer | ClaimCheck, fmt: str, print_text: Callable[..., None]) -> None:
     """An answer or claim check record as JSON, as the chat's Markdown download, or as text."""
     if fmt == "json":
         print(record_json(record.to_dict()))

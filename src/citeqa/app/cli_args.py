@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from citeqa.errors import ConfigError
 
@@ -233,7 +235,13 @@ def output_format(args: argparse.Namespace) -> str:
 class _AuthAction(argparse.Action):
     """Stores ``--auth`` and notes that it came from the command line (and so shows in ``ps``)."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
         setattr(namespace, self.dest, values)
         namespace.auth_on_command_line = True
 

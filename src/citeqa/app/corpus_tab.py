@@ -70,7 +70,7 @@ def upload(
     progress: Report | None = None,
     cancelled: Callable[[], bool] | None = None,
     lang: str = "en",
-):
+) -> tuple[str, dict[str, list], str]:
     """Add uploaded files (or, with none, re-scan the corpus) and swap in the new index.
 
     ``progress(done, total, text)`` hears of each step (:data:`~citeqa.app.uploads.Report`); once
@@ -111,11 +111,14 @@ def _take(lock: threading.Lock, watch: AddWatch, total: int) -> bool:
     return True
 
 
-def _add(holder: EngineHolder, settings: UploadSettings, pairs: list[tuple[Path, str]], watch: AddWatch):
+def _add(
+    holder: EngineHolder, settings: UploadSettings, pairs: list[tuple[Path, str]], watch: AddWatch
+) -> UploadResult:
     """:func:`~citeqa.app.uploads.add_files` into the live index, swapping in the new one (lock held)."""
     engine = holder.engine
     if engine.index_dir is None:
         return UploadResult(error=watch.said("fixed_index"))
+    assert settings.corpus is not None  # upload() adds nothing without one
     result = add_files(
         pairs, settings.corpus, engine.index_dir, engine.embedder, settings.max_bytes, watch, settings.budget
     )
@@ -171,7 +174,7 @@ class _AddParts:
     lang: Any
 
 
-def corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings, lang: Any = None):
+def corpus_tab(gr: Any, holder: EngineHolder, uploads: UploadSettings, lang: Any = None) -> tuple[Any, Any, list[Any]]:
     """The indexed documents, the upload box that adds to them and the removal of one; returns the
     table, the removal's document choice and the labels to relabel in the chat's language.
 
@@ -213,7 +216,7 @@ def corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings, lang: Any = No
         removal = gr.Button(lab["remove"], variant="stop", elem_id="remove", scale=1)
     removal_status = gr.Textbox(label=lab["removal_status"], interactive=False, elem_id="remove-status")
 
-    def named(key: str, field: str = "label"):
+    def named(key: str, field: str = "label") -> Callable[[str], Any]:
         return lambda shown_lang: gr.update(**{field: corpus_labels(shown_lang)[key].format(**shown)})
 
     relabels = [
@@ -241,7 +244,7 @@ def corpus_tab(gr, holder: EngineHolder, uploads: UploadSettings, lang: Any = No
     return table, choice, relabels
 
 
-def _add_events(gr, holder: EngineHolder, uploads: UploadSettings, parts: _AddParts) -> None:
+def _add_events(gr: Any, holder: EngineHolder, uploads: UploadSettings, parts: _AddParts) -> None:
     """Wire Add (its progress, moving file by file, on the status box only; then the summary there and
     the file box emptied), Cancel (the page's own add) and Re-scan, each answering in the page's language."""
     adds = RunningAdds()
@@ -277,7 +280,7 @@ def _session(request: Any) -> str:
     return str(getattr(request, "session_hash", None) or "")
 
 
-def _bar(progress) -> Report:
+def _bar(progress: Callable[..., object]) -> Report:
     """The page's progress bar (``gr.Progress``) as an add's report: the share done (it moves through
     each file, not only between files) and the step."""
 

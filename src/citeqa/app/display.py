@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from citeqa.answer.scoring import Band
 from citeqa.app.cited import band_words, hedged  # display.hedged, as the chat's modules call it
 from citeqa.messages import counted, labels
-from citeqa.records import Answer, Citation, Document
+from citeqa.records import Answer, Citation, Document, DocumentInfo
+
+if TYPE_CHECKING:  # imported where used, as the functions below do
+    from citeqa.answer.claims import ClaimCheck, ClaimEvidence
+    from citeqa.app.evidence import CitedQuote
+    from citeqa.index.manifest import DocEntry
 
 CONTEXT_CHARS = 300
 _MARKUP_CHARS = {c: f"&#{ord(c)};" for c in "\\`*_[]()!#|~$&<>\"'{}:="}
@@ -222,7 +228,7 @@ def citation_html(
 def sources_html(
     answer: Answer,
     documents: Mapping[str, Document] | None = None,
-    infos: Mapping[str, object] | None = None,
+    infos: Mapping[str, DocumentInfo] | None = None,
     turn: int = 0,
     open_first: bool = False,
     tools: bool = False,
@@ -234,7 +240,9 @@ def sources_html(
 
     lab = labels(answer.language)
     docs = documents if documents is not None else {}
-    quotes = answer_quotes(answer, infos, docs) if tools else [None] * len(answer.citations)  # type: ignore[arg-type]
+    quotes: Sequence[CitedQuote | None] = (
+        answer_quotes(answer, infos, docs) if tools else [None] * len(answer.citations)
+    )
     holding = set(supporting(answer))
     cards = [
         (
@@ -287,12 +295,9 @@ def corpus_headers(lang: str = "en") -> list[str]:
     return [lab[f"col_{name}"] for name in CORPUS_HEADERS]
 
 
-def corpus_rows(entries: Iterable[object]) -> list[list[object]]:
+def corpus_rows(entries: Iterable[DocEntry]) -> list[list[object]]:
     """Rows of the corpus table from manifest ``DocEntry`` items, as plain text."""
-    return [
-        [_plain(e.title), e.lang, len(e.chunk_ids), when(e.indexed_at), _plain(e.doc_id)]  # type: ignore[attr-defined]
-        for e in entries
-    ]
+    return [[_plain(e.title), e.lang, len(e.chunk_ids), when(e.indexed_at), _plain(e.doc_id)] for e in entries]
 
 
 def when(stamp: str) -> str:
@@ -342,7 +347,7 @@ def safe_block(text: str) -> str:
     return text.translate(_MARKUP_TABLE)
 
 
-def citation_tools_html(quote, lang: str) -> str:  # quote: citeqa.app.evidence.CitedQuote
+def citation_tools_html(quote: CitedQuote, lang: str) -> str:
     """Buttons under a source: copy the citation (plain, BibTeX, CSL-JSON, each shown in a fold)
     and open the whole document at the cited range."""
     from citeqa.app.evidence import citation_formats
@@ -369,7 +374,7 @@ def citation_tools_html(quote, lang: str) -> str:  # quote: citeqa.app.evidence.
 def answer_sources_html(
     answer: Answer,
     documents: Mapping[str, Document] | None = None,
-    infos: Mapping[str, object] | None = None,
+    infos: Mapping[str, DocumentInfo] | None = None,
     turn: int = 0,
     open_first: bool = False,
 ) -> str:
@@ -384,7 +389,7 @@ _VERDICT_CLASS = {
 }
 
 
-def check_html(check, turn: int = 0) -> str:  # check: citeqa.answer.claims.ClaimCheck
+def check_html(check: ClaimCheck, turn: int = 0) -> str:
     """The chat reply to a claim: the verdict, its message, and [n] links to the passages that
     support or contradict it."""
     from citeqa.messages import claim_labels
@@ -398,7 +403,7 @@ def check_html(check, turn: int = 0) -> str:  # check: citeqa.answer.claims.Clai
     )
 
 
-def evidence_passage_html(evidence) -> str:  # evidence: citeqa.answer.claims.ClaimEvidence
+def evidence_passage_html(evidence: ClaimEvidence) -> str:
     """The passage escaped, the sentence that bears on the claim in <mark>, the document's value in bold."""
     text, hl, value = evidence.citation.text, evidence.highlight, evidence.value
     if hl is None:
@@ -412,7 +417,10 @@ def evidence_passage_html(evidence) -> str:  # evidence: citeqa.answer.claims.Cl
 
 
 def check_sources_html(
-    check, documents: Mapping[str, Document] | None = None, infos: Mapping[str, object] | None = None, turn: int = 0
+    check: ClaimCheck,
+    documents: Mapping[str, Document] | None = None,
+    infos: Mapping[str, DocumentInfo] | None = None,
+    turn: int = 0,
 ) -> str:
     """The passages of a claim check: relation badge, title, place, the sentence marked, both values
     when they differ, and the citation tools."""
@@ -421,7 +429,7 @@ def check_sources_html(
 
     lab, base = claim_labels(check.language), labels(check.language)
     docs = documents if documents is not None else {}
-    quotes = check_quotes(check, infos, docs)  # type: ignore[arg-type]
+    quotes = check_quotes(check, infos, docs)
     items = []
     for n, (e, q) in enumerate(zip(check.evidence, quotes), start=1):
         c = e.citation
@@ -453,7 +461,7 @@ def check_sources_html(
     return f'{readings_html(check)}<div class="{cls}"><h3>{safe(heading)}</h3>{"".join(items)}</div>'
 
 
-def readings_html(check) -> str:  # check: citeqa.answer.claims.ClaimCheck
+def readings_html(check: ClaimCheck) -> str:
     """What the reader read for each value of the claim, about the claim's subject: the span it read
     (document offsets, the document's value in bold), the claim's value struck through where the
     span gives another, the question it was asked; empty without readings."""

@@ -10,7 +10,7 @@ what its buttons do, callable without a page.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,7 @@ def start_evaluation(
 
 
 def evaluate_page(
-    gr, app, holder: EngineHolder, runner: EvaluationRunner, settings: EvalSettings, lang: Any = None
+    gr: Any, app: Any, holder: EngineHolder, runner: EvaluationRunner, settings: EvalSettings, lang: Any = None
 ) -> list[tuple[Any, Any]]:
     """The Evaluate tab: choose or upload a QA file, run it in the background, look at the results.
 
@@ -109,12 +109,12 @@ def evaluate_page(
         choices = [(eval_files.choice_label(f, shown_lang), f.name) for f in found]
         return gr.update(choices=choices, value=chosen), eval_files.fit_html(fit, shown_lang), confirming(fit)
 
-    def confirming(fit) -> Any:  # the tick a run of a file for another corpus needs, shown only for one
+    def confirming(fit: Any) -> Any:  # the tick a run of a file for another corpus needs, shown only for one
         return gr.update(visible=fit is not None and not fit.fits, value=False)
 
     mismatched = eval_files.FileFit("", 0, 1, 0)  # what the tick stands for: a file that does not fit
 
-    def runnable(fit, ticked: bool = False) -> Any:  # Run waits for the tick when the file is for another corpus
+    def runnable(fit: Any, ticked: bool = False) -> Any:  # Run waits for the tick when the file is for another corpus
         current = runner.status()
         busy = current is not None and current.running
         return gr.update(interactive=not busy and (fit is None or fit.fits or ticked is True))
@@ -228,7 +228,7 @@ def evaluate_page(
         compare_lists,
     ]
 
-    def show(run, shown_lang: str) -> list[Any]:  # run: FinishedRun
+    def show(run: FinishedRun | None, shown_lang: str) -> list[Any]:
         if run is None:
             return [gr.update(visible=False), *([gr.skip()] * (len(shown_outputs) - 1))]
         files, alt = run.files, evaluate_labels(shown_lang)["reliability_alt"]
@@ -251,7 +251,7 @@ def evaluate_page(
             "",
         ]
 
-    def refresh(shown_run, own, shown_lang: str) -> list[Any]:
+    def refresh(shown_run: Any, own: Any, shown_lang: str) -> list[Any]:
         """Status, timer, the shown run, then the results (skipped unless a newer run of this page has ended).
 
         Another page's run is only said to be going (it holds the server's one run), not named or shown."""
@@ -282,6 +282,7 @@ def evaluate_page(
 
     def on_start(uploaded, choice, shown_run, own, confirmed, shown_lang):
         current, own = runner.status(), tuple(own or ())
+        error: str | None
         if current is not None and current.running and current.run_id not in own:  # not named: another page's
             error = evaluate_labels(shown_lang)["busy_other"].format(done=current.done, total=current.total)
             if uploaded:
@@ -293,6 +294,7 @@ def evaluate_page(
             refused = view.status_html(None, error, shown_lang)
             return [refused, gr.skip(), shown_run, own, gr.skip(), None, *buttons(False)]
         started = runner.status()
+        assert started is not None  # start_evaluation started it
         line = view.status_html(started, lang=shown_lang)
         running = [line, gr.Timer(active=True), None, (*own, started.run_id), gr.update(visible=False), None]
         return [*running, *buttons(True)]
@@ -359,7 +361,7 @@ def evaluate_page(
 
     questions.select(on_select, [shown, lang], detail, api_visibility="private")
 
-    def on_compare(files, shown_run, use_previous: bool, shown_lang: str, own=()):
+    def on_compare(files: Any, shown_run: Any, use_previous: bool, shown_lang: str, own: Any = ()) -> tuple[Any, Any]:
         table, lists = compare_evaluation(runner, shown_run, files, use_previous, shown_lang, tuple(own or ()))
         if table is None:
             return gr.update(visible=False, value=None), view.status_html(None, lists, shown_lang)
@@ -376,8 +378,8 @@ def evaluate_page(
     def labelled(shown_lang: str) -> dict[str, Any]:  # the files offered, named in the language (the choice kept)
         return {"choices": [(eval_files.choice_label(f, shown_lang), f.name) for f in fits()]}
 
-    def said(key: str, field: str = "value", heading: bool = False):
-        def update(shown_lang: str):
+    def said(key: str, field: str = "value", heading: bool = False) -> Callable[[str], Any]:
+        def update(shown_lang: str) -> Any:
             text = evaluate_labels(shown_lang)[key]
             return gr.update(**{field: f"### {text}" if heading else text})
 
@@ -427,6 +429,8 @@ def compare_evaluation(
 
     uploaded = [(Path(upload_path(f)), upload_name(f)) for f in (files or [])]
     lab = evaluate_labels(lang)
+    old_records: Sequence[Mapping[str, Any]]
+    old_provenance: Mapping[str, Any] | None
     try:
         if run is None:
             return None, lab["compare_no_run"]

@@ -35,6 +35,8 @@ from citeqa.evaluation.runner import evaluate
 
 if TYPE_CHECKING:
     from citeqa.app.holder import EngineHolder
+    from citeqa.engine import Engine
+    from citeqa.records import Answer
 
 RUNNING = "running"
 DONE = "done"
@@ -189,7 +191,9 @@ class EvaluationRunner:
 
     # ----------------------------------------------------------------- the worker
 
-    def _work(self, run_id: int, source: str, engine, items: list[QAItem], run_dir: Path, qa_file: Path | None) -> None:
+    def _work(
+        self, run_id: int, source: str, engine: Engine, items: list[QAItem], run_dir: Path, qa_file: Path | None
+    ) -> None:
         from citeqa.evaluation.provenance import collect_provenance
 
         began = time.monotonic()
@@ -200,7 +204,7 @@ class EvaluationRunner:
             langs = {d: doc.lang for d, doc in docs.items()}
             corpus_langs = set(engine.corpus_langs)
 
-            def ask(question: str, history: tuple[str, ...]):
+            def ask(question: str, history: tuple[str, ...]) -> Answer:
                 return engine.ask(question, history=history, k=self.k)
 
             for item in items:

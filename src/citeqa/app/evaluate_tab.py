@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from citeqa.app.display import safe
 from citeqa.errors import QAFileError
@@ -26,6 +27,9 @@ from citeqa.evaluation.report import table_rows
 from citeqa.evaluation.rows import CSV_SUFFIXES
 from citeqa.messages import evaluate_labels, outcome_help
 from citeqa.records import Citation
+
+if TYPE_CHECKING:
+    from citeqa.app.eval_runner import RunStatus
 
 RIGHT = "right"
 WRONG_ANSWER = "wrong answer"
@@ -434,7 +438,7 @@ def _shortened(text: str, limit: int) -> str:
 # --------------------------------------------------------------------------- status
 
 
-def status_html(status, error: str | None = None, lang: str = "en") -> str:  # status: eval_runner.RunStatus | None
+def status_html(status: RunStatus | None, error: str | None = None, lang: str = "en") -> str:
     """The line under the buttons, in ``lang``: an error (a refused file, with its line and reason), or the
     run's state, with a progress bar while it runs."""
     lab = evaluate_labels(lang)
@@ -461,7 +465,7 @@ def status_html(status, error: str | None = None, lang: str = "en") -> str:  # s
     return f'<div class="citeqa-eval-status {cls}">{line}</div>'
 
 
-def other_run_html(status, lang: str = "en") -> str:  # status: eval_runner.RunStatus
+def other_run_html(status: RunStatus, lang: str = "en") -> str:
     """The line a page shows while another page's run holds the server's one run: how far it is, not what."""
     said = evaluate_labels(lang)["busy_other"].format(done=status.done, total=status.total)
     return f'<div class="citeqa-eval-status citeqa-eval-other">{safe(said)}</div>'

@@ -79,8 +79,10 @@ def answer_quotes(
     """One quote per citation: the answer itself for [1] (where it is in the passage), else the passage."""
     out = []
     for n, c in enumerate(answer.citations, start=1):
-        span = (answer.answer_in(c) if n == 1 else None) or (None, None)
-        out.append(cited_quote(c, *span, info=(infos or {}).get(c.doc_id), document=(documents or {}).get(c.doc_id)))
+        start, end = (answer.answer_in(c) if n == 1 else None) or (None, None)
+        out.append(
+            cited_quote(c, start, end, info=(infos or {}).get(c.doc_id), document=(documents or {}).get(c.doc_id))
+        )
     return out
 
 
@@ -90,11 +92,12 @@ def check_quotes(
     """One quote per evidence passage: the sentence that bears on the claim, else the passage."""
     out = []
     for e in check.evidence:
-        span = (e.highlight.start, e.highlight.end) if e.highlight is not None else (None, None)
+        start, end = (e.highlight.start, e.highlight.end) if e.highlight is not None else (None, None)
         out.append(
             cited_quote(
                 e.citation,
-                *span,
+                start,
+                end,
                 info=(infos or {}).get(e.citation.doc_id),
                 document=(documents or {}).get(e.citation.doc_id),
             )

@@ -7,6 +7,7 @@ Gradio at it before anything is built); :func:`serve` is told where it is.
 
 from __future__ import annotations
 
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +28,7 @@ def serve(
     auth: tuple[str, str] | None = None,
     max_upload_bytes: int = DEFAULT_MAX_BYTES,
     allowed_hosts: tuple[str, ...] = (),
-    sock=None,  # socket.socket
+    sock: socket.socket | None = None,
     qa_dir: Path | None = None,
     forwarded_allow_ips: tuple[str, ...] = (),
     reader_required: bool = False,

@@ -14,8 +14,12 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from citeqa.errors import CiteqaError, UploadError
+
+if TYPE_CHECKING:
+    from citeqa.embedding import Embedder
 
 REMOVING_SUFFIX = ".removing"
 
@@ -54,7 +58,7 @@ def corpus_file(corpus: Path, doc_id: str) -> Path:
 
 
 def remove_document(
-    doc_id: str, corpus: Path, index_dir: Path, embedder, indexed: set[str] | frozenset[str]
+    doc_id: str, corpus: Path, index_dir: Path, embedder: Embedder, indexed: set[str] | frozenset[str]
 ) -> RemovalResult:
     """Delete ``doc_id``'s file from ``corpus`` and update the index; ``indexed`` are the documents of
     the live index (a name outside it is refused, so only listed documents can go)."""
@@ -82,7 +86,7 @@ def remove_document(
 
 def recover_removals(corpus: Path, indexed: set[str] | frozenset[str]) -> list[str]:
     """Settle removals cut short by a crash: restore files the index still lists, delete the others."""
-    settled = []
+    settled: list[str] = []
     if not corpus.is_dir():
         return settled
     for hidden in corpus.rglob(f".*{REMOVING_SUFFIX}"):

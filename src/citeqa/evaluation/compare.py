@@ -118,12 +118,16 @@ class MetricDelta:
     @property
     def regressed(self) -> bool:
         """Whether the metric got significantly worse."""
-        return self.significant and (self.high < 0 if self.higher_is_better else self.low > 0)
+        if not self.significant or self.low is None or self.high is None:  # (significant: neither is None)
+            return False
+        return self.high < 0 if self.higher_is_better else self.low > 0
 
     @property
     def improved(self) -> bool:
         """Whether the metric got significantly better."""
-        return self.significant and (self.low > 0 if self.higher_is_better else self.high < 0)
+        if not self.significant or self.low is None or self.high is None:  # (significant: neither is None)
+            return False
+        return self.low > 0 if self.higher_is_better else self.high < 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data, with the verdicts."""

@@ -99,7 +99,7 @@ def score_question(
     are the languages the corpus holds; ``doc_langs`` (doc_id -> language), when given,
     excludes cross-lingual items (gold document in another language) from ``lang_first``.
     """
-    common = {
+    common: dict[str, Any] = {
         "item": item,
         "answer": answer,
         "lang_first": _lang_first(item, answer, corpus_langs, doc_langs),

@@ -297,7 +297,7 @@ def plot_reliability(results: Sequence[QuestionResult], path: Path, edges: Seque
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="perfect calibration")
-    label = "share right (a correct answer, or an abstention when unanswerable)"
+    label: str | None = "share right (a correct answer, or an abstention when unanswerable)"
     for b in buckets:
         width = b.high - b.low
         middle = b.low + width / 2

@@ -77,7 +77,7 @@ def load_squad(path: Path, default_lang: str = "en") -> SquadSet:
             parsed = _checked(_paragraph, paragraph, here, errors)
             if parsed is None:
                 continue
-            title, (text, qas) = found[0], parsed  # type: ignore[index]
+            title, (text, qas) = found[0], parsed  # type: ignore[index]  # found: this loop runs over its paragraphs
             lang = detect_lang(text[:LANGUAGE_SAMPLE_CHARS], default_lang)
             context = SquadContext(document_name(a, p, title), text, lang)
             contexts.append(context)

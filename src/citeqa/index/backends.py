@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from citeqa.index.terms import Terms
+
+if TYPE_CHECKING:  # both load only when used
+    import bm25s
+    import faiss
 
 #: Above this many vectors an HNSW graph replaces exact search (see docs/benchmarks.md).
 HNSW_THRESHOLD = 50_000
@@ -27,15 +32,17 @@ def ann_kind(count: int) -> str:
     return "hnsw" if count > HNSW_THRESHOLD else "flat"
 
 
-def build_dense(vectors: np.ndarray, kind: str) -> object:
+def build_dense(vectors: np.ndarray, kind: str) -> faiss.Index:
     """An inner-product FAISS index over L2-normalised ``vectors``."""
     import faiss
 
     dim = vectors.shape[1]
+    index: faiss.Index
     if kind == "hnsw":
-        index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-        index.hnsw.efSearch = HNSW_EF_SEARCH
+        hnsw = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        hnsw.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        hnsw.hnsw.efSearch = HNSW_EF_SEARCH
+        index = hnsw
     else:
         index = faiss.IndexFlatIP(dim)
     if len(vectors):
@@ -43,15 +50,15 @@ def build_dense(vectors: np.ndarray, kind: str) -> object:
     return index
 
 
-def all_vectors(index: object) -> np.ndarray:
+def all_vectors(index: faiss.Index) -> np.ndarray:
     """Every stored vector, in insertion order (used to reuse embeddings)."""
-    n = index.ntotal  # type: ignore[attr-defined]
+    n = index.ntotal
     if n == 0:
-        return np.zeros((0, index.d), dtype=np.float32)  # type: ignore[attr-defined]
-    return index.reconstruct_n(0, n)  # type: ignore[attr-defined]
+        return np.zeros((0, index.d), dtype=np.float32)
+    return index.reconstruct_n(0, n)
 
 
-def build_lexical(terms: Terms) -> object:
+def build_lexical(terms: Terms) -> bm25s.BM25:
     """A bm25s index over the passages' term ids, in passage order.
 
     Term ids follow the sorted vocabulary: bm25s numbers terms in the order of a ``set``,
@@ -66,24 +73,24 @@ def build_lexical(terms: Terms) -> object:
     return retriever
 
 
-def dense_search(index: object, vector: np.ndarray, n: int) -> dict[int, float]:
+def dense_search(index: faiss.Index, vector: np.ndarray, n: int) -> dict[int, float]:
     """Inner product (cosine, for normalised vectors) of the top ``n`` passages to ``vector``."""
-    if n <= 0 or index.ntotal == 0:  # type: ignore[attr-defined]
+    if n <= 0 or index.ntotal == 0:
         return {}
-    scores, ids = index.search(np.ascontiguousarray(vector.reshape(1, -1), dtype=np.float32), n)  # type: ignore[attr-defined]
+    scores, ids = index.search(np.ascontiguousarray(vector.reshape(1, -1), dtype=np.float32), n)
     return {int(i): float(s) for s, i in zip(scores[0], ids[0]) if i >= 0}
 
 
-def lexical_scores(bm25: object, terms: Terms, query: Sequence[str]) -> np.ndarray | None:
+def lexical_scores(bm25: bm25s.BM25, terms: Terms, query: Sequence[str]) -> np.ndarray | None:
     """BM25 score of every passage for the query terms, or None when no term is indexed."""
     index = terms.index
     ids = [index[t] for t in query if t in index]
     if not ids:
         return None
-    return bm25.get_scores_from_ids(ids)  # type: ignore[attr-defined]
+    return bm25.get_scores_from_ids(ids)
 
 
-def lexical_search(bm25: object, terms: Terms, query: Sequence[str], n: int) -> dict[int, float]:
+def lexical_search(bm25: bm25s.BM25, terms: Terms, query: Sequence[str], n: int) -> dict[int, float]:
     """BM25 score of the top ``n`` passages with a positive score (chunk index -> score)."""
     scores = lexical_scores(bm25, terms, query)
     if scores is None:

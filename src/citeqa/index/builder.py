@@ -20,7 +20,7 @@ from collections import ChainMap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -35,6 +35,10 @@ from citeqa.ingest.chunking import ChunkerSettings, chunk_document
 from citeqa.ingest.documents import Loader, Skipped, Unchanged, corpus_entries, read_entry
 from citeqa.ingest.formats import suffix_list
 from citeqa.records import Chunk, Document, sha256_text
+
+if TYPE_CHECKING:  # both load only when used
+    import bm25s
+    import faiss
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,7 +346,7 @@ class _Built:
     vectors: np.ndarray
     spans: SpanVectors
     terms: Terms
-    lexical: object
+    lexical: bm25s.BM25
     embedded: int  # passage texts embedded
 
 
@@ -353,19 +357,25 @@ def _build(steps: BuildSteps, chunks: list[Chunk], sources: list[int | None], pr
     new = [i for i, source in enumerate(sources) if source is None]
     old_vectors = all_vectors(previous.dense) if previous is not None else None
     reusable = bool(new) and previous is not None
-    known = _known_vectors(previous, old_vectors) if reusable else {}
+    known = (
+        _known_vectors(previous, old_vectors)
+        if reusable and previous is not None and old_vectors is not None  # (reusable: previous is not None)
+        else {}
+    )
     keys = {i: sha256_text(chunks[i].text) for i in new}
     todo = {keys[i]: chunks[i].text for i in new if keys[i] not in known}
     old_spans = previous.spans if previous is not None else None
-    span_rows = old_spans.text_rows(previous.chunks) if reusable and old_spans is not None else {}
+    span_rows = (
+        old_spans.text_rows(previous.chunks) if reusable and previous is not None and old_spans is not None else {}
+    )
     span_plan = plan_spans(chunks, span_rows, sources, old_spans)
-    known_spans = {k: old_spans.vectors[span_rows[k]] for k in set(span_plan.keys) if k in span_rows}  # type: ignore[union-attr]
+    known_spans = {k: old_spans.vectors[span_rows[k]] for k in set(span_plan.keys) if k in span_rows}  # type: ignore[union-attr]  # rows only from old_spans
     fresh = _encode(steps, {**span_plan.todo, **todo})  # one call: a worker pool starts once
-    dimension = len(next(iter(fresh.values()))) if fresh else old_vectors.shape[1]  # type: ignore[union-attr]
+    dimension = len(next(iter(fresh.values()))) if fresh else old_vectors.shape[1]  # type: ignore[union-attr]  # nothing new: all kept from previous
     vectors = np.empty((len(chunks), dimension), dtype=np.float32)
     kept = [i for i, source in enumerate(sources) if source is not None]
     if kept:
-        vectors[kept] = old_vectors[[sources[i] for i in kept]]  # type: ignore[index]
+        vectors[kept] = old_vectors[[sources[i] for i in kept]]  # type: ignore[index]  # kept rows come from previous
     for i in new:
         vectors[i] = known[keys[i]] if keys[i] in known else fresh[keys[i]]
     spans = assemble_spans(span_plan, ChainMap(known_spans, fresh), dimension, old_spans)
@@ -373,13 +383,13 @@ def _build(steps: BuildSteps, chunks: list[Chunk], sources: list[int | None], pr
     return _Built(vectors, spans, terms, build_lexical(terms), embedded=len(todo))
 
 
-def _dense(vectors: np.ndarray, kind: str, sources: list[int | None], previous: IndexData | None) -> object:
+def _dense(vectors: np.ndarray, kind: str, sources: list[int | None], previous: IndexData | None) -> faiss.Index:
     """The FAISS index of ``vectors``. An HNSW graph whose passages all stay, in order, with new ones
     only after them gets the new vectors added; any other index is built from ``vectors`` (no encoding)."""
     if previous is not None and kind == "hnsw" == previous.manifest.ann:
         count = len(previous.chunks)
         if sources[:count] == list(range(count)) and all(s is None for s in sources[count:]):
-            previous.dense.add(np.ascontiguousarray(vectors[count:]))  # type: ignore[attr-defined]
+            previous.dense.add(np.ascontiguousarray(vectors[count:]))
             return previous.dense
     return build_dense(vectors, kind)
 

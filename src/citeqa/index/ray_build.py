@@ -34,6 +34,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +43,9 @@ from citeqa.errors import CiteqaError, ConfigError, RayBuildError
 from citeqa.index.builder import CorpusRead, collect_read, read_file
 from citeqa.ingest.chunking import ChunkerSettings
 from citeqa.ingest.documents import corpus_entries
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 RAY_HINT = "pip install -e '.[ray]'"
 RAY_REQUIREMENT = "ray[data,client]==2.60.0"
@@ -84,7 +88,7 @@ class RayStats:
     encode_seconds: float = 0.0
 
 
-def import_ray():
+def import_ray() -> Any:
     """The ``ray`` module, or :class:`RayBuildError` saying how to install it."""
     try:
         import ray
@@ -129,7 +133,7 @@ def ray_steps(
 class RaySteps:
     """Reading, chunking and embedding as Ray Data pipelines (see the module's docstring)."""
 
-    def __init__(self, ray, factory: EmbedderFactory, options: RayOptions, progress: bool = False) -> None:
+    def __init__(self, ray: Any, factory: EmbedderFactory, options: RayOptions, progress: bool = False) -> None:
         self.ray = ray
         self.factory = factory
         self.options = options
@@ -354,7 +358,7 @@ def _quiet_ray_logs() -> None:
         context.print_on_execution_start = False
 
 
-def _bar(total: int):
+def _bar(total: int) -> tqdm[Any]:
     from tqdm import tqdm
 
     return tqdm(total=total, desc="Embedding", unit="passage")

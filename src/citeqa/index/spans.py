@@ -92,7 +92,8 @@ def plan_spans(
     """
     pieces: list[np.ndarray] = []
     keys: list[str | None] = []
-    ptr, copied = [0], []
+    ptr = [0]
+    copied: list[tuple[int, int, int]] = []
     todo: dict[str, str] = {}
     for i, chunk in enumerate(chunks):
         source = sources[i] if sources is not None else None
@@ -135,7 +136,7 @@ def assemble_spans(
         if key is not None:
             stacked[row] = vectors[key]
     for here, there, count in plan.copied:
-        stacked[here : here + count] = previous.vectors[there : there + count]  # type: ignore[union-attr]
+        stacked[here : here + count] = previous.vectors[there : there + count]  # type: ignore[union-attr]  # rows are copied only from a previous index
     return SpanVectors(stacked, np.asarray(plan.ptr, dtype=np.int64), plan.bounds.reshape(-1, 2))
 
 

@@ -26,9 +26,10 @@ import os
 import shutil
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +39,10 @@ from citeqa.index.manifest import REBUILD_HINT, Manifest, read_manifest, write_m
 from citeqa.index.spans import SPAN_DIR, SpanVectors
 from citeqa.index.terms import TERMS_DIR, Terms
 from citeqa.records import Chunk, Document, from_dict, sha256_file, to_dict
+
+if TYPE_CHECKING:  # both load only when used
+    import bm25s
+    import faiss
 
 CURRENT = "CURRENT"
 LOCK = ".lock"
@@ -55,8 +60,8 @@ class IndexData:
     manifest: Manifest
     documents: dict[str, Document]
     chunks: tuple[Chunk, ...]
-    dense: object  # faiss.Index
-    lexical: object  # bm25s.BM25
+    dense: faiss.Index
+    lexical: bm25s.BM25
     terms: Terms
     spans: SpanVectors | None = None
 
@@ -150,7 +155,7 @@ def _load_generation(folder: Path) -> IndexData:
     try:
         dense = faiss.read_index(str(folder / DENSE))
         if manifest.ann == "hnsw":
-            dense.hnsw.efSearch = HNSW_EF_SEARCH  # an index built before a change of the setting follows it
+            dense.hnsw.efSearch = HNSW_EF_SEARCH  # type: ignore[attr-defined]  # read_index gives the IndexHNSWFlat; an index built before a change of the setting follows it
         lexical = bm25s.BM25.load(str(folder / BM25_DIR), load_corpus=False, allow_pickle=False)
         spans = SpanVectors.load(folder / SPAN_DIR)
         terms = Terms.load(folder / TERMS_DIR)
@@ -164,7 +169,7 @@ def _check_consistency(
     manifest: Manifest,
     documents: dict[str, Document],
     chunks: tuple[Chunk, ...],
-    dense: object,
+    dense: faiss.Index,
     spans: SpanVectors,
     terms: Terms,
 ) -> None:
@@ -173,7 +178,7 @@ def _check_consistency(
     problems = []
     if [c.chunk_id for c in chunks] != expected:
         problems.append("chunk list differs from the manifest")
-    if dense.ntotal != len(chunks) or dense.d != manifest.dimension:  # type: ignore[attr-defined]
+    if dense.ntotal != len(chunks) or dense.d != manifest.dimension:
         problems.append("vector count or dimension differs from the manifest")
     if (
         len(spans.ptr) != len(chunks) + 1
@@ -222,7 +227,9 @@ def _read_jsonl(path: Path) -> list[dict]:
 
 
 try:  # orjson parses the records several times faster than json
-    from orjson import loads as _loads
+    import orjson
+
+    _loads: Callable[[bytes], Any] = orjson.loads
 except ImportError:  # pragma: no cover - orjson is a dependency
     _loads = json.loads
 
@@ -250,8 +257,8 @@ def write_generation(
     manifest: Manifest,
     documents: list[Document],
     chunks: list[Chunk],
-    dense: object,
-    lexical: object,
+    dense: faiss.Index,
+    lexical: bm25s.BM25,
     terms: Terms,
     spans: SpanVectors,
 ) -> Path:
@@ -266,7 +273,7 @@ def write_generation(
         _write_jsonl(tmp / DOCUMENTS, [to_dict(d) for d in documents])
         _write_jsonl(tmp / CHUNKS, [to_dict(c) for c in chunks])
         faiss.write_index(dense, str(tmp / DENSE))
-        lexical.save(str(tmp / BM25_DIR), allow_pickle=False, show_progress=False)  # type: ignore[attr-defined]
+        lexical.save(str(tmp / BM25_DIR), allow_pickle=False, show_progress=False)
         spans.save(tmp / SPAN_DIR)
         terms.save(tmp / TERMS_DIR)
         final = Manifest(**{**_fields(manifest), "files": file_digests(tmp)})

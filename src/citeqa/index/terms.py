@@ -108,7 +108,9 @@ def build_terms(chunks: Sequence[Chunk], sources: Sequence[int | None], previous
     remap = np.full(len(old_df), -1, dtype=np.int32)
     remap[old_present] = [index[previous.vocab[i]] for i in old_present] if previous else []
     rows = [
-        remap[previous.row(s)] if s is not None else np.asarray([index[t] for t in fresh[i]], dtype=np.int32)
+        remap[previous.row(s)]  # type: ignore[union-attr]  # a kept passage (s not None) has a previous index
+        if s is not None
+        else np.asarray([index[t] for t in fresh[i]], dtype=np.int32)
         for i, s in enumerate(sources)
     ]
     ptr = np.zeros(len(rows) + 1, dtype=np.int64)

@@ -9,13 +9,18 @@ what is unpacked.
 
 from __future__ import annotations
 
+import functools
 import io
 import zipfile
 import zlib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from citeqa.errors import DocumentError
 from citeqa.ingest.extracted import check_markup
+
+if TYPE_CHECKING:  # lxml loads when a part is parsed
+    from lxml import etree
 
 #: Largest total unpacked size of a container. Text XML packs about 10:1 and pictures
 #: barely pack, so a genuine file up to the 50 MB file limit stays well below this;
@@ -82,7 +87,7 @@ def check_markup_parts(archive: zipfile.ZipFile, names: Iterable[str], kind: str
     try:
         for info in present:
             with archive.open(info) as stream:
-                for block in iter(lambda s=stream: s.read(1 << 20), b""):
+                for block in iter(functools.partial(stream.read, 1 << 20), b""):
                     tags = check_markup(kind, block, tags)
     except ZIP_ERRORS as exc:
         raise unreadable(kind, exc) from exc
@@ -98,7 +103,7 @@ def read_entry(archive: zipfile.ZipFile, name: str, kind: str) -> bytes | None:
         raise unreadable(kind, exc) from exc
 
 
-def parse_xml(data: bytes):
+def parse_xml(data: bytes) -> etree._Element:
     """An lxml element tree of an XML part, parsed without loading DTDs, fetching or expanding entities."""
     from lxml import etree
 

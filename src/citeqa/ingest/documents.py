@@ -126,8 +126,9 @@ def read_entry(
         return Skipped(doc_id, str(exc))
 
 
-def collect(entries: Iterable[Document | Skipped]) -> CorpusScan:
-    """Documents and skipped files of :func:`read_entry` results, each in the given order."""
+def collect(entries: Iterable[Document | Skipped | Unchanged]) -> CorpusScan:
+    """Documents and skipped files of :func:`read_entry` results, each in the given order (an
+    :class:`Unchanged` one is neither)."""
     entries = list(entries)
     return CorpusScan(
         tuple(e for e in entries if isinstance(e, Document)), tuple(e for e in entries if isinstance(e, Skipped))

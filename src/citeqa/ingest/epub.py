@@ -12,12 +12,18 @@ from __future__ import annotations
 import io
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from citeqa.errors import DocumentError
 from citeqa.ingest.archive import ZIP_ERRORS, check_markup_parts, open_zip, parse_xml, read_entry, unreadable
 from citeqa.ingest.blocks import Block, TextBuilder, one_line, table_block
 from citeqa.ingest.extracted import Extracted
+
+if TYPE_CHECKING:  # BeautifulSoup loads when a page is read
+    import zipfile
+
+    from bs4 import PageElement, Tag
 
 #: Algorithms of encryption.xml that only obfuscate embedded fonts: the text stays readable.
 FONT_OBFUSCATION = frozenset({"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"})
@@ -112,7 +118,7 @@ def _malformed() -> tuple[type[BaseException], ...]:
     )
 
 
-def _refuse_drm(archive) -> None:
+def _refuse_drm(archive: zipfile.ZipFile) -> None:
     """DocumentError when META-INF says the content is encrypted (font obfuscation alone is fine)."""
     if read_entry(archive, "META-INF/rights.xml", "EPUB") is not None:
         raise DocumentError("encrypted EPUB (DRM)")
@@ -127,7 +133,7 @@ def _refuse_drm(archive) -> None:
         raise DocumentError("encrypted EPUB (DRM)")
 
 
-def _toc_titles(entries, titles: dict[str, str] | None = None) -> dict[str, str]:
+def _toc_titles(entries: Iterable[Any], titles: dict[str, str] | None = None) -> dict[str, str]:
     """File name (and base name) -> the first title the table of contents gives it."""
     titles = {} if titles is None else titles
     for entry in entries:
@@ -151,7 +157,7 @@ def xhtml_blocks(content: bytes | str) -> Iterator[Block]:
     yield from _walk(soup.body or soup)
 
 
-def _walk(node) -> Iterator[Block]:
+def _walk(node: Tag) -> Iterator[Block]:
     from bs4 import NavigableString, Tag
 
     inline: list[str] = []
@@ -186,14 +192,14 @@ def _walk(node) -> Iterator[Block]:
         yield Block("".join(inline))
 
 
-def _is_text(string) -> bool:
+def _is_text(string: PageElement) -> bool:
     """Document text, not a comment, declaration or processing instruction."""
     from bs4.element import CData, NavigableString
 
     return type(string) in (NavigableString, CData)
 
 
-def _inline(node) -> str:
+def _inline(node: Tag) -> str:
     """Text of an inline element, ``<br>`` as a line break."""
     from bs4 import NavigableString, Tag
 
@@ -207,7 +213,7 @@ def _inline(node) -> str:
     return "".join(parts)
 
 
-def _flat(node, stop: frozenset[str] = frozenset()) -> str:
+def _flat(node: Tag, stop: frozenset[str] = frozenset()) -> str:
     """All text under ``node`` on one line, blocks apart, leaving out ``stop`` elements."""
     from bs4 import NavigableString, Tag
 
@@ -223,7 +229,7 @@ def _flat(node, stop: frozenset[str] = frozenset()) -> str:
     return one_line("".join(parts))
 
 
-def _items(lst) -> Iterator[str]:
+def _items(lst: Tag) -> Iterator[str]:
     """One line per ``<li>``, nested lists after their item."""
     for item in lst.find_all("li", recursive=False):
         yield _flat(item, frozenset({"ul", "ol"}))
@@ -232,7 +238,7 @@ def _items(lst) -> Iterator[str]:
                 yield from _items(sub)
 
 
-def _rows(table) -> Iterator[list[str]]:
+def _rows(table: Tag) -> Iterator[list[str]]:
     """Rows of this table (not of a table nested in a cell)."""
     for row in table.find_all("tr"):
         if row.find_parent("table") is table:

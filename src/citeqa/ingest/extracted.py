@@ -45,7 +45,7 @@ MAX_MARKUP_TAGS = 200_000
 
 def check_markup(kind: str, markup: bytes | str, seen: int = 0) -> int:
     """DocumentError when ``markup`` (after ``seen`` tags elsewhere in the file) has too many tags; the total."""
-    total = seen + markup.count(b"<" if isinstance(markup, bytes) else "<")
+    total = seen + (markup.count(b"<") if isinstance(markup, bytes) else markup.count("<"))
     if total > MAX_MARKUP_TAGS:
         raise DocumentError(f"too many {kind} elements ({total:,} tags or more; the limit is {MAX_MARKUP_TAGS:,})")
     return total

@@ -12,11 +12,18 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from citeqa.errors import DocumentError
 from citeqa.ingest.archive import ZIP_ERRORS, check_markup_parts, open_zip, parse_xml, read_entry, unreadable
 from citeqa.ingest.blocks import Block, assemble, one_line, table_block
 from citeqa.ingest.extracted import Extracted
+
+if TYPE_CHECKING:  # python-docx and lxml load when a file is read
+    import zipfile
+
+    from docx.parts.document import DocumentPart
+    from lxml.etree import _Element
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
@@ -48,7 +55,7 @@ def read_docx(raw: bytes) -> Extracted:
     return assemble(blocks, title)
 
 
-def _docx_parts(archive) -> list[str]:
+def _docx_parts(archive: zipfile.ZipFile) -> list[str]:
     """The XML parts python-docx parses into trees: every ``.xml`` and ``.rels`` part."""
     return [n for n in archive.namelist() if n.endswith((".xml", ".rels"))]
 
@@ -56,11 +63,11 @@ def _docx_parts(archive) -> list[str]:
 class _DocxStyles:
     """What a paragraph is by its style chain and own properties: heading level, list item, TOC line."""
 
-    def __init__(self, part) -> None:
+    def __init__(self, part: DocumentPart) -> None:
         self._part = part
         self._cache: dict[str | None, tuple[int, bool, bool]] = {}
 
-    def describe(self, p) -> tuple[int, bool, bool]:
+    def describe(self, p: _Element) -> tuple[int, bool, bool]:
         """``(heading level or 0, is a list item, is a table-of-contents line)`` of paragraph ``p``."""
         ppr = p.find(W + "pPr")
         style = ppr.find(W + "pStyle") if ppr is not None else None
@@ -78,7 +85,8 @@ class _DocxStyles:
             from docx.enum.style import WD_STYLE_TYPE
 
             style = self._part.get_style(style_id, WD_STYLE_TYPE.PARAGRAPH)  # the default style when unknown
-            level, listed, toc, seen = 0, None, False, set()
+            level, listed, toc = 0, None, False
+            seen: set[str] = set()
             while style is not None and style.style_id not in seen and len(seen) < 20:
                 seen.add(style.style_id)
                 name = (style.name or "").lower()
@@ -87,12 +95,12 @@ class _DocxStyles:
                 toc = toc or bool(_TOC_STYLE.fullmatch(name))
                 if listed is None:
                     listed = True if name.startswith("list") else _numbered(style.element.pPr)
-                style = style.base_style
+                style = style.base_style  # type: ignore[attr-defined]  # a paragraph style: get_style gives that type
             self._cache[style_id] = (level, bool(listed), toc)
         return self._cache[style_id]
 
 
-def _outline_level(ppr) -> int | None:
+def _outline_level(ppr: _Element | None) -> int | None:
     """The heading level (1-9) a ``w:outlineLvl`` sets, 0 for body text, None when absent."""
     node = ppr.find(W + "outlineLvl") if ppr is not None else None
     if node is None:
@@ -101,7 +109,7 @@ def _outline_level(ppr) -> int | None:
     return int(value) + 1 if value.isdigit() and int(value) < 9 else 0
 
 
-def _numbered(ppr) -> bool | None:
+def _numbered(ppr: _Element | None) -> bool | None:
     """Whether ``w:numPr`` makes a paragraph a list item (numId 0 removes numbering); None when absent."""
     numbering = ppr.find(W + "numPr") if ppr is not None else None
     if numbering is None:
@@ -129,7 +137,7 @@ _DOCX_SKIP = {
 }
 
 
-def _docx_elements(container) -> Iterator:
+def _docx_elements(container: _Element) -> Iterator[_Element]:
     """Paragraphs and tables of a body or cell in reading order, unwrapping content controls."""
     for el in container.iterchildren():
         if el.tag in (W + "p", W + "tbl"):
@@ -138,7 +146,7 @@ def _docx_elements(container) -> Iterator:
             yield from _docx_elements(el)
 
 
-def _docx_blocks(body, styles: _DocxStyles) -> Iterator[Block]:
+def _docx_blocks(body: _Element, styles: _DocxStyles) -> Iterator[Block]:
     items: list[str] = []
     for el in _docx_elements(body):
         if el.tag == W + "p":
@@ -159,20 +167,20 @@ def _docx_blocks(body, styles: _DocxStyles) -> Iterator[Block]:
         yield Block("\n".join(items))
 
 
-def _docx_rows(table) -> Iterator[list[str]]:
+def _docx_rows(table: _Element) -> Iterator[list[str]]:
     """Each row's cells as text (a cell's paragraphs and nested tables on one line)."""
     for row in _docx_children(table, W + "tr"):
         yield [_docx_cell_text(cell) for cell in _docx_children(row, W + "tc")]
 
 
-def _docx_cell_text(cell) -> str:
+def _docx_cell_text(cell: _Element) -> str:
     parts = []
     for el in _docx_elements(cell):
         parts.append(_docx_text(el) if el.tag == W + "p" else " ".join(" ".join(row) for row in _docx_rows(el)))
     return " ".join(parts)
 
 
-def _docx_children(el, tag: str) -> Iterator:
+def _docx_children(el: _Element, tag: str) -> Iterator[_Element]:
     for child in el.iterchildren():
         if child.tag == tag:
             yield child
@@ -180,14 +188,14 @@ def _docx_children(el, tag: str) -> Iterator:
             yield from _docx_children(child, tag)
 
 
-def _docx_text(el) -> str:
+def _docx_text(el: _Element) -> str:
     """The visible text under ``el``: tabs as tabs, line breaks as newlines."""
     parts: list[str] = []
     _docx_collect(el, parts)
     return "".join(parts)
 
 
-def _docx_collect(el, parts: list[str]) -> None:
+def _docx_collect(el: _Element, parts: list[str]) -> None:
     for child in el.iterchildren():
         tag = child.tag
         if not isinstance(tag, str) or tag in _DOCX_SKIP:
@@ -267,7 +275,7 @@ def _odt_title(meta: bytes | None) -> str:
     return (node.text or "") if node is not None else ""
 
 
-def _odt_blocks(container) -> Iterator[Block]:
+def _odt_blocks(container: _Element) -> Iterator[Block]:
     for el in container.iterchildren():
         tag = el.tag
         if not isinstance(tag, str) or tag in _ODT_SKIP_BLOCKS:
@@ -285,7 +293,7 @@ def _odt_blocks(container) -> Iterator[Block]:
             yield from _odt_blocks(el)
 
 
-def _odt_items(lst) -> Iterator[str]:
+def _odt_items(lst: _Element) -> Iterator[str]:
     """One line per list item, nested lists after their parent item."""
     for item in lst.iterchildren(TEXT + "list-item", TEXT + "list-header"):
         for child in item.iterchildren():
@@ -295,7 +303,7 @@ def _odt_items(lst) -> Iterator[str]:
                 yield one_line(_odt_text(child))
 
 
-def _odt_rows(table) -> Iterator[list[str]]:
+def _odt_rows(table: _Element) -> Iterator[list[str]]:
     """Rows of this table (not of tables nested in its cells), merged-away cells left out."""
     for row in table.iter(TABLE + "table-row"):
         if next(row.iterancestors(TABLE + "table"), None) is table:
@@ -304,7 +312,7 @@ def _odt_rows(table) -> Iterator[list[str]]:
             ]
 
 
-def _odt_text(el) -> str:
+def _odt_text(el: _Element) -> str:
     """Visible text of a paragraph: ``text:s`` spaces, tabs, line breaks; XML newlines are blanks."""
     parts = [_blank(el.text)]
     for child in el.iterchildren():

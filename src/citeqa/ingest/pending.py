@@ -53,7 +53,7 @@ class Journal:
 
 def _stale(corpus: Path) -> list[tuple[Path, list[str]]]:
     """Journals whose process is gone (their lock is free), with the names they list."""
-    found = []
+    found: list[tuple[Path, list[str]]] = []
     if not corpus.is_dir():
         return found
     for path in sorted(corpus.glob(f"{JOURNAL_PREFIX}*{JOURNAL_SUFFIX}")):

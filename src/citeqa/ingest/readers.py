@@ -164,7 +164,9 @@ def read_pdf(raw: bytes) -> Extracted:
         NotImplementedError,
     ) as exc:  # malformed PDFs raise any of these
         raise DocumentError(f"unreadable PDF ({type(exc).__name__})") from exc
-    parts, spans, offset = [], [], 0
+    parts: list[str] = []
+    spans: list[PageSpan] = []
+    offset = 0
     for number, page_text in enumerate(texts, start=1):
         if parts:
             parts.append("\n\n")

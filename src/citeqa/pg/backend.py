@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from citeqa.pg import bm25, schema
 from citeqa.pg.records import RemoteDocuments, RemotePassages
 from citeqa.pg.shards import Shard, Shards
 from citeqa.records import Chunk
+
+if TYPE_CHECKING:
+    from citeqa.pg.spans import RemoteSpans
 
 #: Approximate mode: how many graph neighbours pgvector visits (its maximum is 1000), and the
 #: iterative scan that keeps filtering rows of other generations from starving the top n.
@@ -232,7 +236,7 @@ def _records(shard: Shard, gen: int) -> tuple[list, list, list, str, Counter]:
             " WHERE p.born <= %(gen)s AND p.died > %(gen)s",
             params,
         ).fetchall()
-    return passages, documents, spans, found[3], doc_langs
+    return passages, documents, spans, found[3], doc_langs  # type: ignore[index]  # check_layout raised on None
 
 
 def _best(scores: dict[int, float], n: int) -> dict[int, float]:
@@ -241,7 +245,9 @@ def _best(scores: dict[int, float], n: int) -> dict[int, float]:
     return dict(sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:n])
 
 
-def _span_offsets(parts, rows: dict[tuple[int, int], int], passages: int, shards: Shards):
+def _span_offsets(
+    parts: Sequence[tuple[list, list, list, str]], rows: dict[tuple[int, int], int], passages: int, shards: Shards
+) -> RemoteSpans:
     """The span offsets of every passage (CSR, as :class:`~citeqa.index.spans.SpanVectors`); vectors stay remote."""
     from citeqa.pg.spans import RemoteSpans
 

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from citeqa.errors import ConfigError
 
@@ -85,7 +86,7 @@ def free_port() -> int:
 def _run(node: LocalNode, args: list[str], check: bool = True) -> subprocess.CompletedProcess:
     """Run a PostgreSQL program as the node's user, in its folder; output to files, not pipes
     (a server started by ``pg_ctl`` would hold a pipe open and hang the call)."""
-    ids = {}
+    ids: dict[str, Any] = {}
     if node.user is not None:
         entry = pwd.getpwnam(node.user)
         ids = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}

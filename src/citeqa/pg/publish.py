@@ -14,6 +14,7 @@ import contextlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -168,7 +169,7 @@ def _write(
             conn.execute("DROP INDEX IF EXISTS citeqa_passages_hnsw")
 
 
-def _retire(conn, doc_ids: Sequence[str], gen: int) -> None:
+def _retire(conn: Any, doc_ids: Sequence[str], gen: int) -> None:
     """Mark the live rows of ``doc_ids`` dead from ``gen`` on."""
     if not doc_ids:
         return
@@ -184,7 +185,9 @@ def _retire(conn, doc_ids: Sequence[str], gen: int) -> None:
     conn.execute("UPDATE citeqa_postings SET died = %s WHERE pid = ANY(%s) AND died = %s", (gen, pids, live))
 
 
-def _insert(conn, data: IndexData, docs: Sequence[Document], rows: dict[str, int], vectors, gen: int) -> None:
+def _insert(
+    conn: Any, data: IndexData, docs: Sequence[Document], rows: dict[str, int], vectors: np.ndarray, gen: int
+) -> None:
     """COPY the documents, passages, postings and span vectors of ``docs`` (binary, pids from max + 1)."""
     if not docs:
         return
@@ -203,7 +206,7 @@ def _insert(conn, data: IndexData, docs: Sequence[Document], rows: dict[str, int
         _copy_spans(conn, data.spans, chosen, pids)
 
 
-def _copy_documents(conn, docs: Sequence[Document], gen: int) -> None:
+def _copy_documents(conn: Any, docs: Sequence[Document], gen: int) -> None:
     from psycopg.types.json import Jsonb
 
     with conn.cursor().copy("COPY citeqa_documents (doc_id, sha256, born, record) FROM STDIN") as copy:
@@ -211,7 +214,9 @@ def _copy_documents(conn, docs: Sequence[Document], gen: int) -> None:
             copy.write_row((doc.doc_id, doc.sha256, gen, Jsonb(to_dict(doc))))
 
 
-def _copy_passages(conn, data: IndexData, chosen: Sequence[int], pids: dict[int, int], vectors, gen: int) -> None:
+def _copy_passages(
+    conn: Any, data: IndexData, chosen: Sequence[int], pids: dict[int, int], vectors: np.ndarray, gen: int
+) -> None:
     """The passages: text and offsets as indexed, length in terms, float32 vector."""
     columns = 'pid, chunk_id, doc_id, start, "end", lang, text, dl, born, embedding'
     with conn.cursor().copy(f"COPY citeqa_passages ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
@@ -222,7 +227,7 @@ def _copy_passages(conn, data: IndexData, chosen: Sequence[int], pids: dict[int,
             copy.write_row((pids[row], c.chunk_id, c.doc_id, c.start, c.end, c.lang, c.text, dl, gen, vectors[row]))
 
 
-def _copy_spans(conn, spans: SpanVectors, chosen: Sequence[int], pids: dict[int, int]) -> None:
+def _copy_spans(conn: Any, spans: SpanVectors, chosen: Sequence[int], pids: dict[int, int]) -> None:
     """The span offsets and float16 vectors of the passages ``chosen`` (halfvec: the same numbers)."""
     from pgvector import HalfVector
 
@@ -238,7 +243,8 @@ def _copy_spans(conn, spans: SpanVectors, chosen: Sequence[int], pids: dict[int,
 def _postings(data: IndexData, chosen: Sequence[int], pids: dict[int, int]) -> list[tuple[str, int, int, int]]:
     """(term, pid, tf, passage length) of the passages ``chosen``, sorted by term: a term's postings
     then lie together on disk, and BM25 reads a few pages per term instead of one per posting."""
-    vocab, out = data.terms.vocab, []
+    vocab = data.terms.vocab
+    out: list[tuple[str, int, int, int]] = []
     for row in chosen:
         ids = np.asarray(data.terms.row(row)).tolist()
         out.extend((vocab[term_id], pids[row], tf, len(ids)) for term_id, tf in Counter(ids).items())

@@ -90,7 +90,7 @@ def ensure_shard(conn: Any, number: int, count: int, dimension: int, ann: str) -
         conn.execute("UPDATE citeqa_shard SET ann = %s", (ann,))
 
 
-def check_layout(found: tuple, number: int, count: int, dimension: int | None = None) -> None:
+def check_layout(found: tuple | None, number: int, count: int, dimension: int | None = None) -> None:
     """A shard must sit at the position, in the count and with the vector size it was made for."""
     if found is None:
         raise IndexMismatchError(f"shard {number + 1} holds no citeqa index; run `citeqa index --backend ...`")

@@ -36,7 +36,7 @@ def window_spans(window: Window, start_logits: np.ndarray, end_logits: np.ndarra
     starts = np.flatnonzero(valid)
     starts = starts[np.argsort(-s_log[starts])[:TOP_STARTS]]
     found = []
-    for i in starts:
+    for i in starts.tolist():
         hi = min(n, i + MAX_SPAN_TOKENS)
         ends = np.arange(i, hi)[valid[i:hi]]
         if not len(ends):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,7 +160,7 @@ def _read_vocab(cur: _Cursor) -> E5Vocab:
     return E5Vocab(pieces, scores, bos, eos, pad, unk, normalize)
 
 
-def _directory(cur: _Cursor):
+def _directory(cur: _Cursor) -> Iterator[tuple[str, int, int, int]]:
     for _ in range(cur.ints(1)[0]):
         length = cur.unpack("<H")[0]
         name = cur.take(length).decode("ascii")

@@ -20,9 +20,13 @@ import warnings
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from citeqa.errors import ModelError
 from citeqa.reader.e5_file import e5_path, file_sha256
+
+if TYPE_CHECKING:  # transformers loads when the file is built
+    from transformers import BertForQuestionAnswering
 
 #: Bump when the export or quantisation changes: a new recipe never reuses an old file.
 RECIPE = 1
@@ -62,7 +66,7 @@ def reader_file(cache: Path, delta: Path | None = None) -> ReaderFile:
     base, delta = e5_path(), shipped_path() if delta is None else delta
     if not delta.is_file():
         raise ModelError(f"the reader weights {delta} are missing; reinstall citeqa, or use --reader off")
-    stamp = {"recipe": RECIPE, "base": _hash(base, cache), "delta": _hash(delta, cache)}
+    stamp: dict[str, Any] = {"recipe": RECIPE, "base": _hash(base, cache), "delta": _hash(delta, cache)}
     folder = cache / "reader" / f"{stamp['base'][:12]}-{stamp['delta'][:12]}-r{RECIPE}"
     target = folder / ONNX_NAME
     content = _verified(folder, target, stamp)
@@ -169,7 +173,7 @@ def _build(base: Path, delta: Path, stamp: dict, target: Path) -> None:
         fp32.unlink(missing_ok=True)
 
 
-def export_fp32(model, hidden: int, path: Path) -> None:
+def export_fp32(model: BertForQuestionAnswering, hidden: int, path: Path) -> None:
     """Export a ``BertForQuestionAnswering`` to float32 ONNX: word embeddings and mask in, start and
     end logits out, batch and tokens dynamic. ``torch.onnx.export`` leaves the model in training
     mode (dropout on): a caller that reads with it afterwards calls ``eval()`` again."""

@@ -20,12 +20,17 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from citeqa.errors import CiteqaError, ModelError, ReaderError
 from citeqa.reader.decode import SpanScore, best_spans, window_spans
-from citeqa.reader.windows import first_windows, make_windows
+from citeqa.reader.windows import Window, first_windows, make_windows
+
+if TYPE_CHECKING:
+    from citeqa.reader.e5_file import WordEmbeddings
+    from citeqa.reader.tokenizer import E5Tokenizer
 
 #: Windows run through the model together.
 BATCH = 8
@@ -53,8 +58,8 @@ class Reader:
     def __init__(self, cache: Path | None = None, delta: Path | None = None, threads: int | None = None) -> None:
         self._cache, self._delta, self._threads = cache, delta, threads
         self._lock = threading.Lock()
-        self._session = None
-        self._run_options = None
+        self._session: Any = None  # an onnxruntime.InferenceSession once loaded (onnxruntime has no type information)
+        self._run_options: Any = None
 
     def warm_up(self) -> None:
         """Build (first time only) and load the model, the tokenizer and the embeddings."""
@@ -80,7 +85,7 @@ class Reader:
                 "so that it is built again, or use --reader off"
             ) from exc
 
-    def _open(self):
+    def _open(self) -> tuple[E5Tokenizer, WordEmbeddings, Any, Any]:
         """The tokenizer, the word embeddings and the ONNX session, from checked files."""
         from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_header
         from citeqa.reader.onnx_build import default_cache, reader_file
@@ -140,11 +145,11 @@ class Reader:
                     null[w.passage] = min(null[w.passage], found[0].null)
         return Reading(tuple(best_spans(spans, top)), tuple(null))
 
-    def _run(self, windows) -> tuple[np.ndarray, np.ndarray]:
+    def _run(self, windows: Sequence[Window]) -> tuple[np.ndarray, np.ndarray]:
         from citeqa.reader.windows import batch_arrays
 
         ids, mask = batch_arrays(windows, self._tok.pad)
         embeds = self._embed(ids)
         feeds = {"inputs_embeds": embeds, "attention_mask": mask}
-        starts, ends = self._session.run(None, feeds, self._run_options)  # type: ignore[union-attr]
+        starts, ends = self._session.run(None, feeds, self._run_options)
         return starts, ends

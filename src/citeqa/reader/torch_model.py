@@ -9,10 +9,14 @@ hidden states (``transformers.BertForQuestionAnswering``); token 0 (``<s>``) sta
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from citeqa.reader.e5_file import E5Weights
+
+if TYPE_CHECKING:  # transformers loads when a reader is built
+    from transformers import BertConfig, BertForQuestionAnswering
 
 #: Per layer: our tensor suffix -> transformers' parameter name under ``encoder.layer.N``.
 _LAYER_NAMES = {
@@ -27,7 +31,7 @@ _LAYER_NAMES = {
 }
 
 
-def bert_config(weights: E5Weights):
+def bert_config(weights: E5Weights) -> BertConfig:
     from transformers import BertConfig
 
     c = weights.config
@@ -41,7 +45,7 @@ def bert_config(weights: E5Weights):
         type_vocab_size=c.token_types,
         layer_norm_eps=c.eps,
         hidden_act="gelu",
-        num_labels=2,
+        num_labels=2,  # type: ignore[call-arg]  # a PretrainedConfig keyword that BertConfig's own signature does not list
         pad_token_id=weights.vocab.pad,
     )
 
@@ -64,7 +68,7 @@ def base_state(weights: E5Weights) -> dict[str, np.ndarray]:
     return state
 
 
-def build_reader(weights: E5Weights, trained: Mapping[str, np.ndarray] | None = None):
+def build_reader(weights: E5Weights, trained: Mapping[str, np.ndarray] | None = None) -> BertForQuestionAnswering:
     """A ``BertForQuestionAnswering`` with the base weights, then ``trained`` tensors on top."""
     import torch
     from transformers import BertForQuestionAnswering

@@ -14,8 +14,12 @@ import unicodedata
 from collections.abc import Iterable
 from functools import cache, lru_cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from citeqa.text.language import language_data, stemmer_name
+
+if TYPE_CHECKING:  # PyStemmer loads on first use
+    import Stemmer
 
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’][^\W\d_]+)?|\d+", re.UNICODE)
 
@@ -73,7 +77,7 @@ def stopwords(lang: str) -> frozenset[str]:
 
 
 @cache
-def _stemmer(lang: str):
+def _stemmer(lang: str) -> Stemmer.Stemmer | None:
     """PyStemmer's Snowball stemmer of ``lang``, None for a language without one."""
     import Stemmer
 

@@ -21,6 +21,10 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # lingua loads on first use
+    from lingua import LanguageDetector
 
 
 @cache
@@ -67,7 +71,7 @@ COARSE_TOP = 3
 
 
 @lru_cache(maxsize=32)
-def _detector(codes: frozenset[str], low_accuracy: bool = False):
+def _detector(codes: frozenset[str], low_accuracy: bool = False) -> LanguageDetector:
     """A lingua detector over ``codes``. Lingua loads a language's models on first use and shares
     them between detectors, so a detector over a few languages costs only those (the full-accuracy
     detector over all 67 took 882 MB and 6 s to load here; the low-accuracy one 50 MB, 0.3 s)."""
@@ -203,6 +207,8 @@ def question_ranking(question: str, candidates: Collection[str], prior: str | No
     said, marks = words(question), function_words()
     scores = {}
     for d in found:
+        if d.lang is None:  # ranked() names the language of each reading it returns
+            continue
         own = marks.get(d.lang, frozenset())
         share = sum(w in own or w.rstrip("'") in own for w in said) / max(len(said), 1)  # what's: what
         scores[d.lang] = (
@@ -227,8 +233,10 @@ def question_language(
     numbers only takes the conversation's language, else ``prior``, else ``default``."""
     found = question_ranking(question, candidates, prior)
     if not found:
-        return _earlier_language(history, candidates, prior) or (prior if prior in candidates else default)
-    tied = [d.lang for d in found if found[0].confidence - d.confidence < TIE_MARGIN]
+        return _earlier_language(history, candidates, prior) or (
+            prior if prior is not None and prior in candidates else default
+        )
+    tied = [d.lang for d in found if d.lang is not None and found[0].confidence - d.confidence < TIE_MARGIN]
     if len(tied) > 1 and (earlier := _earlier_language(history, candidates, prior)) in tied:
         return earlier
     return next((lang for lang in tied if lang in corpus), tied[0])
