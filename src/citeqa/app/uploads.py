@@ -92,6 +92,13 @@ class Reason(str):
         """The reason as the Corpus tab says it in ``lang``."""
         return _said("why_" + self.key, lang, **self.values)
 
+    def __reduce__(self):  # copied and pickled with its key and values (str's own would drop them)
+        return (_reason, (str(self), self.key, self.values))
+
+
+def _reason(text: str, key: str, values: dict[str, object]) -> Reason:
+    return Reason(text, key, **values)
+
 
 class UploadRefusal(UploadError):
     """An :class:`~citeqa.errors.UploadError` with its :class:`Reason` (its message is the English one)."""
