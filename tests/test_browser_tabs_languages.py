@@ -1,6 +1,7 @@
 """Issue [3/7] item 3: every tab speaks the reader's language. A page opened in each of the interface's
 languages shows, in every tab and after what a reader does there first (a blank question, the claim mode,
-a removal without a document, choosing a QA file), no string of the catalogue of another language."""
+a removal without a document, an upload the checks refuse, choosing a QA file), no string of the catalogue of
+another language."""
 
 from __future__ import annotations
 
@@ -91,7 +92,9 @@ def chromium_browser(chromium):
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_every_tab_speaks_the_browser_language_and_no_other(chromium_browser, served, patient, lang):
+def test_every_tab_speaks_the_browser_language_and_no_other(chromium_browser, served, patient, lang, tmp_path):
+    blob = tmp_path / "blob.txt"
+    blob.write_bytes(b"abc\x00def\x00" * 40)  # refused as binary
     context = patient(chromium_browser).new_context(locale=lang, viewport={"width": 1366, "height": 900})
     page = context.new_page()
     page.goto(served)
@@ -123,6 +126,15 @@ def test_every_tab_speaks_the_browser_language_and_no_other(chromium_browser, se
     )
     assert strangers(page, lang) == []
     assert page.locator("#remove-status textarea").input_value() == label(lang, "corpus_status", "choose")
+
+    # ...and the line an upload the checks refuse gets: its reason too, not only "refused".
+    page.locator("#upload input[type=file]").set_input_files([str(blob)])
+    page.locator('#upload td.filename[aria-label="blob.txt"]').wait_for()
+    page.locator("#add").click()
+    why = label(lang, "corpus_status", "why_binary").format(name="blob.txt")
+    refused = label(lang, "corpus_status", "refused").format(reason=why)
+    page.wait_for_function("t => document.querySelector('#upload-status textarea')?.value === t", arg=refused)
+    assert strangers(page, lang) == []
 
     # Evaluate: the labels, the shipped file offered with its count and what a run of it would be graded on.
     page.get_by_role("tab", name=label(lang, "labels", "tab_evaluate")).click()
@@ -185,4 +197,9 @@ def test_an_evaluation_and_its_results_speak_the_page_language(chromium_browser,
     page.locator("#eval-detail").get_by_text(label("de", "evaluate", "gold_answers")).wait_for()
     assert strangers(page, "de") == []
     assert "Kennzahl" in page.locator("#eval-metrics").inner_text()
+    # the charts are pictures (their words checked in test_tab_strings_languages.py): the German ones are shown
+    for chart, name in (("#eval-chart", "metrics.de.png"), ("#eval-reliability", "reliability.de.png")):
+        page.wait_for_function(
+            "([c, n]) => document.querySelector(c + ' img')?.getAttribute('src')?.includes(n)", arg=[chart, name]
+        )
     context.close()

@@ -19,7 +19,7 @@ from typing import Any
 from citeqa.app import display
 from citeqa.app.holder import EngineHolder, UploadSettings
 from citeqa.app.upload_cache import discard_uploads, upload_name, upload_path
-from citeqa.app.uploads import AddWatch, Report, UploadResult, add_files, summary
+from citeqa.app.uploads import AddWatch, Report, UploadRefusal, UploadResult, add_files, said, summary
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
 from citeqa.messages import corpus_labels
 
@@ -57,10 +57,10 @@ def remove(holder: EngineHolder, settings: UploadSettings, doc_id: Any, confirme
                 doc_id, settings.corpus, engine.index_dir, engine.embedder, frozenset(engine.data.documents)
             )
         except UploadError as exc:
-            return lab["not_removed"].format(error=exc)
+            return lab["not_removed"].format(error=exc.reason.said(lang) if isinstance(exc, UploadRefusal) else exc)
         if result.removed:
             holder.swap(engine.reload())
-    return result.message
+    return said(result.message, lang)
 
 
 def upload(
@@ -96,7 +96,9 @@ def upload(
         return lab["cancelled"], corpus_view(holder, lang), ""
     if pairs:
         discard_uploads(source for source, _ in pairs)  # the upload cache keeps no copy once handled
-    status = "\n".join(summary(result, lang)) if files else (result.error or lab["refreshed"])
+    status = (
+        "\n".join(summary(result, lang)) if files else (said(result.error, lang) if result.error else lab["refreshed"])
+    )
     return status, corpus_view(holder, lang), display.skipped_html(result.skipped, lang)
 
 

@@ -232,13 +232,14 @@ def evaluate_page(
         if run is None:
             return [gr.update(visible=False), *([gr.skip()] * (len(shown_outputs) - 1))]
         files, alt = run.files, evaluate_labels(shown_lang)["reliability_alt"]
+        chart, diagram = view.chart_paths(files, run.results, run.metrics, shown_lang)
         gold, indexed = gold_fit([r.item for r in run.results], holder.engine.data.documents)
         return [
             gr.update(visible=True),
             view.cards_html(run.metrics, shown_lang, (indexed, gold) if indexed < gold else None),
             view.metrics_table(run.metrics, shown_lang),
-            gr.update(value=str(files["metrics.png"]), alt_text=view.chart_alt(run.metrics, shown_lang)),
-            gr.update(value=str(files["reliability.png"]), alt_text=alt),
+            gr.update(value=str(chart), alt_text=view.chart_alt(run.metrics, shown_lang)),
+            gr.update(value=str(diagram), alt_text=alt),
             gr.update(choices=view.outcome_choices(run.results, shown_lang), value=view.ALL),
             gr.update(choices=view.language_choices(run.results, shown_lang), value=view.ALL),
             {

@@ -10,9 +10,11 @@ goes through :func:`citeqa.app.display.safe`.
 from __future__ import annotations
 
 import json
+import os
 import re
+import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,7 +27,7 @@ from citeqa.evaluation.matching import answer_spans
 from citeqa.evaluation.metrics import LANG_ORDER, Metrics
 from citeqa.evaluation.report import table_rows
 from citeqa.evaluation.rows import CSV_SUFFIXES
-from citeqa.messages import evaluate_labels, outcome_help
+from citeqa.messages import UI_LANGUAGES, evaluate_labels, outcome_help
 from citeqa.records import Citation
 
 if TYPE_CHECKING:
@@ -333,10 +335,72 @@ def _answer_facts(result: QuestionResult, lang: str = "en") -> str:
 # --------------------------------------------------------------------------- comparison
 
 
+#: The page's name of each comparison column (:data:`~citeqa.evaluation.compare.COLUMNS`); n, +/- and p stay.
+COMPARE_HEADERS = {
+    "metric": "col_metric",
+    "before": "cmp_before",
+    "after": "cmp_after",
+    "change": "cmp_change",
+    "95% interval": "cmp_interval",
+    "": "verdict",
+}
+#: The page's name of each metric of a comparison (:data:`~citeqa.evaluation.compare.LABELS`).
+COMPARE_METRICS = {
+    "right": "cmp_right",
+    "hit1": "metric_hit1",
+    "hit5": "metric_hit5",
+    "rr": "metric_mrr10",
+    "correct": "metric_accuracy",
+    "short_correct": "metric_short_accuracy",
+    "exact": "metric_exact_match",
+    "f1": "metric_f1",
+    "abstain_right": "metric_abstain_recall",
+    "false_abstention": "metric_false_abstention",
+    "lang_first": "metric_lang_first",
+}
+
+
+def comparison_headers(lang: str = "en") -> list[str]:
+    """The comparison table's column names (those of ``citeqa eval --compare``) in ``lang``."""
+    lab = evaluate_labels(lang)
+    return [lab[COMPARE_HEADERS[name]] if name in COMPARE_HEADERS else name for name in COMPARE_COLUMNS]
+
+
 def comparison_table(comparison: Comparison, lang: str = "en") -> dict[str, list]:
-    """The metric changes as ``{"headers": [...], "data": [...]}``, the columns of ``citeqa eval --compare``."""
-    headers = [name or evaluate_labels(lang)["verdict"] for name in COMPARE_COLUMNS]
-    return {"headers": headers, "data": [format_delta(d) for d in comparison.deltas]}
+    """The metric changes as ``{"headers": [...], "data": [...]}``, the columns of ``citeqa eval --compare``,
+    the metrics, the verdicts and "n/a" said in ``lang``."""
+    lab = evaluate_labels(lang)
+    words = {"n/a": lab["chart_na"], "better": lab["cmp_better"], "worse": lab["cmp_worse"]}
+    rows = []
+    for delta in comparison.deltas:
+        name, *cells = format_delta(delta)
+        key = COMPARE_METRICS.get(delta.metric)
+        rows.append([lab[key] if key else name, *(words.get(cell, cell) for cell in cells)])
+    return {"headers": comparison_headers(lang), "data": rows}
+
+
+def chart_paths(files: Mapping[str, Path], results: Sequence[QuestionResult], metrics: Metrics, lang: str = "en"):
+    """The metrics chart and the reliability diagram of a finished run (``files``: its files by name) in
+    ``lang``: the run's own (English) ones, or ``metrics.<lang>.png`` and ``reliability.<lang>.png`` drawn
+    next to them on first use (and removed with them). The English ones when the run's folder is gone."""
+    from citeqa.evaluation.report import plot_metrics, plot_reliability
+
+    english = (Path(files["metrics.png"]), Path(files["reliability.png"]))
+    if lang == "en" or lang not in UI_LANGUAGES or not english[0].parent.is_dir():
+        return english
+    drawn = tuple(p.with_name(f"{p.stem}.{lang}.png") for p in english)
+    plots = (lambda p: plot_metrics(metrics, p, lang), lambda p: plot_reliability(results, p, lang=lang))
+    for path, plot in zip(drawn, plots):
+        if path.exists():
+            continue
+        partial = path.with_name(f".{path.name}.{threading.get_ident()}.part")  # two pages may draw it at once
+        try:
+            plot(partial)
+            os.replace(partial, path)
+        except OSError:
+            partial.unlink(missing_ok=True)
+            return english
+    return drawn
 
 
 def comparison_html(comparison: Comparison, old_label: str, limit: int = 100, lang: str = "en") -> str:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from citeqa.errors import CiteqaError, UploadError
+from citeqa.app.uploads import Reason, UploadRefusal
+from citeqa.errors import CiteqaError
 
 if TYPE_CHECKING:
     from citeqa.embedding import Embedder
@@ -30,14 +31,14 @@ class RemovalResult:
 
     doc_id: str
     removed: bool
-    message: str
+    message: str  # a Reason: English as str, :meth:`~citeqa.app.uploads.Reason.said` in the page's language
 
 
 def corpus_file(corpus: Path, doc_id: str) -> Path:
     """The file of ``doc_id`` (a path relative to ``corpus``); UploadError for anything that is not
     a plain relative path to a file inside the corpus folder."""
     if not isinstance(doc_id, str) or not doc_id.strip():
-        raise UploadError("choose a document to remove")
+        raise UploadRefusal("choose a document to remove", "choose")
     pure = PurePosixPath(doc_id)
     if (
         pure.is_absolute()
@@ -46,14 +47,14 @@ def corpus_file(corpus: Path, doc_id: str) -> Path:
         or any(part.startswith(".") for part in pure.parts)
         or "\x00" in doc_id
     ):
-        raise UploadError(f"{doc_id!r} is not a document of the corpus")
+        raise UploadRefusal(f"{doc_id!r} is not a document of the corpus", "not_document", doc=repr(doc_id))
     root = corpus.resolve()
     path = root.joinpath(*pure.parts)
     parent = Path(os.path.realpath(path.parent))
     if parent != root and root not in parent.parents:  # a folder inside the corpus that links elsewhere
-        raise UploadError(f"{doc_id!r} is not inside the corpus folder")
+        raise UploadRefusal(f"{doc_id!r} is not inside the corpus folder", "outside", doc=repr(doc_id))
     if not path.is_file() and not path.is_symlink():
-        raise UploadError(f"{doc_id} is not in the corpus folder any more")
+        raise UploadRefusal(f"{doc_id} is not in the corpus folder any more", "gone", doc=doc_id)
     return path
 
 
@@ -65,7 +66,7 @@ def remove_document(
     from citeqa.index.builder import update_index
 
     if doc_id not in indexed:
-        raise UploadError(f"{doc_id!r} is not in the index")
+        raise UploadRefusal(f"{doc_id!r} is not in the index", "not_indexed", doc=repr(doc_id))
     path = corpus_file(corpus, doc_id)
     hidden = path.with_name(f".{path.name}{REMOVING_SUFFIX}")
     os.replace(path, hidden)
@@ -74,14 +75,17 @@ def remove_document(
     except BaseException as exc:
         os.replace(hidden, path)  # the live index was never switched: put the file back
         if isinstance(exc, (CiteqaError, OSError)):
-            reason = "it is the last document of the corpus" if "no readable document" in str(exc) else str(exc)
-            return RemovalResult(doc_id, False, f"not removed {doc_id}: {reason}")
+            if "no readable document" in str(exc):
+                said = Reason(f"not removed {doc_id}: it is the last document of the corpus", "last", doc=doc_id)
+            else:
+                said = Reason(f"not removed {doc_id}: {exc}", "not_removed", doc=doc_id, detail=exc)
+            return RemovalResult(doc_id, False, said)
         raise
     with contextlib.suppress(FileNotFoundError):
         hidden.unlink()
-    return RemovalResult(
-        doc_id, True, f"removed {doc_id} ({len(report.documents)} documents, {report.chunks} passages left)"
-    )
+    n, chunks = len(report.documents), report.chunks
+    text = f"removed {doc_id} ({n} documents, {chunks} passages left)"
+    return RemovalResult(doc_id, True, Reason(text, "removed", doc=doc_id, n=n, chunks=chunks))
 
 
 def recover_removals(corpus: Path, indexed: set[str] | frozenset[str]) -> list[str]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from citeqa.errors import CiteqaError, DocumentError, UploadCancelled, UploadError
+from citeqa.errors import CiteqaError, DocumentError, ParseBudgetError, UploadCancelled, UploadError
 from citeqa.ingest.budget import Loader, ParseBudget, bounded_loader, load_bounded
 from citeqa.ingest.documents import load_document
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
@@ -85,6 +85,60 @@ class AddWatch:
         self.report(done, total, text)
 
 
+class Reason(str):
+    """Why a file was refused (or an add failed): the English line the CLI and the API give, which also
+    carries its catalogue key (``why_<key>`` of the ``corpus_status`` section) and values, so that the
+    Corpus tab says it in the page's language (:meth:`said`)."""
+
+    key: str
+    values: dict[str, object]
+
+    def __new__(cls, text: str, key: str, **values: object) -> Reason:
+        reason = super().__new__(cls, text)
+        reason.key, reason.values = key, values
+        return reason
+
+    def said(self, lang: str = "en") -> str:
+        """The reason as the Corpus tab says it in ``lang``."""
+        return _said("why_" + self.key, lang, **self.values)
+
+    def __reduce__(self):  # copied and pickled with its key and values (str's own would drop them)
+        return (_reason, (str(self), self.key, self.values))
+
+
+def _reason(text: str, key: str, values: dict[str, object]) -> Reason:
+    return Reason(text, key, **values)
+
+
+class UploadRefusal(UploadError):
+    """An :class:`~citeqa.errors.UploadError` with its :class:`Reason` (its message is the English one)."""
+
+    def __init__(self, text: str, key: str, **values: object) -> None:
+        super().__init__(text)
+        self.reason = Reason(text, key, **values)
+
+
+def said(reason: str, lang: str = "en") -> str:
+    """A refusal reason or an add's error in ``lang`` when it is a :class:`Reason`, else as it is."""
+    return reason.said(lang) if isinstance(reason, Reason) else reason
+
+
+def _document_refusal(name: str, exc: DocumentError, budget: ParseBudget | None) -> UploadRefusal:
+    """The refusal of an upload that cannot be read as a document, by what the reader said."""
+    text, detail = f"{name}: {exc}", str(exc)
+    if isinstance(exc, ParseBudgetError) and budget is not None:
+        if exc.exceeded == "memory":
+            return UploadRefusal(text, "memory", name=name, mb=budget.memory_bytes // 1_048_576)
+        return UploadRefusal(text, "time", name=name, seconds=f"{budget.seconds:g}")
+    if detail == "no text found":
+        return UploadRefusal(text, "no_text", name=name)
+    if detail.startswith(("binary file", "unknown text encoding")):
+        return UploadRefusal(text, "binary", name=name)
+    if detail.startswith("encrypted"):
+        return UploadRefusal(text, "encrypted", name=name)
+    return UploadRefusal(text, "unreadable", name=name, detail=detail)
+
+
 def safe_name(name: str) -> str:
     """A plain file name for ``name``: last path part only, no hidden or odd characters.
 
@@ -98,7 +152,7 @@ def safe_name(name: str) -> str:
         stem, suffix = base, ""
     stem = stem.strip(" ._")[:MAX_NAME_CHARS]
     if not stem:
-        raise UploadError(f"unusable file name {name!r}")
+        raise UploadRefusal(f"unusable file name {name!r}", "name", name=repr(name))
     return f"{stem}.{suffix.lower()}" if suffix else stem
 
 
@@ -106,16 +160,21 @@ def check_type(name: str) -> str:
     """The lower-case suffix of ``name`` if it is an accepted type, else UploadError."""
     suffix = Path(name).suffix.lower()
     if suffix not in ALLOWED_SUFFIXES:
-        raise UploadError(f"{name}: unsupported type {suffix or '(none)'}; accepted: {', '.join(ALLOWED_SUFFIXES)}")
+        accepted = ", ".join(ALLOWED_SUFFIXES)
+        text = f"{name}: unsupported type {suffix or '(none)'}; accepted: {accepted}"
+        raise UploadRefusal(text, "type" if suffix else "no_type", name=name, suffix=suffix, accepted=accepted)
     return suffix
 
 
 def check_size(name: str, size: int, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """UploadError when ``size`` is zero or above ``max_bytes``."""
     if size <= 0:
-        raise UploadError(f"{name}: the file is empty")
+        raise UploadRefusal(f"{name}: the file is empty", "empty", name=name)
     if size > max_bytes:
-        raise UploadError(f"{name}: too large ({size / 1_048_576:.1f} MB; the limit is {max_bytes / 1_048_576:.0f} MB)")
+        mb, limit = f"{size / 1_048_576:.1f}", f"{max_bytes / 1_048_576:.0f}"
+        raise UploadRefusal(
+            f"{name}: too large ({mb} MB; the limit is {limit} MB)", "large", name=name, mb=mb, limit=limit
+        )
 
 
 def target_path(corpus: Path, name: str) -> Path:
@@ -123,7 +182,7 @@ def target_path(corpus: Path, name: str) -> Path:
     root = corpus.resolve()
     path = (root / safe_name(name)).resolve()
     if path.parent != root:
-        raise UploadError(f"unusable file name {name!r}")
+        raise UploadRefusal(f"unusable file name {name!r}", "name", name=repr(name))
     return path
 
 
@@ -145,7 +204,8 @@ def validate(source: Path, name: str, max_bytes: int = DEFAULT_MAX_BYTES, budget
     try:
         size = source.stat().st_size
     except OSError as exc:
-        raise UploadError(f"{name}: cannot read the upload ({exc.strerror or exc})") from exc
+        detail = exc.strerror or str(exc)
+        raise UploadRefusal(f"{name}: cannot read the upload ({detail})", "upload", name=name, detail=detail) from exc
     check_size(name, size, max_bytes)
     with tempfile.TemporaryDirectory(prefix="citeqa-upload-") as tmp:
         staged = Path(tmp) / name  # the reader is chosen by suffix, so read it under its real name
@@ -156,7 +216,7 @@ def validate(source: Path, name: str, max_bytes: int = DEFAULT_MAX_BYTES, budget
             else:
                 load_bounded(staged, name, budget=budget)
         except DocumentError as exc:
-            raise UploadError(f"{name}: {exc}") from exc
+            raise _document_refusal(name, exc, budget) from exc
 
 
 def save_upload(
@@ -191,7 +251,7 @@ class UploadResult:
     """What one upload did: files added, refused (name, reason), skipped by the index."""
 
     added: list[str] = field(default_factory=list)
-    refused: list[tuple[str, str]] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # each reason a Reason where the check gave one
     unchanged: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     error: str | None = None
@@ -221,7 +281,9 @@ def add_files(
         with Journal(corpus) as journal:  # settled (indexed or removed) when this block ends; a crash leaves it
             return _add_files(files, corpus, index_dir, embedder, max_bytes, watch or AddWatch(), journal, budget)
     except OSError as exc:  # a full disk or a read-only corpus folder: nothing was added
-        return UploadResult(error=f"nothing was added: the corpus folder cannot be written ({exc.strerror or exc})")
+        detail = exc.strerror or str(exc)
+        text = f"nothing was added: the corpus folder cannot be written ({detail})"
+        return UploadResult(error=Reason(text, "unwritable", detail=detail))
 
 
 def _add_files(
@@ -255,7 +317,7 @@ def _add_files(
             return UploadResult(refused=result.refused, cancelled=True)
         if not isinstance(exc, (CiteqaError, OSError)):
             raise
-        result.error, result.added = f"indexing failed, nothing was added: {exc}", []
+        result.error, result.added = Reason(f"indexing failed, nothing was added: {exc}", "indexing", detail=exc), []
         return result
     result.skipped = [(s.doc_id, s.reason) for s in report.skipped]
     result.indexed = True
@@ -277,11 +339,12 @@ def _save_one(
     try:
         path = save_upload(source, name, corpus, max_bytes, journal, budget)
     except UploadError as exc:
-        result.refused.append((safe_label(name), str(exc)))
+        result.refused.append((safe_label(name), exc.reason if isinstance(exc, UploadRefusal) else str(exc)))
         return None
     except OSError as exc:  # the disk is full (or the corpus folder read-only): this file is not saved
         _remove_partial(corpus, name)
-        result.refused.append((safe_label(name), f"{safe_label(name)}: not saved ({exc.strerror or exc})"))
+        label, detail = safe_label(name), exc.strerror or str(exc)
+        result.refused.append((label, Reason(f"{label}: not saved ({detail})", "not_saved", name=label, detail=detail)))
         return None
     if path is None:
         result.unchanged.append(safe_name(name))
@@ -365,11 +428,12 @@ def safe_label(name: str) -> str:
 
 
 def summary(result: UploadResult, lang: str = "en") -> list[str]:
-    """One plain-text line per outcome, for the upload status box, in ``lang`` (the reasons a file was
-    refused are the checks' own, in English)."""
+    """One plain-text line per outcome, for the upload status box, in ``lang``, the reasons a file was
+    refused included (:class:`Reason`; only what the system or a reader adds to one, as an OS error's
+    text, stays in English)."""
     lines = [_said("added", lang, name=n) for n in result.added]
     lines += [_said("unchanged", lang, name=n) for n in result.unchanged]
-    lines += [_said("refused", lang, reason=reason) for _, reason in result.refused]
+    lines += [_said("refused", lang, reason=said(reason, lang)) for _, reason in result.refused]
     if result.error:
-        lines.append(result.error)
+        lines.append(said(result.error, lang))
     return lines or [_said("no_file", lang)]

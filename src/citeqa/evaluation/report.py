@@ -126,8 +126,10 @@ def write_report(
     out_dir: Path,
     settings: Mapping[str, Any] | None = None,
     provenance: Mapping[str, Any] | None = None,
+    lang: str = "en",
 ) -> list[Path]:
-    """Write ``report.json``, ``questions.csv``, ``metrics.png`` and ``reliability.png`` into ``out_dir``.
+    """Write ``report.json``, ``questions.csv``, ``metrics.png`` and ``reliability.png`` into ``out_dir``
+    (the charts' words in ``lang``).
 
     ``settings`` (model, index, thresholds, ...) and ``provenance`` (what produced the run,
     see :func:`citeqa.evaluation.provenance.collect_provenance`) are stored verbatim in
@@ -138,8 +140,8 @@ def write_report(
     return [
         _write_report_json(out / "report.json", metrics, settings, provenance),
         write_questions_csv(results, out / "questions.csv"),
-        plot_metrics(metrics, out / "metrics.png"),
-        plot_reliability(results, out / "reliability.png"),
+        plot_metrics(metrics, out / "metrics.png", lang),
+        plot_reliability(results, out / "reliability.png", lang=lang),
     ]
 
 
@@ -230,11 +232,20 @@ PLOT_METRICS: tuple[tuple[str, str], ...] = (
 )
 
 
-def plot_metrics(metrics: Metrics, path: Path) -> Path:
-    """A grouped bar chart (one bar per column) of the main metrics, saved as PNG."""
+def chart_texts(lang: str = "en") -> dict[str, str]:
+    """The words of the charts (the ``chart_*`` strings of the catalogue's ``evaluate`` section) in ``lang``,
+    English for a language without a catalogue; keys without the ``chart_`` prefix."""
+    from citeqa.messages import evaluate_labels
+
+    return {key.removeprefix("chart_"): text for key, text in evaluate_labels(lang).items() if key.startswith("chart_")}
+
+
+def metrics_figure(metrics: Metrics, lang: str = "en") -> Any:
+    """The metrics chart of :func:`plot_metrics` as a matplotlib Figure, its words in ``lang``."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    words = chart_texts(lang)
     columns = metrics.columns()
     width = 0.8 / len(columns)
     fig = Figure(figsize=(11, 5.5), dpi=110)
@@ -245,59 +256,81 @@ def plot_metrics(metrics: Metrics, path: Path) -> Path:
         xs = [g + offset for g in range(len(PLOT_METRICS))]
         values = [getattr(scores, key) for key, _ in PLOT_METRICS]
         heights = [v if v is not None else 0.0 for v in values]
-        ax.bar(xs, heights, width, label=f"{name} (n={scores.n})")
+        shown = words["overall"] if name == "overall" else name
+        ax.bar(xs, heights, width, label=f"{shown} (n={scores.n})")
         for x, value in zip(xs, values):
-            _bar_label(ax, x, value)
-    _style_axes(ax, metrics)
+            _bar_label(ax, x, value, words["na"])
+    _style_axes(ax, metrics, words)
     fig.tight_layout()
+    return fig
+
+
+def plot_metrics(metrics: Metrics, path: Path, lang: str = "en") -> Path:
+    """A grouped bar chart (one bar per column) of the main metrics, saved as PNG, its words in ``lang``."""
+    fig = metrics_figure(metrics, lang)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png")
     return path
 
 
-def _bar_label(ax: Any, x: float, value: float | None) -> None:
-    """The value inside the top of its bar (above short bars); "n/a" when missing."""
+def _bar_label(ax: Any, x: float, value: float | None, missing: str = "n/a") -> None:
+    """The value inside the top of its bar (above short bars); ``missing`` ("n/a") when missing."""
     style = {"ha": "center", "rotation": 90, "fontsize": 7}
     if value is None:
-        ax.text(x, 0.01, "n/a", va="bottom", color="grey", **style)
+        ax.text(x, 0.01, missing, va="bottom", color="grey", **style)
     elif value >= 0.15:
         ax.text(x, value - 0.01, f"{value:.2f}", va="top", **style)
     else:
         ax.text(x, value + 0.01, f"{value:.2f}", va="bottom", **style)
 
 
-def _style_axes(ax: Any, metrics: Metrics) -> None:
-    """Title, fixed 0-1 y axis, metric tick labels, grid and an outside legend."""
-    ax.set_title(f"citeqa evaluation: main metrics by question language (n={metrics.overall.n})")
+def _style_axes(ax: Any, metrics: Metrics, words: dict[str, str]) -> None:
+    """Title, fixed 0-1 y axis, metric tick labels, grid and an outside legend (``words``: :func:`chart_texts`)."""
+    ax.set_title(words["metrics_title"].format(n=metrics.overall.n))
     ax.set_ylim(0.0, 1.0)
-    ax.set_ylabel("score (0-1)")
-    ax.set_xticks(range(len(PLOT_METRICS)), [label for _, label in PLOT_METRICS])
+    ax.set_ylabel(words["score"])
+    ax.set_xticks(range(len(PLOT_METRICS)), [words["tick_" + key] for key, _ in PLOT_METRICS])
     ax.yaxis.grid(True, linestyle="--", alpha=0.5)
     ax.set_axisbelow(True)
-    ax.legend(title="questions", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(title=words["questions"], loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 RELIABILITY_EDGES: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 """Inner edges of the reliability diagram's ten confidence bins."""
 
 
-def plot_reliability(results: Sequence[QuestionResult], path: Path, edges: Sequence[float] = RELIABILITY_EDGES) -> Path:
-    """A reliability diagram, saved as PNG: share of right outcomes per confidence bin, with counts.
+def plot_reliability(
+    results: Sequence[QuestionResult], path: Path, edges: Sequence[float] = RELIABILITY_EDGES, lang: str = "en"
+) -> Path:
+    """A reliability diagram, saved as PNG: share of right outcomes per confidence bin, with counts (its
+    words in ``lang``; :func:`reliability_figure`).
 
     "Right" is as in :func:`citeqa.evaluation.metrics.reliability` (a correct answer, or an
     abstention on an unanswerable question). A well-calibrated confidence puts every bar on
     the diagonal; an empty bin has no bar and shows ``n=0``.
     """
+    fig = reliability_figure(results, edges, lang)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png")
+    return path
+
+
+def reliability_figure(
+    results: Sequence[QuestionResult], edges: Sequence[float] = RELIABILITY_EDGES, lang: str = "en"
+) -> Any:
+    """The reliability diagram of :func:`plot_reliability` as a matplotlib Figure, its words in ``lang``."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    words = chart_texts(lang)
     buckets = reliability(results, edges)
     fig = Figure(figsize=(7, 5), dpi=110)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="perfect calibration")
-    label: str | None = "share right (a correct answer, or an abstention when unanswerable)"
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label=words["perfect"])
+    label: str | None = words["right_legend"]
     for b in buckets:
         width = b.high - b.low
         middle = b.low + width / 2
@@ -310,14 +343,11 @@ def plot_reliability(results: Sequence[QuestionResult], path: Path, edges: Seque
     ax.set_ylim(0.0, 1.1)
     ax.set_yticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_xticks([0.0, *edges, 1.0])
-    ax.set_xlabel("confidence")
-    ax.set_ylabel("share right")
-    ax.set_title(f"Reliability of confidence (n={len(results)})")
+    ax.set_xlabel(words["confidence"])
+    ax.set_ylabel(words["right"])
+    ax.set_title(words["reliability_title"].format(n=len(results)))
     ax.yaxis.grid(True, linestyle="--", alpha=0.5)
     ax.set_axisbelow(True)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=8, frameon=False)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png")
-    return path
+    return fig
