@@ -379,7 +379,9 @@ def comparison_table(comparison: Comparison, lang: str = "en") -> dict[str, list
     return {"headers": comparison_headers(lang), "data": rows}
 
 
-def chart_paths(files: Mapping[str, Path], results: Sequence[QuestionResult], metrics: Metrics, lang: str = "en"):
+def chart_paths(
+    files: Mapping[str, Path], results: Sequence[QuestionResult], metrics: Metrics, lang: str = "en"
+) -> tuple[Path, ...]:
     """The metrics chart and the reliability diagram of a finished run (``files``: its files by name) in
     ``lang``: the run's own (English) ones, or ``metrics.<lang>.png`` and ``reliability.<lang>.png`` drawn
     next to them on first use (and removed with them). The English ones when the run's folder is gone."""

@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from citeqa.errors import CiteqaError, DocumentError, ParseBudgetError, UploadCancelled, UploadError
 from citeqa.ingest.budget import Loader, ParseBudget, bounded_loader, load_bounded
@@ -100,9 +100,13 @@ class Reason(str):
 
     def said(self, lang: str = "en") -> str:
         """The reason as the Corpus tab says it in ``lang``."""
-        return _said("why_" + self.key, lang, **self.values)
+        return _said("why_" + self.key, lang, None, **self.values)
 
-    def __reduce__(self):  # copied and pickled with its key and values (str's own would drop them)
+    def __reduce__(
+        self,
+    ) -> tuple[
+        Any, tuple[str, str, dict[str, object]]
+    ]:  # copied and pickled with its key and values (str's own would drop them)
         return (_reason, (str(self), self.key, self.values))
 
 

@@ -246,7 +246,10 @@ def _best(scores: dict[int, float], n: int) -> dict[int, float]:
 
 
 def _span_offsets(
-    parts: Sequence[tuple[list, list, list, str]], rows: dict[tuple[int, int], int], passages: int, shards: Shards
+    parts: Sequence[tuple[list, list, list, str, Counter]],
+    rows: dict[tuple[int, int], int],
+    passages: int,
+    shards: Shards,
 ) -> RemoteSpans:
     """The span offsets of every passage (CSR, as :class:`~citeqa.index.spans.SpanVectors`); vectors stay remote."""
     from citeqa.pg.spans import RemoteSpans

@@ -81,7 +81,7 @@ class RemotePassages(Sequence[Chunk]):
     def __getitem__(self, row: int) -> Chunk: ...
     @overload
     def __getitem__(self, row: slice) -> Sequence[Chunk]: ...
-    def __getitem__(self, row):
+    def __getitem__(self, row: int | slice) -> Chunk | Sequence[Chunk]:
         if isinstance(row, slice):
             return self.fetch(range(len(self))[row])
         if not -len(self) <= row < len(self):
