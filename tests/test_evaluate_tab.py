@@ -236,23 +236,7 @@ def test_status_lines():
     assert "after 3 of 10 questions: index damaged" in text_of(failed) and "citeqa-eval-error" in failed
 
 
-# --------------------------------------------------------------------------- QA files
-
-
-def test_shipped_qa_files_are_the_qa_files_of_the_folder(tmp_path: Path):
-    assert view.shipped_qa_files(QA) == ["fixture_corpus.jsonl", "sample.csv", "sample.jsonl"]
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "qa.jsonl").write_text('{"question": "q", "answers": []}\n', encoding="utf-8")
-    (tmp_path / "claims.jsonl").write_text('{"claim": "c", "verdict": "supported"}\n', encoding="utf-8")
-    (tmp_path / "squad.json").write_text('{"data": []}', encoding="utf-8")
-    (tmp_path / ".hidden.jsonl").write_text('{"question": "q", "answers": []}\n', encoding="utf-8")
-    (tmp_path / "bad.csv").write_bytes(b"\xff\xfe")
-    assert view.shipped_qa_files(tmp_path) == ["sub/qa.jsonl"]
-    assert view.shipped_qa_files(None) == [] and view.shipped_qa_files(tmp_path / "none") == []
-    assert view.shipped_path(tmp_path, "sub/qa.jsonl") == tmp_path / "sub" / "qa.jsonl"
-    for name in ("claims.jsonl", "../sample.jsonl", "/etc/passwd", "", None):
-        with pytest.raises(Exception, match="not a QA file of the eval folder"):
-            view.shipped_path(tmp_path, name)
+# --------------------------------------------------------------------------- QA folder
 
 
 def test_default_qa_dir_is_eval_beside_the_corpus(tmp_path: Path):

@@ -13,11 +13,9 @@ and the benchmark read the same trace.
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
 from typing import TypeVar
 
 import numpy as np
@@ -27,8 +25,7 @@ from citeqa.answer.backend import RetrievalBackend
 from citeqa.answer.bounds import TokenCounter
 from citeqa.answer.claims import clean_claim
 from citeqa.answer.features import FEATURES, Passage, Wanted, candidate_features
-from citeqa.answer.questions import MAX_QUESTION_CHARS, alternatives, clean_history, clean_question
-from citeqa.answer.questions import words as words_of
+from citeqa.answer.questions import MAX_QUESTION_CHARS, clean_history, clean_question, is_follow_up
 from citeqa.answer.reading import ReadSpan, read_spans, reader_features, reader_short, span_candidates, span_short
 from citeqa.answer.retrieval import Retriever, prefer_language
 from citeqa.answer.scoring import check_scores
@@ -40,7 +37,7 @@ from citeqa.errors import QuestionError
 from citeqa.messages import catalogue_languages
 from citeqa.reader.reader import Reader
 from citeqa.records import Answer, Citation, Highlight, Hit, Span
-from citeqa.text.analysis import fold_accents, query_terms
+from citeqa.text.analysis import query_terms
 from citeqa.text.language import corpus_languages, question_candidates, question_language
 
 __all__ = [
@@ -488,17 +485,3 @@ class _Clock:
     def total_ms(self) -> float:
         self.timings["total"] = (time.perf_counter() - self.started) * 1000
         return self.timings["total"]
-
-
-@cache
-def _follow_up() -> re.Pattern[str]:
-    """A leading "and"/"y"/"e" or a pronoun: the words of each language's ``follow_up_starts`` and
-    ``follow_up_pronouns`` lists (:mod:`citeqa.text.lexicon`), folded."""
-    starts, pronouns = words_of("follow_up_starts"), words_of("follow_up_pronouns")
-    return re.compile(rf"^\W*({alternatives(starts)})\b|\b({alternatives(pronouns)})\b")
-
-
-def is_follow_up(question: str, n_terms: int) -> bool:
-    """Whether a question leans on the previous one (a leading "and", a pronoun, no topic)."""
-    folded = fold_accents(question.casefold())
-    return n_terms <= 1 or _follow_up().search(folded) is not None

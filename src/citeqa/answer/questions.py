@@ -328,3 +328,17 @@ def clean_history(history: Sequence[object]) -> tuple[str, ...]:
         except QuestionError:
             continue
     return tuple(cleaned)
+
+
+@cache
+def _follow_up() -> re.Pattern[str]:
+    """A leading "and"/"y"/"e" or a pronoun: the words of each language's ``follow_up_starts`` and
+    ``follow_up_pronouns`` lists (:mod:`citeqa.text.lexicon`), folded."""
+    starts, pronouns = words("follow_up_starts"), words("follow_up_pronouns")
+    return re.compile(rf"^\W*({alternatives(starts)})\b|\b({alternatives(pronouns)})\b")
+
+
+def is_follow_up(question: str, n_terms: int) -> bool:
+    """Whether a question leans on the previous one (a leading "and", a pronoun, no topic)."""
+    folded = fold_accents(question.casefold())
+    return n_terms <= 1 or _follow_up().search(folded) is not None

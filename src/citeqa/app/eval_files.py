@@ -4,11 +4,13 @@ gold documents are missing (every answer would then be graded wrong)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from citeqa.errors import CiteqaError
+from citeqa.errors import CiteqaError, QAFileError
+from citeqa.evaluation.rows import CSV_SUFFIXES
 from citeqa.messages import evaluate_labels
 
 
@@ -88,3 +90,62 @@ def gold_fit(items: Sequence, documents: Collection[str]) -> tuple[int, int]:
     them ``documents`` holds."""
     gold = {getattr(item, "doc", None) for item in items} - {None}
     return len(gold), sum(1 for doc in gold if doc in documents)
+
+
+QA_SUFFIXES = (".jsonl", *CSV_SUFFIXES)
+"""Shipped QA files offered: JSONL and CSV (``.json`` in eval/ is SQuAD, which the tab does not run)."""
+#: The most shipped QA files listed (a huge eval folder must not stall the page).
+MAX_SHIPPED = 200
+
+
+def shipped_qa_files(folder: Path | None) -> list[str]:
+    """The QA files in ``folder`` (and its subfolders) that look like QA files, as relative names.
+
+    A JSONL file counts when its first record has ``question`` and ``answers``; a CSV file
+    when its header names ``question`` and ``answers``. Other JSONL files (claims, SQuAD
+    predictions) are not offered, nor a symbolic link that leads out of ``folder``.
+    """
+    if folder is None or not Path(folder).is_dir():
+        return []
+    root = Path(folder)
+    real_root = root.resolve()
+    names = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if any(part.startswith(".") for part in relative.parts) or path.suffix.lower() not in QA_SUFFIXES:
+            continue
+        if not path.resolve().is_relative_to(real_root):  # a link out of the folder: not the folder's file
+            continue
+        if path.is_file() and _looks_like_qa(path):
+            names.append(relative.as_posix())
+        if len(names) >= MAX_SHIPPED:
+            break
+    return names
+
+
+def shipped_path(folder: Path | None, name: str | None) -> Path:
+    """The file of a shipped QA file chosen by its name; refuses names that are not offered."""
+    if folder is None or not name or name not in shipped_qa_files(folder):
+        raise QAFileError(f"{name or '(none)'}: not a QA file of the eval folder")
+    return Path(folder) / name
+
+
+def _looks_like_qa(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8-sig") as fh:
+            first = next((line for line in fh if line.strip()), "")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if path.suffix.lower() in CSV_SUFFIXES:
+        header = {cell.strip().lower() for cell in first.split(",")}
+        return {"question", "answers"} <= header
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(record, dict) and "question" in record and "answers" in record
+
+
+def shown_error(message: str, path: Path, name: str) -> str:
+    """A QA file error with the file's temporary path replaced by the name the user knows it by."""
+    return message.replace(str(path), name)

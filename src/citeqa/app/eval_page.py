@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from citeqa.app.eval_files import gold_fit
+from citeqa.app.eval_files import gold_fit, shipped_path, shipped_qa_files, shown_error
 from citeqa.app.eval_runner import EvaluationRunner, FinishedRun
 from citeqa.app.holder import EngineHolder, EvalSettings
 from citeqa.app.upload_cache import discard_uploads, upload_name, upload_path
@@ -40,7 +40,6 @@ def start_evaluation(
     ``documents``, a file whose gold documents are not all among them runs only when ``confirmed``.
     """
     from citeqa.app.eval_runner import RunRefused
-    from citeqa.app.evaluate_tab import shipped_path, shown_error
     from citeqa.evaluation.qa_file import load_qa
 
     if uploaded:
@@ -95,7 +94,7 @@ def evaluate_page(
     last_fits: list = []  # (the files' stamps, the index's documents, their fits): a chat turn relabels the tab
 
     def fits() -> list:
-        names = view.shipped_qa_files(settings.qa_dir)
+        names = shipped_qa_files(settings.qa_dir)
         documents = holder.engine.data.documents
         stamps = tuple((n, *_stamp(Path(settings.qa_dir or ".") / n)) for n in names)
         if not last_fits or last_fits[0] != stamps or last_fits[1] is not documents:
@@ -133,7 +132,7 @@ def evaluate_page(
             # The same file names the page load offers (it adds question counts and the best fit), so a
             # session's events are checked against them even before its load event has run.
             shipped = gr.Dropdown(
-                [(name, name) for name in view.shipped_qa_files(settings.qa_dir)],
+                [(name, name) for name in shipped_qa_files(settings.qa_dir)],
                 value=None,
                 label=lab["shipped"],
                 elem_id="eval-shipped",
@@ -424,7 +423,7 @@ def compare_evaluation(
     Returns the deltas table and the fixed/broken lists as HTML (in ``lang``), or ``(None, why not)``.
     A ``.meta.json`` uploaded with the predictions adds the settings that changed.
     """
-    from citeqa.app.evaluate_tab import comparison_html, comparison_table, shown_error
+    from citeqa.app.evaluate_tab import comparison_html, comparison_table
     from citeqa.evaluation.compare import compare_runs, load_predictions
     from citeqa.evaluation.report import meta_path
 

@@ -100,7 +100,9 @@ class Reason(str):
 
     def said(self, lang: str = "en") -> str:
         """The reason as the Corpus tab says it in ``lang``."""
-        return _said("why_" + self.key, lang, None, **self.values)
+        values = dict(self.values)
+        n = values.pop("n", None)  # a count the line is said in the singular or plural by
+        return _said("why_" + self.key, lang, n if isinstance(n, int) else None, **values)
 
     def __reduce__(
         self,
