@@ -26,10 +26,8 @@ import itertools
 import json
 import math
 import os
-import subprocess
 import sys
 from dataclasses import asdict
-from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +48,7 @@ from fit_claims import (
     _support_table,
     features,
     fit,
+    fitted_block,
     fold_of,
     report,
     verdicts,
@@ -294,21 +293,12 @@ def main(argv: list[str] | None = None) -> int:
     print("fitted:", j, rule_dict(rule))
     if args.write:
         right = sum(after[c.id] == c.gold for c in claims)
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         data = {
             "_about": "How claims are checked by reading (citeqa.answer.claim_reading.ReadingRule) and the "
             "sentence judge's thresholds it goes with (judge); written by eval/fit_claim_reading.py --write.",
             **rule_dict(rule),
             "judge": asdict(judge_t),
-            "fitted": {
-                "by": "eval/fit_claim_reading.py "
-                + " ".join(f"--set {s}" for s in args.set)
-                + f" --folds {args.folds} --write",
-                "date": date.today().isoformat(),
-                "commit": commit or None,
-                "held_out_accuracy": round(right / len(claims), 3),
-                "claims": len(claims),
-            },
+            "fitted": fitted_block("eval/fit_claim_reading.py", args.set, args.folds, right, len(claims)),
         }
         RULE_FILE.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", "utf-8")
         print(f"wrote {RULE_FILE}")

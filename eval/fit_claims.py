@@ -20,9 +20,11 @@ import argparse
 import hashlib
 import itertools
 import os
+import subprocess
 import sys
 from collections import Counter
 from dataclasses import asdict, dataclass
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -261,8 +263,6 @@ def write_claims(
 ) -> None:
     """Store ``thresholds`` as the ``claims`` block of ``model``'s weights file."""
     import json
-    import subprocess
-    from datetime import date
 
     from citeqa.answer.scoring import read_weights, weights_path
 
@@ -271,19 +271,24 @@ def write_claims(
         raise SystemExit(f"{model} has no weights file of its own; fit its scorer first (eval/fit_scorer.py --write)")
     data = read_weights(path=path)
     right = sum(held_out[c.id] == c.gold for c in claims)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     data["claims"] = {
         **asdict(thresholds),
-        "fitted": {
-            "by": "eval/fit_claims.py " + " ".join(f"--set {s}" for s in args.set) + f" --folds {args.folds} --write",
-            "date": date.today().isoformat(),
-            "commit": commit or None,
-            "held_out_accuracy": round(right / len(claims), 3),
-            "claims": len(claims),
-        },
+        "fitted": fitted_block("eval/fit_claims.py", args.set, args.folds, right, len(claims)),
     }
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", "utf-8")
     print(f"wrote the claims block of {path}")
+
+
+def fitted_block(script: str, sets: list[str], folds: int, right: int, claims: int) -> dict:
+    """How a claim rule was fitted: the command, date, commit and the held-out accuracy over ``claims``."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    return {
+        "by": f"{script} " + " ".join(f"--set {s}" for s in sets) + f" --folds {folds} --write",
+        "date": date.today().isoformat(),
+        "commit": commit or None,
+        "held_out_accuracy": round(right / claims, 3),
+        "claims": claims,
+    }
 
 
 if __name__ == "__main__":

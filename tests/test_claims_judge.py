@@ -193,3 +193,14 @@ def test_a_lead_in_the_passage_before_is_context_not_part_of_the_quote():
     assert unit.start == cut and unit.lead == "DeepSeek V4."
     judged = judge_text(analyse_claim("DeepSeek V4 moved its training to the Ascend 950.", "en"), unit.text, "en")
     assert judged.names < 1.0  # without its lead the sentence does not name DeepSeek V4
+
+
+def test_both_claim_fits_record_how_they_were_fitted_the_same_way(repo: Path, monkeypatch):
+    monkeypatch.syspath_prepend(str(repo / "eval"))
+    import fit_claim_reading  # imports its block from fit_claims: one definition
+    import fit_claims
+
+    block = fit_claims.fitted_block("eval/fit_claims.py", ["a.jsonl=index", "b.jsonl=idx"], 5, 9, 12)
+    assert block["by"] == "eval/fit_claims.py --set a.jsonl=index --set b.jsonl=idx --folds 5 --write"
+    assert block["held_out_accuracy"] == 0.75 and block["claims"] == 12
+    assert fit_claim_reading.fitted_block is fit_claims.fitted_block
