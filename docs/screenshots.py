@@ -4,9 +4,8 @@
 
 Starts `citeqa serve` over ``--index`` on a free port, opens it in Debian's Chromium (Playwright,
 never ``playwright install``) and writes ``screenshot.png`` (a question at 1280 px),
-``chat-phone.png`` (the same at 390 px) and ``claim.png`` (a claim checked); with ``--evaluate``
-also ``evaluate-tab.png``: the Evaluate tab after a whole run of ``eval/qa.jsonl`` (minutes), with
-one question opened.
+``chat-phone.png`` (the same at 390 px) and ``claim.png`` (a claim checked). The Evaluate tab's
+image (``evaluate-tab.png``) needs a whole evaluation run and is not retaken here.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--no-first-run"
 QUESTION = "When will the Ascend 960PR arrive?"
 CLAIM = "The 960PR arrives in the first quarter of 2027."
 WAIT_MS = 180_000
-EVAL_WAIT_MS = 1_800_000  # a whole evaluation run on a busy machine
 
 
 def main() -> int:
@@ -32,12 +30,9 @@ def main() -> int:
     parser.add_argument("--index", default="index", help="the index to serve (default: index/)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent, help="where the images go")
     parser.add_argument("--url", default=None, help="shoot this running server instead of starting one")
-    parser.add_argument(
-        "--evaluate", action="store_true", help="also run eval/qa.jsonl in the Evaluate tab and shoot it"
-    )
     args = parser.parse_args()
     if args.url is not None:
-        _shoot(args.url, args.out, args.evaluate)
+        _shoot(args.url, args.out)
         return 0
     port = _free_port()
     citeqa = Path(sys.executable).with_name("citeqa")
@@ -45,14 +40,14 @@ def main() -> int:
     try:
         url = f"http://127.0.0.1:{port}/"
         _wait_for(url, server)
-        _shoot(url, args.out, args.evaluate)
+        _shoot(url, args.out)
     finally:
         server.terminate()
         server.wait(30)
     return 0
 
 
-def _shoot(url: str, out: Path, evaluate: bool) -> None:
+def _shoot(url: str, out: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -69,32 +64,7 @@ def _shoot(url: str, out: Path, evaluate: bool) -> None:
             page.screenshot(path=str(out / name), full_page=True)
             print(f"wrote {out / name}")
             page.close()
-        if evaluate:
-            page = browser.new_page(viewport={"width": 1280, "height": 850}, locale="en-US")
-            page.set_default_timeout(EVAL_WAIT_MS)
-            page.goto(url)
-            _evaluate(page)
-            page.screenshot(path=str(out / "evaluate-tab.png"), full_page=True)
-            print(f"wrote {out / 'evaluate-tab.png'}")
         browser.close()
-
-
-def _evaluate(page) -> None:
-    """Run the shipped ``qa.jsonl`` in the Evaluate tab, then open its first wrong answer."""
-    page.get_by_role("tab", name="Evaluate").click()
-    page.locator("#eval-shipped input").click()
-    page.get_by_role("option").filter(has_text="qa.jsonl").first.click()
-    page.locator("#eval-start").click()
-    page.locator("#eval-metrics").get_by_text("hit@1").first.wait_for()
-    for image in ("#eval-chart img", "#eval-reliability img"):
-        page.wait_for_function(
-            "img => img.complete && img.naturalWidth > 300", arg=page.locator(image).element_handle()
-        )
-    wrong = page.locator("#eval-questions").get_by_text("wrong", exact=False).filter(visible=True)
-    if wrong.count():
-        wrong.first.click()
-        page.locator("#eval-detail").locator("mark").first.wait_for()
-    page.wait_for_timeout(500)
 
 
 def _send(page, text: str, mode: str | None) -> None:
