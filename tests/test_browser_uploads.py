@@ -6,12 +6,11 @@ past 0% once the files are read; then the summary, one line per file; the box em
 from __future__ import annotations
 
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
-from citeqa.embedding.keyword import KeywordEmbedder
+from test_server_uploads import GatedEmbedder
 
 pytestmark = pytest.mark.browser
 
@@ -25,20 +24,6 @@ PROGRESS_JS = """() => {
     .map(e => ({where: e.closest('[id]').id, text: e.innerText.trim(),
                 ratio: 1.05 / (lum(getComputedStyle(e).color) + 0.05)}));
 }"""
-
-
-class GatedEmbedder(KeywordEmbedder):
-    """Embeds an index build's passages only once ``gate`` is set (a question's vector passes at once)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.gate, self.waiting = threading.Event(), threading.Event()
-
-    def encode(self, texts, *, progress=False):
-        if progress:  # a build: the add has checked and read its files and waits here
-            self.waiting.set()
-            assert self.gate.wait(120), "the test never opened the gate"
-        return super().encode(texts, progress=progress)
 
 
 def test_an_add_shows_one_moving_progress_line_then_its_summary_and_empties_the_box(browser, tmp_path: Path, start_app):

@@ -124,7 +124,7 @@ class GatedEmbedder(KeywordEmbedder):
     def encode(self, texts, *, progress=False):
         if progress:  # a build: the add has checked and read its files and waits here
             self.waiting.set()
-            assert self.gate.wait(60), "the test never opened the gate"
+            assert self.gate.wait(120), "the test never opened the gate"  # only a bound on a hang
         return super().encode(texts, progress=progress)
 
 
