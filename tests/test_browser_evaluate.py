@@ -55,6 +55,20 @@ def status_holds(page, text: str) -> None:
     )
 
 
+def start_gated_run(page, served, gated_engine):
+    """Start the fixture file's run in the Evaluate tab with the evaluation questions held at a gate
+    (the chat's pass straight through); returns the gated engine once its first question waits."""
+    gated = gated_engine(served.holder.engine)
+    served.holder.swap(gated)
+    page.goto(served.url)
+    page.get_by_role("tab", name="Evaluate").click()
+    choose(page, "eval-shipped", "fixture_corpus.jsonl (13 questions)")
+    page.locator("#eval-start").click()
+    assert gated.waiting.wait(120)  # only a bound on a hang
+    status_holds(page, "Evaluating fixture_corpus.jsonl: 0 of 13 questions")
+    return gated
+
+
 def test_upload_run_filter_open_download_and_compare(page, served, tmp_path: Path):
     page.goto(served.url)
     page.get_by_role("tab", name="Evaluate").click()
@@ -122,14 +136,7 @@ def test_upload_run_filter_open_download_and_compare(page, served, tmp_path: Pat
 
 
 def test_the_chat_answers_while_an_evaluation_runs(page, served, gated_engine):
-    gated = gated_engine(served.holder.engine)
-    served.holder.swap(gated)  # evaluation questions wait at the gate; the chat's do not
-    page.goto(served.url)
-    page.get_by_role("tab", name="Evaluate").click()
-    choose(page, "eval-shipped", "fixture_corpus.jsonl (13 questions)")
-    page.locator("#eval-start").click()
-    assert gated.waiting.wait(20)
-    status_holds(page, "Evaluating fixture_corpus.jsonl: 0 of 13 questions")
+    gated = start_gated_run(page, served, gated_engine)
     assert page.locator("#eval-status progress").count() == 1
 
     page.get_by_role("tab", name="Chat").click()
@@ -204,14 +211,7 @@ def test_each_page_sees_and_cancels_its_own_runs_only(page, served, gated_engine
     """Issue [3/7] item 5: every page saw (and could cancel) whatever run was last started on the server.
     A second page now hears that another page's run is going, without its file's name, cannot cancel it,
     and does not get its results."""
-    gated = gated_engine(served.holder.engine)
-    served.holder.swap(gated)
-    page.goto(served.url)
-    page.get_by_role("tab", name="Evaluate").click()
-    choose(page, "eval-shipped", "fixture_corpus.jsonl (13 questions)")
-    page.locator("#eval-start").click()
-    assert gated.waiting.wait(60)
-    status_holds(page, "Evaluating fixture_corpus.jsonl: 0 of 13 questions")
+    gated = start_gated_run(page, served, gated_engine)
 
     other = page.context.browser.new_page(viewport={"width": 1280, "height": 1100})
     other.goto(served.url)
