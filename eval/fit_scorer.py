@@ -31,6 +31,7 @@ how it was fitted and the out-of-fold numbers; the script never edits source cod
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import pickle
@@ -136,18 +137,25 @@ def cached_collect(cache: Path | None, key: str, make) -> list[Question]:
     so that fitting experiments on unchanged traces skip the engine (minutes with the reader)."""
     if cache is None:
         return make()
-    code = hashlib.sha1()
-    package = Path(__file__).resolve().parents[1] / "src" / "citeqa"
-    for f in sorted(package.rglob("*")):
-        if f.is_file() and f.suffix in {".py", ".json", ".safetensors"} and not _after_traces(f.relative_to(package)):
-            code.update(f.name.encode() + f.read_bytes())
-    path = cache / f"{hashlib.sha1((key + code.hexdigest()).encode()).hexdigest()[:16]}.pkl"
+    path = cache / f"{hashlib.sha1((key + _trace_code()).encode()).hexdigest()[:16]}.pkl"
     if path.is_file():
         return pickle.loads(path.read_bytes())
     questions = make()
     cache.mkdir(parents=True, exist_ok=True)
     path.write_bytes(pickle.dumps(questions))
     return questions
+
+
+@functools.cache
+def _trace_code() -> str:
+    """A hash of the package files that make the traces (read once per run, not once per set)."""
+    code = hashlib.sha1()
+    package = Path(__file__).resolve().parents[1] / "src" / "citeqa"
+    for f in sorted(package.rglob("*")):
+        relative = f.relative_to(package)
+        if f.is_file() and f.suffix in {".py", ".json", ".safetensors"} and not _after_traces(relative):
+            code.update(relative.as_posix().encode() + f.read_bytes())
+    return code.hexdigest()
 
 
 def _after_traces(path: Path) -> bool:
