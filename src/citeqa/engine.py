@@ -183,8 +183,9 @@ class Engine:
         readings: tuple[ValueReading, ...] = ()
         if self.reader is not None:  # each value of the claim asked for, about its own subject
             rule = reading_rule()
-            if thresholds is None and judge_block():
-                judge = claim_thresholds(judge_block())  # the judge fitted to go with the reading
+            fitted = judge_block() if thresholds is None else {}
+            if fitted:
+                judge = claim_thresholds(fitted)  # the judge fitted to go with the reading
             readings = read_claim(
                 self.reader,
                 analyse_claim(inputs.claim, inputs.language),

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from citeqa.answer.claim_parts import ClaimParts, tokens_of
@@ -76,7 +77,7 @@ class ReadingRule:
 def reading_rule(values: Mapping[str, Any] | None = None) -> ReadingRule:
     """:class:`ReadingRule` from the fitted file's data (the file itself when None; defaults if absent)."""
     if values is None:
-        values = json.loads(RULE_FILE.read_text("utf-8")) if RULE_FILE.exists() else {}
+        values = _rule_file()
     known = {f.name: f.type for f in fields(ReadingRule)}
     unknown = sorted(set(values) - set(known) - {"fitted", "_about", "judge"})
     if unknown:
@@ -101,10 +102,14 @@ def reading_rule(values: Mapping[str, Any] | None = None) -> ReadingRule:
 def judge_block() -> dict[str, Any]:
     """The sentence judge's thresholds fitted to go with the rule (the ``judge`` block of
     :data:`RULE_FILE`; empty without one: the model's own claim thresholds serve)."""
-    if not RULE_FILE.exists():
-        return {}
-    block = json.loads(RULE_FILE.read_text("utf-8")).get("judge", {})
+    block = _rule_file().get("judge", {})
     return dict(block) if isinstance(block, dict) else {}
+
+
+@cache
+def _rule_file() -> Mapping[str, Any]:
+    """:data:`RULE_FILE`'s data, read once per process (empty without the file)."""
+    return MappingProxyType(json.loads(RULE_FILE.read_text("utf-8")) if RULE_FILE.exists() else {})
 
 
 @dataclass(frozen=True, slots=True)
