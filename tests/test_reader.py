@@ -46,7 +46,7 @@ def test_a_damaged_or_stale_build_is_rebuilt(tmp_path: Path) -> None:
     shutil.copytree(built.parent, copy)
     target = copy / built.name
     stamp = json.loads((copy / "build.json").read_text())
-    inputs = {k: stamp[k] for k in ("recipe", "base", "delta")}
+    inputs = {k: stamp[k] for k in ("recipe", "bits", "base", "delta")}
     assert onnx_build._verified(copy, target, inputs) == target.read_bytes()
     with target.open("r+b") as fh:
         fh.seek(1000)

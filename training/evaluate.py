@@ -72,7 +72,14 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{'test sample ' + str(args.sample):36s} {len(sample):5d} questions  EM {em:.3f}  F1 {f1:.3f}")
     if args.write is not None:
         meta = json.loads(args.write.read_text()) if args.write.is_file() else {}
-        meta["metrics"] = {**metrics, "by": "python training/evaluate.py " + " ".join(argv or sys.argv[1:])}
+        from citeqa.reader.onnx_build import RECIPE, int8_bits
+
+        build = {"recipe": RECIPE, "int8_bits": int8_bits()}  # the figures are of this build of the weights
+        meta["metrics"] = {
+            **metrics,
+            "build": build,
+            "by": "python training/evaluate.py " + " ".join(argv or sys.argv[1:]),
+        }
         args.write.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
         print(f"wrote {args.write}")
 
