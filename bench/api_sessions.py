@@ -20,16 +20,9 @@ import time
 from pathlib import Path
 
 import httpx
+from common import rss_mb
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def main() -> int:

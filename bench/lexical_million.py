@@ -28,19 +28,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+from common import pct, rss_mb  # noqa: E402 - common.py sits beside this script
 
 
 def main(argv: list[str] | None = None) -> int:
     import bm25s
-    from ann_sweep import pct, query_texts
+    from ann_sweep import query_texts
     from synth import corpus_sentences, flat_sentences, make_passages
 
     from citeqa.index.backends import lexical_search

@@ -28,6 +28,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from common import free_port
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "data" / "corpus"
 SERVE_WITH_KEYWORD_MODEL = """
@@ -66,12 +68,6 @@ def pdf(tmp: Path) -> Callable[[], None]:
         raise AssertionError("the PDF was read")
 
     return run
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _index(tmp: Path, embedder) -> Path:
@@ -144,7 +140,7 @@ def sigterm(tmp: Path) -> Callable[[], float]:
     index = _index(tmp, KeywordEmbedder())
 
     def run() -> float:
-        port = _free_port()
+        port = free_port()
         env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "GRADIO_TEMP_DIR": str(tmp / "cache")}
         argv = ["serve", "--index", str(index), "--corpus", str(tmp / "corpus"), "--port", str(port)]
         if not (tmp / "corpus").exists():

@@ -31,15 +31,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as fh:
-        return next(int(line.split()[1]) / 1024 for line in fh if line.startswith("VmRSS:"))
-
-
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(values, q * 100)) if values else 0.0
+from common import pct, rss_mb  # noqa: E402 - common.py sits beside this script
 
 
 def synthetic_index(size: int, seed: int, sentence_vectors: np.ndarray):

@@ -20,17 +20,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from common import maxrss_mb
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def pct(values: list[float], q: float) -> float:
+def nearest_rank(values: list[float], q: float) -> float:
+    """The ``q`` quantile by nearest rank, to 0.1 ms: not common.pct's interpolation, so that these
+    figures stay comparable with bench/results/reader.json and docs/benchmarks.md."""
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))], 1)
 
@@ -51,12 +54,12 @@ def warm(index: str, reader: str, rounds: int) -> dict:
             trace = engine.trace(q)
             totals.append(trace.timings_ms["total"])
             reads.append(trace.timings_ms.get("read", 0.0))
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = maxrss_mb()
     return {
-        "p50_ms": pct(totals, 0.5),
-        "p95_ms": pct(totals, 0.95),
-        "read_p50_ms": pct(reads, 0.5),
-        "read_p95_ms": pct(reads, 0.95),
+        "p50_ms": nearest_rank(totals, 0.5),
+        "p95_ms": nearest_rank(totals, 0.95),
+        "read_p50_ms": nearest_rank(reads, 0.5),
+        "read_p95_ms": nearest_rank(reads, 0.95),
         "rss_mb": round(rss, 1),
     }
 
@@ -102,10 +105,10 @@ def peer(index: str) -> dict:
         if best and mine is not None:
             chunk = trace.hits[pool[best[0].passage]].chunk
             same += (chunk.start + best[0].start, chunk.start + best[0].end) == (mine.start, mine.end)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = maxrss_mb()
     return {
-        "read_p50_ms": pct(times, 0.5),
-        "read_p95_ms": pct(times, 0.95),
+        "read_p50_ms": nearest_rank(times, 0.5),
+        "read_p95_ms": nearest_rank(times, 0.95),
         "rss_mb": round(rss, 1),
         "same_best_span": f"{same}/{len(asked)}",
     }

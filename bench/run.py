@@ -61,8 +61,6 @@ import argparse
 import json
 import os
 import platform
-import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -73,6 +71,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import free_port, maxrss_mb, pct, vm_hwm_mb  # noqa: E402 - common.py sits beside this script
+
 QUESTIONS = ROOT / "bench" / "questions.json"
 EVAL = ROOT / "eval" / "qa.jsonl"
 CORPUS = ROOT / "corpus"
@@ -86,19 +86,6 @@ ENV = {
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def maxrss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def pct(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    s = sorted(values)
-    pos = (len(s) - 1) * q
-    lo, hi = int(pos), min(int(pos) + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
 #: The model benchmarked: citeqa's default (set BENCH_MODEL to compare another).
@@ -608,22 +595,6 @@ def cold_ask(index: Path, question: str, runs: int = 2) -> dict:
         if proc.returncode != 0:
             return {"error": proc.stderr.strip()[-300:]}
     return {"runs_s": times, "best_s": min(times)}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def vm_hwm_mb(pid: int) -> float | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
 
 
 def cold_serve(index: Path, question: str, log: Path, timeout: float = 900) -> dict:

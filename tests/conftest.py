@@ -6,7 +6,6 @@ import contextlib
 import importlib.util
 import os
 import shutil
-import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ import httpx
 import pytest
 
 from citeqa.embedding.keyword import KeywordEmbedder
+from citeqa.pg.nodes import free_port
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -117,12 +117,6 @@ def _make_holder(folder: Path):
     return EngineHolder(Engine.open(folder / "index", embedder=KeywordEmbedder())), corpus
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _start_app(folder: Path, auth: tuple[str, str] | None = None, qa_dir: Path | None = None):
     """Launch the app in this process on a free port; returns (app, url, holder, corpus).
 
@@ -136,7 +130,7 @@ def _start_app(folder: Path, auth: tuple[str, str] | None = None, qa_dir: Path |
     app = build_app(holder, UploadSettings(corpus), EvalSettings(qa_dir))
     app.queue().launch(
         server_name="127.0.0.1",
-        server_port=_free_port(),
+        server_port=free_port(),
         prevent_thread_lock=True,
         quiet=True,
         css=CSS,

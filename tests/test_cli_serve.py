@@ -22,6 +22,7 @@ from citeqa.embedding import DEFAULT_MODEL
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from citeqa.index.builder import update_index
+from citeqa.pg.nodes import free_port
 
 
 @pytest.fixture
@@ -30,12 +31,6 @@ def busy_port() -> Iterator[int]:
         sock.bind(("127.0.0.1", 0))
         sock.listen()
         yield sock.getsockname()[1]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_busy_port_is_one_line_and_exit_2_before_the_model_loads(

@@ -7,7 +7,6 @@ on how fast a busy machine answers; throughput and latency under load are bench/
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
+from citeqa.pg.nodes import free_port
 
 pytestmark = pytest.mark.slow  # 8 clients x 18 questions through the real server: a minute on a busy machine
 
@@ -32,12 +32,6 @@ QUESTIONS = [
     "<script>alert(1)</script>",
     "",  # an error record, the same every time
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def comparable(record: dict) -> dict:

@@ -19,6 +19,7 @@ from citeqa.app.holder import UploadSettings
 from citeqa.app.ui import guarded_app
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.index.builder import update_index
+from citeqa.pg.nodes import free_port
 from test_server_files import join, wait_done
 
 
@@ -110,14 +111,6 @@ def _serve(index: Path, corpus: Path, port: int, env: dict) -> subprocess.Popen:
     return proc
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _setup(fixture_corpus: Path, tmp_path: Path) -> tuple[Path, Path, dict]:
     index = tmp_path / "index"
     update_index(fixture_corpus, index, KeywordEmbedder())
@@ -147,7 +140,7 @@ def _stop(*procs: subprocess.Popen | None) -> None:
 def test_a_second_server_keeps_the_first_ones_uploads(fixture_corpus: Path, tmp_path: Path):
     """Item 5: starting a second `citeqa serve` as the same user deleted the first one's pending upload."""
     index, temp, env = _setup(fixture_corpus, tmp_path)
-    first_port, second_port = _free_port(), _free_port()
+    first_port, second_port = free_port(), free_port()
     first, second = _serve(index, fixture_corpus, first_port, env), None
     try:
         pending = _upload(first_port, "pending.txt")
@@ -163,7 +156,7 @@ def test_sigterm_cleans_up_as_sigint_does(fixture_corpus: Path, tmp_path: Path):
     """Item 7: SIGTERM skipped the clean-up SIGINT does: uploads and evaluation folders piled up in the
     temp folder across restarts. The process still dies of the signal, with no traceback."""
     index, temp, env = _setup(fixture_corpus, tmp_path)
-    port = _free_port()
+    port = free_port()
     proc = _serve(index, fixture_corpus, port, env)
     try:
         assert _upload(port, "pending.txt").exists()

@@ -256,10 +256,11 @@ def test_citeqa_serve_leaves_no_download_behind(fixture_corpus: Path, tmp_path: 
     download, SIGTERM leaves no file in that folder."""
     import signal
 
-    from test_server_serve import _free_port, _serve, _setup, _stop
+    from citeqa.pg.nodes import free_port
+    from test_server_serve import _serve, _setup, _stop
 
     index, temp, env = _setup(fixture_corpus, tmp_path)
-    port = _free_port()
+    port = free_port()
     proc = _serve(index, fixture_corpus, port, env)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}/", trust_env=False, timeout=60) as client:
