@@ -48,14 +48,16 @@ def read(path: Path, kind: str) -> dict[str, dict[str, Any]]:
     return {line.pop("id"): line for line in lines if line.pop("kind") == kind}
 
 
-def snapshot(engine: Engine, qa: Path | None, claims: Path | None) -> list[dict[str, Any]]:
-    """One line per question and per claim: its id, kind and :func:`comparable` record."""
+def snapshot(engine: Engine, qa: Path | None, claims: Path | None, judge: Engine | None = None) -> list[dict[str, Any]]:
+    """One line per question and per claim: its id, kind and :func:`comparable` record. Claims are
+    checked by ``judge`` where given (main: the sentence judge alone, reader off, as
+    ``tests/test_e2e_claims.py`` checks them)."""
     lines = []
     for item in ev.load_qa(qa) if qa else []:
         answer = engine.ask(item.question, history=item.history, k=K)
         lines.append({"id": item.id, "kind": "answer", **comparable("answer", answer.to_dict())})
     for item in ev.load_claims(claims) if claims else []:
-        check = engine.check(item.claim)
+        check = (judge or engine).check(item.claim)
         lines.append({"id": item.id, "kind": "claim", **comparable("claim", check.to_dict())})
     return lines
 
@@ -68,7 +70,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     engine = Engine.open(args.index)
-    lines = snapshot(engine, args.qa, args.claims)
+    lines = snapshot(engine, args.qa, args.claims, Engine.open(args.index, reader="off") if args.claims else None)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
     print(f"{len(lines)} records -> {args.out}")

@@ -110,8 +110,8 @@ def _recipes(fp32: Path, out: Path, layers: int) -> dict[str, Path]:
         return None
 
     plans: dict[str, tuple[bool, list[str]]] = {
-        "int8 per-channel, 7-bit (shipped)": (True, []),
-        "int8 per-channel, 8-bit": (False, []),
+        "int8 per-channel, 7-bit (recipe 2 without VNNI)": (True, []),
+        "int8 per-channel, 8-bit (recipe 2 with VNNI)": (False, []),
         "int8 8-bit, last 2 layers fp32": (False, [m for m in matmuls if (layer_of(m) or 0) >= layers - 2]),
         "int8 8-bit, FFN outputs fp32": (False, [m for m in matmuls if "/output/dense/" in m and "attention" not in m]),
         "int8 8-bit, head + last layer fp32": (
