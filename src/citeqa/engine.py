@@ -7,11 +7,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from citeqa.answer.claims import ClaimCheck, ClaimThresholds
 from citeqa.answer.pipeline import AnswerPipeline, ClaimInputs, Trace
 from citeqa.answer.scoring import has_reader_weights
 from citeqa.answer.settings import AnswerSettings
@@ -22,6 +21,9 @@ from citeqa.index.manifest import check_model
 from citeqa.index.store import IndexData, load_index
 from citeqa.reader.reader import Reader
 from citeqa.records import Answer, DocumentInfo
+
+if TYPE_CHECKING:  # claims load with the first check: an answer never needs them
+    from citeqa.answer.claims import ClaimCheck, ClaimThresholds
 
 #: Whether answers use the trained reader: where it was fitted for the model, always, or never.
 ReaderMode = Literal["auto", "on", "off"]

@@ -23,7 +23,6 @@ import numpy as np
 from citeqa.answer.answer_types import highlight_in, short_answer_in
 from citeqa.answer.backend import RetrievalBackend
 from citeqa.answer.bounds import TokenCounter
-from citeqa.answer.claims import clean_claim
 from citeqa.answer.features import FEATURES, Passage, Wanted, candidate_features
 from citeqa.answer.questions import MAX_QUESTION_CHARS, clean_history, clean_question, is_follow_up
 from citeqa.answer.reading import ReadSpan, read_spans, reader_features, reader_short, span_candidates, span_short
@@ -233,6 +232,8 @@ class AnswerPipeline:
     def claim_inputs(self, claim: str, k: int = 5, page_lang: str | None = None) -> ClaimInputs:
         """The claim stages before judging: prepare and retrieve ``claim`` as a question (``page_lang``
         as for :meth:`run`), then split every hit into sentences and give each its cosine to the claim's vector."""
+        from citeqa.answer.claims import clean_claim  # here: the claim modules cost an answer ~30 ms of imports
+
         claim = clean_claim(claim)
         if k < 1:
             raise QuestionError("k must be at least 1")

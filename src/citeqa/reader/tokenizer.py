@@ -86,9 +86,9 @@ class _Unigram:
     pre-tokenizer (replacement U+2581, prepended always, split at each marker)."""
 
     def __init__(self, vocab: E5Vocab) -> None:
-        self._ids = {piece: i for i, piece in enumerate(vocab.pieces)}
+        self._ids = dict(zip(vocab.pieces, range(len(vocab.pieces))))  # the last of equal pieces, as before
         self._scores = vocab.scores.astype(np.float64).tolist()
-        self._longest = max(len(p) for p in vocab.pieces)
+        self._longest = max(map(len, vocab.pieces))
         self._unk = vocab.unk
         self._unk_score = min(self._scores) - UNK_PENALTY
         self._known: dict[str, list[tuple[int, int, int]]] = {}  #: pieces of words seen (words recur)
