@@ -40,7 +40,7 @@ def main() -> int:
                 chosen = [i for i in items if split_of(i.id) == part]
                 o = overall_scores(engine, chosen)
                 print(
-                    f"size {size} overlap {overlap} ({len(engine.data.chunks)} passages) split {part}: "
+                    f"size {size} overlap {overlap} ({engine.passage_count} passages) split {part}: "
                     f"hit@1 {o.hit1:.3f}, hit@5 {o.hit5:.3f}, accuracy {o.accuracy:.3f}"
                 )
     return 0

@@ -318,7 +318,7 @@ def test_engine_check_reads_each_value_and_cites_the_span_by_document_offsets(bu
 
     plain = Engine.open(built_index, embedder=embedder)  # the keyword model: no reader of its own
     reader = ScriptedReader({"Punta Brava": "1887"})
-    engine = Engine(plain.data, embedder, plain.settings, built_index, reader)  # type: ignore[arg-type]
+    engine = plain.adjusted(reader=reader)  # type: ignore[arg-type]
     check = engine.check("El faro de Punta Brava se construyó en 1887.", k=3)
     assert reader.questions == ["¿El faro de Punta Brava se construyó en qué año?"]
     (r,) = check.readings
