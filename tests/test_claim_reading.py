@@ -24,7 +24,7 @@ from citeqa.answer.claim_reading import (
     slot_question,
     slot_words,
 )
-from citeqa.answer.claims import ClaimCheck, check_claim
+from citeqa.answer.claims import ClaimCheck, ClaimInputs, check_claim
 from citeqa.answer.judge import ClaimThresholds, judge_text, unit_relation
 from citeqa.errors import ConfigError
 from citeqa.reader.decode import SpanScore
@@ -210,7 +210,8 @@ def test_the_check_carries_the_readings_and_the_message_quotes_the_subjects_valu
     hits = _hits(doc)
     claim = "The 960PR arrives in the first quarter of 2027."
     readings = read_claim(ScriptedReader({"960PR": "the third"}), analyse_claim(claim, "en"), hits, ReadingRule())
-    check = check_claim(claim, "en", hits, [], [], {doc.doc_id: doc}, 5, ClaimThresholds(), readings, ReadingRule())
+    inputs = ClaimInputs(claim, "en", tuple(hits), (), ())
+    check = check_claim(inputs, {doc.doc_id: doc}, 5, ClaimThresholds(), readings, ReadingRule())
     assert check.verdict == "conflicting" and check.readings == readings
     assert check.message == "The documents say “third”, not “first quarter of 2027”."
     assert all(e.relation != "supports" for e in check.evidence)

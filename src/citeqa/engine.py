@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from citeqa.answer.claims import ClaimCheck, ClaimThresholds
-from citeqa.answer.pipeline import AnswerPipeline, ClaimInputs, Trace
+from citeqa.answer.claims import ClaimCheck, ClaimInputs, ClaimThresholds
+from citeqa.answer.pipeline import AnswerPipeline, Trace
 from citeqa.answer.scoring import has_reader_weights
 from citeqa.answer.settings import AnswerSettings
 from citeqa.answer.work import WorkQueue
@@ -240,18 +240,7 @@ class Engine:
                 self.settings.bounds.reader_windows,
                 self._data.documents,
             )
-        result = check_claim(
-            inputs.claim,
-            inputs.language,
-            inputs.hits,
-            inputs.candidates,
-            inputs.similarities,
-            self._data.documents,
-            k,
-            judge,
-            readings,
-            rule,
-        )
+        result = check_claim(inputs, self._data.documents, k, judge, readings, rule)
         return replace(result, latency_ms=round((time.perf_counter() - started) * 1000, 3))
 
     def claim_inputs(self, claim: str, k: int = 5, page_lang: str | None = None) -> ClaimInputs:

@@ -23,7 +23,7 @@ import numpy as np
 from citeqa.answer.answer_types import highlight_in, short_answer_in
 from citeqa.answer.backend import RetrievalBackend
 from citeqa.answer.bounds import TokenCounter
-from citeqa.answer.claims import clean_claim
+from citeqa.answer.claims import ClaimInputs, clean_claim
 from citeqa.answer.features import FEATURES, Passage, Wanted, candidate_features
 from citeqa.answer.questions import MAX_QUESTION_CHARS, clean_history, clean_question, is_follow_up
 from citeqa.answer.reading import ReadSpan, read_spans, reader_features, reader_short, span_candidates, span_short
@@ -99,19 +99,6 @@ class Extraction:
     read: tuple[ReadSpan, ...]
     #: With the reader's spans as the candidates: the span each candidate stands for (else empty).
     spans: tuple[ReadSpan, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimInputs:
-    """What a claim is judged on: the claim as cleaned, its language, the passages retrieved for it,
-    every sentence of every one of them (not only those searched for an answer) and each sentence's
-    cosine to the claim (None where the index has no span vector)."""
-
-    claim: str
-    language: str
-    hits: tuple[Hit, ...]
-    candidates: tuple[Candidate, ...]
-    similarities: tuple[float | None, ...]
 
 
 @dataclass(frozen=True, slots=True)
