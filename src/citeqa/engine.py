@@ -71,7 +71,9 @@ class Engine:
     """Answers questions from one index. Thread-safe for concurrent ``ask`` calls, whose model calls
     take turns in ``work`` (:class:`~citeqa.answer.work.WorkQueue`: the least-served question
     first; a queue of its own when None). ``settings``: those fitted for the index's model when
-    None (:meth:`AnswerSettings.for_model`)."""
+    None (:meth:`AnswerSettings.for_model`). ``data``, the index, is the engine's own from then on:
+    callers read it through :attr:`documents`, :attr:`manifest` and the other queries, and change
+    it through :meth:`add` and :meth:`remove`, which hand back the engine over the new generation."""
 
     def __init__(
         self,
