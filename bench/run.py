@@ -308,8 +308,8 @@ def worker_query(args: dict) -> dict:
             for name, value in stage_times(trace.timings_ms).items():
                 stages[name].append(value)
     result = {
-        "chunks": len(engine.data.chunks),
-        "ann": engine.data.manifest.ann,
+        "chunks": engine.passage_count,
+        "ann": engine.manifest.ann,
         "cold": {
             "import_s": t_import,
             "open_index_s": t_open,
@@ -380,15 +380,15 @@ def faiss_recall(engine) -> dict:
     from citeqa.evaluation import load_qa
     from citeqa.index.backends import HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M, all_vectors, build_dense
 
-    vectors = all_vectors(engine.data.dense)
+    vectors = all_vectors(engine._data.dense)
     texts = [q["question"] for q in load_questions()] + [i.question for i in load_qa(EVAL)]
     queries = [np.ascontiguousarray(q.reshape(1, -1), dtype=np.float32) for q in engine.embedder.encode(texts)]
     t0 = time.perf_counter()
     flat = build_dense(vectors, "flat")
     flat_build = time.perf_counter() - t0
     hnsw_build = None
-    if engine.data.manifest.ann == "hnsw":
-        hnsw = engine.data.dense  # the index citeqa built and answers with
+    if engine.manifest.ann == "hnsw":
+        hnsw = engine._data.dense  # the index citeqa built and answers with
     else:
         t0 = time.perf_counter()
         hnsw = build_dense(vectors, "hnsw")

@@ -86,7 +86,7 @@ def readings(engine: Engine, reader: Reader, path: Path, cache: dict) -> dict[st
             parts = analyse_claim(inputs.claim, inputs.language)
             cache[key] = {}
             for form in FORMS:
-                rs = read_claim(reader, parts, inputs.hits, ReadingRule(form=form), documents=engine.data.documents)
+                rs = read_claim(reader, parts, inputs.hits, ReadingRule(form=form), documents=engine.documents)
                 cache[key][form] = [
                     (r.relation, r.margin if math.isfinite(r.margin) else -99.0, r.names, r.cover) for r in rs
                 ]

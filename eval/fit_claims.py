@@ -82,7 +82,7 @@ def features(engine: Engine, path: Path) -> list[Claim]:
     for item in load_claims(path):
         inputs = engine.claim_inputs(item.claim)
         parts = analyse_claim(inputs.claim, inputs.language)
-        judged = judge_candidates(parts, inputs.hits, inputs.candidates, inputs.similarities, engine.data.documents)
+        judged = judge_candidates(parts, inputs.hits, inputs.candidates, inputs.similarities, engine.documents)
         rows = [j.judgement.row() for j in judged]
         out.append(Claim(item.id, item.verdict, np.asarray(rows, dtype=float).reshape(-1, len(FEATURES))))
     return out
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.set:
         path, _, index = spec.partition("=")
         engine = Engine.open(Path(index or "index"))
-        models.add(engine.data.manifest.model)
+        models.add(engine.manifest.model)
         found = features(engine, Path(path))
         sets[path] = {c.id for c in found}
         claims += found

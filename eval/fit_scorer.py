@@ -478,7 +478,7 @@ def main() -> int:
         overrides.update({k: json.loads(v) for k, v in (s.split("=", 1) for s in args.setting)})
         engine = Engine.open(index, reader="off", overrides=overrides)
         if args.reader:  # features with the reader, scored by the reader-less settings until refitted
-            engine = Engine(engine.data, engine.embedder, engine.settings, reader=Reader(delta=args.reader_delta))
+            engine = engine.adjusted(reader=Reader(delta=args.reader_delta))
         engines.append(engine)
         delta = args.reader_delta.read_bytes() if args.reader and args.reader_delta else b""
         current = Path(index, "CURRENT")  # the live generation's name: a rebuild changes it
@@ -492,7 +492,7 @@ def main() -> int:
         )
     if args.generic:
         questions = [without_dense(q) for q in questions]
-    models = {e.data.manifest.model for e in engines}
+    models = {e.manifest.model for e in engines}
     if len(models) != 1:
         raise SystemExit(f"the indexes were built with different models: {sorted(models)}")
     settings = engines[0].settings

@@ -18,7 +18,6 @@ from fit_scorer import overall_scores, split_of
 from citeqa import evaluation as ev
 from citeqa.embedding import SentenceTransformerEmbedder
 from citeqa.engine import Engine
-from citeqa.index.builder import update_index
 from citeqa.ingest.chunking import ChunkerSettings
 
 
@@ -34,13 +33,13 @@ def main() -> int:
         for spec in args.sizes.split(","):
             size, overlap = (int(v) for v in spec.split(":"))
             index = Path(tmp) / f"index-{size}"
-            update_index(args.corpus, index, embedder, ChunkerSettings(size, overlap))
+            Engine.build(args.corpus, index, embedder, ChunkerSettings(size, overlap))
             engine = Engine.open(index, embedder=embedder)
             for part in ("A", "B"):
                 chosen = [i for i in items if split_of(i.id) == part]
                 o = overall_scores(engine, chosen)
                 print(
-                    f"size {size} overlap {overlap} ({len(engine.data.chunks)} passages) split {part}: "
+                    f"size {size} overlap {overlap} ({engine.passage_count} passages) split {part}: "
                     f"hit@1 {o.hit1:.3f}, hit@5 {o.hit5:.3f}, accuracy {o.accuracy:.3f}"
                 )
     return 0

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from citeqa.answer.scoring import Band
-from citeqa.engine import Engine
 
 pytestmark = pytest.mark.browser
 
@@ -52,7 +51,7 @@ def banded(tmp_path: Path, start_app):
     )
     scoring = replace(engine.settings.scoring, bands=bands)
     settings = replace(engine.settings, scoring=scoring)
-    holder.swap(Engine(engine.data, engine.embedder, settings, engine.index_dir, engine.reader, engine.work))
+    holder.swap(engine.adjusted(settings))
     yield url
     app.close()
 

@@ -150,13 +150,13 @@ def test_remove_a_document_only_after_confirming(browser, served):
     status = page.locator("#remove-status textarea")
     page.wait_for_function("document.querySelector('#remove-status textarea').value.length > 0")
     assert status.input_value().startswith("Tick the box to confirm")
-    assert (corpus / "mill.html").exists() and "mill.html" in holder.engine.data.documents
+    assert (corpus / "mill.html").exists() and "mill.html" in holder.engine.documents
     page.locator("#remove-confirm input").check()
     page.locator("#remove").click()
     page.wait_for_function("document.querySelector('#remove-status textarea').value.startsWith('removed')")
     assert status.input_value() == "removed mill.html (3 documents, 4 passages left)"
-    assert not (corpus / "mill.html").exists() and "mill.html" not in holder.engine.data.documents
-    assert "faro.txt" in holder.engine.data.documents  # the others stay indexed
+    assert not (corpus / "mill.html").exists() and "mill.html" not in holder.engine.documents
+    assert "faro.txt" in holder.engine.documents  # the others stay indexed
     assert not page.locator("#remove-confirm input").is_checked()
     page.locator("#corpus-table").get_by_text("faro.txt").wait_for()
     assert "mill.html" not in page.locator("#corpus-table").inner_text()

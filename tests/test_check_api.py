@@ -131,7 +131,7 @@ def test_document_html_escapes_a_million_characters_whole():
 def test_remove_document_refuses_paths_outside_the_corpus(tmp_path: Path, make_holder):
     holder, corpus = make_holder(tmp_path)
     engine = holder.engine
-    indexed = frozenset(engine.data.documents)
+    indexed = frozenset(engine.documents)
     outside = tmp_path / "secret.txt"
     outside.write_text("keep me")
     for bad in ("../secret.txt", "/etc/passwd", "nested/../../secret.txt", ".hidden", "", "a\\b.txt"):
@@ -151,8 +151,8 @@ def test_remove_document_updates_the_index_incrementally(tmp_path: Path, make_ho
     status = remove(holder, UploadSettings(corpus), "nested/farol.md", True)
     assert status.startswith("removed nested/farol.md") and not (corpus / "nested" / "farol.md").exists()
     after = holder.engine
-    assert after is not before and "nested/farol.md" not in after.data.documents
-    assert {c.chunk_id for c in after.data.chunks} < {c.chunk_id for c in before.data.chunks}
+    assert after is not before and "nested/farol.md" not in after.documents
+    assert {c.chunk_id for c in after._data.chunks} < {c.chunk_id for c in before._data.chunks}
     assert "1887" in after.ask("¿En qué año se construyó el faro de Punta Brava?").answer
 
 
@@ -167,7 +167,7 @@ def test_removing_the_last_document_changes_nothing(tmp_path: Path, embedder):
     holder = EngineHolder(Engine.open(tmp_path / "index", embedder=embedder))
     status = remove(holder, UploadSettings(corpus), "only.txt", True)
     assert status == "not removed only.txt: it is the last document of the corpus"
-    assert (corpus / "only.txt").exists() and "only.txt" in holder.engine.data.documents
+    assert (corpus / "only.txt").exists() and "only.txt" in holder.engine.documents
     assert not any(p.name.endswith(".removing") for p in corpus.iterdir())
 
 

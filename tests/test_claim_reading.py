@@ -24,7 +24,7 @@ from citeqa.answer.claim_reading import (
     slot_question,
     slot_words,
 )
-from citeqa.answer.claims import ClaimCheck, check_claim
+from citeqa.answer.claims import ClaimCheck, ClaimInputs, check_claim
 from citeqa.answer.judge import ClaimThresholds, judge_text, unit_relation
 from citeqa.errors import ConfigError
 from citeqa.reader.decode import SpanScore
@@ -210,7 +210,8 @@ def test_the_check_carries_the_readings_and_the_message_quotes_the_subjects_valu
     hits = _hits(doc)
     claim = "The 960PR arrives in the first quarter of 2027."
     readings = read_claim(ScriptedReader({"960PR": "the third"}), analyse_claim(claim, "en"), hits, ReadingRule())
-    check = check_claim(claim, "en", hits, [], [], {doc.doc_id: doc}, 5, ClaimThresholds(), readings, ReadingRule())
+    inputs = ClaimInputs(claim, "en", tuple(hits), (), ())
+    check = check_claim(inputs, {doc.doc_id: doc}, 5, ClaimThresholds(), readings, ReadingRule())
     assert check.verdict == "conflicting" and check.readings == readings
     assert check.message == "The documents say “third”, not “first quarter of 2027”."
     assert all(e.relation != "supports" for e in check.evidence)
@@ -318,7 +319,7 @@ def test_engine_check_reads_each_value_and_cites_the_span_by_document_offsets(bu
 
     plain = Engine.open(built_index, embedder=embedder)  # the keyword model: no reader of its own
     reader = ScriptedReader({"Punta Brava": "1887"})
-    engine = Engine(plain.data, embedder, plain.settings, built_index, reader)  # type: ignore[arg-type]
+    engine = plain.adjusted(reader=reader)  # type: ignore[arg-type]
     check = engine.check("El faro de Punta Brava se construyó en 1887.", k=3)
     assert reader.questions == ["¿El faro de Punta Brava se construyó en qué año?"]
     (r,) = check.readings

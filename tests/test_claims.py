@@ -176,7 +176,7 @@ def test_engine_check_on_the_fixture_corpus(built_index, embedder):
     assert supported.verdict == SUPPORTED and supported.language == "es"
     first = supported.evidence[0]
     assert first.relation == "supports" and first.citation.doc_id == "faro.txt"
-    doc = engine.data.documents["faro.txt"].text
+    doc = engine.documents["faro.txt"].text
     assert first.citation.text == doc[first.citation.start : first.citation.end]
     assert "1887" in first.citation.text[first.highlight.start : first.highlight.end]
     assert first.citation.text[first.value.start : first.value.end] == "1887"
@@ -208,4 +208,4 @@ def test_checking_a_claim_encodes_it_once_and_runs_no_answer_stage(built_index, 
     inputs = engine.claim_inputs("El faro de Punta Brava se construyó en 1887.", k=2)
     assert len(calls) == 2 and len(inputs.candidates) == len(inputs.similarities)
     assert {c.hit_index for c in inputs.candidates} == set(range(len(inputs.hits)))  # every hit, every sentence
-    assert len(inputs.hits) == min(len(engine.data.chunks), max(2, engine.settings.pool))
+    assert len(inputs.hits) == min(engine.passage_count, max(2, engine.settings.pool))

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citeqa.answer.claims import ClaimThresholds, analyse_claim, check_claim
+from citeqa.answer.claims import ClaimInputs, ClaimThresholds, analyse_claim, check_claim
 from citeqa.answer.judge import judge_text, unit_relation, units_of
 from citeqa.answer.translations import are_translations
 from citeqa.errors import ConfigError
@@ -122,11 +122,9 @@ def test_the_quote_is_the_whole_sentence_and_translations_are_shown_once():
     assert are_translations(en, es) and not are_translations(en, other)
     docs = {d.doc_id: d for d in (en, es, other)}
     check = check_claim(
-        "DeepSeek V4 moved its training to the Ascend 950.",
-        "en",
-        [_hit(en), _hit(es), _hit(other)],
-        [],
-        [],
+        ClaimInputs(
+            "DeepSeek V4 moved its training to the Ascend 950.", "en", (_hit(en), _hit(es), _hit(other)), (), ()
+        ),
         docs,
         k=3,
         thresholds=ClaimThresholds(support_dense_plain=1.1),
@@ -174,9 +172,8 @@ def test_the_translations_are_noted_where_the_evidence_is_shown():
 
     en, es = _doc("en.txt", EN, "en"), _doc("es.txt", ES, "es")
     docs = {d.doc_id: d for d in (en, es)}
-    check = check_claim(
-        "DeepSeek V4 trasladó su entrenamiento al Ascend 950.", "es", [_hit(es), _hit(en)], [], [], docs, k=3
-    )
+    claim = ClaimInputs("DeepSeek V4 trasladó su entrenamiento al Ascend 950.", "es", (_hit(es), _hit(en)), (), ())
+    check = check_claim(claim, docs, k=3)
     assert check.verdict == "supported" and [t.lang for t in check.evidence[0].translations] == ["en"]
     assert "también en la traducción: en (en.txt" in check_sources_html(check, docs)
     assert "también en la traducción: en (en.txt" in check_markdown(check, documents=docs)

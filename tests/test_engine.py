@@ -123,3 +123,88 @@ def test_a_likely_same_language_span_wins_over_a_likelier_foreign_one():
     assert chosen(0.5, "en") == 0  # 0.3: the English span does not answer
     assert chosen(0.5, "pt") == 0
     assert choose_span(np.zeros(0), np.zeros(0), [], "es", 0.05, 0.5) is None
+
+
+def test_document_queries_say_what_the_index_holds(engine: Engine):
+    """The app reads the index through these, never through the store's records."""
+    assert set(engine.documents) == {"faro.txt", "nested/farol.md", "mill.html"}
+    assert [e.doc_id for e in engine.manifest.documents] == sorted(engine.documents)
+    assert engine.passage_count == sum(len(e.chunk_ids) for e in engine.manifest.documents) > 0
+    assert engine.document_langs() == {"es": 1, "pt": 1, "en": 1}
+    assert engine.corpus_langs == {"es", "pt", "en"}
+    sample = engine.sample_passage("pt")
+    assert sample in engine.doc_text("nested/farol.md")
+    with pytest.raises(StopIteration):
+        engine.sample_passage("fi")
+
+
+def test_build_and_index_model(fixture_corpus: Path, tmp_path: Path):
+    """``citeqa index`` builds through the engine before one can be opened, and refreshes with the index's model."""
+    index = tmp_path / "built"
+    assert Engine.index_model(index) is None
+    report = Engine.build(fixture_corpus, index, KeywordEmbedder())
+    assert len(report.documents) == 3 and not report.up_to_date
+    assert Engine.index_model(index) == KeywordEmbedder().model_id
+    assert Engine.build(fixture_corpus, index, KeywordEmbedder()).up_to_date
+
+
+def test_add_indexes_a_file_and_hands_back_the_engine_over_the_new_generation(
+    fixture_corpus: Path, built_index: Path, tmp_path: Path
+):
+    engine = Engine.open(built_index, embedder=KeywordEmbedder())
+    upload = tmp_path / "uploads" / "pier.txt"
+    upload.parent.mkdir()
+    upload.write_text("The pier of Greyhill was built in 1921 and is 300 metres long.", encoding="utf-8")
+    result, live = engine.add([(upload, "pier.txt")], fixture_corpus)
+    assert result.indexed and result.added == ["pier.txt"] and (fixture_corpus / "pier.txt").is_file()
+    assert live is not engine and "pier.txt" in live.documents
+    assert "pier.txt" not in engine.documents  # the old engine keeps answering from its generation
+    assert live.index_dir == engine.index_dir and live.work is engine.work and live.embedder is engine.embedder
+
+
+def test_a_refused_add_keeps_the_engine(fixture_corpus: Path, built_index: Path, tmp_path: Path):
+    engine = Engine.open(built_index, embedder=KeywordEmbedder())
+    upload = tmp_path / "tool.exe"
+    upload.write_bytes(b"MZ\x90\x00")
+    result, live = engine.add([(upload, "tool.exe")], fixture_corpus)
+    assert not result.indexed and [name for name, _ in result.refused] == ["tool.exe"]
+    assert live is engine and not (fixture_corpus / "tool.exe").exists()
+
+
+def test_remove_drops_the_document_and_refuses_an_unknown_one(fixture_corpus: Path, built_index: Path):
+    from citeqa.errors import UploadError
+
+    engine = Engine.open(built_index, embedder=KeywordEmbedder())
+    result, live = engine.remove("mill.html", fixture_corpus)
+    assert result.removed and str(result.message) == "removed mill.html (2 documents, 2 passages left)"
+    assert live is not engine and "mill.html" not in live.documents and "mill.html" in engine.documents
+    assert not (fixture_corpus / "mill.html").exists()
+    with pytest.raises(UploadError, match="not in the index"):
+        live.remove("mill.html", fixture_corpus)
+
+
+def test_settle_removals_restores_a_file_the_index_still_lists(fixture_corpus: Path, built_index: Path):
+    engine = Engine.open(built_index, embedder=KeywordEmbedder())
+    (fixture_corpus / "faro.txt").rename(fixture_corpus / ".faro.txt.removing")  # a removal cut short
+    assert engine.settle_removals(fixture_corpus) == ["faro.txt"]
+    assert (fixture_corpus / "faro.txt").is_file() and not (fixture_corpus / ".faro.txt.removing").exists()
+
+
+def test_an_engine_without_an_index_folder_changes_no_corpus(engine: Engine, fixture_corpus: Path):
+    from citeqa.errors import ConfigError
+
+    fixed = Engine(engine._data, engine.embedder, engine.settings)  # as a PostgreSQL index opens: no folder
+    assert engine.corpus_changeable and not fixed.corpus_changeable
+    with pytest.raises(ConfigError, match="citeqa index --backend"):
+        fixed.add([], fixture_corpus)
+    with pytest.raises(ConfigError):
+        fixed.remove("faro.txt", fixture_corpus)
+
+
+def test_adjusted_keeps_the_index_and_changes_only_what_is_given(engine: Engine):
+    from dataclasses import replace
+
+    settings = replace(engine.settings, pool=engine.settings.pool + 1)
+    other = engine.adjusted(settings)
+    assert other.settings == settings and other.documents is engine.documents and other.reader is engine.reader
+    assert engine.adjusted().settings == engine.settings

@@ -455,7 +455,7 @@ def test_a_file_for_another_corpus_runs_only_once_confirmed(holder: EngineHolder
     from citeqa.app.eval_files import file_fit, fit_html
 
     sample_qa = QA
-    documents = holder.engine.data.documents
+    documents = holder.engine.documents
     refused = start_evaluation(runner, EvalSettings(sample_qa), shipped="sample.jsonl", documents=documents)
     assert refused is not None and refused.startswith("sample.jsonl: only 0 of its")
     assert runner.status() is None  # nothing started

@@ -61,7 +61,7 @@ def test_a_13_kb_epub_of_tiny_paragraphs_is_refused_before_it_is_parsed(served, 
     assert book.stat().st_size < 20_000
     blocks = served.running._server.config.app.state.blocks
     add = next(i for i, fn in blocks.fns.items() if getattr(fn.fn, "__name__", "") == "on_add")
-    before = sorted(served.holder.engine.data.documents)
+    before = sorted(served.holder.engine.documents)
     with served.page_client() as client:
         uploaded = client.post("/gradio_api/upload", files={"files": ("tiny.epub", book.read_bytes())})
         assert uploaded.status_code == 200, uploaded.text
@@ -72,7 +72,7 @@ def test_a_13_kb_epub_of_tiny_paragraphs_is_refused_before_it_is_parsed(served, 
     assert status == (
         f"refused tiny.epub: too many EPUB elements (262,157 tags or more; the limit is {MAX_MARKUP_TAGS:,})"
     ), status
-    assert sorted(served.holder.engine.data.documents) == before
+    assert sorted(served.holder.engine.documents) == before
     assert "tiny.epub" not in served.corpus_files()
 
 

@@ -116,4 +116,4 @@ def test_serve_removes_interrupted_uploads_when_it_starts(
     assert "removed bridge.md: its upload was interrupted" in capsys.readouterr().err
     assert not (fixture_corpus / "bridge.md").exists()
     live = Engine.open(index, embedder=KeywordEmbedder())
-    assert "bridge.md" not in live.data.documents and "faro.txt" in live.data.documents
+    assert "bridge.md" not in live.documents and "faro.txt" in live.documents

@@ -113,7 +113,7 @@ def test_an_engine_reads_only_the_passages_and_documents_it_cites(local: IndexDa
     published(local, pg_spec).close()
     remote = Engine.open(tmp_path / "absent", embedder=KeywordEmbedder(), reader="off", backend=pg_spec)
     direct = Engine(local, KeywordEmbedder(), remote.settings)
-    pg, hits = remote.data, max(5, remote.settings.pool)
+    pg, hits = remote._data, max(5, remote.settings.pool)
     try:
         assert not (tmp_path / "absent").exists()
         assert (pg.chunks.read, len(pg.chunks.cache), len(pg.documents.cache)) == (0, 0, 0)

@@ -77,8 +77,8 @@ def test_the_engine_over_postgres_reloads_to_the_new_generation(fixture_corpus: 
     (fixture_corpus / "extra.txt").write_text("The windmill of Greyhill has four sails.", encoding="utf-8")
     update_index(fixture_corpus, tmp_path / "index", KeywordEmbedder())
     publish(load_index(tmp_path / "index"), pg_spec)
-    assert "extra.txt" not in engine.data.documents
-    assert "extra.txt" in engine.reload().data.documents
+    assert "extra.txt" not in engine.documents
+    assert "extra.txt" in engine.reload().documents
 
 
 def test_serve_answers_from_the_shards_without_uploads(

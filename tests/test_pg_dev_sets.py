@@ -73,8 +73,8 @@ def test_exact_mode_answers_dev_questions_as_the_local_index(
         direct = Engine.open(indexes[name], embedder=embedder, reader=reader)
         remote = Engine.open(embedder=embedder, reader=reader, backend=pg_spec)
         try:
-            assert remote.data.generation == 1 and remote.data.ann == "exact"
+            assert remote._data.generation == 1 and remote._data.ann == "exact"
             for item in chosen:
                 assert _record(remote, item) == _record(direct, item), (item.id, reader)
         finally:
-            remote.data.close()
+            remote._data.close()

@@ -102,7 +102,7 @@ def test_with_the_readers_spans_as_candidates_the_answer_holds_the_chosen_span(e
 
     never_abstains = replace(engine.settings.scoring, abstain_below=0.0)
     settings = engine.settings.with_overrides(candidates="reader", scoring=never_abstains)
-    reading = Engine(engine.data, engine.embedder, settings, reader=PhraseReader("42 metros"))
+    reading = engine.adjusted(settings, PhraseReader("42 metros"))
     trace = reading.trace("¿Cuánto mide el faro de Punta Brava?", k=3)
     assert trace.spans and all(s.read is not None for s in trace.spans)
     assert all(s.candidate.start <= s.read.start and s.read.end <= s.candidate.end for s in trace.spans)

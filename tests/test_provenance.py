@@ -82,12 +82,12 @@ def test_provenance_block(built_index: Path, qa_file: Path) -> None:
     block = collect_provenance(engine, qa_file, run={"k": 10})
     again = collect_provenance(engine, qa_file, run={"k": 10})
     assert {k: v for k, v in block.items() if k != "date"} == {k: v for k, v in again.items() if k != "date"}
-    assert block["model"] == "fake-keyword" and block["backend"] == engine.data.manifest.backend
+    assert block["model"] == "fake-keyword" and block["backend"] == engine.manifest.backend
     live = current_generation(built_index) / MANIFEST_NAME
     assert block["index"] == {
         "manifest_sha256": sha256_file(live),
         "documents": 3,
-        "passages": len(engine.data.chunks),
+        "passages": engine.passage_count,
         "chunker": {"size": 800, "overlap": 100},
     }
     assert block["qa_file"] == {"name": "qa.jsonl", "sha256": sha256_file(qa_file)} and block["run"] == {"k": 10}

@@ -466,7 +466,7 @@ def test_docx_upload_is_added_and_indexed(fixture_corpus: Path, built_index: Pat
     assert result.indexed and result.added == ["Informe faro.docx"]
     assert result.refused == [("locked.docx", "locked.docx: encrypted or not a DOCX file")]
     engine = Engine.open(built_index, embedder=KeywordEmbedder())
-    doc = engine.data.documents["Informe faro.docx"]
+    doc = engine.documents["Informe faro.docx"]
     assert doc.kind == "docx" and doc.section_at(doc.text.index("1954")) == "Capítulo 2: La luz"
 
 

@@ -144,7 +144,7 @@ def test_cli_index_lists_skipped_files_last_and_indexes_the_rest(
     for doc_id, part in expected.items():
         assert any(line.startswith(f"skipped {doc_id}: ") and part in line for line in skipped), doc_id
     engine = Engine.open(index, embedder=KeywordEmbedder())
-    assert set(engine.data.documents) == GOOD
+    assert set(engine.documents) == GOOD
     answer = engine.ask("¿Cuántas millas alcanza la luz del faro de Cádiz?")
     assert answer.citations[0].doc_id == "latin1.txt"
 

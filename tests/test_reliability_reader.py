@@ -229,9 +229,9 @@ def test_a_nan_score_is_refused_never_answered(built_index: Path, embedder: Keyw
     from dataclasses import replace
 
     plain = Engine.open(built_index, embedder=embedder)
-    with_nan_reader = Engine(plain.data, embedder, plain.settings, built_index, NanReader())
+    with_nan_reader = plain.adjusted(reader=NanReader())
     nan_bias = replace(plain.settings, scoring=replace(plain.settings.scoring, bias=math.nan))
-    with_nan_weights = Engine(plain.data, embedder, nan_bias, built_index)
+    with_nan_weights = plain.adjusted(nan_bias)
     for engine in (with_nan_reader, with_nan_weights):
         with pytest.raises(CiteqaError, match="NaN") as info:
             engine.ask(QUESTION)

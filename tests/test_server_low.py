@@ -164,7 +164,7 @@ def test_a_viewer_range_of_infinity_or_nan_opens_the_document(served, bad: float
 def test_a_full_disk_while_adding_is_one_line_and_nothing_is_lost(served):
     """A full disk during an upload gave {"error": null} and a traceback (simulated with RLIMIT_FSIZE:
     the copy into the corpus fails with EFBIG, as it would with ENOSPC)."""
-    before = sorted(served.holder.engine.data.documents)
+    before = sorted(served.holder.engine.documents)
     text = ("The harbour of Alvor was dredged in 1961. " * 100).encode()
     with served.page_client() as client:
         uploaded = client.post("/gradio_api/upload", files={"files": ("harbour.txt", text, "text/plain")})
@@ -179,7 +179,7 @@ def test_a_full_disk_while_adding_is_one_line_and_nothing_is_lost(served):
             signal.signal(signal.SIGXFSZ, previous_handler)
     assert done["success"], done
     assert done["output"]["data"][0] == "refused harbour.txt: not saved (File too large)"
-    assert sorted(served.holder.engine.data.documents) == before
+    assert sorted(served.holder.engine.documents) == before
     assert not [p for p in served.corpus.rglob("*") if "harbour" in p.name]
 
 

@@ -83,7 +83,7 @@ def run(served, client: httpx.Client, name: str, data: list, session: str | None
 def test_an_add_of_more_files_than_the_limit_is_refused_in_one_line(served):
     """Item 4: an upload of 60 files was accepted and took ~15 minutes, one parse worker after another,
     while every other add waited. More than ``max_files`` (here 2) is refused before anything is read."""
-    before, corpus = sorted(served.holder.engine.data.documents), served.corpus_files()
+    before, corpus = sorted(served.holder.engine.documents), served.corpus_files()
     with served.page_client() as client:
         files = uploaded(client, ["pier.txt", "mill.md", "quay.txt"])
         done = run(served, client, "on_add", [files, None])[-1]
@@ -92,11 +92,11 @@ def test_an_add_of_more_files_than_the_limit_is_refused_in_one_line(served):
         assert status == (
             "not added: 3 files in one add; the limit is 2. Remove some from the list and add at most 2 at a time"
         )
-        assert sorted(served.holder.engine.data.documents) == before and served.corpus_files() == corpus
+        assert sorted(served.holder.engine.documents) == before and served.corpus_files() == corpus
         assert all(Path(f["path"]).exists() for f in files)  # kept for a smaller add
         done = run(served, client, "on_add", [files[:2], None])[-1]
     assert done["output"]["data"][0] == "added pier.txt\nadded mill.md"
-    assert {"pier.txt", "mill.md"} <= set(served.holder.engine.data.documents)
+    assert {"pier.txt", "mill.md"} <= set(served.holder.engine.documents)
 
 
 def test_an_add_shows_its_progress_on_the_page(served):
@@ -135,7 +135,7 @@ def test_cancel_stops_the_add_of_its_own_page_and_nothing_is_added(guarded_serve
     try:
         embedder = GatedEmbedder()
         s.holder.swap(Engine.open(s.holder.engine.index_dir, embedder=embedder))
-        before, corpus = sorted(s.holder.engine.data.documents), s.corpus_files()
+        before, corpus = sorted(s.holder.engine.documents), s.corpus_files()
         with s.page_client() as client:
             files = uploaded(client, ["pier.txt", "mill.md"])
             session = secrets.token_hex(6)
@@ -148,12 +148,12 @@ def test_cancel_stops_the_add_of_its_own_page_and_nothing_is_added(guarded_serve
         assert seen[cancel][-1]["output"]["data"][0] == "cancelling: the add stops after the file it is reading"
         status = seen[add][-1]["output"]["data"][0]
         assert status == "cancelled: nothing from this add was added; the corpus and the index are as they were"
-        assert sorted(s.holder.engine.data.documents) == before and s.corpus_files() == corpus
+        assert sorted(s.holder.engine.documents) == before and s.corpus_files() == corpus
         embedder.gate.set()
         with s.page_client() as client:
             done = run(s, client, "on_add", [uploaded(client, ["pier.txt"]), None])[-1]
         assert done["output"]["data"][0] == "added pier.txt"
-        assert set(s.holder.engine.data.documents) == {*before, "pier.txt"}
+        assert set(s.holder.engine.documents) == {*before, "pier.txt"}
     finally:
         embedder.gate.set()
         s.close()

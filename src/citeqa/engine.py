@@ -1,9 +1,14 @@
-"""The one service the CLI and the UI call: open an index, answer questions, reload after a build."""
+"""The one service the CLI and the UI call: open an index, answer questions, say what the index holds,
+and change the corpus (add, remove, re-scan) with the index kept in step.
+
+The callers never reach the index itself (:class:`~citeqa.index.store.IndexData`, the engine's private
+``_data``): what they read of it, and every change to it, is a method here."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -11,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from citeqa.answer.pipeline import AnswerPipeline, ClaimInputs, Trace
+from citeqa.answer.pipeline import AnswerPipeline, Trace
 from citeqa.answer.scoring import has_reader_weights
 from citeqa.answer.settings import AnswerSettings
 from citeqa.answer.work import WorkQueue
@@ -20,10 +25,19 @@ from citeqa.errors import ConfigError
 from citeqa.index.manifest import check_model
 from citeqa.index.store import IndexData, load_index
 from citeqa.reader.reader import Reader
-from citeqa.records import Answer, DocumentInfo
+from citeqa.records import Answer, Document, DocumentInfo
+
+if TYPE_CHECKING:  # loaded where used: the corpus changes need neither the app's checks nor a build at import
+    from citeqa.app.removal import RemovalResult
+    from citeqa.app.uploads import AddWatch, UploadResult
+    from citeqa.index.builder import BuildSteps, IndexReport
+    from citeqa.index.manifest import Manifest
+    from citeqa.ingest.budget import ParseBudget
+    from citeqa.ingest.chunking import ChunkerSettings
+    from citeqa.pg.publish import Published
 
 if TYPE_CHECKING:  # claims load with the first check: an answer never needs them
-    from citeqa.answer.claims import ClaimCheck, ClaimThresholds
+    from citeqa.answer.claims import ClaimCheck, ClaimInputs, ClaimThresholds
 
 #: Whether answers use the trained reader: where it was fitted for the model, always, or never.
 ReaderMode = Literal["auto", "on", "off"]
@@ -59,7 +73,9 @@ class Engine:
     """Answers questions from one index. Thread-safe for concurrent ``ask`` calls, whose model calls
     take turns in ``work`` (:class:`~citeqa.answer.work.WorkQueue`: the least-served question
     first; a queue of its own when None). ``settings``: those fitted for the index's model when
-    None (:meth:`AnswerSettings.for_model`)."""
+    None (:meth:`AnswerSettings.for_model`). ``data``, the index, is the engine's own from then on:
+    callers read it through :attr:`documents`, :attr:`manifest` and the other queries, and change
+    it through :meth:`add` and :meth:`remove`, which hand back the engine over the new generation."""
 
     def __init__(
         self,
@@ -70,7 +86,7 @@ class Engine:
         reader: Reader | None = None,
         work: WorkQueue | None = None,
     ) -> None:
-        self.data = data
+        self._data = data
         self.embedder = embedder
         self.index_dir = index_dir
         self.reader = reader
@@ -115,7 +131,30 @@ class Engine:
     @property
     def corpus_langs(self) -> frozenset[str]:
         """Languages of the indexed passages."""
-        return frozenset(self.data.passage_langs())
+        return frozenset(self._data.passage_langs())
+
+    @property
+    def manifest(self) -> Manifest:
+        """The index's manifest: its model, backend, search, chunker and one entry per document."""
+        return self._data.manifest
+
+    @property
+    def documents(self) -> Mapping[str, Document]:
+        """The indexed documents by id (read only: a change goes through :meth:`add` or :meth:`remove`)."""
+        return self._data.documents
+
+    @property
+    def passage_count(self) -> int:
+        """How many passages the index holds."""
+        return len(self._data.chunks)
+
+    def document_langs(self) -> Counter[str]:
+        """How many documents are in each language (the manifest's entries, as the corpus table lists them)."""
+        return Counter(entry.lang for entry in self._data.manifest.documents)
+
+    def sample_passage(self, lang: str) -> str:
+        """The text of the first passage in ``lang`` (a warm-up question); StopIteration when there is none."""
+        return next(c.text for c in self._data.chunks if c.lang == lang)
 
     def warm_up(self) -> None:
         """Load the models and the question's language detector now, not on the first question.
@@ -129,12 +168,11 @@ class Engine:
         if self.reader is not None:
             self.reader.warm_up()
         for lang in sorted(self.corpus_langs):
-            sample = next(c.text for c in self.data.chunks if c.lang == lang)
-            self.ask(sample[:120])
+            self.ask(self.sample_passage(lang)[:120])
 
     def reload(self) -> Engine:
         """A new engine over the live index, sharing this one's loaded models and work queue."""
-        reopen = getattr(self.data, "reopen", None)  # a remote backend moves to its live generation
+        reopen = getattr(self._data, "reopen", None)  # a remote backend moves to its live generation
         if self.index_dir is None and reopen is None:
             return self
         data = load_index(self.index_dir) if self.index_dir is not None else reopen()  # type: ignore[misc]  # reopen is not None here
@@ -143,15 +181,24 @@ class Engine:
     def without_reader(self) -> Engine:
         """This engine as ``reader="off"`` makes it: the same index, model and settings, with the
         scorer fitted without the reader (``citeqa serve`` falls back to it when the reader cannot load)."""
-        scoring = AnswerSettings.for_model(self.data.manifest.model, reader=False).scoring
-        return Engine(self.data, self.embedder, replace(self.settings, scoring=scoring), self.index_dir, None)
+        scoring = AnswerSettings.for_model(self._data.manifest.model, reader=False).scoring
+        return Engine(self._data, self.embedder, replace(self.settings, scoring=scoring), self.index_dir, None)
+
+    def adjusted(self, settings: AnswerSettings | None = None, reader: Reader | None = None) -> Engine:
+        """This engine over the same index, models and work queue with other ``settings`` and/or another
+        ``reader`` (each kept when None; :meth:`without_reader` drops the reader): the fitting scripts
+        and the tests try variants of one open index."""
+        chosen = reader if reader is not None else self.reader
+        kept = settings if settings is not None else self.settings
+        return Engine(self._data, self.embedder, kept, self.index_dir, chosen, self.work)
 
     def question_language(self, question: str, history: Sequence[str] = (), page_lang: str | None = None) -> str:
         """The language a question is answered in (see :meth:`AnswerPipeline.question_language`)."""
         return self.pipeline.question_language(question, history, page_lang)
 
     def doc_text(self, doc_id: str) -> str:
-        return self.data.documents[doc_id].text
+        """The whole text of ``doc_id`` (KeyError for an unknown document)."""
+        return self._data.documents[doc_id].text
 
     def ask(
         self,
@@ -195,20 +242,9 @@ class Engine:
                 rule,
                 self.work.ticket().turn,
                 self.settings.bounds.reader_windows,
-                self.data.documents,
+                self._data.documents,
             )
-        result = check_claim(
-            inputs.claim,
-            inputs.language,
-            inputs.hits,
-            inputs.candidates,
-            inputs.similarities,
-            self.data.documents,
-            k,
-            judge,
-            readings,
-            rule,
-        )
+        result = check_claim(inputs, self._data.documents, k, judge, readings, rule)
         return replace(result, latency_ms=round((time.perf_counter() - started) * 1000, 3))
 
     def claim_inputs(self, claim: str, k: int = 5, page_lang: str | None = None) -> ClaimInputs:
@@ -219,8 +255,8 @@ class Engine:
     def document_info(self, doc_id: str) -> DocumentInfo:
         """What a citation of ``doc_id`` names besides the passage: title, file, language, kind and
         when the document was indexed (from the manifest); KeyError for an unknown document."""
-        doc = self.data.documents[doc_id]
-        entry = next((e for e in self.data.manifest.documents if e.doc_id == doc_id), None)
+        doc = self._data.documents[doc_id]
+        entry = next((e for e in self._data.manifest.documents if e.doc_id == doc_id), None)
         return DocumentInfo(doc_id, doc.title, doc.lang, doc.kind, entry.indexed_at if entry else "", doc.sha256)
 
     def trace(
@@ -238,3 +274,91 @@ class Engine:
         """Query vectors, one batch at a time: one model serves many UI threads."""
         with self._lock:
             return encode_queries(self.embedder, texts)
+
+    # Changes to the corpus: the only way the CLI and the app change what the index holds.
+
+    @staticmethod
+    def build(
+        corpus: Path,
+        index_dir: Path,
+        embedder: Embedder,
+        chunker: ChunkerSettings | None = None,
+        rebuild: bool = False,
+        progress: bool = False,
+        steps: BuildSteps | None = None,
+    ) -> IndexReport:
+        """Build or refresh the index of ``corpus`` in ``index_dir`` (``citeqa index``, before there is
+        an engine to open): only changed documents are embedded, the new generation goes live at once
+        (see :func:`~citeqa.index.builder.update_index`; ``steps``: where files are read and encoded)."""
+        from citeqa.index.builder import update_index
+
+        return update_index(corpus, index_dir, embedder, chunker, rebuild=rebuild, progress=progress, steps=steps)
+
+    @staticmethod
+    def index_model(index_dir: Path) -> str | None:
+        """The model the live generation in ``index_dir`` was built with (what ``citeqa index`` refreshes
+        it with); None when there is none, or it is damaged (the build then says how)."""
+        from citeqa.errors import IndexStoreError
+        from citeqa.index.manifest import peek_model
+        from citeqa.index.store import current_generation
+
+        try:
+            live = current_generation(index_dir)
+        except IndexStoreError:
+            return None
+        return peek_model(live) if live is not None else None
+
+    @staticmethod
+    def publish(index_dir: Path, backend: str, ann: str | None = None, rebuild: bool = False) -> Published:
+        """Make the live generation of ``index_dir`` the live one of the PostgreSQL shards of ``backend``
+        (``citeqa index --backend``; see :func:`citeqa.pg.publish.publish`): only what changed is sent."""
+        from citeqa.pg.publish import publish
+
+        return publish(load_index(index_dir), backend, ann=ann, rebuild=rebuild)
+
+    @property
+    def corpus_changeable(self) -> bool:
+        """Whether documents can be added and removed through this engine: an index folder can; a
+        PostgreSQL index changes with ``citeqa index --backend`` only."""
+        return self.index_dir is not None
+
+    def add(
+        self,
+        files: Sequence[tuple[Path, str]],
+        corpus: Path,
+        max_bytes: int | None = None,
+        watch: AddWatch | None = None,
+        budget: ParseBudget | None = None,
+    ) -> tuple[UploadResult, Engine]:
+        """Check and copy each ``(uploaded file, its name)`` into ``corpus`` and index the corpus (no
+        files: re-scan it); see :func:`citeqa.app.uploads.add_files`. Returns what the add did and the
+        engine to answer from now on: one over the new live generation when the add was indexed, else
+        this one. A failed or cancelled add leaves the corpus and the live index as they were."""
+        from citeqa.app.uploads import DEFAULT_MAX_BYTES, add_files
+
+        folder = self._folder()
+        limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+        result = add_files(files, corpus, folder, self.embedder, limit, watch, budget)
+        return result, (self.reload() if result.indexed else self)
+
+    def remove(self, doc_id: str, corpus: Path) -> tuple[RemovalResult, Engine]:
+        """Delete the file of ``doc_id`` (an indexed document) from ``corpus`` and drop its passages from
+        the index (see :func:`citeqa.app.removal.remove_document`; an UploadError refuses the name).
+        Returns what the removal did and the engine to answer from now on, as :meth:`add` does."""
+        from citeqa.app.removal import remove_document
+
+        result = remove_document(doc_id, corpus, self._folder(), self.embedder, frozenset(self._data.documents))
+        return result, (self.reload() if result.removed else self)
+
+    def settle_removals(self, corpus: Path) -> list[str]:
+        """Settle the removals from ``corpus`` a crash cut short, by whether this index still lists each
+        document (see :func:`citeqa.app.removal.recover_removals`); the documents settled."""
+        from citeqa.app.removal import recover_removals
+
+        return recover_removals(corpus, frozenset(self._data.documents))
+
+    def _folder(self) -> Path:
+        """The index folder a corpus change writes to; ConfigError for an engine without one."""
+        if self.index_dir is None:
+            raise ConfigError("this index is not a folder: add and remove documents with citeqa index --backend")
+        return self.index_dir

@@ -54,6 +54,7 @@ __all__ = [
     "VERDICTS",
     "ClaimCheck",
     "ClaimEvidence",
+    "ClaimInputs",
     "ClaimThresholds",
     "JudgedSpan",
     "Translation",
@@ -64,6 +65,20 @@ __all__ = [
     "judge_candidates",
     "looks_like_claim",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimInputs:
+    """What a claim is judged on: the claim as cleaned, its language, the passages retrieved for it,
+    every sentence of every one of them (not only those searched for an answer) and each sentence's
+    cosine to the claim (None where the index has no span vector); made by
+    :meth:`citeqa.answer.pipeline.AnswerPipeline.claim_inputs`."""
+
+    claim: str
+    language: str
+    hits: tuple[Hit, ...]
+    candidates: tuple[Candidate, ...]
+    similarities: tuple[float | None, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,24 +195,21 @@ def judge_candidates(
 
 
 def check_claim(
-    claim: str,
-    lang: str,
-    hits: Sequence[Hit],
-    cands: Sequence[Candidate],
-    dense: Sequence[float | None],
+    inputs: ClaimInputs,
     documents: Mapping[str, Document],
     k: int = 5,
     thresholds: ClaimThresholds | None = None,
     readings: Sequence[ValueReading] = (),
     rule: ReadingRule | None = None,
 ) -> ClaimCheck:
-    """The :class:`ClaimCheck` of ``claim`` (in ``lang``) from its retrieved passages (``hits``),
+    """The :class:`ClaimCheck` of the claim of ``inputs`` (in its language) from its retrieved passages,
     their candidate spans and each span's cosine to the claim. With ``readings`` (what the reader
     read for each value of the claim) the verdict is the judge's and the readings' combined by
     ``rule`` (:func:`citeqa.answer.claim_reading.combine`)."""
     t = thresholds if thresholds is not None else ClaimThresholds()
+    claim, lang, hits = inputs.claim, inputs.language, inputs.hits
     parts = analyse_claim(claim, lang)
-    judged = judge_candidates(parts, hits, cands, dense, documents)
+    judged = judge_candidates(parts, hits, inputs.candidates, inputs.similarities, documents)
     verdict = decide([j.judgement for j in judged], t)
     if rule is not None:
         verdict = combine(verdict, readings, rule)

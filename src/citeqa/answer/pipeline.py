@@ -16,7 +16,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -39,12 +39,14 @@ from citeqa.records import Answer, Citation, Highlight, Hit, Span
 from citeqa.text.analysis import query_terms
 from citeqa.text.language import corpus_languages, question_candidates, question_language
 
+if TYPE_CHECKING:  # the claim modules load with the first check: an answer never needs them
+    from citeqa.answer.claims import ClaimInputs
+
 __all__ = [
     "MAX_QUESTION_CHARS",
     "AnswerPipeline",
     "AnswerSettings",
     "Asked",
-    "ClaimInputs",
     "Extraction",
     "Retrieval",
     "ScoredSpan",
@@ -98,19 +100,6 @@ class Extraction:
     read: tuple[ReadSpan, ...]
     #: With the reader's spans as the candidates: the span each candidate stands for (else empty).
     spans: tuple[ReadSpan, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimInputs:
-    """What a claim is judged on: the claim as cleaned, its language, the passages retrieved for it,
-    every sentence of every one of them (not only those searched for an answer) and each sentence's
-    cosine to the claim (None where the index has no span vector)."""
-
-    claim: str
-    language: str
-    hits: tuple[Hit, ...]
-    candidates: tuple[Candidate, ...]
-    similarities: tuple[float | None, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +221,8 @@ class AnswerPipeline:
     def claim_inputs(self, claim: str, k: int = 5, page_lang: str | None = None) -> ClaimInputs:
         """The claim stages before judging: prepare and retrieve ``claim`` as a question (``page_lang``
         as for :meth:`run`), then split every hit into sentences and give each its cosine to the claim's vector."""
-        from citeqa.answer.claims import clean_claim  # here: the claim modules cost an answer ~30 ms of imports
+        # here, not at the top: the claim modules cost an answer ~30 ms of imports
+        from citeqa.answer.claims import ClaimInputs, clean_claim
 
         claim = clean_claim(claim)
         if k < 1:

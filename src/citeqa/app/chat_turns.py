@@ -82,7 +82,7 @@ def conversation_turn(
             record = engine.ask(text, history=tuple(asked), k=int(k), language=language, page_lang=page_lang)
     except CiteqaError as exc:
         return TurnResult(messages, asked, turns, "", lang, checking, f"{labels(lang)['error']}: {exc}")
-    docs, turn = engine.data.documents, chat_view.next_turn(messages)
+    docs, turn = engine.documents, chat_view.next_turn(messages)
     if isinstance(record, ClaimCheck):  # (checking)
         infos = document_infos(engine, [record])
         messages += [
@@ -139,7 +139,7 @@ def open_document(holder: EngineHolder, request: Any) -> tuple[str, str]:
     start: Any
     end: Any
     doc_id, start, end = data.get("doc"), data.get("start"), data.get("end")
-    document = holder.engine.data.documents.get(doc_id) if isinstance(doc_id, str) else None
+    document = holder.engine.documents.get(doc_id) if isinstance(doc_id, str) else None
     if document is None:
         return "", "that document is not in the index"
     if not all(type(v) in (int, float) and math.isfinite(v) for v in (start, end)):  # NaN, Infinity: no range
@@ -170,7 +170,7 @@ def download_files(holder: EngineHolder, turns: list[dict], folder: Path) -> tup
         old.unlink(missing_ok=True)
     md, js = folder / f"{stem}.md", folder / f"{stem}.json"
     bands = engine.settings.scoring.answer_bands()  # the chat's band words, a possible answer stays one
-    md.write_text(conversation_markdown(records, infos, engine.data.documents, bands=bands), encoding="utf-8")
+    md.write_text(conversation_markdown(records, infos, engine.documents, bands=bands), encoding="utf-8")
     js.write_text(conversation_json(records, infos, bands=bands), encoding="utf-8")
     return str(md), str(js)
 

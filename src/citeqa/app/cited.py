@@ -32,7 +32,7 @@ def citations_of(record: Answer | ClaimCheck) -> list[Citation]:
 def document_infos(engine: Engine, records: Iterable[Answer | ClaimCheck]) -> dict[str, DocumentInfo]:
     """The :class:`~citeqa.records.DocumentInfo` of each indexed document the records cite."""
     cited = {c.doc_id for record in records for c in citations_of(record)}
-    return {d: engine.document_info(d) for d in cited if d in engine.data.documents}
+    return {d: engine.document_info(d) for d in cited if d in engine.documents}
 
 
 #: The bands of a caller that knows none: every answer given is high (as ``headline_above`` 0 was).

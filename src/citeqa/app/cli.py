@@ -134,26 +134,17 @@ def _open_engine(args: argparse.Namespace, index: Path | None = None, embedder: 
 def _index_model(args: argparse.Namespace, index: Path) -> str:
     """The model to index with: ``--model``, else the live index's own, else the default."""
     from citeqa.embedding import DEFAULT_MODEL
-    from citeqa.errors import IndexStoreError
-    from citeqa.index.manifest import peek_model
-    from citeqa.index.store import current_generation
+    from citeqa.engine import Engine
 
     if args.model is not None:
         return args.model
-    if not args.rebuild:
-        try:
-            live = current_generation(index)
-        except IndexStoreError:  # a damaged index: update_index reports it
-            live = None
-        own = peek_model(live) if live is not None else None
-        if own is not None:
-            return own
-    return DEFAULT_MODEL
+    own = None if args.rebuild else Engine.index_model(index)
+    return own if own is not None else DEFAULT_MODEL
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
+    from citeqa.engine import Engine
     from citeqa.errors import ConfigError
-    from citeqa.index.builder import update_index
     from citeqa.ingest.chunking import ChunkerSettings
 
     chunker = None
@@ -172,14 +163,14 @@ def _cmd_index(args: argparse.Namespace) -> int:
     if args.ray is None:
         if args.ray_workers is not None:
             raise ConfigError("--ray-workers needs --ray")
-        report = update_index(args.corpus, args.index, embedder, chunker, rebuild=args.rebuild, progress=progress)
+        report = Engine.build(args.corpus, args.index, embedder, chunker, rebuild=args.rebuild, progress=progress)
     else:
         from citeqa.index.ray_build import RayOptions, ray_steps
 
         # The workers build their own embedder: the factory and the model name travel, not the model.
         factory = functools.partial(args.embedder_factory, model)
         with ray_steps(factory, RayOptions(address=args.ray, workers=args.ray_workers), progress) as steps:
-            report = update_index(
+            report = Engine.build(
                 args.corpus, args.index, embedder, chunker, rebuild=args.rebuild, progress=progress, steps=steps
             )
         peaks = sorted(steps.stats.embed_peak_mb.values())
@@ -207,10 +198,9 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
 def _publish(args: argparse.Namespace) -> None:
     """Publish the --index folder's live generation to the --backend shards."""
-    from citeqa.engine import open_data
-    from citeqa.pg.publish import publish
+    from citeqa.engine import Engine
 
-    done = publish(open_data(args.index), args.backend, ann=args.ann, rebuild=args.rebuild)
+    done = Engine.publish(args.index, args.backend, ann=args.ann, rebuild=args.rebuild)
     if done.added or done.removed or done.switched:
         print(
             f"published generation {done.generation} to {_count(done.shards, 'postgres shard')}: "
@@ -263,9 +253,9 @@ def _show(engine: Engine, record: Answer | ClaimCheck, fmt: str, print_text: Cal
 
         infos = document_infos(engine, [record])
         bands = engine.settings.scoring.answer_bands()  # the chat's band words, as in its file
-        print(conversation_markdown([record], infos, engine.data.documents, bands=bands), end="")
+        print(conversation_markdown([record], infos, engine.documents, bands=bands), end="")
     else:
-        print_text(record, documents=engine.data.documents)
+        print_text(record, documents=engine.documents)
 
 
 def record_json(data: dict) -> str:
@@ -364,11 +354,11 @@ def _eval_claims(args: argparse.Namespace) -> int:
 
 def _eval_index_and_open(args: argparse.Namespace, corpus: Path, index: Path) -> Engine:
     """Bring the index of ``corpus`` up to date (as ``citeqa index`` does) and open it with the same embedder."""
-    from citeqa.index.builder import update_index
+    from citeqa.engine import Engine
 
     args.rebuild = False
     embedder = args.embedder_factory(_index_model(args, index))
-    report = update_index(corpus, index, embedder, progress=sys.stderr.isatty())
+    report = Engine.build(corpus, index, embedder, progress=sys.stderr.isatty())
     work = "up to date" if report.up_to_date else f"embedded {report.embedded}, reused {report.reused}"
     print(
         f"SQuAD corpus {corpus}: {len(report.documents)} paragraphs; index {index}: {report.chunks} passages ({work})"

@@ -1,8 +1,9 @@
 """The Corpus tab: the indexed documents, the upload box that adds to them and the removal of one.
 
 :func:`upload` and :func:`remove` change the corpus and swap the live engine for one over the new
-index (one change at a time: :attr:`~citeqa.app.holder.EngineHolder.index_lock`); the checks and
-the indexing are :mod:`citeqa.app.uploads` and :mod:`citeqa.app.removal`. An add holds at most
+index (one change at a time: :attr:`~citeqa.app.holder.EngineHolder.index_lock`); the change itself
+is the engine's (:meth:`~citeqa.engine.Engine.add`, :meth:`~citeqa.engine.Engine.remove`: the checks
+and the indexing of :mod:`citeqa.app.uploads` and :mod:`citeqa.app.removal`). An add holds at most
 :attr:`~citeqa.app.holder.UploadSettings.max_files` files, shows its progress file by file, and the
 page's Cancel stops it (:class:`RunningAdds`) with nothing of it added.
 """
@@ -19,26 +20,26 @@ from typing import Any
 from citeqa.app import display
 from citeqa.app.holder import EngineHolder, UploadSettings
 from citeqa.app.upload_cache import discard_uploads, upload_name, upload_path
-from citeqa.app.uploads import AddWatch, Report, UploadRefusal, UploadResult, add_files, said, summary
+from citeqa.app.uploads import AddWatch, Report, UploadRefusal, UploadResult, said, summary
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
 from citeqa.messages import corpus_labels
 
 
 def corpus_view(holder: EngineHolder, lang: str = "en") -> dict[str, list]:
     """The corpus table for the live index: headers in ``lang`` and one row per document."""
-    rows = display.corpus_rows(holder.engine.data.manifest.documents)
+    rows = display.corpus_rows(holder.engine.manifest.documents)
     return {"headers": display.corpus_headers(lang), "data": rows}
 
 
 def corpus_choices(holder: EngineHolder) -> list[tuple[str, str]]:
     """The documents that can be removed: every one in the live index, named by title and file."""
-    docs = holder.engine.data.documents
+    docs = holder.engine.documents
     return [display.document_choice(d, docs[d].title) for d in sorted(docs)]
 
 
 def remove(holder: EngineHolder, settings: UploadSettings, doc_id: Any, confirmed: Any, lang: str = "en") -> str:
-    """Remove one document from the corpus and the index (only when ``confirmed``); the status line in ``lang``."""
-    from citeqa.app.removal import remove_document
+    """Remove one document from the corpus and the index (only when ``confirmed``) and swap in the engine
+    over the new index; the status line in ``lang``."""
     from citeqa.errors import UploadError
 
     lab = corpus_labels(lang)
@@ -50,16 +51,14 @@ def remove(holder: EngineHolder, settings: UploadSettings, doc_id: Any, confirme
         return lab["tick"].format(doc=doc_id)
     with holder.index_lock:
         engine = holder.engine
-        if engine.index_dir is None:
+        if not engine.corpus_changeable:
             return lab["fixed_index"]
         try:
-            result = remove_document(
-                doc_id, settings.corpus, engine.index_dir, engine.embedder, frozenset(engine.data.documents)
-            )
+            result, live = engine.remove(doc_id, settings.corpus)
         except UploadError as exc:
             return lab["not_removed"].format(error=exc.reason.said(lang) if isinstance(exc, UploadRefusal) else exc)
-        if result.removed:
-            holder.swap(engine.reload())
+        if live is not engine:  # removed: the new generation is live
+            holder.swap(live)
     return said(result.message, lang)
 
 
@@ -116,16 +115,14 @@ def _take(lock: threading.Lock, watch: AddWatch, total: int) -> bool:
 def _add(
     holder: EngineHolder, settings: UploadSettings, pairs: list[tuple[Path, str]], watch: AddWatch
 ) -> UploadResult:
-    """:func:`~citeqa.app.uploads.add_files` into the live index, swapping in the new one (lock held)."""
+    """:meth:`~citeqa.engine.Engine.add` to the live engine, swapping in the one it answers with next (lock held)."""
     engine = holder.engine
-    if engine.index_dir is None:
+    if not engine.corpus_changeable:
         return UploadResult(error=watch.said("fixed_index"))
     assert settings.corpus is not None  # upload() adds nothing without one
-    result = add_files(
-        pairs, settings.corpus, engine.index_dir, engine.embedder, settings.max_bytes, watch, settings.budget
-    )
-    if result.indexed:
-        holder.swap(engine.reload())
+    result, live = engine.add(pairs, settings.corpus, settings.max_bytes, watch, settings.budget)
+    if live is not engine:  # indexed: the new generation is live
+        holder.swap(live)
     return result
 
 

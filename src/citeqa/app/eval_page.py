@@ -95,7 +95,7 @@ def evaluate_page(
 
     def fits() -> list:
         names = shipped_qa_files(settings.qa_dir)
-        documents = holder.engine.data.documents
+        documents = holder.engine.documents
         stamps = tuple((n, *_stamp(Path(settings.qa_dir or ".") / n)) for n in names)
         if not last_fits or last_fits[0] != stamps or last_fits[1] is not documents:
             last_fits[:] = [stamps, documents, eval_files.shipped_fits(settings.qa_dir, names, documents)]
@@ -232,7 +232,7 @@ def evaluate_page(
             return [gr.update(visible=False), *([gr.skip()] * (len(shown_outputs) - 1))]
         files, alt = run.files, evaluate_labels(shown_lang)["reliability_alt"]
         chart, diagram = view.chart_paths(files, run.results, run.metrics, shown_lang)
-        gold, indexed = gold_fit([r.item for r in run.results], holder.engine.data.documents)
+        gold, indexed = gold_fit([r.item for r in run.results], holder.engine.documents)
         return [
             gr.update(visible=True),
             view.cards_html(run.metrics, shown_lang, (indexed, gold) if indexed < gold else None),
@@ -288,7 +288,7 @@ def evaluate_page(
             if uploaded:
                 discard_uploads([upload_path(uploaded)])
         else:
-            documents = holder.engine.data.documents
+            documents = holder.engine.documents
             error = start_evaluation(runner, settings, uploaded, choice, shown_lang, documents, confirmed)
         if error is not None:  # the upload was read and discarded: the box is emptied either way
             refused = view.status_html(None, error, shown_lang)
@@ -317,7 +317,7 @@ def evaluate_page(
 
     def on_uploaded(uploaded, shown_lang):  # one source at a time; the upload's own fit
         path = Path(upload_path(uploaded)) if uploaded else None
-        found = eval_files.file_fit(path, upload_name(uploaded), holder.engine.data.documents) if path else None
+        found = eval_files.file_fit(path, upload_name(uploaded), holder.engine.documents) if path else None
         return (
             None,
             eval_files.fit_html(found, shown_lang),

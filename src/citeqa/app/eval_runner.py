@@ -199,7 +199,7 @@ class EvaluationRunner:
         began = time.monotonic()
         results: list[QuestionResult] = []
         try:
-            docs = engine.data.documents
+            docs = engine.documents
             texts = {d: doc.text for d, doc in docs.items()}
             langs = {d: doc.lang for d, doc in docs.items()}
             corpus_langs = set(engine.corpus_langs)

@@ -83,11 +83,9 @@ def _open(
     engine = warmed(open_engine(), reader_required)
     holder = EngineHolder(engine)
     if corpus_dir is not None:
-        from citeqa.app.removal import recover_removals
-
-        for name in recover_removals(corpus_dir, frozenset(engine.data.documents)):
+        for name in engine.settle_removals(corpus_dir):
             print(f"citeqa: settled {name}: its removal was interrupted", file=sys.stderr)
-    if any(name in engine.data.documents for name in removed):  # killed after the switch, before confirming
+    if any(name in engine.documents for name in removed):  # killed after the switch, before confirming
         upload(holder, UploadSettings(corpus_dir, max_upload_bytes), [])
     return holder
 

@@ -73,10 +73,8 @@ def build_app(
 def subtitle_text(holder: EngineHolder, lang: str) -> str:
     """The page's heading in ``lang``: what it does, and the languages the live collection's documents are
     in (most documents first), so that it never promises languages the collection does not have."""
-    from collections import Counter
-
     lab = labels(lang)
-    found = Counter(entry.lang for entry in holder.engine.data.manifest.documents)
+    found = holder.engine.document_langs()
     codes = sorted(found, key=lambda code: (-found[code], code))
     held = f" {lab['subtitle_languages'].format(languages=language_list(codes, lang))}" if codes else ""
     return f"# citeqa\n{lab['subtitle']}{held}"

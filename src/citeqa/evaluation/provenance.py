@@ -32,7 +32,7 @@ def collect_provenance(engine: Engine, qa_file: Path | None, run: Mapping[str, A
     from citeqa import __version__
     from citeqa.index.manifest import library_versions
 
-    manifest = engine.data.manifest
+    manifest = engine.manifest
     commit, dirty = git_state(Path(__file__).resolve().parents[1])
     return {
         "citeqa_version": __version__,
@@ -43,7 +43,7 @@ def collect_provenance(engine: Engine, qa_file: Path | None, run: Mapping[str, A
         "index": {
             "manifest_sha256": index_manifest_sha256(engine.index_dir),
             "documents": len(manifest.documents),
-            "passages": len(engine.data.chunks),
+            "passages": engine.passage_count,
             "chunker": _plain(manifest.chunker),
         },
         "settings": settings_record(engine.settings),

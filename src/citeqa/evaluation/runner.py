@@ -48,7 +48,7 @@ def evaluate_engine(
     engine: Engine, items: Iterable[QAItem], k: int = TOP_K, progress: bool = False
 ) -> list[QuestionResult]:
     """Ask ``engine`` every question with ``k`` citations and grade the answers against its corpus."""
-    docs = engine.data.documents
+    docs = engine.documents
     return evaluate(
         lambda q, h: engine.ask(q, history=h, k=k),
         items,
