@@ -25,7 +25,7 @@ from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--no-first-run"]
-QUESTION = "When will the Ascend 960PR arrive?"
+QUESTION = "How much memory is the 960DT estimated to have?"
 CLAIM = "The 960PR arrives in the first quarter of 2027."
 WAIT_MS = 180_000
 EVAL_WAIT_MS = 1_800_000  # a whole evaluation run on a busy machine
