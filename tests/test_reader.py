@@ -71,8 +71,8 @@ def test_the_no_answer_separation_counts_what_it_says(repo: Path, monkeypatch) -
 @pytest.mark.slow
 def test_the_built_reader_reproduces_the_model_cards_sample_figures(repo: Path) -> None:
     sys.path.insert(0, str(repo / "training"))
-    from common import load_examples, squad_scores
     from evaluate import read_one
+    from squad import load_examples, squad_scores
 
     expected = json.loads(META.read_text())["metrics"]["test_sample"]
     sample = load_examples(repo / "tests" / "data" / "reader-dev.jsonl")

@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Example, load_examples, squad_scores
+from squad import Example, load_examples, squad_scores
 
 from citeqa.reader.reader import Reader
 

@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Example, load_examples, squad_scores
+from squad import Example, load_examples, squad_scores
 
 from citeqa.reader.decode import best_spans, window_spans
 from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_e5, read_header

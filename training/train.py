@@ -23,7 +23,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Example, encode_examples, load_examples, predict_with_null, squad_scores
+from squad import Example, encode_examples, load_examples, predict_with_null, squad_scores
 
 from citeqa.reader.e5_file import read_e5
 from citeqa.reader.tokenizer import E5Tokenizer
