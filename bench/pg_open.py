@@ -37,7 +37,7 @@ _MEASURE = r"""
 import json, sys, time
 import numpy as np
 import faiss, psycopg, pgvector.psycopg  # imported before the first reading: what open adds is the records
-from citeqa.answer.pipeline import AnswerPipeline
+from citeqa.qa.pipeline import AnswerPipeline
 from citeqa.pg.backend import PostgresBackend
 
 def rss():

@@ -123,7 +123,7 @@ def timed(questions: list[str], work) -> dict:
 
 def latencies(data, questions: list[str], queries: np.ndarray) -> dict:
     """Dense, lexical, both, and a whole answer (reader off) for every question."""
-    from citeqa.answer.pipeline import AnswerPipeline
+    from citeqa.qa.pipeline import AnswerPipeline
     from citeqa.text.analysis import query_terms
 
     langs = tuple(sorted(data.passage_langs()))

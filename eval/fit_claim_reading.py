@@ -1,4 +1,4 @@
-"""Fit how claims are checked by reading (citeqa.answer.claim_reading.ReadingRule) and report it out of fold.
+"""Fit how claims are checked by reading (citeqa.claims.reading.ReadingRule) and report it out of fold.
 
     PYTHONPATH=src .venv/bin/python eval/fit_claim_reading.py \\
         --set eval/claims.jsonl=index --set eval/dev2/claims.jsonl=out/dev2-index \\
@@ -15,7 +15,7 @@ modes, margins) is chosen on the same training claims: the most accurate that ca
 not_found or conflicting claim supported there, the middle of the tie. The held-out fold is
 judged with that choice. "before" is today's method: the shipped thresholds (fitted on the first
 two files) and the judge refitted out of fold; "after" is the reading, out of fold.
-``--write`` stores the choice fitted on every claim in ``src/citeqa/answer/weights/claim_reading.json``
+``--write`` stores the choice fitted on every claim in ``src/citeqa/claims/weights/claim_reading.json``
 (with the judge thresholds it goes with, and how it was fitted). The script never edits source code.
 """
 
@@ -54,8 +54,10 @@ from fit_claims import (
     verdicts,
 )
 
-from citeqa.answer.claim_parts import analyse_claim
-from citeqa.answer.claim_reading import (
+from citeqa.claims.check import ClaimThresholds
+from citeqa.claims.judge import FEATURES
+from citeqa.claims.parts import analyse_claim
+from citeqa.claims.reading import (
     DIFFERENT,
     FORMS,
     MODES,
@@ -65,8 +67,6 @@ from citeqa.answer.claim_reading import (
     read_claim,
     rule_dict,
 )
-from citeqa.answer.claims import ClaimThresholds
-from citeqa.answer.judge import FEATURES
 from citeqa.engine import Engine
 from citeqa.evaluation.claims_file import load_claims
 from citeqa.reader.reader import Reader
@@ -121,7 +121,7 @@ def _mode(mode: str, judge: np.ndarray, reader: np.ndarray) -> np.ndarray:
 
 
 def combined(judge: np.ndarray, arrays: tuple[np.ndarray, ...], rule: ReadingRule) -> np.ndarray:
-    """The verdicts of :func:`citeqa.answer.claim_reading.combine`, vectorised over claims."""
+    """The verdicts of :func:`citeqa.claims.reading.combine`, vectorised over claims."""
     has, same, same_n, diff, diff_n = arrays
     j_s, j_c = judge == "supported", judge == "conflicting"
     r_s = has & (same >= rule.support_margin) & (same_n >= rule.support_names)
@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         right = sum(after[c.id] == c.gold for c in claims)
         data = {
-            "_about": "How claims are checked by reading (citeqa.answer.claim_reading.ReadingRule) and the "
+            "_about": "How claims are checked by reading (citeqa.claims.reading.ReadingRule) and the "
             "sentence judge's thresholds it goes with (judge); written by eval/fit_claim_reading.py --write.",
             **rule_dict(rule),
             "judge": asdict(judge_t),

@@ -1,16 +1,16 @@
-"""Fit the thresholds of claim checking (citeqa.answer.claims.ClaimThresholds) and report them held out.
+"""Fit the thresholds of claim checking (citeqa.claims.check.ClaimThresholds) and report them held out.
 
     .venv/bin/python eval/fit_claims.py --set eval/claims.jsonl=index [--set eval/dev2/claims.jsonl=out/dev2-index]
         [--folds 2]
 
-Every claim is checked once (retrieval, its sentences judged: citeqa.answer.judge.FEATURES);
+Every claim is checked once (retrieval, its sentences judged: citeqa.claims.judge.FEATURES);
 then a grid of thresholds is searched on some claims and judged on the others. Claims are split into
 ``--folds`` folds by a hash of their id; each fold is judged with the thresholds chosen on
 the other folds, so the printed "held out" numbers never saw their claims. A choice must call
 no ``not_found`` claim ``supported`` on its training claims; among the most accurate, the one
 in the middle of the tie wins (a threshold at the edge of the tie moves with every new claim).
 The last lines fit on every claim; ``--write`` stores those thresholds as the ``claims`` block
-of the index model's weights file (citeqa/answer/weights/<model>.json), with how they were
+of the index model's weights file (citeqa/qa/weights/<model>.json), with how they were
 fitted. The script never edits source code.
 """
 
@@ -32,8 +32,8 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from citeqa.answer.claims import VERDICTS, ClaimThresholds, analyse_claim, judge_candidates
-from citeqa.answer.judge import FEATURES
+from citeqa.claims.check import VERDICTS, ClaimThresholds, analyse_claim, judge_candidates
+from citeqa.claims.judge import FEATURES
 from citeqa.engine import Engine
 from citeqa.evaluation.claims_file import load_claims
 
@@ -89,7 +89,7 @@ def features(engine: Engine, path: Path) -> list[Claim]:
 
 
 def _support_table(claims: list[Claim], combos: np.ndarray) -> np.ndarray:
-    """[combo, claim] -> some unit supports the claim (the rule of citeqa.answer.judge.unit_relation),
+    """[combo, claim] -> some unit supports the claim (the rule of citeqa.claims.judge.unit_relation),
     for the claims of one kind (with facts or without: ``combos`` are that kind's four thresholds)."""
     n_, f_, c_, d_ = (combos[:, i][:, None] for i in range(4))
     out = np.zeros((len(combos), len(claims)), dtype=bool)
@@ -124,7 +124,7 @@ def _has_facts(c: Claim) -> bool:
 
 
 def verdicts(claims: list[Claim], t: ClaimThresholds) -> list[str]:
-    """The verdicts :func:`citeqa.answer.judge.decide` gives with ``t``, from the stored rows."""
+    """The verdicts :func:`citeqa.claims.judge.decide` gives with ``t``, from the stored rows."""
     out = []
     for c in claims:
         grid = FACTS_GRID if _has_facts(c) else PLAIN_GRID
@@ -264,7 +264,7 @@ def write_claims(
     """Store ``thresholds`` as the ``claims`` block of ``model``'s weights file."""
     import json
 
-    from citeqa.answer.scoring import read_weights, weights_path
+    from citeqa.qa.scoring import read_weights, weights_path
 
     path = weights_path(model)
     if path.stem != model.replace("/", "__"):

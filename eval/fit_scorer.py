@@ -21,10 +21,10 @@ out-of-fold estimates. Fitting means, in order:
    :data:`HEADLINE_PRECISION` of the answers were right (the chat headlines those, and shows the
    others as a possible answer beside its source);
 5. the confidence bands the chat names answers by (``high``, ``likely``, ``unsure``), on the same
-   out-of-fold answers (:func:`citeqa.answer.scoring.fit_bands`), each with its measured precision.
+   out-of-fold answers (:func:`citeqa.qa.scoring.fit_bands`), each with its measured precision.
 
 ``--write`` fits once more on all questions and writes the model's weights file
-(citeqa/answer/weights/<model>.json) with the retrieval fusion weights (``--dense-weight``),
+(citeqa/qa/weights/<model>.json) with the retrieval fusion weights (``--dense-weight``),
 how it was fitted and the out-of-fold numbers; the script never edits source code.
 """
 
@@ -46,10 +46,11 @@ from pathlib import Path
 import numpy as np
 
 from citeqa import evaluation as ev
-from citeqa.answer.features import FEATURES
-from citeqa.answer.pipeline import ScoredSpan, Trace, choose_span
-from citeqa.answer.reading import span_short
-from citeqa.answer.scoring import (
+from citeqa.engine import Engine
+from citeqa.qa.features import FEATURES
+from citeqa.qa.pipeline import ScoredSpan, Trace, choose_span
+from citeqa.qa.reading import span_short
+from citeqa.qa.scoring import (
     BAND_PRECISION,
     BAND_SUPPORT,
     RANKER_MARGIN,
@@ -62,7 +63,6 @@ from citeqa.answer.scoring import (
     weights_path,
     write_scoring,
 )
-from citeqa.engine import Engine
 from citeqa.reader.reader import Reader
 
 #: Besides the ranker score and margin, the calibration sees these features of the chosen span.
@@ -80,7 +80,7 @@ CALIBRATION_FEATURES = (
 CALIBRATION_INPUTS = (RANKER_SCORE, RANKER_MARGIN, *CALIBRATION_FEATURES)
 #: The features a model's own vectors give; ``--generic`` fits without them, for models that have no weights.
 DENSE_FEATURES = ("dense", "span_dense", "span_dense_gap", "prev_span_dense")
-#: Name of the weights file for models without one of their own (see citeqa.answer.scoring.FALLBACK_MODEL).
+#: Name of the weights file for models without one of their own (see citeqa.qa.scoring.FALLBACK_MODEL).
 GENERIC = "any-model"
 #: The most answerable questions (share) the threshold may turn into false abstentions.
 MAX_FALSE_ABSTENTION = 0.05
@@ -161,8 +161,9 @@ def _trace_code() -> str:
 def _after_traces(path: Path) -> bool:
     """Whether a package file only acts after the traces (the app, the scorer this script refits)."""
     return path.parts[0] in {"app", "catalogue", "pg"} or path.parts[:2] in {
-        ("answer", "weights"),
-        ("answer", "scoring.py"),
+        ("qa", "weights"),
+        ("qa", "scoring.py"),
+        ("claims", "weights"),
     }
 
 
@@ -296,7 +297,7 @@ def headline_level(outcomes: Sequence[Outcome]) -> float:
 
 
 def outcome_bands(outcomes: Sequence[Outcome]) -> tuple[Band, ...]:
-    """The confidence bands (:func:`citeqa.answer.scoring.fit_bands`) of the answers given, out of fold."""
+    """The confidence bands (:func:`citeqa.qa.scoring.fit_bands`) of the answers given, out of fold."""
     answered = [o for o in outcomes if not o.abstained]
     return fit_bands([o.confidence for o in answered], [o.right for o in answered])
 
@@ -405,7 +406,7 @@ def provenance(
         "abstain_below": f"highest threshold whose false abstentions stay within {MAX_FALSE_ABSTENTION:.0%}",
         "headline_above": f"lowest confidence from which {HEADLINE_PRECISION:.0%} of the out-of-fold answers "
         f"were right (at least {HEADLINE_SUPPORT})",
-        "bands": "citeqa.answer.scoring.fit_bands on the out-of-fold answers given: high from the lowest level "
+        "bands": "citeqa.qa.scoring.fit_bands on the out-of-fold answers given: high from the lowest level "
         f"from which {BAND_PRECISION['high']:.0%} were right, likely from the lowest from which "
         f"{BAND_PRECISION['likely']:.0%} of those below high were (at least {BAND_SUPPORT} each), unsure below; "
         "precision and support measured in each band",
@@ -466,7 +467,7 @@ def main() -> int:
         default=None,
         help="keep the collected traces here, keyed by set, index, settings, reader and the package's code",
     )
-    parser.add_argument("--write", action="store_true", help="write citeqa/answer/weights/<model>.json")
+    parser.add_argument("--write", action="store_true", help="write citeqa/qa/weights/<model>.json")
     args = parser.parse_args()
     sets = [tuple(s.split("=", 1)) for s in args.set]
     questions, engines = [], []

@@ -2,7 +2,7 @@
 
 import pytest
 
-from citeqa.answer.answer_types import AnswerType, expected_type, find_entities, short_answer_in, type_match
+from citeqa.qa.answer_types import AnswerType, expected_type, find_entities, short_answer_in, type_match
 from citeqa.text.analysis import fold_accents, query_terms, words
 
 

@@ -1,4 +1,4 @@
-"""What one question may cost (answer/bounds.py): what a huge request embeds, matches and reads is capped."""
+"""What one question may cost (qa/bounds.py): what a huge request embeds, matches and reads is capped."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citeqa.answer.bounds import RequestBounds, bounded
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.embedding.protocol import count_pieces
+from citeqa.qa.bounds import RequestBounds, bounded
 
 LONG = ("¿Cuántos visitantes recibe el molino de viento cada año y quién lo construyó en 1887? " * 30)[:2000]
 

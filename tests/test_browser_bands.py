@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.answer.scoring import Band
+from citeqa.qa.scoring import Band
 
 pytestmark = pytest.mark.browser
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.answer.claims import looks_like_claim
 from citeqa.app import display
 from citeqa.app.api import check_record
 from citeqa.app.chat_turns import conversation_turn, open_document
@@ -14,6 +13,7 @@ from citeqa.app.corpus_tab import remove
 from citeqa.app.holder import EngineHolder, UploadSettings
 from citeqa.app.removal import corpus_file, recover_removals, remove_document
 from citeqa.app.validation import CheckRequest, validate_check
+from citeqa.claims.check import looks_like_claim
 from citeqa.errors import RequestError, UploadError
 
 
@@ -86,7 +86,7 @@ def test_open_document_only_for_indexed_documents(holder: EngineHolder):
 
 
 def test_check_html_is_inert():
-    from citeqa.answer.claims import ClaimCheck, ClaimEvidence
+    from citeqa.claims.check import ClaimCheck, ClaimEvidence
     from citeqa.records import Citation, Highlight
 
     xss = "<script>alert(1)</script> ![x](http://e/x.png) 1760"

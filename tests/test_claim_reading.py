@@ -1,4 +1,4 @@
-"""Claims checked by reading (citeqa.answer.claim_reading): the questions formed per language, the
+"""Claims checked by reading (citeqa.claims.reading): the questions formed per language, the
 comparison of what was read with the claim's value, the coordinated sentence, the evidence offsets."""
 
 from __future__ import annotations
@@ -8,8 +8,10 @@ import math
 
 import pytest
 
-from citeqa.answer.claim_parts import analyse_claim
-from citeqa.answer.claim_reading import (
+from citeqa.claims.check import ClaimCheck, ClaimInputs, check_claim
+from citeqa.claims.judge import ClaimThresholds, judge_text, unit_relation
+from citeqa.claims.parts import analyse_claim
+from citeqa.claims.reading import (
     DIFFERENT,
     NONE,
     RULE_FILE,
@@ -24,8 +26,6 @@ from citeqa.answer.claim_reading import (
     slot_question,
     slot_words,
 )
-from citeqa.answer.claims import ClaimCheck, ClaimInputs, check_claim
-from citeqa.answer.judge import ClaimThresholds, judge_text, unit_relation
 from citeqa.errors import ConfigError
 from citeqa.reader.decode import SpanScore
 from citeqa.reader.reader import Reading

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from citeqa.answer.claims import (
+from citeqa.claims.check import (
     CONFLICTING,
     NOT_FOUND,
     SUPPORTED,
@@ -13,7 +13,7 @@ from citeqa.answer.claims import (
     analyse_claim,
     clean_claim,
 )
-from citeqa.answer.judge import decide, judge_text, unit_relation
+from citeqa.claims.judge import decide, judge_text, unit_relation
 from citeqa.errors import QuestionError
 from citeqa.messages import claim_message
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.answer.claims import VERDICTS
 from citeqa.app.evidence import CONVERSATION_FORMAT
+from citeqa.claims.check import VERDICTS
 from citeqa.errors import ConfigError, QAFileError
 from citeqa.evaluation import file_kind, load_claims, parse_claim_thresholds
 

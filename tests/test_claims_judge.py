@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citeqa.answer.claims import ClaimInputs, ClaimThresholds, analyse_claim, check_claim
-from citeqa.answer.judge import judge_text, unit_relation, units_of
-from citeqa.answer.translations import are_translations
+from citeqa.claims.check import ClaimInputs, ClaimThresholds, analyse_claim, check_claim
+from citeqa.claims.judge import judge_text, unit_relation, units_of
+from citeqa.claims.translations import are_translations
 from citeqa.errors import ConfigError
 from citeqa.records import Chunk, Document, Hit, sha256_text
 from citeqa.text import lexicon

@@ -2,7 +2,6 @@ from html import unescape
 
 import pytest
 
-from citeqa.answer.scoring import BAND_NAMES, Band, headline_bands
 from citeqa.app.chat_view import answer_message
 from citeqa.app.cited import answer_band
 from citeqa.app.display import (
@@ -20,6 +19,7 @@ from citeqa.app.display import (
 )
 from citeqa.index.manifest import DocEntry
 from citeqa.messages import UI_LANGUAGES
+from citeqa.qa.scoring import BAND_NAMES, Band, headline_bands
 from citeqa.records import Answer, Citation, Document, Highlight, PageSpan, SectionSpan, Span
 
 XSS = '<script>alert(1)</script> <img src=x onerror="alert(2)"> ![pic](http://evil/x.png) [link](javascript:alert(3))'

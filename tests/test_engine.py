@@ -2,10 +2,10 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.answer.pipeline import choose_span, clean_question, is_follow_up
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from citeqa.errors import QuestionError
+from citeqa.qa.pipeline import choose_span, clean_question, is_follow_up
 
 
 @pytest.fixture

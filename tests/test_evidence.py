@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-from citeqa.answer.claims import ClaimCheck, ClaimEvidence
-from citeqa.answer.scoring import Band, headline_bands
 from citeqa.app.evidence import (
     answer_quotes,
     bibtex_citation,
@@ -20,6 +18,8 @@ from citeqa.app.evidence import (
     csl_json_citation,
     plain_citation,
 )
+from citeqa.claims.check import ClaimCheck, ClaimEvidence
+from citeqa.qa.scoring import Band, headline_bands
 from citeqa.records import Answer, Citation, Document, DocumentInfo, Highlight, PageSpan, Span
 
 DOC_TEXT = "Intro line.\nThe windmill of Greyhill was built in 1760 by the miller Thomas Hale. Its sails span 26 m."
@@ -191,7 +191,7 @@ def test_a_translation_note_stays_inside_the_numbered_list_of_passages():
     (each source after one started a new list at 1)."""
     from markdown_it import MarkdownIt
 
-    from citeqa.answer.claims import Translation
+    from citeqa.claims.check import Translation
 
     at = ANSWER.index("1760")
     also = (Translation("mills/molino.pdf", "es", 5, 60, "El molino se construyó en 1760."),)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from citeqa.answer.answer_types import AnswerType, find_entities, short_answer_in
-from citeqa.answer.claim_parts import analyse_claim
-from citeqa.answer.questions import expected_type, question_words, wh_roles
+from citeqa.claims.parts import analyse_claim
+from citeqa.qa.answer_types import AnswerType, find_entities, short_answer_in
+from citeqa.qa.questions import expected_type, question_words, wh_roles
 from citeqa.text import lexicon
 from citeqa.text.analysis import fold_accents, query_terms, words
 from citeqa.text.facts import DatePoint, find_dates, find_facts, find_names, find_quantities, number_words, parse_number
@@ -245,8 +245,8 @@ def test_name_words(word, first, name):
 
 
 def test_the_question_words_are_one_list_for_answers_claims_and_follow_ups():
-    from citeqa.answer.claims import looks_like_claim
-    from citeqa.answer.pipeline import is_follow_up
+    from citeqa.claims.check import looks_like_claim
+    from citeqa.qa.pipeline import is_follow_up
 
     for wh in wh_roles():
         assert wh in question_words()

@@ -1,7 +1,7 @@
 import numpy as np
 
-from citeqa.answer.features import FEATURES, Passage, candidate_features, question_entities
-from citeqa.answer.spans import Candidate
+from citeqa.qa.features import FEATURES, Passage, candidate_features, question_entities
+from citeqa.qa.spans import Candidate
 
 OVERLAP = FEATURES.index("overlap_span")
 

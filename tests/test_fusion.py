@@ -1,6 +1,6 @@
 import pytest
 
-from citeqa.answer.fusion import FusionMode, fuse, minmax, reciprocal_rank, weighted_scores
+from citeqa.qa.fusion import FusionMode, fuse, minmax, reciprocal_rank, weighted_scores
 
 
 def test_minmax_guards_empty_and_flat_lists():

@@ -162,7 +162,7 @@ def test_fast_record_readers_match_the_generic_decoder():
 def test_partial_sort_matches_a_stable_full_sort():
     import numpy as np
 
-    from citeqa.answer.retrieval import top_n
+    from citeqa.qa.retrieval import top_n
 
     rng = np.random.default_rng(0)
     for trial in range(500):

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citeqa.answer.pipeline import AnswerPipeline
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.index.builder import update_index
 from citeqa.index.store import IndexData, load_index
+from citeqa.qa.pipeline import AnswerPipeline
 from citeqa.text.analysis import query_terms
 
 pytestmark = pytest.mark.postgres

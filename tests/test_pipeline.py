@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.answer.features import FEATURES
 from citeqa.engine import Engine
+from citeqa.qa.features import FEATURES
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def test_language_any_removes_the_preference(engine: Engine):
 
 
 def test_a_reader_span_cut_inside_a_word_is_widened_to_the_whole_word():
-    from citeqa.answer.reading import whole_words
+    from citeqa.qa.reading import whole_words
 
     text = "près de 60 tonnes de peinture"
     assert whole_words(text, 8, 15) == (8, 17)  # "60 tonn" -> "60 tonnes"

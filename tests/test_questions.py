@@ -1,8 +1,8 @@
-"""What a question asks for (citeqa.answer.questions): one test per rule, invented es/pt/en questions."""
+"""What a question asks for (citeqa.qa.questions): one test per rule, invented es/pt/en questions."""
 
 import pytest
 
-from citeqa.answer.questions import AnswerType, expected_type, question_shape
+from citeqa.qa.questions import AnswerType, expected_type, question_shape
 
 # --- question types --------------------------------------------------------------------
 

@@ -1,12 +1,12 @@
-"""The reader's step of the pipeline (citeqa.answer.reading): spans as candidates, short answers."""
+"""The reader's step of the pipeline (citeqa.qa.reading): spans as candidates, short answers."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from citeqa.answer.features import FEATURES, READER_FEATURES
-from citeqa.answer.reading import ReadSpan, span_candidates, span_short
-from citeqa.answer.spans import candidates_from
+from citeqa.qa.features import FEATURES, READER_FEATURES
+from citeqa.qa.reading import ReadSpan, span_candidates, span_short
+from citeqa.qa.spans import candidates_from
 
 PASSAGE = "The pier of Alvor was rebuilt in 1977. It is 60 tonnes heavy. The mill stopped in 1961."
 OFFSET = 100  # the passage starts at character 100 of its document

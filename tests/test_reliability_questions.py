@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from citeqa.answer.pipeline import MAX_QUESTION_CHARS
 from citeqa.app import cli, cli_args
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from citeqa.errors import QuestionError
 from citeqa.index.builder import update_index
+from citeqa.qa.pipeline import MAX_QUESTION_CHARS
 from citeqa.records import Answer
 
 

@@ -240,7 +240,7 @@ def test_a_nan_score_is_refused_never_answered(built_index: Path, embedder: Keyw
 
 
 def test_scores_outside_their_range_are_refused() -> None:
-    from citeqa.answer.scoring import check_scores
+    from citeqa.qa.scoring import check_scores
 
     check_scores(np.array([1.0, -3.0]), np.array([0.0, 1.0]))
     check_scores(np.zeros(0), np.zeros(0))

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from citeqa.answer.backend import RetrievalBackend
-from citeqa.answer.pipeline import AnswerPipeline
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.index.store import IndexData, load_index
+from citeqa.qa.backend import RetrievalBackend
+from citeqa.qa.pipeline import AnswerPipeline
 from citeqa.text.analysis import query_terms
 
 QUESTIONS = [

@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citeqa.answer.features import FEATURES
-from citeqa.answer.pipeline import AnswerSettings
-from citeqa.answer.scoring import (
+from citeqa.errors import ConfigError
+from citeqa.qa.features import FEATURES
+from citeqa.qa.pipeline import AnswerSettings
+from citeqa.qa.scoring import (
     BAND_NAMES,
     RANKER_SCORE,
     Band,
@@ -25,7 +26,6 @@ from citeqa.answer.scoring import (
     weights_path,
     write_scoring,
 )
-from citeqa.errors import ConfigError
 
 
 @pytest.mark.parametrize("model_id", ["multilingual-e5-small", "all-MiniLM-L6-v2", "any-model"])

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.answer import settings as settings_module
-from citeqa.answer.fusion import FusionMode
-from citeqa.answer.scoring import read_weights
-from citeqa.answer.settings import AnswerSettings, setting_names
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from citeqa.errors import ConfigError
+from citeqa.qa import settings as settings_module
+from citeqa.qa.fusion import FusionMode
+from citeqa.qa.scoring import read_weights
+from citeqa.qa.settings import AnswerSettings, setting_names
 
 E5 = "multilingual-e5-small"
 

@@ -1,7 +1,7 @@
 import pytest
 
-from citeqa.answer.answer_types import AnswerType, expected_type, find_entities, find_entity
 from citeqa.ingest.sentences import clause_spans, sentence_spans
+from citeqa.qa.answer_types import AnswerType, expected_type, find_entities, find_entity
 
 
 def sentences(text: str) -> list[str]:

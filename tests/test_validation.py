@@ -14,9 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from citeqa.answer.pipeline import MAX_QUESTION_CHARS
 from citeqa.app.validation import MAX_HISTORY_ITEMS, MAX_K, AskRequest, validate_ask
 from citeqa.errors import RequestError
+from citeqa.qa.pipeline import MAX_QUESTION_CHARS
 
 GOOD = ("When was the windmill built?", [], 3, "auto")
 

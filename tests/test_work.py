@@ -1,4 +1,4 @@
-"""The order of concurrent questions' model calls (answer/work.py): who goes next, never how long it takes.
+"""The order of concurrent questions' model calls (qa/work.py): who goes next, never how long it takes.
 
 Every test holds the one lane with a call of its own, lines the others up behind it, waits until
 the queue reports them all waiting, then frees the lane and reads the order they were let in.
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citeqa.answer.work import WorkPolicy, WorkQueue
 from citeqa.embedding.keyword import KeywordEmbedder
+from citeqa.qa.work import WorkPolicy, WorkQueue
 
 #: How long a test waits for threads to line up before it fails (never reached when it passes).
 PATIENCE_S = 30.0

@@ -30,9 +30,9 @@ _EXPORTS = {
     "Document": "citeqa.records",
     "Chunk": "citeqa.records",
     "Span": "citeqa.records",
-    "ClaimCheck": "citeqa.answer.claims",
-    "Trace": "citeqa.answer.pipeline",
-    "AnswerSettings": "citeqa.answer.settings",
+    "ClaimCheck": "citeqa.claims.check",
+    "Trace": "citeqa.qa.pipeline",
+    "AnswerSettings": "citeqa.qa.settings",
     "IndexReport": "citeqa.index.builder",
     "ChunkerSettings": "citeqa.ingest.chunking",
     "ConfigError": "citeqa.errors",
@@ -62,14 +62,14 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from citeqa.answer.claims import ClaimCheck
-    from citeqa.answer.pipeline import Trace
-    from citeqa.answer.settings import AnswerSettings
+    from citeqa.claims.check import ClaimCheck
     from citeqa.embedding import load_embedder
     from citeqa.engine import Engine
     from citeqa.errors import CiteqaError, ConfigError
     from citeqa.index.builder import IndexReport, build_index
     from citeqa.ingest.chunking import ChunkerSettings
+    from citeqa.qa.pipeline import Trace
+    from citeqa.qa.settings import AnswerSettings
     from citeqa.reader.reader import Reader
     from citeqa.records import Answer, Chunk, Citation, Document, Span
 

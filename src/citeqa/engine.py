@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from citeqa.answer.pipeline import AnswerPipeline, Trace
-from citeqa.answer.scoring import has_reader_weights
-from citeqa.answer.settings import AnswerSettings
-from citeqa.answer.work import WorkQueue
 from citeqa.embedding import Embedder, encode_queries, load_embedder, token_counter
 from citeqa.errors import ConfigError
 from citeqa.index.manifest import check_model
 from citeqa.index.store import IndexData, load_index
+from citeqa.qa.pipeline import AnswerPipeline, Trace
+from citeqa.qa.scoring import has_reader_weights
+from citeqa.qa.settings import AnswerSettings
+from citeqa.qa.work import WorkQueue
 from citeqa.reader.reader import Reader
 from citeqa.records import Answer, Document, DocumentInfo
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # loaded where used: the corpus changes need neither the app'
     from citeqa.pg.publish import Published
 
 if TYPE_CHECKING:  # claims load with the first check: an answer never needs them
-    from citeqa.answer.claims import ClaimCheck, ClaimInputs, ClaimThresholds
+    from citeqa.claims.check import ClaimCheck, ClaimInputs, ClaimThresholds
 
 #: Whether answers use the trained reader: where it was fitted for the model, always, or never.
 ReaderMode = Literal["auto", "on", "off"]
@@ -71,7 +71,7 @@ def open_data(index_dir: Path, backend: str | None = None) -> IndexData:
 
 class Engine:
     """Answers questions from one index. Thread-safe for concurrent ``ask`` calls, whose model calls
-    take turns in ``work`` (:class:`~citeqa.answer.work.WorkQueue`: the least-served question
+    take turns in ``work`` (:class:`~citeqa.qa.work.WorkQueue`: the least-served question
     first; a queue of its own when None). ``settings``: those fitted for the index's model when
     None (:meth:`AnswerSettings.for_model`). ``data``, the index, is the engine's own from then on:
     callers read it through :attr:`documents`, :attr:`manifest` and the other queries, and change
@@ -220,10 +220,10 @@ class Engine:
         self, claim: str, k: int = 5, thresholds: ClaimThresholds | None = None, page_lang: str | None = None
     ) -> ClaimCheck:
         """Check ``claim`` against the documents: ``supported``, ``conflicting`` or ``not_found``,
-        with up to ``k`` passages that bear on it (see :mod:`citeqa.answer.claims`); ``page_lang`` as for :meth:`ask`."""
-        from citeqa.answer.claim_parts import analyse_claim
-        from citeqa.answer.claim_reading import ReadingRule, ValueReading, judge_block, read_claim, reading_rule
-        from citeqa.answer.claims import check_claim, claim_thresholds
+        with up to ``k`` passages that bear on it (see :mod:`citeqa.claims.check`); ``page_lang`` as for :meth:`ask`."""
+        from citeqa.claims.check import check_claim, claim_thresholds
+        from citeqa.claims.parts import analyse_claim
+        from citeqa.claims.reading import ReadingRule, ValueReading, judge_block, read_claim, reading_rule
 
         started = time.perf_counter()
         inputs = self.claim_inputs(claim, k, page_lang)

@@ -78,7 +78,7 @@ UI_LANGUAGES: Sequence[str] = _LazyLanguages()
 
 #: UI strings per language (the chat, its labels and notices).
 LABELS: Mapping[str, Mapping[str, str]] = _per_language("labels")
-#: Claim checking (:mod:`citeqa.answer.claims`): verdict names and the one-line message.
+#: Claim checking (:mod:`citeqa.claims.check`): verdict names and the one-line message.
 CLAIM_LABELS: Mapping[str, Mapping[str, str]] = _per_language("claim")
 #: The chat's claim mode, citation tools, document viewer and downloads.
 EVIDENCE_LABELS: Mapping[str, Mapping[str, str]] = _per_language("evidence")

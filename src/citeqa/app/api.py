@@ -23,7 +23,7 @@ from citeqa.app.validation import DEFAULT_K, ApiError, AskRequest, CheckRequest,
 from citeqa.errors import CiteqaError, QuestionError, RequestError
 
 if TYPE_CHECKING:
-    from citeqa.answer.claims import ClaimCheck
+    from citeqa.claims.check import ClaimCheck
     from citeqa.records import Answer
 
 #: The endpoints' parameters, in the order a positional call sends them.

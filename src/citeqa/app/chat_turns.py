@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from citeqa.answer.claims import ClaimCheck
 from citeqa.app import chat_view, display
 from citeqa.app.cited import document_infos
 from citeqa.app.display import engine_language, labels
 from citeqa.app.holder import EngineHolder
+from citeqa.claims.check import ClaimCheck
 from citeqa.engine import Engine
 from citeqa.errors import CiteqaError
 from citeqa.records import Answer
@@ -56,14 +56,14 @@ def conversation_turn(
     page_lang: str | None = None,
 ) -> TurnResult:
     """Answer ``text`` or check it as a claim (``mode`` "check", or "auto" and it reads as a statement:
-    :func:`citeqa.answer.claims.looks_like_claim`); the record joins ``turns`` for the downloads.
+    :func:`citeqa.claims.check.looks_like_claim`); the record joins ``turns`` for the downloads.
     ``page_lang``, the language the page opened in (the browser's), leans a question that could be
     read either way and speaks for input that cannot be read at all.
 
     Blank or over-long input, and any error, is refused: the conversation stays as it was and
     ``refusal`` says why, in the language of the input (or of the last question, or of the page).
     """
-    from citeqa.answer.claims import looks_like_claim
+    from citeqa.claims.check import looks_like_claim
 
     messages, asked, turns = list(messages or []), list(asked or []), list(turns or [])
     engine = holder.engine
@@ -154,8 +154,8 @@ DOWNLOADS = "citeqa-downloads"
 def download_files(holder: EngineHolder, turns: list[dict], folder: Path) -> tuple[str | None, str | None]:
     """Write the conversation as Markdown and JSON into ``folder`` (the session's own, replacing what an
     earlier request left there); (None, None) before any turn."""
-    from citeqa.answer.claims import ClaimCheck
     from citeqa.app.evidence import conversation_json, conversation_markdown
+    from citeqa.claims.check import ClaimCheck
     from citeqa.records import Answer
 
     if not turns:

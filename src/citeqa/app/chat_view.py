@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from citeqa.answer.pipeline import MAX_QUESTION_CHARS
-from citeqa.answer.scoring import Band
 from citeqa.app import display
 from citeqa.app.display import safe, safe_block
 from citeqa.messages import claim_labels, labels
+from citeqa.qa.pipeline import MAX_QUESTION_CHARS
+from citeqa.qa.scoring import Band
 from citeqa.records import Answer, Document, DocumentInfo
 
 if TYPE_CHECKING:
-    from citeqa.answer.claims import ClaimCheck
+    from citeqa.claims.check import ClaimCheck
 
 Message = dict[str, str]  #: {"role": "user" | "assistant", "content": HTML, "label": plain text}
 

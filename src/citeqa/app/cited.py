@@ -1,5 +1,5 @@
 """What a record cites: its citations, and the documents behind them with their indexing dates; and
-the confidence band an answer falls in (:class:`~citeqa.answer.scoring.Band`), said in words, which
+the confidence band an answer falls in (:class:`~citeqa.qa.scoring.Band`), said in words, which
 decides whether it is given as the answer or as a possible one.
 
 One definition for the chat, the downloads and ``citeqa ask/check --format markdown``, which each
@@ -11,18 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from citeqa.answer.scoring import Band, band_of, headline_bands
 from citeqa.messages import labels
+from citeqa.qa.scoring import Band, band_of, headline_bands
 
 if TYPE_CHECKING:
-    from citeqa.answer.claims import ClaimCheck
+    from citeqa.claims.check import ClaimCheck
     from citeqa.engine import Engine
     from citeqa.records import Answer, Citation, DocumentInfo
 
 
 def citations_of(record: Answer | ClaimCheck) -> list[Citation]:
     """An answer's citations, or the passage of each piece of evidence of a claim check."""
-    from citeqa.answer.claims import ClaimCheck
+    from citeqa.claims.check import ClaimCheck
 
     if isinstance(record, ClaimCheck):
         return [e.citation for e in record.evidence]

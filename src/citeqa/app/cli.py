@@ -18,7 +18,7 @@ from citeqa.app.cli_args import output_format, parser
 from citeqa.errors import CiteqaError
 
 if TYPE_CHECKING:
-    from citeqa.answer.claims import ClaimCheck
+    from citeqa.claims.check import ClaimCheck
     from citeqa.embedding import Embedder
     from citeqa.engine import Engine
     from citeqa.index.builder import LanguageCount

@@ -11,14 +11,14 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from citeqa.answer.scoring import Band
 from citeqa.app.cited import band_words, hedged  # display.hedged, as the chat's modules call it
 from citeqa.messages import counted, labels
+from citeqa.qa.scoring import Band
 from citeqa.records import Answer, Citation, Document, DocumentInfo
 
 if TYPE_CHECKING:  # imported where used, as the functions below do
-    from citeqa.answer.claims import ClaimCheck, ClaimEvidence
     from citeqa.app.evidence import CitedQuote
+    from citeqa.claims.check import ClaimCheck, ClaimEvidence
     from citeqa.index.manifest import DocEntry
 
 CONTEXT_CHARS = 300

@@ -1,7 +1,7 @@
 """Evidence to keep: a citation as plain text, BibTeX and CSL-JSON, and a conversation as Markdown or JSON.
 
 Pure functions over the records (:class:`~citeqa.records.Answer`,
-:class:`~citeqa.answer.claims.ClaimCheck`) and each document's
+:class:`~citeqa.claims.check.ClaimCheck`) and each document's
 :class:`~citeqa.records.DocumentInfo` (title, file, language, when it was indexed). A
 citation names the exact quote and its character range in the document (and the page of a
 PDF), so a reader can find it again; the conversation JSON holds the records themselves
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from citeqa.answer.claims import ClaimCheck
-from citeqa.answer.scoring import Band
 from citeqa.app.cited import answer_band, band_words, citations_of, hedged
+from citeqa.claims.check import ClaimCheck
 from citeqa.messages import claim_labels, evidence_labels, labels
+from citeqa.qa.scoring import Band
 from citeqa.records import Answer, Citation, Document, DocumentInfo
 
 #: The conversation JSON's format name and version (see :func:`conversation_json`).

@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 
 from itsdangerous import BadSignature, TimestampSigner
 
-from citeqa.answer.pipeline import MAX_QUESTION_CHARS
 from citeqa.app.serving import WILDCARD_HOSTS
+from citeqa.qa.pipeline import MAX_QUESTION_CHARS
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 

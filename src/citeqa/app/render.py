@@ -12,7 +12,7 @@ from citeqa.records import Answer, Document
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from citeqa.answer.claims import ClaimCheck
+    from citeqa.claims.check import ClaimCheck
 
 
 def print_answer(

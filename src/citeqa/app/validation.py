@@ -39,8 +39,8 @@ from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError
 
-from citeqa.answer.pipeline import MAX_QUESTION_CHARS
 from citeqa.errors import RequestError
+from citeqa.qa.pipeline import MAX_QUESTION_CHARS
 
 MAX_K = 10
 MAX_HISTORY_ITEMS = 20

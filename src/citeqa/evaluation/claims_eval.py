@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from citeqa.answer.claims import NOT_FOUND, SUPPORTED, VERDICTS, ClaimCheck
+from citeqa.claims.check import NOT_FOUND, SUPPORTED, VERDICTS, ClaimCheck
 from citeqa.errors import ConfigError
 from citeqa.evaluation.claims_file import ClaimItem
 from citeqa.evaluation.metrics import percentile

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from citeqa.answer.claims import VERDICTS
+from citeqa.claims.check import VERDICTS
 from citeqa.evaluation.rows import CSV_SUFFIXES, JSONL_SUFFIXES, item_id, load_rows, optional_text
 
 CLAIM_COLUMNS = ("claim", "verdict")

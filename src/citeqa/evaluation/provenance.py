@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 from citeqa.records import sha256_file, sha256_text, to_dict
 
 if TYPE_CHECKING:
-    from citeqa.answer.pipeline import AnswerSettings
-    from citeqa.answer.scoring import ScoringModel
     from citeqa.engine import Engine
+    from citeqa.qa.pipeline import AnswerSettings
+    from citeqa.qa.scoring import ScoringModel
 
 GIT_TIMEOUT_S = 5.0
 
@@ -109,7 +109,7 @@ def file_record(path: Path | None) -> dict[str, str | None] | None:
 
 def settings_record(settings: AnswerSettings) -> dict[str, Any]:
     """The answer settings as JSON data; the scorer as the sha256 of its weights, not the weights."""
-    from citeqa.answer.scoring import ScoringModel
+    from citeqa.qa.scoring import ScoringModel
 
     record = {}
     for f in fields(settings):

@@ -55,7 +55,7 @@ BM25_DIR = "bm25"
 @dataclass(frozen=True)
 class IndexData:
     """Everything one generation holds, in memory; the
-    :class:`~citeqa.answer.backend.RetrievalBackend` that answering uses."""
+    :class:`~citeqa.qa.backend.RetrievalBackend` that answering uses."""
 
     manifest: Manifest
     documents: dict[str, Document]

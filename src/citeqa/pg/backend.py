@@ -1,4 +1,4 @@
-"""A :class:`~citeqa.answer.backend.RetrievalBackend` over PostgreSQL shards (``--backend postgresql://...``).
+"""A :class:`~citeqa.qa.backend.RetrievalBackend` over PostgreSQL shards (``--backend postgresql://...``).
 
 Opened on the generation live at that moment (pinned: a publish meanwhile does not change
 what it answers from; :meth:`PostgresBackend.reopen` moves to the new one). It loads where

@@ -140,7 +140,7 @@ class Reader:
 
         ``max_windows`` bounds the windows run (each passage's first ones first, see
         :func:`first_windows`); ``turn`` is waited for before each batch, with its tokens (the
-        engine's :class:`~citeqa.answer.work.WorkQueue`).
+        engine's :class:`~citeqa.qa.work.WorkQueue`).
         """
         self.warm_up()
         windows = first_windows(make_windows(self._tok, question, passages), max_windows)

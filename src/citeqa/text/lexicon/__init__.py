@@ -6,7 +6,7 @@
   ("compró" = "bought" = "comprou"; looked up by Snowball stem, so inflections meet) and the
   prepositions after which a claim's name is its value ("fundada en Bristol");
 * ``facts``, ``names``, ``questions``: the words of :mod:`citeqa.text.facts` (months, scales,
-  units, ...), of the name finder and of the question words (:mod:`citeqa.answer.answer_types`).
+  units, ...), of the name finder and of the question words (:mod:`citeqa.qa.answer_types`).
 
 Files are read on first use and cached. A language without a file has none of its words: its
 words still meet by stem and cognate key, and facts fall back to the language-free rules (digits,

@@ -4,7 +4,7 @@ Answers: prepare (:class:`Asked`: language, retrieval query) → retrieve (:clas
 query's vector and the fused hits) → extract (:class:`Extraction`: candidate spans with named
 features, the reader's spans) → choose (scores; the question's language first when it answers) →
 record (the answer record). Claims: prepare → retrieve → every sentence of the hits with its
-cosine to the claim (:class:`ClaimInputs`), which :mod:`citeqa.answer.claims` judges. Each step
+cosine to the claim (:class:`ClaimInputs`), which :mod:`citeqa.claims.check` judges. Each step
 runs once per question; :meth:`AnswerPipeline.run` is the only composition of the answer stages,
 ``Engine.ask`` returns its trace's ``answer``, and evaluation, the scorer fit, the ceilings script
 and the benchmark read the same trace.
@@ -20,27 +20,27 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from citeqa.answer.answer_types import highlight_in, short_answer_in
-from citeqa.answer.backend import RetrievalBackend
-from citeqa.answer.bounds import TokenCounter
-from citeqa.answer.features import FEATURES, Passage, Wanted, candidate_features
-from citeqa.answer.questions import MAX_QUESTION_CHARS, clean_history, clean_question, is_follow_up
-from citeqa.answer.reading import ReadSpan, read_spans, reader_features, reader_short, span_candidates, span_short
-from citeqa.answer.retrieval import Retriever, prefer_language
-from citeqa.answer.scoring import check_scores
-from citeqa.answer.settings import AnswerSettings, ShortAnswerSource
-from citeqa.answer.spans import Candidate, candidates_from
-from citeqa.answer.work import Ticket, WorkQueue
 from citeqa.embedding.protocol import count_pieces
 from citeqa.errors import QuestionError
 from citeqa.messages import catalogue_languages
+from citeqa.qa.answer_types import highlight_in, short_answer_in
+from citeqa.qa.backend import RetrievalBackend
+from citeqa.qa.bounds import TokenCounter
+from citeqa.qa.features import FEATURES, Passage, Wanted, candidate_features
+from citeqa.qa.questions import MAX_QUESTION_CHARS, clean_history, clean_question, is_follow_up
+from citeqa.qa.reading import ReadSpan, read_spans, reader_features, reader_short, span_candidates, span_short
+from citeqa.qa.retrieval import Retriever, prefer_language
+from citeqa.qa.scoring import check_scores
+from citeqa.qa.settings import AnswerSettings, ShortAnswerSource
+from citeqa.qa.spans import Candidate, candidates_from
+from citeqa.qa.work import Ticket, WorkQueue
 from citeqa.reader.reader import Reader
 from citeqa.records import Answer, Citation, Highlight, Hit, Span
 from citeqa.text.analysis import query_terms
 from citeqa.text.language import corpus_languages, question_candidates, question_language
 
 if TYPE_CHECKING:  # the claim modules load with the first check: an answer never needs them
-    from citeqa.answer.claims import ClaimInputs
+    from citeqa.claims.check import ClaimInputs
 
 __all__ = [
     "MAX_QUESTION_CHARS",
@@ -64,7 +64,7 @@ class Asked:
     """The prepare stage's output: a cleaned question, its language, the language whose passages
     come first (None: any), the text searched with (the question, plus the last turn for a
     follow-up) and ``text``, the question as matched and read: the question itself, or within
-    the settings' :class:`~citeqa.answer.bounds.RequestBounds` when it is longer (as are the
+    the settings' :class:`~citeqa.qa.bounds.RequestBounds` when it is longer (as are the
     history and the query)."""
 
     question: str
@@ -222,7 +222,7 @@ class AnswerPipeline:
         """The claim stages before judging: prepare and retrieve ``claim`` as a question (``page_lang``
         as for :meth:`run`), then split every hit into sentences and give each its cosine to the claim's vector."""
         # here, not at the top: the claim modules cost an answer ~30 ms of imports
-        from citeqa.answer.claims import ClaimInputs, clean_claim
+        from citeqa.claims.check import ClaimInputs, clean_claim
 
         claim = clean_claim(claim)
         if k < 1:

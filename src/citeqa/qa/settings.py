@@ -1,7 +1,7 @@
 """The settings that shape an answer: fitted per embedding model, changed only by name.
 
 :meth:`AnswerSettings.for_model` reads them from the model's weights file
-(``answer/weights/<model>.json``: retrieval fusion weights, the scorer, claim thresholds);
+(``qa/weights/<model>.json``: retrieval fusion weights, the scorer, claim thresholds);
 the knobs no fit sets (passages searched, pool, language margins...) keep the values chosen
 by measurement (README). :meth:`AnswerSettings.with_overrides` changes any of them by name
 ("pool", "retrieval.dense_weight", "claims.conflict_cover"), and an unknown name is a
@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from citeqa.answer.bounds import RequestBounds
-from citeqa.answer.judge import ClaimThresholds, claim_thresholds
-from citeqa.answer.retrieval import FITTED_RETRIEVAL, RetrievalSettings
-from citeqa.answer.scoring import ScoringModel, check_weights_keys, read_weights
+from citeqa.claims.judge import ClaimThresholds, claim_thresholds
 from citeqa.errors import ConfigError
+from citeqa.qa.bounds import RequestBounds
+from citeqa.qa.retrieval import FITTED_RETRIEVAL, RetrievalSettings
+from citeqa.qa.scoring import ScoringModel, check_weights_keys, read_weights
 
 #: Sources of the short answer (see :attr:`AnswerSettings.short_answers`).
 ShortAnswerSource = Literal["reader", "rules", "rules-then-reader"]

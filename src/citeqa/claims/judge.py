@@ -11,7 +11,7 @@ subject), the section heading above it and the document's title. Its **features*
   concept in the per-language word lists (:mod:`citeqa.text.lexicon`: "compró" = "bought");
 * ``dense``: the e5 cosine of the sentence (or its best clause) to the claim, from the span
   vectors of the index (:mod:`citeqa.index.spans`);
-* per claim fact (quantity or date, :mod:`citeqa.answer.claim_parts`): the same value in the
+* per claim fact (quantity or date, :mod:`citeqa.claims.parts`): the same value in the
   sentence, another value in its place, or none.
 
 The rule (:func:`unit_relation`): **supports** when every claim fact has the same value there,
@@ -32,7 +32,7 @@ from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any
 
-from citeqa.answer.claim_parts import (
+from citeqa.claims.parts import (
     ClaimParts,
     FactMatch,
     content_words,
@@ -40,9 +40,9 @@ from citeqa.answer.claim_parts import (
     tokens_of,
     without,
 )
-from citeqa.answer.spans import Candidate
 from citeqa.errors import ConfigError
 from citeqa.ingest.sentences import sentence_spans
+from citeqa.qa.spans import Candidate
 from citeqa.records import Document, Hit
 from citeqa.text.analysis import COGNATE_PREFIX, cognate_keys, stem
 from citeqa.text.facts import find_facts
@@ -54,7 +54,7 @@ CONFLICTING = "conflicting"
 NOT_FOUND = "not_found"
 VERDICTS = (SUPPORTED, CONFLICTING, NOT_FOUND)
 
-#: What one passage does for the claim (:attr:`citeqa.answer.claims.ClaimEvidence.relation`).
+#: What one passage does for the claim (:attr:`citeqa.claims.check.ClaimEvidence.relation`).
 SUPPORTS, CONFLICTS, RELATED = "supports", "conflicts", "related"
 
 #: The features of a judged unit, in the order ``eval/fit_claims.py`` stores them.
@@ -64,7 +64,7 @@ FEATURES = ("names", "cover", "dense", "n_facts", "all_same", "has_different", "
 @dataclass(frozen=True, slots=True)
 class ClaimThresholds:
     """The thresholds of :func:`unit_relation`. Fitted values are data: the ``claims`` block of the
-    model's weights file (``answer/weights/<model>.json``), written by ``eval/fit_claims.py --write``.
+    model's weights file (``qa/weights/<model>.json``), written by ``eval/fit_claims.py --write``.
     The defaults serve a weights file without that block."""
 
     #: a claim with numbers or dates, all of them the same in the sentence: share of its names in the unit

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from citeqa.answer.features import READER_FEATURES
-from citeqa.answer.spans import Candidate
+from citeqa.qa.features import READER_FEATURES
+from citeqa.qa.spans import Candidate
 from citeqa.reader.decode import SpanScore
 from citeqa.reader.reader import Reading
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from citeqa.answer.features import FEATURES
 from citeqa.errors import ConfigError, ScoreError
+from citeqa.qa.features import FEATURES
 
 #: The calibration's own inputs besides span features: the ranker's logit, and its lead over
 #: the best other span (0 or less for every span but the best): a clear winner is more often right.
@@ -318,7 +318,7 @@ def check_names(what: str, given: Mapping[str, float], known: tuple[str, ...], e
 def weights_path(model: str, reader: bool = False) -> Path:
     """The weights file of ``model`` shipped with citeqa (``<model>+reader.json`` for the scorer
     fitted with the reader's features), or the fallback model's."""
-    folder = Path(str(resources.files("citeqa.answer").joinpath(WEIGHTS_DIR)))
+    folder = Path(str(resources.files("citeqa.qa").joinpath(WEIGHTS_DIR)))
     own = folder / f"{model.replace('/', '__')}{READER_SUFFIX if reader else ''}.json"
     return own if own.is_file() else folder / f"{FALLBACK_MODEL}.json"
 

@@ -1,6 +1,6 @@
 """Claims checked by reading: ask the reader for each value of a claim, about the claim's own subject.
 
-The sentence judge (:mod:`citeqa.answer.judge`) matches a claim's values to sentences, not to the
+The sentence judge (:mod:`citeqa.claims.judge`) matches a claim's values to sentences, not to the
 entity a value belongs to: "The 960PR arrives in the first quarter of 2027." met "the 960DT arrives
 in the first quarter of 2027 and the 960PR in the third" and was called supported. Here every value
 of the claim (a date, a quantity with its unit, a name that is the claim's value: "fundada en
@@ -15,7 +15,7 @@ the first span it reads that holds a value of the claim value's kind is compared
 * ``none``: no span of that kind (the reader abstains or reads something else).
 
 How the readings and the sentence judge's verdict combine into the claim's verdict is a small
-rule with fitted margins (:class:`ReadingRule`), data in ``answer/weights/claim_reading.json``
+rule with fitted margins (:class:`ReadingRule`), data in ``claims/weights/claim_reading.json``
 written by ``eval/fit_claims.py --reading --write``.
 """
 
@@ -31,8 +31,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from citeqa.answer.claim_parts import ClaimParts, tokens_of
-from citeqa.answer.judge import judge_unit, units_of
+from citeqa.claims.judge import judge_unit, units_of
+from citeqa.claims.parts import ClaimParts, tokens_of
 from citeqa.errors import ConfigError
 from citeqa.reader.reader import Reader, Turn
 from citeqa.reader.reader import Reading as ReaderOutput
@@ -136,7 +136,7 @@ class ValueReading:
     document_value: str = ""
     margin: float = -math.inf
     #: share of the claim's names in the sentence that holds the span (with its lead, heading and
-    #: title: :mod:`citeqa.answer.judge`'s unit), and of its other words: is the span about the subject?
+    #: title: :mod:`citeqa.claims.judge`'s unit), and of its other words: is the span about the subject?
     names: float = 0.0
     cover: float = 0.0
 

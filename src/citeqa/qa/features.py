@@ -1,7 +1,7 @@
 """Features of a candidate answer span: general signals of whether it answers the question.
 
 Each feature has a name (:data:`FEATURES`); a row is built by name, and the scorer's
-weights are keyed by the same names (:mod:`citeqa.answer.scoring`), so adding or
+weights are keyed by the same names (:mod:`citeqa.qa.scoring`), so adding or
 reordering a feature can never misalign a weight.
 """
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from citeqa.answer.answer_types import AnswerType, expected_type, type_match
-from citeqa.answer.spans import Candidate
+from citeqa.qa.answer_types import AnswerType, expected_type, type_match
+from citeqa.qa.spans import Candidate
 from citeqa.text.analysis import cognate_keys, fold_accents, query_terms, terms, words
 from citeqa.text.facts_names import is_name_word
 
@@ -40,7 +40,7 @@ SPAN_FEATURES = (
     "novelty",  # share of the span's terms the question does not use: an answer says something new
     "type_missing",  # the question asks for a kind of fact and the span holds none
 )
-#: Columns the trained reader gives (see :mod:`citeqa.answer.reading`); 0 with the reader off.
+#: Columns the trained reader gives (see :mod:`citeqa.qa.reading`); 0 with the reader off.
 READER_FEATURES = (
     "reader_gap",  # best reader score of a span inside the candidate minus the best read anywhere (<= 0)
     "reader_best",  # 1 when the candidate holds the reader's best span

@@ -1,6 +1,6 @@
 """Where the facts a question asks for sit in a text, and which of them is the short answer.
 
-The question's kind comes from :mod:`citeqa.answer.questions` (``expected_type``); the facts from
+The question's kind comes from :mod:`citeqa.qa.questions` (``expected_type``); the facts from
 :mod:`citeqa.text.facts`, the one extractor that claims read too, so a short answer and a claim
 check agree on what is a date, a quantity or a name. A fact of the expected kind next to a
 question term raises a span's score (:func:`type_match`), and the one nearest the question's
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from citeqa.answer.questions import AnswerType, QuestionShape, expected_type, question_shape
+from citeqa.qa.questions import AnswerType, QuestionShape, expected_type, question_shape
 from citeqa.text import facts_words as fw
 from citeqa.text.analysis import fold_accents, terms, words
 from citeqa.text.facts import find_dates, find_names, find_quantities

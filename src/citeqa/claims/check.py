@@ -3,12 +3,12 @@ it, or nothing?
 
 A claim ("GLM-5 tiene unos 800 mil millones de parámetros") is searched like a question
 (:meth:`citeqa.engine.Engine.claim_inputs`); every sentence of the retrieved passages is then
-judged against it (:mod:`citeqa.answer.judge`, with the claim taken apart by
-:mod:`citeqa.answer.claim_parts`): ``supported`` only when one sentence (with the lead or heading
+judged against it (:mod:`citeqa.claims.judge`, with the claim taken apart by
+:mod:`citeqa.claims.parts`): ``supported`` only when one sentence (with the lead or heading
 it continues) carries the claim's names, its values and its words; ``conflicting`` when such a
 sentence gives another value in the claim's place; ``not_found`` otherwise. The evidence quotes
 the whole sentence, and the same finding in translations of one article is shown once, with the
-other languages noted (:mod:`citeqa.answer.translations`).
+other languages noted (:mod:`citeqa.claims.translations`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from citeqa.answer.claim_parts import ClaimParts, analyse_claim
-from citeqa.answer.claim_reading import ReadingRule, ValueReading, combine
-from citeqa.answer.judge import (
+from citeqa.claims.judge import (
     CONFLICTING,
     CONFLICTS,
     NOT_FOUND,
@@ -38,11 +36,13 @@ from citeqa.answer.judge import (
     unit_relation,
     units_of,
 )
-from citeqa.answer.questions import alternatives, clean_question, question_words
-from citeqa.answer.spans import Candidate
-from citeqa.answer.translations import aligned, translation_groups
+from citeqa.claims.parts import ClaimParts, analyse_claim
+from citeqa.claims.reading import ReadingRule, ValueReading, combine
+from citeqa.claims.translations import aligned, translation_groups
 from citeqa.errors import QuestionError
 from citeqa.messages import claim_message
+from citeqa.qa.questions import alternatives, clean_question, question_words
+from citeqa.qa.spans import Candidate
 from citeqa.records import Citation, Document, Highlight, Hit, from_dict, to_dict
 from citeqa.text.analysis import fold_accents
 from citeqa.text.facts import find_facts
@@ -72,7 +72,7 @@ class ClaimInputs:
     """What a claim is judged on: the claim as cleaned, its language, the passages retrieved for it,
     every sentence of every one of them (not only those searched for an answer) and each sentence's
     cosine to the claim (None where the index has no span vector); made by
-    :meth:`citeqa.answer.pipeline.AnswerPipeline.claim_inputs`."""
+    :meth:`citeqa.qa.pipeline.AnswerPipeline.claim_inputs`."""
 
     claim: str
     language: str
@@ -123,7 +123,7 @@ class ClaimCheck:
     evidence: tuple[ClaimEvidence, ...] = field(default_factory=tuple)
     latency_ms: float = 0.0
     #: what the reader read for each value of the claim, about the claim's subject (document
-    #: offsets; empty when checked without the reader): :mod:`citeqa.answer.claim_reading`
+    #: offsets; empty when checked without the reader): :mod:`citeqa.claims.reading`
     readings: tuple[ValueReading, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -149,7 +149,7 @@ def clean_claim(claim: object) -> str:
 @cache
 def _question_start() -> re.Pattern[str]:
     """First words that make an input a question or a request, not a statement (every language's
-    wh-words and question starts, :func:`citeqa.answer.questions.question_words`; folded)."""
+    wh-words and question starts, :func:`citeqa.qa.questions.question_words`; folded)."""
     return re.compile(rf"^(?:{alternatives(question_words())})\b")
 
 
@@ -205,7 +205,7 @@ def check_claim(
     """The :class:`ClaimCheck` of the claim of ``inputs`` (in its language) from its retrieved passages,
     their candidate spans and each span's cosine to the claim. With ``readings`` (what the reader
     read for each value of the claim) the verdict is the judge's and the readings' combined by
-    ``rule`` (:func:`citeqa.answer.claim_reading.combine`)."""
+    ``rule`` (:func:`citeqa.claims.reading.combine`)."""
     t = thresholds if thresholds is not None else ClaimThresholds()
     claim, lang, hits = inputs.claim, inputs.language, inputs.hits
     parts = analyse_claim(claim, lang)

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from citeqa.answer.backend import RetrievalBackend
-from citeqa.answer.fusion import FusionMode, fuse
 from citeqa.index.backends import top_n
+from citeqa.qa.backend import RetrievalBackend
+from citeqa.qa.fusion import FusionMode, fuse
 from citeqa.records import Hit
 from citeqa.text.analysis import query_terms
 
@@ -23,7 +23,7 @@ FITTED_RETRIEVAL = frozenset({"dense_weight", "lexical_weight"})
 @dataclass(frozen=True, slots=True)
 class RetrievalSettings:
     """Knobs of the hybrid retriever. The fusion weights depend on the model's vectors and come
-    from its weights file (:meth:`citeqa.answer.settings.AnswerSettings.for_model`); the others
+    from its weights file (:meth:`citeqa.qa.settings.AnswerSettings.for_model`); the others
     were chosen on the dev set (README)."""
 
     dense_weight: float  #: weight of the dense (FAISS) scores in the fusion
