@@ -49,8 +49,7 @@ class AnswerSettings:
     #: when they find none. Chosen by measurement (README).
     short_answers: ShortAnswerSource = "rules-then-reader"
     #: Passages the reader reads: the best-ranked of those searched for the answer (each costs a
-    #: window of up to 256 tokens; see docs/benchmarks.md). Reading 2 instead of 4 lost answers
-    #: out of fold (accuracy 0.673 / 0.576 against 0.717 / 0.624 on the two dev sets).
+    #: window of up to 256 tokens). Reading 3 or 2 lost answers out of fold (docs/benchmarks.md).
     reader_passages: int = 4
     #: With the reader on, the answer candidates: the reader's spans, each with the sentence that
     #: holds it (the span is the short answer), or every sentence of the passages searched.
