@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from citeqa.reader import graph_cache
+from citeqa.reader.onnx_build import sha256_hex
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -70,7 +71,7 @@ def built_file(tmp_path: Path) -> tuple[Path, str, Source]:
     folder.mkdir(parents=True)
     content = small_graph()
     (folder / "reader-int8.onnx").write_bytes(content)
-    return folder / "reader-int8.onnx", graph_cache._sha256(content), Source(content)
+    return folder / "reader-int8.onnx", sha256_hex(content), Source(content)
 
 
 def outputs(session: Any) -> np.ndarray:
@@ -85,7 +86,7 @@ def test_the_first_load_saves_the_graph_and_the_next_loads_it(tmp_path: Path) ->
     assert saved.is_file() and source.calls == 1
     recorded = json.loads(stamp.read_text())
     assert recorded["source"] == digest and recorded["runtime"] == ort.__version__
-    assert recorded["saved"] == graph_cache._sha256(saved.read_bytes())
+    assert recorded["saved"] == sha256_hex(saved.read_bytes())
     second = graph_cache.open_session(built, digest, source, options)
     assert source.calls == 1  # the saved graph was loaded: the built file was not asked for
     assert np.array_equal(outputs(first), outputs(second))
@@ -130,7 +131,7 @@ def test_checked_bytes_the_runtime_refuses_are_made_again(tmp_path: Path, caplog
     graph_cache.open_session(built, digest, source, options)
     saved, stamp = built.parent / graph_cache.SAVED, built.parent / graph_cache.STAMP
     saved.write_bytes(b"not a graph")
-    stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "saved": graph_cache._sha256(b"not a graph")}))
+    stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "saved": sha256_hex(b"not a graph")}))
     session = graph_cache.open_session(built, digest, source, options)
     assert source.calls == 2 and "making it again" in caplog.text
     assert outputs(session).shape == (3, 4) and saved.read_bytes() != b"not a graph"
@@ -155,7 +156,7 @@ def test_the_saved_reader_gives_the_same_logits_as_the_built_one(tmp_path: Path)
     copy.mkdir(parents=True)
     shutil.copy(built.path, copy / built.path.name)
     source = Source(built.content)
-    digest = graph_cache._sha256(built.content)
+    digest = sha256_hex(built.content)
     graph_cache.open_session(copy / built.path.name, digest, source, options)
     saved = graph_cache.open_session(copy / built.path.name, digest, source, options)
     assert source.calls == 1

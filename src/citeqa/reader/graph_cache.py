@@ -17,13 +17,14 @@ cache) only costs the optimising again. The stamp is this module's own: the buil
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from citeqa.reader.onnx_build import checked_bytes, sha256_hex
 
 #: Bump when what is saved or how it is loaded changes: an old saved graph is then made again.
 VERSION = 1
@@ -45,8 +46,10 @@ def open_session(built: Path, source_sha256: str, source: Callable[[], bytes], o
 
     folder = built.parent
     stamp = {"version": VERSION, "runtime": ort.__version__, "source": source_sha256}
-    saved = _checked(folder, stamp)
-    if saved is not None:
+    found = checked_bytes(folder / STAMP, folder / SAVED, stamp, "saved")
+    if found is not None:
+        saved = found[0]
+        del found
         opts = options()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         try:
@@ -62,7 +65,8 @@ def _optimised(folder: Path, content: bytes, options: Callable[[], Any]) -> Any:
     saved with its stamp when the folder takes it (written aside, then moved in: a load never sees half)."""
     import onnxruntime as ort
 
-    stamp = {"version": VERSION, "runtime": ort.__version__, "source": _sha256(content)}
+    # stamped with the bytes optimised (a rebuild between the check and source() changes them)
+    stamp = {"version": VERSION, "runtime": ort.__version__, "source": sha256_hex(content)}
     tmp = folder / f".{SAVED}.{os.getpid()}"
     opts = options()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
@@ -88,24 +92,8 @@ def _save(tmp: Path, stamp: dict[str, Any]) -> None:
     try:
         content = tmp.read_bytes()
         os.replace(tmp, folder / SAVED)
-        side.write_text(json.dumps({**stamp, "saved": _sha256(content)}) + "\n")
+        side.write_text(json.dumps({**stamp, "saved": sha256_hex(content)}) + "\n")
         os.replace(side, folder / STAMP)
     except OSError as exc:  # a read-only or full cache: the next load optimises again
         _log.debug("citeqa: cannot save the optimised reader in %s (%s)", folder, exc)
         side.unlink(missing_ok=True)
-
-
-def _checked(folder: Path, stamp: dict[str, Any]) -> bytes | None:
-    """The saved graph's bytes when the stamp names these inputs and those bytes' sha256, else None."""
-    try:
-        recorded = json.loads((folder / STAMP).read_text())
-        if not isinstance(recorded, dict) or any(recorded.get(k) != v for k, v in stamp.items()):
-            return None
-        content = (folder / SAVED).read_bytes()
-    except (OSError, ValueError):
-        return None
-    return content if recorded.get("saved") == _sha256(content) else None
-
-
-def _sha256(content: bytes) -> str:
-    return hashlib.sha256(content).hexdigest()

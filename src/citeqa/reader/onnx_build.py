@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -51,10 +52,11 @@ def default_cache() -> Path:
 
 @dataclass(frozen=True)
 class ReaderFile:
-    """The cached ONNX reader: where it lies and its bytes, checked against its build's sha256."""
+    """The cached ONNX reader: where it lies, its bytes and their sha256 (checked against its build's)."""
 
     path: Path
     content: bytes = field(repr=False)
+    sha256: str = ""
 
 
 def reader_onnx(cache: Path, delta: Path | None = None) -> Path:
@@ -70,10 +72,9 @@ def reader_file(cache: Path, delta: Path | None = None) -> ReaderFile:
         raise ModelError(f"the reader weights {delta} are missing; reinstall citeqa, or use --reader off")
     folder, stamp = build_place(cache, delta)
     target = folder / ONNX_NAME
-    content = _verified(folder, target, stamp)
-    if content is None:
-        content = _rebuilt(base, delta, stamp, target)
-    return ReaderFile(target, content)
+    found = _verified(folder, target, stamp)
+    content, digest = found if found is not None else _rebuilt(base, delta, stamp, target)
+    return ReaderFile(target, content, digest)
 
 
 def build_place(cache: Path, delta: Path | None = None) -> tuple[Path, dict[str, Any]]:
@@ -85,27 +86,28 @@ def build_place(cache: Path, delta: Path | None = None) -> tuple[Path, dict[str,
     return cache / "reader" / f"{stamp['base'][:12]}-{stamp['delta'][:12]}-r{RECIPE}-{bits}bit", stamp
 
 
-def _rebuilt(base: Path, delta: Path, stamp: dict, target: Path) -> bytes:
-    """Build ``target`` under the folder's lock (unless another process just did) and return its bytes."""
+def _rebuilt(base: Path, delta: Path, stamp: dict, target: Path) -> tuple[bytes, str]:
+    """Build ``target`` under the folder's lock (unless another process just did); its bytes and sha256."""
     from citeqa.embedding.onnx_export import file_lock
 
     folder = target.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with file_lock(folder / ".lock"):
-            content = _verified(folder, target, stamp)
-            if content is None:
+            found = _verified(folder, target, stamp)
+            if found is None:
                 if target.is_file():
                     _log.warning("citeqa: the reader in %s is not the file that was built; rebuilding it", folder)
                 _build(base, delta, stamp, target)
                 content = target.read_bytes()
-                (folder / "build.json").write_text(json.dumps({**stamp, "onnx": _sha256(content)}) + "\n")
+                found = content, sha256_hex(content)
+                (folder / "build.json").write_text(json.dumps({**stamp, "onnx": found[1]}) + "\n")
                 _remove_stale(folder)
     except ModelError:
         raise
     except Exception as exc:  # OSError, torch/onnx export errors
         raise ModelError(f"cannot build the reader in {folder} ({type(exc).__name__}: {exc})") from exc
-    return content
+    return found
 
 
 def _remove_stale(current: Path) -> None:
@@ -117,19 +119,25 @@ def _remove_stale(current: Path) -> None:
             shutil.rmtree(other, ignore_errors=True)
 
 
-def _verified(folder: Path, target: Path, stamp: dict) -> bytes | None:
-    """The bytes of ``target`` when ``build.json`` names these inputs and their sha256, else None.
+def _verified(folder: Path, target: Path, stamp: dict) -> tuple[bytes, str] | None:
+    """The bytes of ``target`` and their sha256 when ``build.json`` names these inputs and that sha256."""
+    return checked_bytes(folder / "build.json", target, stamp, "onnx")
 
-    The bytes are hashed as read, never looked up by size and time: a file damaged in place with
-    its modification time restored is caught (its cost at start-up: docs/reliability.md)."""
+
+def checked_bytes(record: Path, target: Path, inputs: Mapping[str, Any], key: str) -> tuple[bytes, str] | None:
+    """The bytes of ``target`` and their sha256 when the JSON file ``record`` names ``inputs`` and, under
+    ``key``, that sha256; else None. The bytes are hashed as read, never looked up by size and time: a
+    file damaged in place with its modification time restored is caught (its cost at start-up:
+    docs/reliability.md). Used for the built reader and for its optimised graph (:mod:`~citeqa.reader.graph_cache`)."""
     try:
-        recorded = json.loads((folder / "build.json").read_text())
-        if not isinstance(recorded, dict) or any(recorded.get(k) != v for k, v in stamp.items()):
+        recorded = json.loads(record.read_text())
+        if not isinstance(recorded, dict) or any(recorded.get(k) != v for k, v in inputs.items()):
             return None
         content = target.read_bytes()
     except (OSError, ValueError):
         return None
-    return content if recorded.get("onnx") == _sha256(content) else None
+    digest = sha256_hex(content)
+    return (content, digest) if recorded.get(key) == digest else None
 
 
 def int8_bits() -> int:
@@ -139,7 +147,7 @@ def int8_bits() -> int:
     return 8 if cpu_has_vnni() else 7
 
 
-def _sha256(content: bytes) -> str:
+def sha256_hex(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
 

@@ -17,7 +17,6 @@ busy machine). How many run at once is the engine's work queue's business.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -100,7 +99,7 @@ class Reader:
 
         cache = self._cache if self._cache is not None else default_cache()
         built = reader_file(cache, self._delta)
-        path, digest = built.path, hashlib.sha256(built.content).hexdigest()
+        path, digest = built.path, built.sha256
         del built  # not held while the saved graph loads (open_session reads it again only to remake that)
         try:
             import onnxruntime as ort
