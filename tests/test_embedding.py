@@ -17,8 +17,8 @@ from citeqa.embedding.sbert import (
     BACKEND_ENV,
     MINILM,
     SentenceTransformerEmbedder,
-    choose_backend,
     resolve_model_path,
+    sbert_backend,
     vector_kind,
 )
 from citeqa.errors import ModelError
@@ -66,26 +66,26 @@ def test_other_models_stay_on_torch(tmp_path: Path, monkeypatch, pooling: str, m
     monkeypatch.delenv(BACKEND_ENV, raising=False)
     folder = fake_model_folder(tmp_path / "m", pooling=pooling, model_type=model_type)
     assert onnx_layout(folder) is None
-    assert choose_backend(str(folder)) == "torch"
-    assert choose_backend("not-a-local-folder") == "torch"
+    assert sbert_backend(str(folder)) == "torch"
+    assert sbert_backend("not-a-local-folder") == "torch"
 
 
 def test_supported_folder_and_default_model_choose_onnx(tmp_path: Path, monkeypatch):
     monkeypatch.delenv(BACKEND_ENV, raising=False)
-    assert choose_backend(str(fake_model_folder(tmp_path / "m"))) == "onnx"
-    assert choose_backend(MINILM) == "onnx"
+    assert sbert_backend(str(fake_model_folder(tmp_path / "m"))) == "onnx"
+    assert sbert_backend(MINILM) == "onnx"
     assert onnx_layout(Path(resolve_model_path(MINILM))) is not None
 
 
 def test_environment_picks_the_backend(monkeypatch):
     monkeypatch.setenv(BACKEND_ENV, "torch")
-    assert choose_backend(MINILM) == "torch"
+    assert sbert_backend(MINILM) == "torch"
     assert SentenceTransformerEmbedder().backend == "torch"
     monkeypatch.setenv(BACKEND_ENV, "onnx-int8")
-    assert choose_backend("anything") == "onnx-int8"
+    assert sbert_backend("anything") == "onnx-int8"
     monkeypatch.setenv(BACKEND_ENV, "gpu")
     with pytest.raises(ModelError, match=BACKEND_ENV):
-        choose_backend(MINILM)
+        sbert_backend(MINILM)
     with pytest.raises(ModelError, match="backend"):
         SentenceTransformerEmbedder(backend="tpu")
 

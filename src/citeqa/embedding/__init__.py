@@ -10,9 +10,9 @@ from citeqa.embedding.sbert import (
     BACKEND_ENV,
     BACKENDS,
     SentenceTransformerEmbedder,
+    sbert_backend,
     vector_kind,
 )
-from citeqa.embedding.sbert import choose_backend as _sbert_backend
 
 __all__ = [
     "E5_MODEL",
@@ -44,4 +44,4 @@ def load_embedder(model: str = DEFAULT_MODEL) -> Embedder:
 
 def choose_backend(model: str) -> str:
     """The backend an embedder for ``model`` uses, decided without loading anything."""
-    return E5Embedder.backend if is_e5(model) else _sbert_backend(model)
+    return E5Embedder.backend if is_e5(model) else sbert_backend(model)

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from citeqa.embedding.protocol import progress_bar
 from citeqa.errors import ModelError
 
 if TYPE_CHECKING:
-    from tqdm import tqdm
+    pass
 
 #: The name users give (``--model``) and the manifest records.
 E5_MODEL = "multilingual-e5-small"
@@ -102,7 +103,7 @@ class E5Embedder:
         self.warm_up()
         clean = [t.replace("\x00", " ") for t in texts]  # the engine reads C strings
         out = np.empty((len(clean), self.dimension), dtype=np.float32)
-        bar = _progress(len(clean)) if progress else None
+        bar = progress_bar(len(clean)) if progress else None
         for start in range(0, len(clean), BATCH):
             part = clean[start : start + BATCH]
             out[start : start + len(part)] = self._model.encode(part, is_query=query)
@@ -111,9 +112,3 @@ class E5Embedder:
         if bar is not None:
             bar.close()
         return out
-
-
-def _progress(total: int) -> tqdm[Any]:
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="Embedding", unit="passage")

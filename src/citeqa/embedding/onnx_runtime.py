@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from citeqa.embedding.onnx_export import exported
+from citeqa.embedding.protocol import progress_bar
 from citeqa.errors import ModelError
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
-    from tqdm import tqdm
 
 _TRANSFORMER = "sentence_transformers.models.Transformer"
 _POOLING = "sentence_transformers.models.Pooling"
@@ -129,7 +128,7 @@ class OnnxModel:
         batch_size = max(1, batch_size)
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        bar = _progress(len(texts)) if progress else None
+        bar = progress_bar(len(texts)) if progress else None
         window = batch_size * _WINDOW_BATCHES
         for first in range(0, len(order), window):
             rows = order[first : first + window]
@@ -172,11 +171,3 @@ def _threads() -> int:
     if value.isdigit() and int(value) > 0:
         return int(value)
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
-
-
-def _progress(total: int) -> tqdm[Any] | None:
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc="embedding", unit="passage", file=sys.stderr)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 
 class Embedder(Protocol):
@@ -25,6 +29,13 @@ class Embedder(Protocol):
     def dimension(self) -> int: ...
 
     def encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray: ...
+
+
+def progress_bar(total: int) -> tqdm[Any]:
+    """The bar every embedder shows on stderr while it embeds ``total`` passages."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="Embedding", unit="passage", file=sys.stderr)
 
 
 def encode_queries(embedder: Embedder, texts: list[str]) -> np.ndarray:

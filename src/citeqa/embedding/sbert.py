@@ -74,7 +74,7 @@ def requested_backend() -> str:
     return value
 
 
-def choose_backend(model: str) -> str:
+def sbert_backend(model: str) -> str:
     """The backend an embedder for ``model`` uses, decided without loading anything."""
     asked = requested_backend()
     if asked != "auto":
@@ -91,7 +91,7 @@ def choose_backend(model: str) -> str:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model on the CPU, loaded lazily and offline.
 
-    ``backend`` is ``torch``, ``onnx`` or ``onnx-int8``; by default :func:`choose_backend`
+    ``backend`` is ``torch``, ``onnx`` or ``onnx-int8``; by default :func:`sbert_backend`
     decides. With the automatic choice, a failed ONNX export falls back to torch (same
     vectors); an explicitly asked backend that cannot load is a :class:`ModelError`.
     """
@@ -100,7 +100,7 @@ class SentenceTransformerEmbedder:
         self.model_id = model_id
         self._batch_size = batch_size
         self._explicit = backend is not None or requested_backend() != "auto"
-        self.backend = backend if backend is not None else choose_backend(model_id)
+        self.backend = backend if backend is not None else sbert_backend(model_id)
         if self.backend not in BACKENDS:
             raise ModelError(f"unknown embedding backend {self.backend!r}; use one of {', '.join(BACKENDS)}")
         self._model: OnnxModel | object | None = None

@@ -14,7 +14,6 @@ one line (:class:`~citeqa.errors.ParseBudgetError`, whose ``exceeded`` names the
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import subprocess
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from citeqa.errors import DocumentError, ParseBudgetError
 from citeqa.ingest.formats import Format, format_of
-from citeqa.records import Document
+from citeqa.records import Document, sha256_file
 
 #: What a worker may take to start (Python and the format's parser), before the budget counts.
 STARTUP_S = 60.0
@@ -183,14 +182,10 @@ def _status_kb(field: str) -> int:
 
 def sha256_of(path: Path) -> str | None:
     """The file's sha256 (None when it cannot be read)."""
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
+        return sha256_file(path)
     except OSError:
         return None
-    return digest.hexdigest()
 
 
 def bounded_loader(budget: ParseBudget, trusted: Iterable[str] = ()) -> Loader:

