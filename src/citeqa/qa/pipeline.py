@@ -23,13 +23,14 @@ import numpy as np
 from citeqa.embedding.protocol import count_pieces
 from citeqa.errors import QuestionError
 from citeqa.messages import catalogue_languages
-from citeqa.qa.answer_types import highlight_in, short_answer_in
+from citeqa.qa.answer_types import Wanted
 from citeqa.qa.backend import RetrievalBackend
 from citeqa.qa.bounds import TokenCounter
-from citeqa.qa.features import FEATURES, Passage, Wanted, candidate_features
+from citeqa.qa.features import FEATURES, Passage, candidate_features
 from citeqa.qa.questions import MAX_QUESTION_CHARS, clean_history, clean_question, is_follow_up
 from citeqa.qa.reading import reader_features, reader_short, span_candidates, span_short
 from citeqa.qa.retrieval import Retriever, prefer_language
+from citeqa.qa.rules import RuleAnswer, rule_answer
 from citeqa.qa.scoring import check_scores
 from citeqa.qa.settings import AnswerSettings, ShortAnswerSource
 from citeqa.qa.spans import Candidate, candidates_from
@@ -400,11 +401,12 @@ class AnswerPipeline:
         citations = tuple(self._citation(h) for h in [hits[first], *rest][:k])
         if confidence < self.settings.abstain_below:
             return Answer(question, lang, None, True, confidence, citations)
-        cand, wanted = span.candidate, extraction.wanted
+        cand = span.candidate
+        rules: RuleAnswer | None = None
         short = span_short(cand, span.read.span) if span.read is not None else None
         if short is None:
-            short = self._short_answer(asked, cand, wanted, extraction.read)
-        key = short if short is not None else highlight_in(cand.text, wanted.kind, wanted.words, cand.lang)
+            short, rules = self._short_answer(cand, extraction.wanted, extraction.read)
+        key = short if short is not None else (rules.key if rules is not None else None)
         doc_id = hits[first].chunk.doc_id
         return Answer(
             question,
@@ -420,17 +422,19 @@ class AnswerPipeline:
         )
 
     def _short_answer(
-        self, asked: Asked, cand: Candidate, wanted: Wanted, read: Sequence[ReadAnswer]
-    ) -> tuple[int, int] | None:
-        """Offsets in ``cand.text`` of the short answer, from the source the settings name."""
+        self, cand: Candidate, wanted: Wanted, read: Sequence[ReadAnswer]
+    ) -> tuple[tuple[int, int] | None, RuleAnswer | None]:
+        """Offsets in ``cand.text`` of the short answer, from the source the settings name, and what
+        the rules found when they were asked (their key phrase stands in for a missing short answer)."""
         mode = self.settings.short_answers
         short = reader_short(cand, read) if mode == "reader" else None
-        if short is None:
-            terms = set(query_terms(asked.query, (cand.lang,)))
-            short = short_answer_in(cand.text, cand.lang, wanted.kind, wanted.words, terms, question=asked.text)
+        if short is not None:
+            return short, None
+        rules = rule_answer(wanted, cand.text, cand.lang)
+        short = rules.short
         if short is None and mode == "rules-then-reader":
             short = reader_short(cand, read)
-        return short
+        return short, rules
 
     def _citation(self, hit: Hit) -> Citation:
         c = hit.chunk
