@@ -34,7 +34,7 @@ def _spans(*phrases_scores: tuple[str, float]) -> list[ReadAnswer]:
 
 
 def test_each_span_becomes_a_candidate_with_the_sentence_that_holds_it():
-    cands = candidates_from([(0, OFFSET, PASSAGE, "en")])
+    cands = candidates_from([(0, CHUNKS[0])])
     feats = np.arange(len(cands) * len(FEATURES), dtype=float).reshape(len(cands), len(FEATURES))
     spans = _spans(("1961", 9.0), ("60 tonn", 7.5), ("1977", 4.0))
     out, rows, kept = span_candidates(cands, feats, spans, {0: 2.0}, CHUNKS)
@@ -51,7 +51,7 @@ def test_each_span_becomes_a_candidate_with_the_sentence_that_holds_it():
 
 
 def test_a_span_across_two_sentences_gets_both_and_spans_outside_are_dropped():
-    cands = candidates_from([(0, OFFSET, PASSAGE, "en")])
+    cands = candidates_from([(0, CHUNKS[0])])
     feats = np.zeros((len(cands), len(FEATURES)))
     crossing = _read(_span("1977. It is 60"), 3.0)
     elsewhere = _read(Span("other.txt", 0, 4), 2.0, passage=5)  # a hit whose sentences are not candidates
@@ -61,7 +61,7 @@ def test_a_span_across_two_sentences_gets_both_and_spans_outside_are_dropped():
 
 
 def test_the_short_answer_is_the_span_in_whole_words_without_stops():
-    cand = candidates_from([(0, OFFSET, PASSAGE, "en")])[1]
+    cand = candidates_from([(0, CHUNKS[0])])[1]
     a, b = span_short(cand, _span("60 tonn"))
     assert cand.text[a:b] == "60 tonnes" and DOC[cand.start + a : cand.start + b] == "60 tonnes"
     a, b = span_short(cand, _span("heavy."))

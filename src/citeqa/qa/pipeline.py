@@ -36,7 +36,7 @@ from citeqa.qa.settings import AnswerSettings, ShortAnswerSource
 from citeqa.qa.spans import Candidate, candidates_from
 from citeqa.qa.work import Ticket, WorkQueue
 from citeqa.reader.reader import ExtractiveReader, ReadAnswer
-from citeqa.records import Answer, Citation, Highlight, Hit, Span
+from citeqa.records import Answer, Citation, Highlight, Hit
 from citeqa.text.analysis import query_terms
 from citeqa.text.language import corpus_languages, question_candidates, question_language
 
@@ -233,7 +233,7 @@ class AnswerPipeline:
         asked = self.prepare(claim, (), None, clock, page_lang)
         retrieval = self.retrieve(asked, k, clock, self.work.ticket())
         hits = retrieval.hits
-        cands = candidates_from([(i, h.chunk.start, h.chunk.text, h.chunk.lang) for i, h in enumerate(hits)])
+        cands = candidates_from([(i, h.chunk) for i, h in enumerate(hits)])
         sims = self.span_similarities(cands, hits, retrieval.vector)
         return ClaimInputs(claim, asked.language, hits, tuple(cands), tuple(sims))
 
@@ -300,7 +300,7 @@ class AnswerPipeline:
         """What the question asks for, the answer candidates from the passages ``pool`` (indexes of
         ``hits``) and their feature rows."""
         wanted = Wanted.of(asked.text, asked.query)
-        cands = candidates_from([(i, hits[i].chunk.start, hits[i].chunk.text, hits[i].chunk.lang) for i in pool])
+        cands = candidates_from([(i, hits[i].chunk) for i in pool])
         passages = [Passage(h.chunk.text, h.chunk.lang, h.dense, h.score) for h in hits]
         return (
             wanted,
@@ -407,7 +407,6 @@ class AnswerPipeline:
         if short is None:
             short, rules = self._short_answer(cand, extraction.wanted, extraction.read)
         key = short if short is not None else (rules.key if rules is not None else None)
-        doc_id = hits[first].chunk.doc_id
         return Answer(
             question,
             lang,
@@ -417,8 +416,10 @@ class AnswerPipeline:
             citations,
             highlight=Highlight(*key) if key is not None else None,
             short_answer=cand.text[short[0] : short[1]] if short is not None else None,
-            answer_span=Span(doc_id, cand.start, cand.end),
-            short_answer_span=Span(doc_id, cand.start + short[0], cand.start + short[1]) if short is not None else None,
+            answer_span=cand.span,
+            short_answer_span=replace(cand.span, start=cand.start + short[0], end=cand.start + short[1])
+            if short is not None
+            else None,
         )
 
     def _short_answer(

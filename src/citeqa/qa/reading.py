@@ -69,7 +69,8 @@ def span_candidates(
         first, last = cands[holding[0]], cands[holding[-1]]
         cand = first
         if last is not first:
-            cand = replace(first, end=last.end, text=chunks[span.passage].text_at(first.start, last.end))
+            joined = replace(first.span, end=last.end)
+            cand = replace(first, span=joined, text=chunks[span.passage].text_at(joined.start, joined.end))
         out_cands.append(cand)
         rows.append(feats[holding[0]])
         kept.append(span)
