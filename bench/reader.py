@@ -90,7 +90,7 @@ def peer(index: str) -> dict:
     asked = questions()
     for q in asked:
         trace = engine.trace(q)
-        pool = sorted({s.hit_index for s in trace.read}) or [0]
+        pool = sorted({s.passage for s in trace.read}) or [0]
         t0 = time.perf_counter()
         windows = make_windows(tok, q, [trace.hits[i].chunk.text for i in pool])
         ids, mask = batch_arrays(windows, tok.pad)
@@ -104,7 +104,7 @@ def peer(index: str) -> dict:
         mine = trace.read[0] if trace.read else None
         if best and mine is not None:
             chunk = trace.hits[pool[best[0].passage]].chunk
-            same += (chunk.start + best[0].start, chunk.start + best[0].end) == (mine.start, mine.end)
+            same += (chunk.start + best[0].start, chunk.start + best[0].end) == (mine.span.start, mine.span.end)
     rss = maxrss_mb()
     return {
         "read_p50_ms": nearest_rank(times, 0.5),

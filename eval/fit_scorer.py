@@ -172,7 +172,7 @@ def _span_overlaps(span: ScoredSpan, answers: Sequence[str]) -> bool:
     candidate): among the spans of a right sentence, the ranker learns to prefer the right words."""
     if span.read is None:
         return True
-    short = span_short(span.candidate, span.read)
+    short = span_short(span.candidate, span.read.span)
     text = span.candidate.text[short[0] : short[1]] if short is not None else ""
     return any(ev.token_f1(text, a) > 0 for a in answers)
 
@@ -323,7 +323,7 @@ def judge(model: ScoringModel, q: Question, settings) -> Outcome:
     span = q.trace.spans[best]
     short = None
     if span.read is not None:
-        bounds = span_short(span.candidate, span.read)
+        bounds = span_short(span.candidate, span.read.span)
         short = span.candidate.text[bounds[0] : bounds[1]] if bounds is not None else ""
     right = bool(q.right[best]) and not abstained
     return Outcome(q, right, bool(q.cited[best]), abstained, confidence, short)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from citeqa.claims.parts import analyse_claim
-from citeqa.qa.answer_types import AnswerType, find_entities, short_answer_in
+from citeqa.qa.answer_types import AnswerType, find_entities
 from citeqa.qa.questions import expected_type, question_words, wh_roles
+from citeqa.qa.rules.short_answer import short_answer_in
 from citeqa.text import lexicon
 from citeqa.text.analysis import fold_accents, query_terms, words
 from citeqa.text.facts import DatePoint, find_dates, find_facts, find_names, find_quantities, number_words, parse_number

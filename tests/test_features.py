@@ -2,12 +2,13 @@ import numpy as np
 
 from citeqa.qa.features import FEATURES, Passage, candidate_features, question_entities
 from citeqa.qa.spans import Candidate
+from citeqa.records import Span
 
 OVERLAP = FEATURES.index("overlap_span")
 
 
 def _features(question: str, query: str, question_lang: str, spans: list[tuple[str, str]]) -> np.ndarray:
-    cands = [Candidate(i, 0, len(text), text, lang) for i, (text, lang) in enumerate(spans)]
+    cands = [Candidate(i, Span(f"{i}.txt", 0, len(text)), text, lang) for i, (text, lang) in enumerate(spans)]
     passages = [Passage(text, lang, 0.5, 1.0) for text, lang in spans]
     return candidate_features(question, query, question_lang, cands, passages, {}, 1.0)
 

@@ -83,16 +83,17 @@ class PhraseReader:
     def warm_up(self) -> None:
         pass
 
-    def read(self, question: str, passages, top: int = 10, max_windows=None, turn=None):
+    def run(self, question: str, passages, top: int = 10, max_windows=None, turn=None):
         from citeqa.reader.decode import SpanScore
-        from citeqa.reader.reader import Reading
+        from citeqa.reader.reader import Reading, placed
 
+        texts = [p.text for p in passages]
         found = [
             SpanScore(i, p.index(self.phrase), p.index(self.phrase) + len(self.phrase) - 2, 10.0 - i, 0.0)
-            for i, p in enumerate(passages)
+            for i, p in enumerate(texts)
             if self.phrase in p
         ]
-        return Reading(tuple(found[:top]), tuple(0.0 for _ in passages))
+        return placed(question, Reading(tuple(found[:top]), tuple(0.0 for _ in texts)), passages)
 
 
 def test_with_the_readers_spans_as_candidates_the_answer_holds_the_chosen_span(engine: Engine):
@@ -105,7 +106,7 @@ def test_with_the_readers_spans_as_candidates_the_answer_holds_the_chosen_span(e
     reading = engine.adjusted(settings, PhraseReader("42 metros"))
     trace = reading.trace("¿Cuánto mide el faro de Punta Brava?", k=3)
     assert trace.spans and all(s.read is not None for s in trace.spans)
-    assert all(s.candidate.start <= s.read.start and s.read.end <= s.candidate.end for s in trace.spans)
+    assert all(s.candidate.start <= s.read.span.start and s.read.span.end <= s.candidate.end for s in trace.spans)
     answer = trace.answer
     assert not answer.abstained and answer.short_answer == "42 metros" and "42 metros" in answer.answer
     text = reading.doc_text(answer.short_answer_span.doc_id)

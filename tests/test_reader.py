@@ -13,7 +13,9 @@ import pytest
 from citeqa.engine import make_reader
 from citeqa.errors import ConfigError, ModelError
 from citeqa.reader import onnx_build
-from citeqa.reader.reader import Reader
+from citeqa.reader.reader import Reader, ReaderResult, no_answer_odds
+from citeqa.reader.windows import Window
+from citeqa.records import Chunk
 
 META = Path(onnx_build.shipped_path()).with_suffix(".json")
 
@@ -93,3 +95,104 @@ def test_spans_are_exact_ranges_of_the_passages() -> None:
         text = passages[s.passage]
         assert 0 <= s.start < s.end <= len(text)
         assert text[s.start : s.end].strip() == text[s.start : s.end]
+
+
+@pytest.mark.slow
+def test_run_gives_spans_in_document_offsets() -> None:
+    """The component's contract with the shipped model: every span is a range of its document."""
+    document = "Notas.\n\nA Huawei lançou o Ascend 950 em 2026, disse a empresa. El chip tiene 144 GB de memoria HBM."
+    cut = document.index("El chip")
+    passages = [_chunk(document, 8, cut), _chunk(document, cut, len(document))]
+    result = Reader().run("¿Cuánta memoria tiene el chip?", passages)
+    assert result.answers and len(result.null) == 2
+    for a in result.answers:
+        chunk = passages[a.passage]
+        assert a.span.doc_id == "notas.txt" and chunk.start <= a.span.start < a.span.end <= chunk.end
+        assert document[a.span.start : a.span.end] == chunk.text_at(a.span.start, a.span.end)
+        assert 0.0 <= a.probability <= 1.0
+
+
+# --- the component's contract, on scripted logits -------------------------------------------------
+
+
+def _chunk(document: str, start: int, end: int, doc_id: str = "notas.txt") -> Chunk:
+    return Chunk.make(doc_id, start, end, document[start:end], "en")
+
+
+class ScriptedLogits(Reader):
+    """The real windows and decoding, with the model replaced: each window's start and end logits
+    are high at the tokens that begin and end ``phrase`` (10 + its score) and 2 at the first token."""
+
+    def __init__(self, phrase: str, score: float = 4.0) -> None:
+        super().__init__()
+        self.phrase, self.score = phrase, score
+        self.windows: list[Window] = []
+
+    def warm_up(self) -> None:
+        from citeqa.reader.e5_file import e5_path, read_header_file
+        from citeqa.reader.tokenizer import E5Tokenizer
+
+        if self._session is None:
+            self._tok, self._session = E5Tokenizer(read_header_file(e5_path()).vocab), object()
+
+    def _run(self, windows):
+        self.windows.extend(windows)
+        width = max(len(w.ids) for w in windows)
+        starts, ends = np.full((2, len(windows), width), -10.0, dtype=np.float32)
+        for row, w in enumerate(windows):
+            starts[row, 0] = ends[row, 0] = 1.0
+            text = self.texts[w.passage]
+            for at in _all(text, self.phrase):
+                starts[row, : len(w.ids)][w.starts == at] = 5.0 + self.score / 2
+                ends[row, : len(w.ids)][w.ends == at + len(self.phrase)] = 5.0 + self.score / 2
+        return starts, ends
+
+    def run(self, question, passages, top=10, max_windows=None, turn=None) -> ReaderResult:
+        self.texts = [p.text for p in passages]
+        return super().run(question, passages, top, max_windows, turn)
+
+
+def _all(text: str, phrase: str) -> list[int]:
+    out, at = [], text.find(phrase)
+    while at >= 0:
+        out.append(at)
+        at = text.find(phrase, at + 1)
+    return out
+
+
+def test_run_places_spans_in_their_documents_once_and_scores_no_answer() -> None:
+    """The contract: ``run(question, passages)`` on passages of a document (slices with their document
+    offsets) gives spans in document offsets, ``document[start:end]`` the text read; a place read by
+    two overlapping windows counts once; every passage has its no-answer score."""
+    filler = " ".join(f"palabra{i}" for i in range(90))
+    document = f"Título\n\n{filler} El faro mide 42 metros. {filler}\n\nOtro texto. El faro mide 42 metros."
+    second = document.index("Otro texto")
+    passages = [_chunk(document, 8, second - 2), _chunk(document, second, len(document))]
+    reader = ScriptedLogits("42 metros")
+    result = reader.run("¿Cuánto mide el faro?", passages)
+    at = passages[0].text.index("42 metros")
+    holding = [w for w in reader.windows if w.passage == 0 and (w.starts == at).any()]
+    assert len(holding) == 2  # the first passage's phrase is read in two overlapping windows
+    assert len({(a.passage, a.span) for a in result.answers}) == len(result.answers)  # no duplicate
+    read = sorted((a for a in result.answers if a.score > 10), key=lambda a: a.passage)
+    assert [a.passage for a in read] == [0, 1] and set(result.answers[:2]) == set(read)  # once per passage
+    for a, at in zip(read, [document.index("42 metros"), document.rindex("42 metros")]):
+        assert (a.span.doc_id, a.span.start, a.span.end) == ("notas.txt", at, at + len("42 metros"))
+        assert document[a.span.start : a.span.end] == "42 metros"
+        assert a.score == pytest.approx(2 * (5.0 + 2.0)) and a.probability == pytest.approx(no_answer_odds(14.0, 2.0))
+    assert result.null == (2.0, 2.0) and result.best is result.answers[0] and result.question == "¿Cuánto mide el faro?"
+    for a in result.answers:  # every span, best or not, is a range of its passage's document
+        assert document[a.span.start : a.span.end] == passages[a.passage].text_at(a.span.start, a.span.end)
+
+
+def test_a_passage_without_text_has_no_spans_and_an_infinite_no_answer_score() -> None:
+    document = "El faro mide 42 metros."
+    result = ScriptedLogits("42 metros").run("¿Cuánto?", [_chunk(document, 0, len(document)), _chunk(document, 5, 5)])
+    assert {a.passage for a in result.answers} == {0} and result.null[1] == float("inf")
+
+
+def test_no_answer_odds_is_a_two_way_softmax() -> None:
+    assert no_answer_odds(3.0, 3.0) == 0.5
+    assert no_answer_odds(1000.0, 0.0) == 1.0 and no_answer_odds(-1000.0, 0.0) == 0.0
+    assert no_answer_odds(2.0, 0.0) == pytest.approx(1 / (1 + np.exp(-2.0)))
+    assert np.isnan(no_answer_odds(float("nan"), 0.0))

@@ -29,7 +29,7 @@ from citeqa.index.builder import update_index
 from citeqa.reader import onnx_build
 from citeqa.reader.decode import SpanScore
 from citeqa.reader.e5_file import e5_path
-from citeqa.reader.reader import Reading
+from citeqa.reader.reader import ReaderResult, Reading, placed
 from citeqa.records import sha256_file
 
 E5 = "multilingual-e5-small"
@@ -219,9 +219,9 @@ class NanReader:
     def warm_up(self) -> None:
         pass
 
-    def read(self, question: str, passages, top: int = 10, max_windows=None, turn=None) -> Reading:
-        spans = tuple(SpanScore(i, 0, min(10, len(p)), math.nan, math.nan) for i, p in enumerate(passages))
-        return Reading(spans, tuple(math.nan for _ in passages))
+    def run(self, question: str, passages, top: int = 10, max_windows=None, turn=None) -> ReaderResult:
+        spans = tuple(SpanScore(i, 0, min(10, len(p.text)), math.nan, math.nan) for i, p in enumerate(passages))
+        return placed(question, Reading(spans, tuple(math.nan for _ in passages)), passages)
 
 
 def test_a_nan_score_is_refused_never_answered(built_index: Path, embedder: KeywordEmbedder) -> None:

@@ -149,6 +149,10 @@ class Chunk:
         """Build a chunk whose id hashes its document, place and text."""
         return Chunk(content_id(doc_id, start, end, text), doc_id, start, end, text, lang)
 
+    def text_at(self, start: int, end: int) -> str:
+        """The document's characters ``[start, end)`` (document offsets, inside this chunk)."""
+        return self.text[start - self.start : end - self.start]
+
 
 @dataclass(frozen=True, slots=True)
 class Hit:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from citeqa.qa.answer_types import AnswerType, expected_type, type_match
+from citeqa.qa.answer_types import AnswerType, Wanted, type_match
 from citeqa.qa.spans import Candidate
-from citeqa.text.analysis import cognate_keys, fold_accents, query_terms, terms, words
+from citeqa.text.analysis import cognate_keys, fold_accents, terms, words
 from citeqa.text.facts_names import is_name_word
 
 #: Names of the feature columns computed from the text and the vectors, in order.
@@ -74,19 +74,6 @@ def local_weights(
     }
 
 
-@dataclass(frozen=True, slots=True)
-class Wanted:
-    """What a question asks for: the kind of fact (from the question alone) and the folded words of
-    the query (the question, plus the previous turn for a follow-up), which facts are placed by."""
-
-    kind: AnswerType
-    words: frozenset[str]
-
-    @staticmethod
-    def of(question: str, query: str) -> Wanted:
-        return Wanted(expected_type(question), frozenset(fold_accents(w) for w in words(query)))
-
-
 @dataclass(frozen=True)
 class Passage:
     """What the scorer needs to know about a retrieved passage."""
@@ -132,13 +119,11 @@ def candidate_features(
     rows = []
     for cand, present, sim in zip(cands, cand_terms, sims):
         if cand.lang not in by_lang:
-            by_lang[cand.lang] = _question_weights(
-                question, query, cand.lang, question_lang, cand_terms, idf, default_idf
-            )
+            by_lang[cand.lang] = _question_weights(wanted, cand.lang, question_lang, cand_terms, idf, default_idf)
         local, global_ = by_lang[cand.lang]
         passage = passages[cand.hit_index]
         around = _term_set(cand.context, cand.lang, question_lang) - present
-        typed = type_match(cand.text, cand.lang, kind, qwords, set(local))
+        typed = type_match(cand.text, cand.lang, kind, qwords, set(local), wanted.find_entities)
         row = {
             "overlap": _share(local, present) + 0.5 * _share(local, around),
             "overlap_span": _share(local, present),
@@ -173,15 +158,14 @@ def _term_set(text: str, lang: str, question_lang: str) -> set[str]:
 
 
 def _question_weights(
-    question: str,
-    query: str,
+    wanted: Wanted,
     lang: str,
     question_lang: str,
     cand_terms: Sequence[set[str]],
     idf: Mapping[str, float],
     default_idf: float,
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """Local and global weights of the query's terms against spans in ``lang``.
+    """Local and global weights of the query's terms (``wanted``'s) against spans in ``lang``.
 
     Across languages the query is matched by cognate keys, for which the index keeps
     no document frequencies: every key gets the default IDF and local rarity decides.
@@ -189,10 +173,11 @@ def _question_weights(
     follow-up's own words say what it asks, the earlier turn only what it is about.
     """
     own: AbstractSet[str]
+    q: Sequence[str]
     if lang == question_lang:
-        q, own = query_terms(query, (lang,)), set(query_terms(question, (lang,)))
+        q, own = wanted.query_terms(lang), set(wanted.question_terms(lang))
     else:
-        q, own, idf = sorted(cognate_keys(query)), cognate_keys(question), {}
+        q, own, idf = sorted(cognate_keys(wanted.query)), cognate_keys(wanted.question), {}
     scale = {t: 1.0 if t in own else HISTORY_WEIGHT for t in q}
     local = local_weights(q, cand_terms, idf, default_idf)
     return ({t: w * scale[t] for t, w in local.items()}, {t: idf.get(t, default_idf) * scale[t] for t in q})

@@ -23,19 +23,20 @@ import numpy as np
 from citeqa.embedding.protocol import count_pieces
 from citeqa.errors import QuestionError
 from citeqa.messages import catalogue_languages
-from citeqa.qa.answer_types import highlight_in, short_answer_in
+from citeqa.qa.answer_types import Wanted
 from citeqa.qa.backend import RetrievalBackend
 from citeqa.qa.bounds import TokenCounter
-from citeqa.qa.features import FEATURES, Passage, Wanted, candidate_features
+from citeqa.qa.features import FEATURES, Passage, candidate_features
 from citeqa.qa.questions import MAX_QUESTION_CHARS, clean_history, clean_question, is_follow_up
-from citeqa.qa.reading import ReadSpan, read_spans, reader_features, reader_short, span_candidates, span_short
+from citeqa.qa.reading import reader_features, reader_short, span_candidates, span_short
 from citeqa.qa.retrieval import Retriever, prefer_language
+from citeqa.qa.rules import RuleAnswer, rule_answer
 from citeqa.qa.scoring import check_scores
 from citeqa.qa.settings import AnswerSettings, ShortAnswerSource
 from citeqa.qa.spans import Candidate, candidates_from
 from citeqa.qa.work import Ticket, WorkQueue
-from citeqa.reader.reader import Reader
-from citeqa.records import Answer, Citation, Highlight, Hit, Span
+from citeqa.reader.reader import ExtractiveReader, ReadAnswer
+from citeqa.records import Answer, Citation, Highlight, Hit
 from citeqa.text.analysis import query_terms
 from citeqa.text.language import corpus_languages, question_candidates, question_language
 
@@ -97,9 +98,9 @@ class Extraction:
     wanted: Wanted
     candidates: tuple[Candidate, ...]
     features: np.ndarray
-    read: tuple[ReadSpan, ...]
+    read: tuple[ReadAnswer, ...]
     #: With the reader's spans as the candidates: the span each candidate stands for (else empty).
-    spans: tuple[ReadSpan, ...] = ()
+    spans: tuple[ReadAnswer, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +112,7 @@ class ScoredSpan:
     features: Mapping[str, float]
     score: float
     probability: float
-    read: ReadSpan | None = None
+    read: ReadAnswer | None = None
 
 
 @dataclass(frozen=True)
@@ -135,8 +136,9 @@ class Trace:
     confidence: float
     answer: Answer
     timings_ms: Mapping[str, float] = field(default_factory=dict)
-    #: The reader's spans (best first, document offsets) over the passages it read; empty with it off.
-    read: tuple[ReadSpan, ...] = ()
+    #: The reader's spans (best first, document offsets) over the passages it read, each ``passage``
+    #: the index of its hit; empty with it off.
+    read: tuple[ReadAnswer, ...] = ()
     vector: np.ndarray | None = None
 
     @property
@@ -156,7 +158,7 @@ class AnswerPipeline:
         data: RetrievalBackend,
         encode: Callable[[list[str]], np.ndarray],
         settings: AnswerSettings | None = None,
-        reader: Reader | None = None,
+        reader: ExtractiveReader | None = None,
         count_tokens: TokenCounter | None = None,
         work: WorkQueue | None = None,
     ) -> None:
@@ -231,7 +233,7 @@ class AnswerPipeline:
         asked = self.prepare(claim, (), None, clock, page_lang)
         retrieval = self.retrieve(asked, k, clock, self.work.ticket())
         hits = retrieval.hits
-        cands = candidates_from([(i, h.chunk.start, h.chunk.text, h.chunk.lang) for i, h in enumerate(hits)])
+        cands = candidates_from([(i, h.chunk) for i, h in enumerate(hits)])
         sims = self.span_similarities(cands, hits, retrieval.vector)
         return ClaimInputs(claim, asked.language, hits, tuple(cands), tuple(sims))
 
@@ -272,8 +274,8 @@ class AnswerPipeline:
         wanted, cands, feats = clock.step("candidates", lambda: self.candidates(asked, pool, hits, retrieval.vector))
         read, null = clock.step("read", lambda: self.read(asked.text, hits, pool, ticket))
         if read and self.settings.candidates == "reader":  # the spans' own reader columns replace the zeros
-            texts = {i: (hits[i].chunk.start, hits[i].chunk.text) for i in pool}
-            cands, feats, spans = span_candidates(cands, np.hstack([feats, _zeros(feats)]), read, null, texts)
+            chunks = {i: hits[i].chunk for i in pool}
+            cands, feats, spans = span_candidates(cands, np.hstack([feats, _zeros(feats)]), read, null, chunks)
             return Extraction(tuple(pool), wanted, tuple(cands), feats, read, tuple(spans))
         feats = np.hstack([feats, reader_features(cands, read, null) if self.reader is not None else _zeros(feats)])
         return Extraction(tuple(pool), wanted, tuple(cands), feats, read)
@@ -298,7 +300,7 @@ class AnswerPipeline:
         """What the question asks for, the answer candidates from the passages ``pool`` (indexes of
         ``hits``) and their feature rows."""
         wanted = Wanted.of(asked.text, asked.query)
-        cands = candidates_from([(i, hits[i].chunk.start, hits[i].chunk.text, hits[i].chunk.lang) for i in pool])
+        cands = candidates_from([(i, hits[i].chunk) for i in pool])
         passages = [Passage(h.chunk.text, h.chunk.lang, h.dense, h.score) for h in hits]
         return (
             wanted,
@@ -318,22 +320,23 @@ class AnswerPipeline:
 
     def read(
         self, question: str, hits: Sequence[Hit], pool: Sequence[int], ticket: Ticket | None = None
-    ) -> tuple[tuple[ReadSpan, ...], dict[int, float]]:
-        """The reader's spans over the passages ``pool`` and each one's no-answer score (none when
-        off): at most the bounds' windows, each batch in ``ticket``'s turn."""
+    ) -> tuple[tuple[ReadAnswer, ...], dict[int, float]]:
+        """The reader's spans over the passages ``pool`` (document offsets, each ``passage`` the index
+        of its hit) and each one's no-answer score by hit index (none when off): at most the bounds'
+        windows, each batch in ``ticket``'s turn."""
         if self.reader is None or not pool:
             return (), {}
         pool = sorted(pool)[: self.settings.reader_passages]
         ticket = ticket if ticket is not None else self.work.ticket()
-        reading = self.reader.read(
+        result = self.reader.run(
             question,
-            [hits[i].chunk.text for i in pool],
+            [hits[i].chunk for i in pool],
             top=self.settings.reader_spans,
             max_windows=self.settings.bounds.reader_windows,
             turn=ticket.turn,
         )
-        placed = read_spans(reading, pool, [hits[i].chunk.start for i in pool])
-        return placed, dict(zip(pool, reading.null))
+        read = tuple(replace(a, passage=pool[a.passage]) for a in result.answers)
+        return read, dict(zip(pool, result.null))
 
     def span_similarities(
         self, cands: Sequence[Candidate], hits: Sequence[Hit], vector: np.ndarray
@@ -398,12 +401,12 @@ class AnswerPipeline:
         citations = tuple(self._citation(h) for h in [hits[first], *rest][:k])
         if confidence < self.settings.abstain_below:
             return Answer(question, lang, None, True, confidence, citations)
-        cand, wanted = span.candidate, extraction.wanted
-        short = span_short(cand, span.read) if span.read is not None else None
+        cand = span.candidate
+        rules: RuleAnswer | None = None
+        short = span_short(cand, span.read.span) if span.read is not None else None
         if short is None:
-            short = self._short_answer(asked, cand, wanted, extraction.read)
-        key = short if short is not None else highlight_in(cand.text, wanted.kind, wanted.words, cand.lang)
-        doc_id = hits[first].chunk.doc_id
+            short, rules = self._short_answer(cand, extraction.wanted, extraction.read)
+        key = short if short is not None else (rules.key if rules is not None else None)
         return Answer(
             question,
             lang,
@@ -413,22 +416,26 @@ class AnswerPipeline:
             citations,
             highlight=Highlight(*key) if key is not None else None,
             short_answer=cand.text[short[0] : short[1]] if short is not None else None,
-            answer_span=Span(doc_id, cand.start, cand.end),
-            short_answer_span=Span(doc_id, cand.start + short[0], cand.start + short[1]) if short is not None else None,
+            answer_span=cand.span,
+            short_answer_span=replace(cand.span, start=cand.start + short[0], end=cand.start + short[1])
+            if short is not None
+            else None,
         )
 
     def _short_answer(
-        self, asked: Asked, cand: Candidate, wanted: Wanted, read: Sequence[ReadSpan]
-    ) -> tuple[int, int] | None:
-        """Offsets in ``cand.text`` of the short answer, from the source the settings name."""
+        self, cand: Candidate, wanted: Wanted, read: Sequence[ReadAnswer]
+    ) -> tuple[tuple[int, int] | None, RuleAnswer | None]:
+        """Offsets in ``cand.text`` of the short answer, from the source the settings name, and what
+        the rules found when they were asked (their key phrase stands in for a missing short answer)."""
         mode = self.settings.short_answers
         short = reader_short(cand, read) if mode == "reader" else None
-        if short is None:
-            terms = set(query_terms(asked.query, (cand.lang,)))
-            short = short_answer_in(cand.text, cand.lang, wanted.kind, wanted.words, terms, question=asked.text)
+        if short is not None:
+            return short, None
+        rules = rule_answer(wanted, cand.text, cand.lang)
+        short = rules.short
         if short is None and mode == "rules-then-reader":
             short = reader_short(cand, read)
-        return short
+        return short, rules
 
     def _citation(self, hit: Hit) -> Citation:
         c = hit.chunk

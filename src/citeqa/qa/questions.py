@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from functools import cache, lru_cache
+from functools import cache
 
 from citeqa.errors import QuestionError
 from citeqa.text.analysis import fold_accents
@@ -213,9 +213,9 @@ def _asks_price(rest: str) -> bool:
     return bool(_pattern("cost").search(rest) or _pattern("currency").search(rest))
 
 
-@lru_cache(maxsize=4096)
 def question_shape(question: str) -> QuestionShape:
-    """The answer type, head noun, number and phrase-ness a question asks for."""
+    """The answer type, head noun, number and phrase-ness a question asks for (worked out once per
+    question: :class:`~citeqa.qa.answer_types.Wanted` holds it)."""
     folded_question = fold_accents(question.casefold())
     original = fold_accents(question)
     clause = _clause(folded_question)

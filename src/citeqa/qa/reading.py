@@ -1,7 +1,9 @@
 """The reader's step of the pipeline: read the answer passages, then give each candidate span features.
 
-The reader (:mod:`citeqa.reader`) scores character spans of the passages it reads; a
-candidate sentence gets the best reader score of a span inside it, relative to the best
+The reader (:class:`citeqa.reader.reader.Reader`, run on the answer passages) gives its best
+spans in document offsets (:class:`~citeqa.reader.reader.ReadAnswer`; the pipeline numbers each
+by the hit it was read in), the frame of the candidates too, so nothing here changes frame but
+the short answer, which is an offset pair of the answer sentence's text. A candidate sentence gets the best reader score of a span inside it, relative to the best
 span read anywhere, whether it holds that best span, and how much the reader prefers "no
 answer" in its passage. These are columns of the feature matrix like any other
 (:data:`READER_FEATURES`), so the fitted ranker and calibration weigh them; with the reader
@@ -10,15 +12,15 @@ off they are 0 and the scorer fitted without the reader is used.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from citeqa.qa.features import READER_FEATURES
 from citeqa.qa.spans import Candidate
-from citeqa.reader.decode import SpanScore
-from citeqa.reader.reader import Reading
+from citeqa.reader.reader import ReadAnswer
+from citeqa.records import Chunk, Span
 
 #: A candidate holding no span the reader scored gets this gap (the scores span about 0 to -30).
 NO_SPAN_GAP = -20.0
@@ -28,27 +30,7 @@ NULL_CLIP = 20.0
 SCORE_CLIP = 30.0
 
 
-@dataclass(frozen=True, slots=True)
-class ReadSpan:
-    """A reader span in document offsets, tied to the retrieved hit it was read in."""
-
-    hit_index: int
-    start: int
-    end: int
-    score: float
-
-
-def read_spans(reading: Reading, pool: Sequence[int], starts: Sequence[int]) -> tuple[ReadSpan, ...]:
-    """The reading's spans in document offsets: passage ``i`` was hit ``pool[i]``, starting at ``starts[i]``."""
-    return tuple(_place(s, pool, starts) for s in reading.spans)
-
-
-def _place(s: SpanScore, pool: Sequence[int], starts: Sequence[int]) -> ReadSpan:
-    offset = starts[s.passage]
-    return ReadSpan(pool[s.passage], offset + s.start, offset + s.end, s.score)
-
-
-def reader_features(cands: Sequence[Candidate], spans: Sequence[ReadSpan], null: dict[int, float]) -> np.ndarray:
+def reader_features(cands: Sequence[Candidate], spans: Sequence[ReadAnswer], null: Mapping[int, float]) -> np.ndarray:
     """One row of :data:`READER_FEATURES` per candidate (``null``: no-answer score per hit index)."""
     rows = np.zeros((len(cands), len(READER_FEATURES)))
     if not spans:
@@ -68,27 +50,27 @@ def reader_features(cands: Sequence[Candidate], spans: Sequence[ReadSpan], null:
 def span_candidates(
     cands: Sequence[Candidate],
     feats: np.ndarray,
-    spans: Sequence[ReadSpan],
-    null: dict[int, float],
-    texts: dict[int, tuple[int, str]],
-) -> tuple[list[Candidate], np.ndarray, list[ReadSpan]]:
+    spans: Sequence[ReadAnswer],
+    null: Mapping[int, float],
+    chunks: Mapping[int, Chunk],
+) -> tuple[list[Candidate], np.ndarray, list[ReadAnswer]]:
     """The reader's spans as the answer candidates: each span with the sentence that holds it
     (sentences joined where a span crosses their border) and that sentence's feature row, its
-    reader columns now the span's own. ``texts`` maps a hit index to its passage's start and text."""
+    reader columns now the span's own. ``chunks`` maps a hit index to its passage."""
     out_cands, rows, kept = [], [], []
     for span in spans:
         holding = [
             i
             for i, c in enumerate(cands)
-            if c.hit_index == span.hit_index and c.end > span.start and c.start < span.end
+            if c.hit_index == span.passage and c.end > span.span.start and c.start < span.span.end
         ]
         if not holding:
             continue
         first, last = cands[holding[0]], cands[holding[-1]]
         cand = first
         if last is not first:
-            offset, text = texts[span.hit_index]
-            cand = replace(first, end=last.end, text=text[first.start - offset : last.end - offset])
+            joined = replace(first.span, end=last.end)
+            cand = replace(first, span=joined, text=chunks[span.passage].text_at(joined.start, joined.end))
         out_cands.append(cand)
         rows.append(feats[holding[0]])
         kept.append(span)
@@ -98,7 +80,7 @@ def span_candidates(
     return out_cands, matrix, kept
 
 
-def _span_rows(spans: Sequence[ReadSpan], null: dict[int, float]) -> np.ndarray:
+def _span_rows(spans: Sequence[ReadAnswer], null: Mapping[int, float]) -> np.ndarray:
     """:data:`READER_FEATURES` of each span itself: its gap to the best, whether it is the best,
     its passage's no-answer margin and its own score."""
     best = spans[0].score
@@ -107,14 +89,14 @@ def _span_rows(spans: Sequence[ReadSpan], null: dict[int, float]) -> np.ndarray:
         rows[row] = (
             s.score - best,
             float(row == 0),
-            np.clip(null.get(s.hit_index, best) - best, -NULL_CLIP, NULL_CLIP),
+            np.clip(null.get(s.passage, best) - best, -NULL_CLIP, NULL_CLIP),
             np.clip(s.score, -SCORE_CLIP, SCORE_CLIP),
         )
     return rows
 
 
-def span_short(cand: Candidate, span: ReadSpan) -> tuple[int, int] | None:
-    """``span`` as offsets into ``cand.text``, widened to whole words and trimmed of spaces and stops."""
+def span_short(cand: Candidate, span: Span) -> tuple[int, int] | None:
+    """``span`` (document offsets, inside ``cand``) as offsets into ``cand.text``, widened to whole words and trimmed of spaces and stops."""
     a, b = whole_words(cand.text, max(0, span.start - cand.start), min(len(cand.text), span.end - cand.start))
     while a < b and cand.text[a] in _SPAN_TRIM:
         a += 1
@@ -123,10 +105,10 @@ def span_short(cand: Candidate, span: ReadSpan) -> tuple[int, int] | None:
     return (a, b) if b > a else None
 
 
-def best_inside(cand: Candidate, spans: Sequence[ReadSpan]) -> ReadSpan | None:
+def best_inside(cand: Candidate, spans: Sequence[ReadAnswer]) -> ReadAnswer | None:
     """The best-scored reader span that lies within ``cand`` (spans are sorted best first)."""
     for s in spans:
-        if s.hit_index == cand.hit_index and cand.start <= s.start and s.end <= cand.end:
+        if s.passage == cand.hit_index and cand.start <= s.span.start and s.span.end <= cand.end:
             return s
     return None
 
@@ -135,11 +117,11 @@ def best_inside(cand: Candidate, spans: Sequence[ReadSpan]) -> ReadSpan | None:
 _SPAN_TRIM = " \t\n.,;:!?¿¡\"'«»“”()[]"
 
 
-def reader_short(cand: Candidate, read: Sequence[ReadSpan]) -> tuple[int, int] | None:
+def reader_short(cand: Candidate, read: Sequence[ReadAnswer]) -> tuple[int, int] | None:
     """The best reader span inside ``cand``, as offsets into its text, widened to whole words
     (the reader ends spans on subword tokens: "60 tonn" for "60 tonnes") and trimmed of spaces and stops."""
     inside = best_inside(cand, read)
-    return span_short(cand, inside) if inside is not None else None
+    return span_short(cand, inside.span) if inside is not None else None
 
 
 def whole_words(text: str, start: int, end: int) -> tuple[int, int]:

@@ -1,33 +1,47 @@
 """Candidate answer spans: the sentences and clauses of retrieved passages (see
-:func:`citeqa.ingest.sentences.span_bounds`), with exact document offsets, so an answer is
-always ``document_text[start:end]``."""
+:func:`citeqa.ingest.sentences.span_bounds`), each placed by a :class:`~citeqa.records.Span` of
+its document, so an answer is always ``document_text[span.start:span.end]``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citeqa.ingest.sentences import span_bounds
+from citeqa.records import Chunk, Span
 
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A span of a passage that could be the answer, in document offsets."""
+    """A span of a passage that could be the answer: where it lies in its document, the hit it is
+    a sentence of, and its text (``text == document_text[span.start:span.end]``)."""
 
     hit_index: int
-    start: int
-    end: int
+    span: Span
     text: str
     lang: str
     context: str = ""  #: the same paragraph's text before the span (who or what it is about)
     number: int = 0  #: its place among its passage's spans (:func:`span_bounds` order)
 
+    @property
+    def start(self) -> int:
+        """The document offset where it starts."""
+        return self.span.start
 
-def candidates_from(passages: list[tuple[int, int, str, str]], context_chars: int = 300) -> list[Candidate]:
-    """Sentences and clauses of passages given as ``(hit index, start, text, lang)``."""
+    @property
+    def end(self) -> int:
+        """The document offset where it ends (exclusive)."""
+        return self.span.end
+
+
+def candidates_from(passages: Sequence[tuple[int, Chunk]], context_chars: int = 300) -> list[Candidate]:
+    """Sentences and clauses of passages given as ``(hit index, chunk)``."""
     out = []
-    for hit_index, offset, text, lang in passages:
+    for hit_index, chunk in passages:
+        text = chunk.text
         for j, (a, b) in enumerate(span_bounds(text)):
             para = text.rfind("\n", 0, a) + 1
             context = text[max(para, a - context_chars) : a]
-            out.append(Candidate(hit_index, offset + a, offset + b, text[a:b], lang, context, j))
+            span = Span(chunk.doc_id, chunk.start + a, chunk.start + b)
+            out.append(Candidate(hit_index, span, text[a:b], chunk.lang, context, j))
     return out

