@@ -31,9 +31,10 @@ def main() -> int:
     parser.add_argument("--every", type=int, default=250)
     args = parser.parse_args()
 
-    from citeqa.app import guard_rules, serving
-    from citeqa.app.holder import EngineHolder, UploadSettings
-    from citeqa.app.ui import guarded_app
+    from citeqa.app.web import serving
+    from citeqa.app.web.guard import rules as guard_rules
+    from citeqa.app.web.holder import EngineHolder, UploadSettings
+    from citeqa.app.web.ui import guarded_app
     from citeqa.embedding.keyword import KeywordEmbedder
     from citeqa.engine import Engine
     from citeqa.index.builder import update_index

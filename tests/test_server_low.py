@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.app.eval_files import shipped_qa_files
+from citeqa.app.web.evaluate.files import shipped_qa_files
 from test_server_files import file_data, join, wait_done
 
 QA = [

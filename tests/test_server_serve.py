@@ -14,9 +14,10 @@ from pathlib import Path
 import httpx
 
 import citeqa
-from citeqa.app import guard_rules, serving, upload_cache
-from citeqa.app.holder import UploadSettings
-from citeqa.app.ui import guarded_app
+from citeqa.app.web import serving, upload_cache
+from citeqa.app.web.guard import rules as guard_rules
+from citeqa.app.web.holder import UploadSettings
+from citeqa.app.web.ui import guarded_app
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.index.builder import update_index
 from citeqa.pg.nodes import free_port
@@ -93,7 +94,7 @@ def test_the_chat_does_not_fill_the_upload_quota(guarded_server, tmp_path: Path,
 SERVE_WITH_KEYWORD_MODEL = """
 import sys
 from citeqa.embedding.keyword import KeywordEmbedder
-from citeqa.app import cli
+from citeqa.app.cli import commands as cli
 sys.exit(cli.main(sys.argv[1:], embedder_factory=lambda model: KeywordEmbedder()))
 """
 

@@ -350,7 +350,7 @@ def test_heartbeats_need_the_login_and_are_bounded(served, served_auth):
     the login there, and any server holds at most 32 open per client address (a browser tab holds one)."""
     from contextlib import ExitStack
 
-    from citeqa.app.guard_rules import MAX_STREAMS_PER_CLIENT
+    from citeqa.app.web.guard.rules import MAX_STREAMS_PER_CLIENT
 
     with served_auth.client() as client:
         response = client.get(f"/gradio_api/heartbeat/{secrets.token_hex(6)}")

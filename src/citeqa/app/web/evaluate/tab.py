@@ -1,0 +1,472 @@
+"""The Evaluate tab's page: choose or upload a QA file, run it in the background, look at the
+results, compare them with an earlier run.
+
+The layout and its events are :func:`evaluate_page`; the run itself is
+:class:`~citeqa.app.web.evaluate.runner.EvaluationRunner`'s, the HTML and tables
+:mod:`citeqa.app.web.evaluate.view`'s. :func:`start_evaluation` and :func:`compare_evaluation` are
+what its buttons do, callable without a page.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from citeqa.app.web.evaluate.files import gold_fit, shipped_path, shipped_qa_files, shown_error
+from citeqa.app.web.evaluate.runner import EvaluationRunner, FinishedRun
+from citeqa.app.web.holder import EngineHolder, EvalSettings
+from citeqa.app.web.upload_cache import discard_uploads, upload_name, upload_path
+from citeqa.errors import CiteqaError
+from citeqa.messages import evaluate_labels
+
+
+def start_evaluation(
+    runner: EvaluationRunner,
+    settings: EvalSettings,
+    uploaded: Any = None,
+    shipped: str | None = None,
+    lang: str = "en",
+    documents: Collection[str] | None = None,
+    confirmed: bool = False,
+) -> str | None:
+    """Start evaluating an uploaded QA file, or else a shipped one; None when it started, else why not.
+
+    The file is validated whole first (:func:`~citeqa.evaluation.qa_file.load_qa`): a bad
+    one is refused with its line and reason, named as the user knows it. An uploaded file
+    is removed from the upload cache once read (the run keeps a copy for its provenance).
+    What the page is told is in ``lang`` (a QA file's own errors are in English). With the live index's
+    ``documents``, a file whose gold documents are not all among them runs only when ``confirmed``.
+    """
+    from citeqa.app.web.evaluate.runner import RunRefused
+    from citeqa.evaluation.qa_file import load_qa
+
+    if uploaded:
+        path, name = Path(upload_path(uploaded)), upload_name(uploaded)
+    elif shipped:
+        try:
+            path = shipped_path(settings.qa_dir, shipped)
+        except CiteqaError as exc:
+            return str(exc)
+        name = shipped
+    else:
+        return evaluate_labels(lang)["no_file"]
+    try:
+        items = load_qa(path)
+        gold, indexed = gold_fit(items, documents) if documents is not None else (0, 0)
+        if indexed < gold and confirmed is not True:  # every answer about the others would be graded wrong
+            return evaluate_labels(lang)["confirm_needed"].format(name=name, indexed=indexed, gold=gold)
+        runner.start(items, name, path)
+    except RunRefused as exc:
+        current = runner.status()
+        if current is None or not current.running:  # it ended meanwhile: the runner's own words
+            return str(exc)
+        return evaluate_labels(lang)["busy"].format(source=current.source, done=current.done, total=current.total)
+    except CiteqaError as exc:
+        return shown_error(str(exc), path, name)
+    finally:
+        if uploaded:
+            discard_uploads([path])
+    return None
+
+
+def evaluate_page(
+    gr: Any, app: Any, holder: EngineHolder, runner: EvaluationRunner, settings: EvalSettings, lang: Any = None
+) -> list[tuple[Any, Any]]:
+    """The Evaluate tab: choose or upload a QA file, run it in the background, look at the results.
+
+    The shipped files are offered with their question counts, the one whose gold documents the live
+    index holds preselected, and a line says how many of the chosen file's gold documents are indexed
+    before it runs. Run is enabled while nothing runs, Cancel only while a run goes on.
+
+    A timer polls the runner while a run goes on (every page that shows the tab); the run
+    itself is in the runner's thread, never in one of Gradio's queue workers.
+
+    ``lang`` is the page's language (a ``gr.State``): every event answers in it. Returns the tab's
+    components to relabel and their updates for a language (as :func:`citeqa.app.web.chat.tab.page_labels` takes them).
+    """
+    from citeqa.app.web.chat.tab import visit_language
+    from citeqa.app.web.evaluate import files as eval_files
+    from citeqa.app.web.evaluate import view
+    from citeqa.app.web.evaluate.runner import DOWNLOADS
+
+    last_fits: list = []  # (the files' stamps, the index's documents, their fits): a chat turn relabels the tab
+
+    def fits() -> list:
+        names = shipped_qa_files(settings.qa_dir)
+        documents = holder.engine.documents
+        stamps = tuple((n, *_stamp(Path(settings.qa_dir or ".") / n)) for n in names)
+        if not last_fits or last_fits[0] != stamps or last_fits[1] is not documents:
+            last_fits[:] = [stamps, documents, eval_files.shipped_fits(settings.qa_dir, names, documents)]
+        return last_fits[2]
+
+    def offered(shown_lang: str) -> tuple[Any, str, Any]:
+        found = fits()
+        chosen = eval_files.best_fit(found)
+        fit = next((f for f in found if f.name == chosen), None)
+        choices = [(eval_files.choice_label(f, shown_lang), f.name) for f in found]
+        return gr.update(choices=choices, value=chosen), eval_files.fit_html(fit, shown_lang), confirming(fit)
+
+    def confirming(fit: Any) -> Any:  # the tick a run of a file for another corpus needs, shown only for one
+        return gr.update(visible=fit is not None and not fit.fits, value=False)
+
+    mismatched = eval_files.FileFit("", 0, 1, 0)  # what the tick stands for: a file that does not fit
+
+    def runnable(fit: Any, ticked: bool = False) -> Any:  # Run waits for the tick when the file is for another corpus
+        current = runner.status()
+        busy = current is not None and current.running
+        return gr.update(interactive=not busy and (fit is None or fit.fits or ticked is True))
+
+    def buttons(running: bool) -> list[Any]:
+        return [gr.update(interactive=not running), gr.update(interactive=running)]
+
+    lang = lang if lang is not None else gr.State("en")
+    lab = evaluate_labels("en")
+    intro = gr.Markdown(lab["intro"])
+    with gr.Row():
+        qa_upload = gr.File(
+            label=lab["upload"], file_types=[".jsonl", ".csv"], file_count="single", elem_id="eval-upload", height=120
+        )
+        with gr.Column():
+            # The same file names the page load offers (it adds question counts and the best fit), so a
+            # session's events are checked against them even before its load event has run.
+            shipped = gr.Dropdown(
+                [(name, name) for name in shipped_qa_files(settings.qa_dir)],
+                value=None,
+                label=lab["shipped"],
+                elem_id="eval-shipped",
+                interactive=True,
+            )
+            with gr.Row():
+                start = gr.Button(lab["start"], variant="primary", elem_id="eval-start")
+                cancel = gr.Button(lab["cancel"], variant="stop", elem_id="eval-cancel", interactive=False)
+            fit = gr.HTML("", elem_id="eval-fit", js_on_load=None)
+            confirm = gr.Checkbox(False, label=lab["confirm_mismatch"], visible=False, elem_id="eval-confirm")
+    status = gr.HTML(view.status_html(None), elem_id="eval-status", js_on_load=None)
+    timer = gr.Timer(0.5, active=False)
+    shown = gr.State(None)  # the FinishedRun this page shows: filters and details keep working after newer runs
+    mine = gr.State(())  # the ids of the runs this page started: each page sees and cancels its own runs only
+    with gr.Column(visible=False, elem_id="eval-results") as results:
+        cards_heading = gr.Markdown(f"### {lab['cards']}")
+        cards = gr.HTML("", elem_id="eval-cards", js_on_load=None)
+        metrics_heading = gr.Markdown(f"### {lab['metrics']}")
+        metrics = gr.Dataframe(interactive=False, wrap=True, elem_id="eval-metrics", datatype="str", max_height=560)
+        with gr.Row(equal_height=True):
+            chart = gr.Image(
+                type="filepath",
+                label=lab["chart"],
+                interactive=False,
+                elem_id="eval-chart",
+                buttons=["download", "fullscreen"],
+                scale=3,
+                height=400,
+            )
+            reliability = gr.Image(
+                type="filepath",
+                label=lab["reliability"],
+                interactive=False,
+                elem_id="eval-reliability",
+                buttons=["download", "fullscreen"],
+                scale=2,
+                height=400,
+            )
+        questions_heading = gr.Markdown(f"### {lab['questions']}")
+        outcome_help = gr.HTML(view.outcome_help_html(), js_on_load=None)
+        with gr.Row():
+            outcome = gr.Dropdown([], label=lab["outcome"], elem_id="eval-outcome", interactive=True)
+            language = gr.Dropdown([], label=lab["language"], elem_id="eval-language", interactive=True)
+        with gr.Row(elem_id="eval-browse"):  # the question's detail beside the table on a wide screen
+            questions = gr.Dataframe(
+                headers=view.question_headers(),
+                interactive=False,
+                wrap=True,
+                datatype="str",
+                elem_id="eval-questions",
+                max_height=680,  # about a screen: the detail beside it stays in view
+                column_widths=["70px", "56px", "126px", "214px", "238px", "96px"],  # px: a phone scrolls sideways
+                scale=2,
+                min_width=480,
+            )
+            detail = gr.HTML(view.detail_html(None), elem_id="eval-detail", js_on_load=None, scale=1, min_width=300)
+        downloads_heading = gr.Markdown(f"### {lab['downloads']}")
+        with gr.Row():
+            downloads = [
+                gr.DownloadButton(name, elem_id=f"eval-download-{name.replace('.', '-')}", size="sm")
+                for name in DOWNLOADS
+            ]
+        with gr.Accordion(lab["compare"], open=False, elem_id="eval-compare") as compare:
+            compare_intro = gr.Markdown(lab["compare_intro"])
+            earlier = gr.File(
+                label=lab["compare_upload"],
+                file_types=[".jsonl", ".json"],
+                file_count="multiple",
+                elem_id="eval-compare-upload",
+                height=100,
+            )
+            with gr.Row():
+                compare_file = gr.Button(lab["compare_file"], elem_id="eval-compare-file")
+                compare_previous = gr.Button(lab["compare_previous"], elem_id="eval-compare-previous")
+            compare_table = gr.Dataframe(
+                interactive=False, wrap=True, datatype="str", visible=False, elem_id="eval-compare-table"
+            )
+            compare_lists = gr.HTML(elem_id="eval-compare-lists", js_on_load=None)
+
+    shown_outputs = [
+        results,
+        cards,
+        metrics,
+        chart,
+        reliability,
+        outcome,
+        language,
+        questions,
+        detail,
+        *downloads,
+        compare_table,
+        compare_lists,
+    ]
+
+    def show(run: FinishedRun | None, shown_lang: str) -> list[Any]:
+        if run is None:
+            return [gr.update(visible=False), *([gr.skip()] * (len(shown_outputs) - 1))]
+        files, alt = run.files, evaluate_labels(shown_lang)["reliability_alt"]
+        chart, diagram = view.chart_paths(files, run.results, run.metrics, shown_lang)
+        gold, indexed = gold_fit([r.item for r in run.results], holder.engine.documents)
+        return [
+            gr.update(visible=True),
+            view.cards_html(run.metrics, shown_lang, (indexed, gold) if indexed < gold else None),
+            view.metrics_table(run.metrics, shown_lang),
+            gr.update(value=str(chart), alt_text=view.chart_alt(run.metrics, shown_lang)),
+            gr.update(value=str(diagram), alt_text=alt),
+            gr.update(choices=view.outcome_choices(run.results, shown_lang), value=view.ALL),
+            gr.update(choices=view.language_choices(run.results, shown_lang), value=view.ALL),
+            {
+                "headers": view.question_headers(shown_lang),
+                "data": view.question_rows(run.results, lang=shown_lang),
+            },
+            view.detail_html(None, shown_lang),
+            *(gr.update(value=str(files[name])) for name in DOWNLOADS),
+            gr.update(visible=False, value=None),
+            "",
+        ]
+
+    def refresh(shown_run: Any, own: Any, shown_lang: str) -> list[Any]:
+        """Status, timer, the shown run, then the results (skipped unless a newer run of this page has ended).
+
+        Another page's run is only said to be going (it holds the server's one run), not named or shown."""
+        current = runner.status()
+        ours = current is not None and current.run_id in (own or ())
+        line = view.status_html(current if ours else None, lang=shown_lang)
+        skipped = [gr.skip()] * len(shown_outputs)
+        if current is not None and current.running:
+            if not ours:
+                waiting = [gr.update(interactive=False), gr.update(interactive=False)]
+                line = view.other_run_html(current, shown_lang)
+                return [line, gr.Timer(active=True), shown_run, *skipped, *waiting]
+            return [line, gr.Timer(active=True), shown_run, *skipped, *buttons(True)]
+        run = runner.finished()
+        if run is None or run.run_id not in (own or ()) or (shown_run is not None and run.run_id == shown_run.run_id):
+            return [line, gr.Timer(active=False), shown_run, *skipped, *buttons(False)]
+        return [line, gr.Timer(active=False), run, *show(run, shown_lang), *buttons(False)]
+
+    poll_outputs = [status, timer, shown, *shown_outputs, start, cancel]
+    timer.tick(refresh, [shown, mine, lang], poll_outputs, show_progress="hidden", api_visibility="private")
+
+    def on_load(shown_run, own, request):
+        shown_lang = visit_language(request)  # the page's language state is set by another load event
+        return [*refresh(shown_run, own, shown_lang), *offered(shown_lang)]
+
+    on_load.__annotations__ = {"request": gr.Request}  # a real class: the module's annotations are strings
+    app.load(on_load, [shown, mine], [*poll_outputs, shipped, fit, confirm], api_visibility="private")
+
+    def on_start(uploaded, choice, shown_run, own, confirmed, shown_lang):
+        current, own = runner.status(), tuple(own or ())
+        error: str | None
+        if current is not None and current.running and current.run_id not in own:  # not named: another page's
+            error = evaluate_labels(shown_lang)["busy_other"].format(done=current.done, total=current.total)
+            if uploaded:
+                discard_uploads([upload_path(uploaded)])
+        else:
+            documents = holder.engine.documents
+            error = start_evaluation(runner, settings, uploaded, choice, shown_lang, documents, confirmed)
+        if error is not None:  # the upload was read and discarded: the box is emptied either way
+            refused = view.status_html(None, error, shown_lang)
+            return [refused, gr.skip(), shown_run, own, gr.skip(), None, *buttons(False)]
+        started = runner.status()
+        assert started is not None  # start_evaluation started it
+        line = view.status_html(started, lang=shown_lang)
+        running = [line, gr.Timer(active=True), None, (*own, started.run_id), gr.update(visible=False), None]
+        return [*running, *buttons(True)]
+
+    start.click(
+        on_start,
+        [qa_upload, shipped, shown, mine, confirm, lang],
+        [status, timer, shown, mine, results, qa_upload, start, cancel],
+        api_visibility="private",
+    )
+
+    def on_shipped(name, shown_lang):  # a new choice: its fit, and the last results hidden (they are another file's)
+        chosen = next((f for f in fits() if f.name == name), None)
+        return eval_files.fit_html(chosen, shown_lang), confirming(chosen), gr.update(visible=False), runnable(chosen)
+
+    shipped.input(on_shipped, [shipped, lang], [fit, confirm, results, start], api_visibility="private")
+    confirm.input(
+        lambda ticked: runnable(mismatched, ticked), confirm, start, api_visibility="private"
+    )  # shown: a misfit
+
+    def on_uploaded(uploaded, shown_lang):  # one source at a time; the upload's own fit
+        path = Path(upload_path(uploaded)) if uploaded else None
+        found = eval_files.file_fit(path, upload_name(uploaded), holder.engine.documents) if path else None
+        return (
+            None,
+            eval_files.fit_html(found, shown_lang),
+            confirming(found),
+            gr.update(visible=False),
+            runnable(found),
+        )
+
+    upload_outputs = [shipped, fit, confirm, results, start]
+    qa_upload.upload(on_uploaded, [qa_upload, lang], upload_outputs, api_visibility="private")
+
+    def on_choose(uploaded):
+        if uploaded:
+            discard_uploads([upload_path(uploaded)])
+        return None
+
+    shipped.input(on_choose, qa_upload, qa_upload, api_visibility="private")
+
+    def on_cancel(own, shown_lang):  # only a run of this page
+        current = runner.status()
+        ours = current is not None and current.running and current.run_id in (own or ())
+        if not ours or not runner.cancel():
+            return view.status_html(None, evaluate_labels(shown_lang)["nothing_running"], shown_lang)
+        return view.status_html(runner.status(), lang=shown_lang)
+
+    cancel.click(on_cancel, [mine, lang], status, api_visibility="private")
+
+    def on_filter(outcome_value, language_value, shown_run, shown_lang):
+        rows = view.question_rows(shown_run.results, outcome_value, language_value, shown_lang) if shown_run else []
+        return {"headers": view.question_headers(shown_lang), "data": rows}
+
+    outcome.input(on_filter, [outcome, language, shown, lang], questions, api_visibility="private")
+    language.input(on_filter, [outcome, language, shown, lang], questions, api_visibility="private")
+
+    def on_select(shown_run, shown_lang, evt):
+        row = evt.row_value or []
+        found = view.find_result(shown_run.results, row[0] if row else None) if shown_run else None
+        return view.detail_html(found, shown_lang)
+
+    on_select.__annotations__["evt"] = gr.SelectData  # a real class: Gradio passes the event by this hint
+
+    questions.select(on_select, [shown, lang], detail, api_visibility="private")
+
+    def on_compare(files: Any, shown_run: Any, use_previous: bool, shown_lang: str, own: Any = ()) -> tuple[Any, Any]:
+        table, lists = compare_evaluation(runner, shown_run, files, use_previous, shown_lang, tuple(own or ()))
+        if table is None:
+            return gr.update(visible=False, value=None), view.status_html(None, lists, shown_lang)
+        return gr.update(visible=True, value=table), lists
+
+    compared = [compare_table, compare_lists]
+    compare_file.click(
+        lambda f, s, ln: on_compare(f, s, False, ln), [earlier, shown, lang], compared, api_visibility="private"
+    )
+    compare_previous.click(
+        lambda s, own, ln: on_compare(None, s, True, ln, own), [shown, mine, lang], compared, api_visibility="private"
+    )
+
+    def labelled(shown_lang: str) -> dict[str, Any]:  # the files offered, named in the language (the choice kept)
+        return {"choices": [(eval_files.choice_label(f, shown_lang), f.name) for f in fits()]}
+
+    def said(key: str, field: str = "value", heading: bool = False) -> Callable[[str], Any]:
+        def update(shown_lang: str) -> Any:
+            text = evaluate_labels(shown_lang)[key]
+            return gr.update(**{field: f"### {text}" if heading else text})
+
+        return update
+
+    return [
+        (intro, said("intro")),
+        (qa_upload, said("upload", "label")),
+        (shipped, lambda shown_lang: gr.update(label=evaluate_labels(shown_lang)["shipped"], **labelled(shown_lang))),
+        (start, said("start")),
+        (cancel, said("cancel")),
+        (cards_heading, said("cards", heading=True)),
+        (metrics_heading, said("metrics", heading=True)),
+        (chart, said("chart", "label")),
+        (reliability, said("reliability", "label")),
+        (questions_heading, said("questions", heading=True)),
+        (outcome_help, lambda shown_lang: view.outcome_help_html(shown_lang)),
+        (outcome, said("outcome", "label")),
+        (language, said("language", "label")),
+        (downloads_heading, said("downloads", heading=True)),
+        (compare, said("compare", "label")),
+        (compare_intro, said("compare_intro")),
+        (earlier, said("compare_upload", "label")),
+        (compare_file, said("compare_file")),
+        (compare_previous, said("compare_previous")),
+        (confirm, said("confirm_mismatch", "label")),
+    ]
+
+
+def compare_evaluation(
+    runner: EvaluationRunner,
+    run: FinishedRun | None,
+    files: Any = None,
+    use_previous: bool = False,
+    lang: str = "en",
+    own: tuple[int, ...] | None = None,
+) -> tuple[dict[str, list] | None, str]:
+    """A finished run compared with uploaded earlier predictions or the run before it on this server
+    (with ``own``, the ids of a page's runs: only a run of that page).
+
+    Returns the deltas table and the fixed/broken lists as HTML (in ``lang``), or ``(None, why not)``.
+    A ``.meta.json`` uploaded with the predictions adds the settings that changed.
+    """
+    from citeqa.app.web.evaluate.view import comparison_html, comparison_table
+    from citeqa.evaluation.compare import compare_runs, load_predictions
+    from citeqa.evaluation.report import meta_path
+
+    uploaded = [(Path(upload_path(f)), upload_name(f)) for f in (files or [])]
+    lab = evaluate_labels(lang)
+    old_records: Sequence[Mapping[str, Any]]
+    old_provenance: Mapping[str, Any] | None
+    try:
+        if run is None:
+            return None, lab["compare_no_run"]
+        if use_previous:
+            earlier = runner.before(run)
+            if earlier is None or (own is not None and earlier.run_id not in own):
+                return None, lab["compare_no_previous"]
+            old_records, old_provenance, label = earlier.records(), earlier.provenance, earlier.source
+        else:
+            jsonl = [(p, n) for p, n in uploaded if not n.endswith(".meta.json")]
+            if not jsonl:
+                return None, lab["compare_no_file"]
+            source, name = jsonl[0]
+            with tempfile.TemporaryDirectory(prefix="citeqa-compare-") as folder:
+                copy = Path(folder) / Path(name).name
+                copy.write_bytes(source.read_bytes())
+                for path, meta_name in uploaded:
+                    if meta_name == meta_path(copy).name:
+                        meta_path(copy).write_bytes(path.read_bytes())
+                try:
+                    earlier_run = load_predictions(copy)
+                except CiteqaError as exc:
+                    return None, shown_error(str(exc), copy, name)
+            old_records, old_provenance, label = list(earlier_run.records), earlier_run.provenance, name
+        comparison = compare_runs(
+            old_records, run.records(), old_provenance=old_provenance, new_provenance=run.provenance
+        )
+        return comparison_table(comparison, lang), comparison_html(comparison, label, lang=lang)
+    finally:
+        discard_uploads(p for p, _ in uploaded)
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    """A file's size and modification time (0, 0 when it cannot be read): when either changes, it is read again."""
+    try:
+        found = path.stat()
+    except OSError:
+        return 0, 0
+    return found.st_size, found.st_mtime_ns
