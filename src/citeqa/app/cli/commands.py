@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citeqa.app.cli.args import output_format, parser
-from citeqa.errors import CiteqaError
+from citeqa.errors import CiteqaError, ServerError
 
 if TYPE_CHECKING:
     from citeqa.claims.check import ClaimCheck
@@ -366,7 +366,24 @@ def _eval_index_and_open(args: argparse.Namespace, corpus: Path, index: Path) ->
     return _open_engine(args, index, embedder)
 
 
+#: The packages of the ``web`` extra that the web app imports (pyproject.toml: ``[project.optional-dependencies] web``).
+WEB_PACKAGES = ("gradio", "pydantic", "itsdangerous")
+
+
+def _need_web_extra() -> None:
+    """A ServerError naming ``citeqa[web]`` when a package of the web app is not installed: the
+    library and the other commands need none of them."""
+    import importlib.util
+
+    missing = [name for name in WEB_PACKAGES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ServerError(
+            f"citeqa serve needs the web extra ({', '.join(missing)} not installed): pip install 'citeqa[web]'"
+        )
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
+    _need_web_extra()
     from citeqa.app.web import lifecycle, serving
     from citeqa.app.web.holder import default_qa_dir
 
