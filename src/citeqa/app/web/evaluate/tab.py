@@ -1,7 +1,8 @@
 """The Evaluate tab's page: choose or upload a QA file, run it in the background, look at the
 results, compare them with an earlier run.
 
-The layout and its events are :func:`evaluate_page`; the run itself is
+:func:`evaluate_page` puts the tab together: its components (:func:`evaluate_layout`) and its events,
+a function for each group; the run itself is
 :class:`~citeqa.app.web.evaluate.runner.EvaluationRunner`'s, the HTML and tables
 :mod:`citeqa.app.web.evaluate.view`'s. :func:`start_evaluation` and :func:`compare_evaluation` are
 what its buttons do, callable without a page.
@@ -11,10 +12,22 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from citeqa.app.web.evaluate.files import gold_fit, shipped_path, shipped_qa_files, shown_error
+from citeqa.app.web.evaluate.files import (
+    FileFit,
+    best_fit,
+    choice_label,
+    file_fit,
+    fit_html,
+    gold_fit,
+    shipped_fits,
+    shipped_path,
+    shipped_qa_files,
+    shown_error,
+)
 from citeqa.app.web.evaluate.runner import EvaluationRunner, FinishedRun
 from citeqa.app.web.holder import EngineHolder, EvalSettings
 from citeqa.app.web.upload_cache import discard_uploads, upload_name, upload_path
@@ -71,6 +84,67 @@ def start_evaluation(
     return None
 
 
+@dataclass(frozen=True)
+class EvaluateTab:
+    """The tab's components (:func:`evaluate_layout`); ``shown`` holds the FinishedRun a page shows,
+    ``mine`` the ids of the runs it started."""
+
+    intro: Any
+    qa_upload: Any
+    shipped: Any
+    start: Any
+    cancel: Any
+    fit: Any
+    confirm: Any
+    status: Any
+    timer: Any
+    shown: Any
+    mine: Any
+    results: Any
+    cards_heading: Any
+    cards: Any
+    metrics_heading: Any
+    metrics: Any
+    chart: Any
+    reliability: Any
+    questions_heading: Any
+    outcome_help: Any
+    outcome: Any
+    language: Any
+    questions: Any
+    detail: Any
+    downloads_heading: Any
+    downloads: list[Any]
+    compare: Any
+    compare_intro: Any
+    earlier: Any
+    compare_file: Any
+    compare_previous: Any
+    compare_table: Any
+    compare_lists: Any
+
+    def results_outputs(self) -> list[Any]:
+        """What showing a finished run updates, in :meth:`_Page.show`'s order."""
+        return [
+            self.results,
+            self.cards,
+            self.metrics,
+            self.chart,
+            self.reliability,
+            self.outcome,
+            self.language,
+            self.questions,
+            self.detail,
+            *self.downloads,
+            self.compare_table,
+            self.compare_lists,
+        ]
+
+    def poll_outputs(self) -> list[Any]:
+        """What a poll of the runner updates: status, timer, the shown run, the results, Run and Cancel."""
+        return [self.status, self.timer, self.shown, *self.results_outputs(), self.start, self.cancel]
+
+
 def evaluate_page(
     gr: Any, app: Any, holder: EngineHolder, runner: EvaluationRunner, settings: EvalSettings, lang: Any = None
 ) -> list[tuple[Any, Any]]:
@@ -86,42 +160,21 @@ def evaluate_page(
     ``lang`` is the page's language (a ``gr.State``): every event answers in it. Returns the tab's
     components to relabel and their updates for a language (as :func:`citeqa.app.web.chat.tab.page_labels` takes them).
     """
-    from citeqa.app.web.chat.tab import visit_language
-    from citeqa.app.web.evaluate import files as eval_files
+    lang = lang if lang is not None else gr.State("en")
+    page = _Page(gr, holder, runner, settings, evaluate_layout(gr, settings))
+    _poll_events(page, app, lang)
+    _run_events(page, lang)
+    _file_events(page, lang)
+    _browse_events(page, lang)
+    _compare_events(page, lang)
+    return _relabels(page)
+
+
+def evaluate_layout(gr: Any, settings: EvalSettings) -> EvaluateTab:
+    """The tab's components, labelled in English (a visit relabels them), the results hidden."""
     from citeqa.app.web.evaluate import view
     from citeqa.app.web.evaluate.runner import DOWNLOADS
 
-    last_fits: list = []  # (the files' stamps, the index's documents, their fits): a chat turn relabels the tab
-
-    def fits() -> list:
-        names = shipped_qa_files(settings.qa_dir)
-        documents = holder.engine.documents
-        stamps = tuple((n, *_stamp(Path(settings.qa_dir or ".") / n)) for n in names)
-        if not last_fits or last_fits[0] != stamps or last_fits[1] is not documents:
-            last_fits[:] = [stamps, documents, eval_files.shipped_fits(settings.qa_dir, names, documents)]
-        return last_fits[2]
-
-    def offered(shown_lang: str) -> tuple[Any, str, Any]:
-        found = fits()
-        chosen = eval_files.best_fit(found)
-        fit = next((f for f in found if f.name == chosen), None)
-        choices = [(eval_files.choice_label(f, shown_lang), f.name) for f in found]
-        return gr.update(choices=choices, value=chosen), eval_files.fit_html(fit, shown_lang), confirming(fit)
-
-    def confirming(fit: Any) -> Any:  # the tick a run of a file for another corpus needs, shown only for one
-        return gr.update(visible=fit is not None and not fit.fits, value=False)
-
-    mismatched = eval_files.FileFit("", 0, 1, 0)  # what the tick stands for: a file that does not fit
-
-    def runnable(fit: Any, ticked: bool = False) -> Any:  # Run waits for the tick when the file is for another corpus
-        current = runner.status()
-        busy = current is not None and current.running
-        return gr.update(interactive=not busy and (fit is None or fit.fits or ticked is True))
-
-    def buttons(running: bool) -> list[Any]:
-        return [gr.update(interactive=not running), gr.update(interactive=running)]
-
-    lang = lang if lang is not None else gr.State("en")
     lab = evaluate_labels("en")
     intro = gr.Markdown(lab["intro"])
     with gr.Row():
@@ -212,27 +265,102 @@ def evaluate_page(
             )
             compare_lists = gr.HTML(elem_id="eval-compare-lists", js_on_load=None)
 
-    shown_outputs = [
-        results,
-        cards,
-        metrics,
-        chart,
-        reliability,
-        outcome,
-        language,
-        questions,
-        detail,
-        *downloads,
-        compare_table,
-        compare_lists,
-    ]
+    return EvaluateTab(
+        intro=intro,
+        qa_upload=qa_upload,
+        shipped=shipped,
+        start=start,
+        cancel=cancel,
+        fit=fit,
+        confirm=confirm,
+        status=status,
+        timer=timer,
+        shown=shown,
+        mine=mine,
+        results=results,
+        cards_heading=cards_heading,
+        cards=cards,
+        metrics_heading=metrics_heading,
+        metrics=metrics,
+        chart=chart,
+        reliability=reliability,
+        questions_heading=questions_heading,
+        outcome_help=outcome_help,
+        outcome=outcome,
+        language=language,
+        questions=questions,
+        detail=detail,
+        downloads_heading=downloads_heading,
+        downloads=downloads,
+        compare=compare,
+        compare_intro=compare_intro,
+        earlier=earlier,
+        compare_file=compare_file,
+        compare_previous=compare_previous,
+        compare_table=compare_table,
+        compare_lists=compare_lists,
+    )
 
-    def show(run: FinishedRun | None, shown_lang: str) -> list[Any]:
+
+#: What the confirmation tick stands for: a file that does not fit the index.
+MISMATCHED = FileFit("", 0, 1, 0)
+
+
+@dataclass
+class _Page:
+    """What the tab's events share: Gradio, the live engine, the runner, the settings, the components,
+    and the shipped files' fits, kept until the files or the index's documents change (a chat turn
+    relabels the tab)."""
+
+    gr: Any
+    holder: EngineHolder
+    runner: EvaluationRunner
+    settings: EvalSettings
+    tab: EvaluateTab
+    _fits: tuple[Any, Any, list[FileFit]] | None = None  # (the files' stamps, the index's documents, their fits)
+
+    def fits(self) -> list[FileFit]:
+        """The shipped files' fits with the live index."""
+        names = shipped_qa_files(self.settings.qa_dir)
+        documents = self.holder.engine.documents
+        stamps = tuple((n, *_stamp(Path(self.settings.qa_dir or ".") / n)) for n in names)
+        if self._fits is None or self._fits[0] != stamps or self._fits[1] is not documents:
+            self._fits = (stamps, documents, shipped_fits(self.settings.qa_dir, names, documents))
+        return self._fits[2]
+
+    def offered(self, shown_lang: str) -> tuple[Any, str, Any]:
+        """The shipped files (the best fit chosen), its fit and the tick."""
+        found = self.fits()
+        chosen = best_fit(found)
+        fit = next((f for f in found if f.name == chosen), None)
+        choices = [(choice_label(f, shown_lang), f.name) for f in found]
+        return self.gr.update(choices=choices, value=chosen), fit_html(fit, shown_lang), self.confirming(fit)
+
+    def confirming(self, fit: FileFit | None) -> Any:
+        """The tick a run of a file for another corpus needs, shown only for one."""
+        return self.gr.update(visible=fit is not None and not fit.fits, value=False)
+
+    def runnable(self, fit: FileFit | None, ticked: bool = False) -> Any:
+        """Run, enabled while nothing runs; for a file for another corpus, once ticked."""
+        current = self.runner.status()
+        busy = current is not None and current.running
+        return self.gr.update(interactive=not busy and (fit is None or fit.fits or ticked is True))
+
+    def buttons(self, running: bool) -> list[Any]:
+        """Run and Cancel: one of them enabled."""
+        return [self.gr.update(interactive=not running), self.gr.update(interactive=running)]
+
+    def show(self, run: FinishedRun | None, shown_lang: str) -> list[Any]:
+        """The results of ``run`` in ``shown_lang`` (:meth:`EvaluateTab.results_outputs`); hidden without one."""
+        from citeqa.app.web.evaluate import view
+        from citeqa.app.web.evaluate.runner import DOWNLOADS
+
+        gr = self.gr
         if run is None:
-            return [gr.update(visible=False), *([gr.skip()] * (len(shown_outputs) - 1))]
+            return [gr.update(visible=False), *([gr.skip()] * (len(self.tab.results_outputs()) - 1))]
         files, alt = run.files, evaluate_labels(shown_lang)["reliability_alt"]
         chart, diagram = view.chart_paths(files, run.results, run.metrics, shown_lang)
-        gold, indexed = gold_fit([r.item for r in run.results], holder.engine.documents)
+        gold, indexed = gold_fit([r.item for r in run.results], self.holder.engine.documents)
         return [
             gr.update(visible=True),
             view.cards_html(run.metrics, shown_lang, (indexed, gold) if indexed < gold else None),
@@ -251,34 +379,54 @@ def evaluate_page(
             "",
         ]
 
-    def refresh(shown_run: Any, own: Any, shown_lang: str) -> list[Any]:
+    def refresh(self, shown_run: Any, own: Any, shown_lang: str) -> list[Any]:
         """Status, timer, the shown run, then the results (skipped unless a newer run of this page has ended).
 
         Another page's run is only said to be going (it holds the server's one run), not named or shown."""
-        current = runner.status()
+        from citeqa.app.web.evaluate import view
+
+        gr = self.gr
+        current = self.runner.status()
         ours = current is not None and current.run_id in (own or ())
         line = view.status_html(current if ours else None, lang=shown_lang)
-        skipped = [gr.skip()] * len(shown_outputs)
+        skipped = [gr.skip()] * len(self.tab.results_outputs())
         if current is not None and current.running:
             if not ours:
                 waiting = [gr.update(interactive=False), gr.update(interactive=False)]
                 line = view.other_run_html(current, shown_lang)
                 return [line, gr.Timer(active=True), shown_run, *skipped, *waiting]
-            return [line, gr.Timer(active=True), shown_run, *skipped, *buttons(True)]
-        run = runner.finished()
+            return [line, gr.Timer(active=True), shown_run, *skipped, *self.buttons(True)]
+        run = self.runner.finished()
         if run is None or run.run_id not in (own or ()) or (shown_run is not None and run.run_id == shown_run.run_id):
-            return [line, gr.Timer(active=False), shown_run, *skipped, *buttons(False)]
-        return [line, gr.Timer(active=False), run, *show(run, shown_lang), *buttons(False)]
+            return [line, gr.Timer(active=False), shown_run, *skipped, *self.buttons(False)]
+        return [line, gr.Timer(active=False), run, *self.show(run, shown_lang), *self.buttons(False)]
 
-    poll_outputs = [status, timer, shown, *shown_outputs, start, cancel]
-    timer.tick(refresh, [shown, mine, lang], poll_outputs, show_progress="hidden", api_visibility="private")
+
+def _poll_events(page: _Page, app: Any, lang: Any) -> None:
+    """The timer's poll of the runner while a run goes on, and the tab's state on every visit."""
+    from citeqa.app.web.chat.tab import visit_language
+
+    gr, tab = page.gr, page.tab
+    poll_outputs = tab.poll_outputs()
+    tab.timer.tick(
+        page.refresh, [tab.shown, tab.mine, lang], poll_outputs, show_progress="hidden", api_visibility="private"
+    )
 
     def on_load(shown_run, own, request):
         shown_lang = visit_language(request)  # the page's language state is set by another load event
-        return [*refresh(shown_run, own, shown_lang), *offered(shown_lang)]
+        return [*page.refresh(shown_run, own, shown_lang), *page.offered(shown_lang)]
 
     on_load.__annotations__ = {"request": gr.Request}  # a real class: the module's annotations are strings
-    app.load(on_load, [shown, mine], [*poll_outputs, shipped, fit, confirm], api_visibility="private")
+    app.load(
+        on_load, [tab.shown, tab.mine], [*poll_outputs, tab.shipped, tab.fit, tab.confirm], api_visibility="private"
+    )
+
+
+def _run_events(page: _Page, lang: Any) -> None:
+    """Run (a page's own run, one on the server at a time) and Cancel (only a run of this page)."""
+    from citeqa.app.web.evaluate import view
+
+    gr, tab, runner = page.gr, page.tab, page.runner
 
     def on_start(uploaded, choice, shown_run, own, confirmed, shown_lang):
         current, own = runner.status(), tuple(own or ())
@@ -288,69 +436,84 @@ def evaluate_page(
             if uploaded:
                 discard_uploads([upload_path(uploaded)])
         else:
-            documents = holder.engine.documents
-            error = start_evaluation(runner, settings, uploaded, choice, shown_lang, documents, confirmed)
+            documents = page.holder.engine.documents
+            error = start_evaluation(runner, page.settings, uploaded, choice, shown_lang, documents, confirmed)
         if error is not None:  # the upload was read and discarded: the box is emptied either way
             refused = view.status_html(None, error, shown_lang)
-            return [refused, gr.skip(), shown_run, own, gr.skip(), None, *buttons(False)]
+            return [refused, gr.skip(), shown_run, own, gr.skip(), None, *page.buttons(False)]
         started = runner.status()
         assert started is not None  # start_evaluation started it
         line = view.status_html(started, lang=shown_lang)
         running = [line, gr.Timer(active=True), None, (*own, started.run_id), gr.update(visible=False), None]
-        return [*running, *buttons(True)]
+        return [*running, *page.buttons(True)]
 
-    start.click(
+    tab.start.click(
         on_start,
-        [qa_upload, shipped, shown, mine, confirm, lang],
-        [status, timer, shown, mine, results, qa_upload, start, cancel],
+        [tab.qa_upload, tab.shipped, tab.shown, tab.mine, tab.confirm, lang],
+        [tab.status, tab.timer, tab.shown, tab.mine, tab.results, tab.qa_upload, tab.start, tab.cancel],
         api_visibility="private",
     )
 
-    def on_shipped(name, shown_lang):  # a new choice: its fit, and the last results hidden (they are another file's)
-        chosen = next((f for f in fits() if f.name == name), None)
-        return eval_files.fit_html(chosen, shown_lang), confirming(chosen), gr.update(visible=False), runnable(chosen)
-
-    shipped.input(on_shipped, [shipped, lang], [fit, confirm, results, start], api_visibility="private")
-    confirm.input(
-        lambda ticked: runnable(mismatched, ticked), confirm, start, api_visibility="private"
-    )  # shown: a misfit
-
-    def on_uploaded(uploaded, shown_lang):  # one source at a time; the upload's own fit
-        path = Path(upload_path(uploaded)) if uploaded else None
-        found = eval_files.file_fit(path, upload_name(uploaded), holder.engine.documents) if path else None
-        return (
-            None,
-            eval_files.fit_html(found, shown_lang),
-            confirming(found),
-            gr.update(visible=False),
-            runnable(found),
-        )
-
-    upload_outputs = [shipped, fit, confirm, results, start]
-    qa_upload.upload(on_uploaded, [qa_upload, lang], upload_outputs, api_visibility="private")
-
-    def on_choose(uploaded):
-        if uploaded:
-            discard_uploads([upload_path(uploaded)])
-        return None
-
-    shipped.input(on_choose, qa_upload, qa_upload, api_visibility="private")
-
-    def on_cancel(own, shown_lang):  # only a run of this page
+    def on_cancel(own, shown_lang):
         current = runner.status()
         ours = current is not None and current.running and current.run_id in (own or ())
         if not ours or not runner.cancel():
             return view.status_html(None, evaluate_labels(shown_lang)["nothing_running"], shown_lang)
         return view.status_html(runner.status(), lang=shown_lang)
 
-    cancel.click(on_cancel, [mine, lang], status, api_visibility="private")
+    tab.cancel.click(on_cancel, [tab.mine, lang], tab.status, api_visibility="private")
+
+
+def _file_events(page: _Page, lang: Any) -> None:
+    """Choosing a shipped file or uploading one (one source at a time): its fit, the tick, Run."""
+    gr, tab = page.gr, page.tab
+
+    def on_shipped(name, shown_lang):  # a new choice: its fit, and the last results hidden (they are another file's)
+        chosen = next((f for f in page.fits() if f.name == name), None)
+        return fit_html(chosen, shown_lang), page.confirming(chosen), gr.update(visible=False), page.runnable(chosen)
+
+    tab.shipped.input(
+        on_shipped, [tab.shipped, lang], [tab.fit, tab.confirm, tab.results, tab.start], api_visibility="private"
+    )
+    tab.confirm.input(
+        lambda ticked: page.runnable(MISMATCHED, ticked), tab.confirm, tab.start, api_visibility="private"
+    )  # shown: a misfit
+
+    def on_uploaded(uploaded, shown_lang):  # one source at a time; the upload's own fit
+        path = Path(upload_path(uploaded)) if uploaded else None
+        found = file_fit(path, upload_name(uploaded), page.holder.engine.documents) if path else None
+        return (
+            None,
+            fit_html(found, shown_lang),
+            page.confirming(found),
+            gr.update(visible=False),
+            page.runnable(found),
+        )
+
+    upload_outputs = [tab.shipped, tab.fit, tab.confirm, tab.results, tab.start]
+    tab.qa_upload.upload(on_uploaded, [tab.qa_upload, lang], upload_outputs, api_visibility="private")
+
+    def on_choose(uploaded):
+        if uploaded:
+            discard_uploads([upload_path(uploaded)])
+        return None
+
+    tab.shipped.input(on_choose, tab.qa_upload, tab.qa_upload, api_visibility="private")
+
+
+def _browse_events(page: _Page, lang: Any) -> None:
+    """The question table's filters and the detail of a question chosen in it."""
+    from citeqa.app.web.evaluate import view
+
+    gr, tab = page.gr, page.tab
 
     def on_filter(outcome_value, language_value, shown_run, shown_lang):
         rows = view.question_rows(shown_run.results, outcome_value, language_value, shown_lang) if shown_run else []
         return {"headers": view.question_headers(shown_lang), "data": rows}
 
-    outcome.input(on_filter, [outcome, language, shown, lang], questions, api_visibility="private")
-    language.input(on_filter, [outcome, language, shown, lang], questions, api_visibility="private")
+    filters = [tab.outcome, tab.language, tab.shown, lang]
+    tab.outcome.input(on_filter, filters, tab.questions, api_visibility="private")
+    tab.language.input(on_filter, filters, tab.questions, api_visibility="private")
 
     def on_select(shown_run, shown_lang, evt):
         row = evt.row_value or []
@@ -359,24 +522,41 @@ def evaluate_page(
 
     on_select.__annotations__["evt"] = gr.SelectData  # a real class: Gradio passes the event by this hint
 
-    questions.select(on_select, [shown, lang], detail, api_visibility="private")
+    tab.questions.select(on_select, [tab.shown, lang], tab.detail, api_visibility="private")
+
+
+def _compare_events(page: _Page, lang: Any) -> None:
+    """Comparing the shown run with uploaded earlier predictions or with this page's run before it."""
+    from citeqa.app.web.evaluate import view
+
+    gr, tab = page.gr, page.tab
 
     def on_compare(files: Any, shown_run: Any, use_previous: bool, shown_lang: str, own: Any = ()) -> tuple[Any, Any]:
-        table, lists = compare_evaluation(runner, shown_run, files, use_previous, shown_lang, tuple(own or ()))
+        table, lists = compare_evaluation(page.runner, shown_run, files, use_previous, shown_lang, tuple(own or ()))
         if table is None:
             return gr.update(visible=False, value=None), view.status_html(None, lists, shown_lang)
         return gr.update(visible=True, value=table), lists
 
-    compared = [compare_table, compare_lists]
-    compare_file.click(
-        lambda f, s, ln: on_compare(f, s, False, ln), [earlier, shown, lang], compared, api_visibility="private"
+    compared = [tab.compare_table, tab.compare_lists]
+    tab.compare_file.click(
+        lambda f, s, ln: on_compare(f, s, False, ln), [tab.earlier, tab.shown, lang], compared, api_visibility="private"
     )
-    compare_previous.click(
-        lambda s, own, ln: on_compare(None, s, True, ln, own), [shown, mine, lang], compared, api_visibility="private"
+    tab.compare_previous.click(
+        lambda s, own, ln: on_compare(None, s, True, ln, own),
+        [tab.shown, tab.mine, lang],
+        compared,
+        api_visibility="private",
     )
 
+
+def _relabels(page: _Page) -> list[tuple[Any, Any]]:
+    """The tab's components to relabel and their updates for a language (the shipped files' choice kept)."""
+    from citeqa.app.web.evaluate import view
+
+    gr, tab = page.gr, page.tab
+
     def labelled(shown_lang: str) -> dict[str, Any]:  # the files offered, named in the language (the choice kept)
-        return {"choices": [(eval_files.choice_label(f, shown_lang), f.name) for f in fits()]}
+        return {"choices": [(choice_label(f, shown_lang), f.name) for f in page.fits()]}
 
     def said(key: str, field: str = "value", heading: bool = False) -> Callable[[str], Any]:
         def update(shown_lang: str) -> Any:
@@ -386,26 +566,29 @@ def evaluate_page(
         return update
 
     return [
-        (intro, said("intro")),
-        (qa_upload, said("upload", "label")),
-        (shipped, lambda shown_lang: gr.update(label=evaluate_labels(shown_lang)["shipped"], **labelled(shown_lang))),
-        (start, said("start")),
-        (cancel, said("cancel")),
-        (cards_heading, said("cards", heading=True)),
-        (metrics_heading, said("metrics", heading=True)),
-        (chart, said("chart", "label")),
-        (reliability, said("reliability", "label")),
-        (questions_heading, said("questions", heading=True)),
-        (outcome_help, lambda shown_lang: view.outcome_help_html(shown_lang)),
-        (outcome, said("outcome", "label")),
-        (language, said("language", "label")),
-        (downloads_heading, said("downloads", heading=True)),
-        (compare, said("compare", "label")),
-        (compare_intro, said("compare_intro")),
-        (earlier, said("compare_upload", "label")),
-        (compare_file, said("compare_file")),
-        (compare_previous, said("compare_previous")),
-        (confirm, said("confirm_mismatch", "label")),
+        (tab.intro, said("intro")),
+        (tab.qa_upload, said("upload", "label")),
+        (
+            tab.shipped,
+            lambda shown_lang: gr.update(label=evaluate_labels(shown_lang)["shipped"], **labelled(shown_lang)),
+        ),
+        (tab.start, said("start")),
+        (tab.cancel, said("cancel")),
+        (tab.cards_heading, said("cards", heading=True)),
+        (tab.metrics_heading, said("metrics", heading=True)),
+        (tab.chart, said("chart", "label")),
+        (tab.reliability, said("reliability", "label")),
+        (tab.questions_heading, said("questions", heading=True)),
+        (tab.outcome_help, lambda shown_lang: view.outcome_help_html(shown_lang)),
+        (tab.outcome, said("outcome", "label")),
+        (tab.language, said("language", "label")),
+        (tab.downloads_heading, said("downloads", heading=True)),
+        (tab.compare, said("compare", "label")),
+        (tab.compare_intro, said("compare_intro")),
+        (tab.earlier, said("compare_upload", "label")),
+        (tab.compare_file, said("compare_file")),
+        (tab.compare_previous, said("compare_previous")),
+        (tab.confirm, said("confirm_mismatch", "label")),
     ]
 
 
