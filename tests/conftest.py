@@ -226,6 +226,7 @@ class Served:
         import dataclasses
 
         from citeqa.app.web import serving
+        from citeqa.app.web.evaluate.runner import EvaluationRunner
         from citeqa.app.web.guard import rules as guard_rules
         from citeqa.app.web.holder import EvalSettings, UploadSettings
         from citeqa.app.web.ui import guarded_app
@@ -247,8 +248,9 @@ class Served:
         ages = {} if max_age_s is None else {"max_age_s": max_age_s, "sweep_every_s": 1}
         files = {} if max_files is None else {"max_files": max_files}
         uploads = UploadSettings(self.corpus, max_upload, **ages, **files)
-        app = guarded_app(self.holder, uploads, policy, auth, EvalSettings(qa_dir))
-        self.evaluations = app.state.blocks.evaluations
+        evaluation = EvalSettings(qa_dir)
+        self.evaluations = EvaluationRunner(self.holder, evaluation.k)
+        app = guarded_app(self.holder, uploads, policy, auth, evaluation, self.evaluations)
         self.running = serving.Running(app, sock, "127.0.0.1")
         self.url = self.running.url
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from citeqa.app.web.server import mounted_blocks
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from test_server_files import file_data, join
@@ -32,7 +33,7 @@ def served(guarded_server, tmp_path_factory, cache_dir: Path):
 
 
 def fn_index(served, name: str) -> int:
-    blocks = served.running._server.config.app.state.blocks
+    blocks = mounted_blocks(served.running._server.config.app)
     return next(i for i, fn in blocks.fns.items() if getattr(fn.fn, "__name__", "") == name)
 
 

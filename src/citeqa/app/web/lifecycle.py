@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from citeqa.app.web import serving
+from citeqa.app.web.evaluate.runner import EvaluationRunner
 from citeqa.app.web.guard.rules import LOOPBACK_NAMES, policy_for
 from citeqa.app.web.holder import EngineHolder, EvalSettings, UploadSettings, default_qa_dir
 from citeqa.corpus.add import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES
@@ -62,12 +63,13 @@ def serve(
     )
     evaluation = EvalSettings(qa_dir if qa_dir is not None else default_qa_dir(corpus_dir))
     uploads = UploadSettings(corpus_dir, max_upload_bytes, max_upload_files)
-    app = guarded_app(holder, uploads, policy, auth, evaluation)
+    runner = EvaluationRunner(holder, evaluation.k)
+    app = guarded_app(holder, uploads, policy, auth, evaluation, runner)
     print(f"citeqa: serving on {serving.url_of(sock, host)} (Ctrl+C to stop)", file=sys.stderr, flush=True)
     try:
         serving.run(app, sock)
     finally:  # after SIGINT and SIGTERM alike (serving.run raises Terminated for SIGTERM)
-        app.state.blocks.evaluations.close()  # a run in progress stops; its files go
+        runner.close()  # a run in progress stops; its files go
 
 
 def _open(

@@ -35,7 +35,6 @@ def build_server(
     """The ASGI app to serve: ``blocks`` mounted at ``/`` in a FastAPI parent guarded by :class:`Guard`."""
     import gradio as gr
     from fastapi import FastAPI
-    from starlette.routing import Mount
 
     no_docs: dict[str, Any] = {
         "openapi_url": None,
@@ -58,7 +57,7 @@ def build_server(
     )
     blocks.has_launched = True  # mount_gradio_app leaves it False, which turns Gradio's own path check off
     keep_no_api_sessions(blocks)  # an /ask call leaves no session state behind
-    gradio_app = cast("App", next(r.app for r in parent.routes if isinstance(r, Mount)))  # the one mounted above
+    gradio_app = _mounted(parent)  # the one mounted above
     parent.add_middleware(
         Guard,
         policy=policy,
@@ -69,6 +68,18 @@ def build_server(
     )
     parent.state.policy = policy  # serving.run reads the trusted proxies from it
     return parent
+
+
+def _mounted(parent: FastAPI) -> App:
+    """The Gradio app mounted in ``parent`` by :func:`build_server`."""
+    from starlette.routing import Mount
+
+    return cast("App", next(r.app for r in parent.routes if isinstance(r, Mount)))
+
+
+def mounted_blocks(parent: FastAPI) -> gr.Blocks:
+    """The Blocks app :func:`build_server` mounted in ``parent`` (tests and benchmarks look into it)."""
+    return _mounted(parent).get_blocks()
 
 
 def _login_check(gradio_app: App) -> Callable[[dict[str, str]], bool]:

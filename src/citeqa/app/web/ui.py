@@ -28,19 +28,22 @@ if TYPE_CHECKING:  # Gradio and FastAPI load when the app is built
 
 
 def build_app(
-    holder: EngineHolder, uploads: UploadSettings | None = None, evaluation: EvalSettings | None = None
+    holder: EngineHolder,
+    uploads: UploadSettings | None = None,
+    evaluation: EvalSettings | None = None,
+    runner: EvaluationRunner | None = None,
 ) -> gr.Blocks:
     """The Blocks app: chat (questions and claim checks) with sources, citation tools, the document
     viewer and downloads; the corpus tab; the Evaluate tab; the /ask and /check APIs.
 
-    The app's :class:`~citeqa.app.web.evaluate.runner.EvaluationRunner` is ``app.evaluations``
-    (``close()`` it when the server stops).
+    ``runner`` runs the Evaluate tab's evaluations; whoever passes it ``close()``-s it when the server
+    stops (without one the app makes its own, whose files go at exit).
     """
     import gradio as gr
 
     uploads = uploads if uploads is not None else UploadSettings()
     evaluation = evaluation if evaluation is not None else EvalSettings()
-    runner = EvaluationRunner(holder, evaluation.k)
+    runner = runner if runner is not None else EvaluationRunner(holder, evaluation.k)
     with gr.Blocks(title="citeqa", delete_cache=(uploads.sweep_every_s, uploads.max_age_s)) as app:
         subtitle = gr.Markdown(subtitle_text(holder, "en"), elem_id="subtitle")
         with gr.Tab(labels("en")["tab_chat"], id="chat") as chat_tab:
@@ -65,7 +68,6 @@ def build_app(
         ]
         chat_events(gr, holder, chat, page, app)
         add_endpoints(gr, holder)
-    app.evaluations = runner
     return app
 
 
@@ -85,15 +87,14 @@ def guarded_app(
     policy: Policy,
     auth: tuple[str, str] | None = None,
     evaluation: EvalSettings | None = None,
+    runner: EvaluationRunner | None = None,
 ) -> FastAPI:
-    """The app as ``citeqa serve`` runs it: :func:`build_app` behind :class:`citeqa.app.web.guard.middleware.Guard`.
-
-    The Blocks app is ``.state.blocks`` of the returned server (its runner: ``.state.blocks.evaluations``).
+    """The app as ``citeqa serve`` runs it: :func:`build_app` (``runner`` as there) behind
+    :class:`citeqa.app.web.guard.middleware.Guard`; :func:`citeqa.app.web.server.mounted_blocks` finds
+    the Blocks app in it.
     """
     from citeqa.app.web.server import build_server
 
-    app = build_app(holder, uploads, evaluation)
+    app = build_app(holder, uploads, evaluation, runner)
     app.queue(default_concurrency_limit=4)
-    parent = build_server(app, policy, auth=auth, css=CSS, max_file_size=uploads.max_bytes)
-    parent.state.blocks = app
-    return parent
+    return build_server(app, policy, auth=auth, css=CSS, max_file_size=uploads.max_bytes)
