@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from citeqa.app.web.assets import CHAT_JS, VIEWER_JS
-from citeqa.app.web.chat import answers
-from citeqa.app.web.chat import view as chat_view
+from citeqa.app.web.chat import answers, view
 from citeqa.app.web.chat.turns import conversation_turn, download_files, downloads_dir, open_document
 from citeqa.app.web.holder import ANSWER_CONCURRENCY, ANSWER_GROUP, EngineHolder
 from citeqa.app.web.validation import language_choices
@@ -81,7 +80,7 @@ def chat_layout(gr: Any) -> ChatTab:
     """The tab's components, in English until the first turn: the conversation on top, the box full
     width with Mode and Ask under it (so a phone keeps the box wide), then the examples."""
     en, ev = labels("en"), evidence_labels("en")
-    chat = gr.HTML(chat_view.conversation_html([], "en"), elem_id="chat", js_on_load=CHAT_JS)
+    chat = gr.HTML(view.conversation_html([], "en"), elem_id="chat", js_on_load=CHAT_JS)
     messages, asked, turns, session = gr.State([]), gr.State([]), gr.State([]), gr.State("")
     browser, shown = gr.State(None), gr.State("en")
     with gr.Row(elem_id="ask-row"):
@@ -105,7 +104,7 @@ def chat_layout(gr: Any) -> ChatTab:
             container=False,
         )
         send = gr.Button(en["ask"], variant="primary", scale=1, elem_id="ask", min_width=90)
-    notice = gr.HTML(chat_view.question_info_html("en"), elem_id="question-info", js_on_load=None)
+    notice = gr.HTML(view.question_info_html("en"), elem_id="question-info", js_on_load=None)
     examples = gr.Examples(EXAMPLES, inputs=question, label=en["examples"]).dataset  # relabelled by the page
     with gr.Accordion(en["options"], open=False, elem_id="options") as options, gr.Row():
         k = gr.Slider(1, 10, value=5, step=1, label=en["passages"], elem_id="k")
@@ -210,7 +209,7 @@ def chat_events(gr: Any, holder: EngineHolder, tab: ChatTab, page: Sequence[Rela
             hint = gr.update(placeholder=box_hint(lang, mode))
             ev = evidence_labels(lang)
             files = [gr.update(label=ev["download_md"]), gr.update(label=ev["download_json"])]
-            opened = [chat_view.conversation_html([], lang), hint, chat_view.question_info_html(lang), asked, lang]
+            opened = [view.conversation_html([], lang), hint, view.question_info_html(lang), asked, lang]
             return [*opened, *files, *updates]
 
         on_visit.__annotations__ = {"request": gr.Request}  # a real class: the module's annotations are strings
@@ -221,20 +220,20 @@ def chat_events(gr: Any, holder: EngineHolder, tab: ChatTab, page: Sequence[Rela
         out = conversation_turn(holder, q, md, m, a, t, kk, lang, conf, browser)
         _, updates = page_labels(gr, tab, out.lang, page, md)
         if out.refusal:  # nothing joins the conversation; the box keeps the text and gets the page's hint
-            shown = chat_view.question_info_html(out.lang, out.refusal)
+            shown = view.question_info_html(out.lang, out.refusal)
             skipped = [gr.skip()] * 5 + [gr.update(placeholder=box_hint(out.lang, md)), shown, gr.skip(), gr.skip()]
             return [*skipped, out.lang, *updates]
         sess = sess or secrets.token_hex(12)
         ev = evidence_labels(out.lang)
         hint = box_hint(out.lang, md)
         return [
-            chat_view.conversation_html(out.messages, out.lang),
+            view.conversation_html(out.messages, out.lang),
             out.messages,
             out.asked,
             out.turns,
             sess,
             gr.update(value="", placeholder=hint),
-            chat_view.question_info_html(out.lang),
+            view.question_info_html(out.lang),
             gr.update(value=None, visible=False, label=ev["download_md"]),  # the conversation changed:
             gr.update(value=None, visible=False, label=ev["download_json"]),  # prepared again on request
             out.lang,
@@ -301,8 +300,8 @@ def clear_events(gr: Any, tab: ChatTab, page: Sequence[Relabel] = ()) -> None:
         box = gr.update(value="", placeholder=box_hint(lang, mode))
         ev = evidence_labels(lang)  # a prepared download goes with the conversation
         hidden = [gr.update(value=None, visible=False, label=ev[key]) for key in ("download_md", "download_json")]
-        emptied = [[], [], [], box, chat_view.question_info_html(lang), *hidden]
-        return [chat_view.conversation_html([], lang), *emptied, gr.update(visible=False), lang, *updates]
+        emptied = [[], [], [], box, view.question_info_html(lang), *hidden]
+        return [view.conversation_html([], lang), *emptied, gr.update(visible=False), lang, *updates]
 
     emptied = [tab.messages, tab.asked, tab.turns, tab.question, tab.notice, tab.download_md, tab.download_json]
     outputs = [tab.chat, *emptied, tab.viewer, tab.shown, *relabelled]

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from citeqa.app.cited import document_infos
-from citeqa.app.web.chat import answers, claims
-from citeqa.app.web.chat import view as chat_view
+from citeqa.app.web.chat import answers, claims, view
 from citeqa.app.web.holder import EngineHolder
 from citeqa.app.web.validation import engine_language
 from citeqa.claims.check import ClaimCheck
@@ -72,7 +71,7 @@ def conversation_turn(
     text = text if isinstance(text, str) else ""
     checking = mode == "check" or (mode == "auto" and looks_like_claim(text))
     lang = _input_language(engine, text, asked, page_lang)
-    refusal = chat_view.input_refusal(text, lang, checking)
+    refusal = view.input_refusal(text, lang, checking)
     if refusal is not None:
         return TurnResult(messages, asked, turns, "", lang, checking, refusal)
     record: Answer | ClaimCheck
@@ -84,12 +83,12 @@ def conversation_turn(
             record = engine.ask(text, history=tuple(asked), k=int(k), language=language, page_lang=page_lang)
     except CiteqaError as exc:
         return TurnResult(messages, asked, turns, "", lang, checking, f"{labels(lang)['error']}: {exc}")
-    docs, turn = engine.documents, chat_view.next_turn(messages)
+    docs, turn = engine.documents, view.next_turn(messages)
     if isinstance(record, ClaimCheck):  # (checking)
         infos = document_infos(engine, [record])
         messages += [
-            chat_view.user_message(record.claim, record.language),
-            chat_view.check_message(record, turn, docs, infos),
+            view.user_message(record.claim, record.language),
+            view.check_message(record, turn, docs, infos),
         ]
         turns.append({"type": "check", "record": record.to_dict()})
         sources = claims.check_sources_html(record, docs, infos, turn)
@@ -97,8 +96,8 @@ def conversation_turn(
     infos = document_infos(engine, [record])
     bands = engine.settings.scoring.answer_bands()
     messages += [
-        chat_view.user_message(record.question, record.language),
-        chat_view.answer_message(record, turn, docs, infos, show_confidence, bands),
+        view.user_message(record.question, record.language),
+        view.answer_message(record, turn, docs, infos, show_confidence, bands),
     ]
     turns.append({"type": "answer", "record": record.to_dict()})
     sources = answers.answer_sources_html(record, docs, infos, turn)
