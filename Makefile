@@ -9,9 +9,9 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test test-fast lint format install install-test browser index eval docs clean
+.PHONY: run test test-fast lint format install install-web install-test browser index eval docs clean
 
-run: $(VENV)/.installed
+run: $(VENV)/.installed-web
 	$(BIN)/citeqa index
 	$(BIN)/citeqa serve --host $(HOST) --port $(PORT)
 
@@ -38,6 +38,7 @@ docs: $(VENV)/.installed-test
 	$(BIN)/pdoc --docformat restructuredtext --output-directory docs/api citeqa
 
 install: $(VENV)/.installed
+install-web: $(VENV)/.installed-web
 install-test: $(VENV)/.installed-test
 
 index: $(VENV)/.installed
@@ -58,8 +59,14 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e .
 	touch $@
 
-# The ray extra too: tests marked `ray` run `citeqa index --ray` on a real local Ray; and the
-# postgres extra: tests marked `postgres` answer from 2 local PostgreSQL nodes (`--backend`).
+# The web app (`citeqa serve`): the core and the web extra.
+$(VENV)/.installed-web: pyproject.toml $(VENV)/.installed
+	$(PIP) install --quiet -e '.[web]'
+	touch $@
+
+# The test extra holds the web one (the app's tests); the ray extra too: tests marked `ray` run
+# `citeqa index --ray` on a real local Ray; and the postgres extra: tests marked `postgres` answer
+# from 2 local PostgreSQL nodes (`--backend`).
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 	$(PIP) install --quiet -e '.[test,ray,postgres]'
 	touch $@

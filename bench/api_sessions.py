@@ -31,9 +31,12 @@ def main() -> int:
     parser.add_argument("--every", type=int, default=250)
     args = parser.parse_args()
 
-    from citeqa.app import guard_rules, serving
-    from citeqa.app.holder import EngineHolder, UploadSettings
-    from citeqa.app.ui import guarded_app
+    from citeqa.app.web import serving
+    from citeqa.app.web.evaluate.runner import EvaluationRunner
+    from citeqa.app.web.guard import rules as guard_rules
+    from citeqa.app.web.holder import EngineHolder, UploadSettings
+    from citeqa.app.web.server import mounted_blocks
+    from citeqa.app.web.ui import guarded_app
     from citeqa.embedding.keyword import KeywordEmbedder
     from citeqa.engine import Engine
     from citeqa.index.builder import update_index
@@ -45,8 +48,9 @@ def main() -> int:
         holder = EngineHolder(Engine.open(Path(tmp) / "index", embedder=KeywordEmbedder()))
         sock = serving.bind("127.0.0.1", 0)
         policy = guard_rules.policy_for("127.0.0.1", sock.getsockname()[1])
-        app = guarded_app(holder, UploadSettings(corpus), policy)
-        states = app.state.blocks.state_holder
+        runner = EvaluationRunner(holder)
+        app = guarded_app(holder, UploadSettings(corpus), policy, runner=runner)
+        states = mounted_blocks(app).state_holder
         running = serving.Running(app, sock, "127.0.0.1")
         print(f"{'calls':>6} {'RSS MB':>8} {'session states':>15} {'s':>6}")
         started = time.monotonic()
@@ -63,7 +67,7 @@ def main() -> int:
                         print(f"{n:>6} {rss_mb():>8.0f} {len(states.session_data):>15} {seconds:>6.1f}", flush=True)
         finally:
             running.close()
-            app.state.blocks.evaluations.close()
+            runner.close()
     return 0
 
 

@@ -44,7 +44,7 @@ from common import vm_hwm_mb
 from load import CORPUS, LOCAL_ENV, ROOT, Server, ensure_index, new_client
 from run import load_questions, machine
 
-#: The request schema's limits (app/validation.py): characters of a question or an earlier turn, turns, k.
+#: The request schema's limits (app/web/validation.py): characters of a question or an earlier turn, turns, k.
 MAX_CHARS = 2000
 MAX_TURNS = 20
 MAX_K = 10

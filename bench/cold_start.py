@@ -30,7 +30,7 @@ ONE_RUN = """
 import json, sys, time
 t = [("start", time.perf_counter())]
 def mark(name): t.append((name, time.perf_counter()))
-from citeqa.app import cli
+from citeqa.app.cli import commands as cli
 cli._process_defaults()  # the environment `citeqa` sets (libgomp's short spin: the embedder's speed on a busy machine)
 mark("import cli")
 from citeqa.engine import Engine

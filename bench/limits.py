@@ -35,14 +35,14 @@ CORPUS = REPO / "tests" / "data" / "corpus"
 SERVE_WITH_KEYWORD_MODEL = """
 import sys
 from citeqa.embedding.keyword import KeywordEmbedder
-from citeqa.app import cli
+from citeqa.app.cli import commands as cli
 sys.exit(cli.main(sys.argv[1:], embedder_factory=lambda model: KeywordEmbedder()))
 """
 
 
 def viewer() -> Callable[[], None]:
     """The document viewer's HTML for a 1,000,000-character document (the UI's largest)."""
-    from citeqa.app.display import document_html
+    from citeqa.app.web.chat.answers import document_html
     from citeqa.records import Document
 
     text = ("<script>x</script> & text\n" * 40_000)[:1_000_000]
@@ -104,9 +104,10 @@ def busy_port(tmp: Path) -> Callable[[], None]:
 
 def big_body(tmp: Path) -> Callable[[], None]:
     """From sending the head and 1,000 bytes of a 200,000,000-byte question to the 413 (guarded server)."""
-    from citeqa.app import guard_rules, serving
-    from citeqa.app.holder import EngineHolder, UploadSettings
-    from citeqa.app.ui import guarded_app
+    from citeqa.app.web import serving
+    from citeqa.app.web.guard import rules as guard_rules
+    from citeqa.app.web.holder import EngineHolder, UploadSettings
+    from citeqa.app.web.ui import guarded_app
     from citeqa.embedding.keyword import KeywordEmbedder
     from citeqa.engine import Engine
 

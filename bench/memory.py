@@ -124,9 +124,9 @@ def breakdown(index: Path, trace: bool = False) -> dict:
     import gradio  # noqa: F401
 
     step("import gradio")
-    from citeqa.app.guard_rules import Policy
-    from citeqa.app.holder import EngineHolder, UploadSettings
-    from citeqa.app.ui import guarded_app
+    from citeqa.app.web.guard.rules import Policy
+    from citeqa.app.web.holder import EngineHolder, UploadSettings
+    from citeqa.app.web.ui import guarded_app
 
     guarded_app(EngineHolder(engine), UploadSettings(), Policy())
     step("the app (Blocks, guard)")

@@ -96,7 +96,7 @@ def data_dir() -> Path:
 @pytest.fixture
 def keyword_cli():
     """``citeqa`` with the keyword embedder in place of a real model (no monkeypatching)."""
-    from citeqa.app import cli
+    from citeqa.app.cli import commands as cli
 
     return lambda argv: cli.main(argv, embedder_factory=lambda model: KeywordEmbedder())
 
@@ -106,7 +106,7 @@ def keyword_cli():
 
 def _make_holder(folder: Path):
     """An engine (keyword embedder) over the fixture corpus plus the XSS document."""
-    from citeqa.app.holder import EngineHolder
+    from citeqa.app.web.holder import EngineHolder
     from citeqa.engine import Engine
     from citeqa.index.builder import update_index
 
@@ -122,9 +122,9 @@ def _start_app(folder: Path, auth: tuple[str, str] | None = None, qa_dir: Path |
 
     ``qa_dir`` holds the QA files the Evaluate tab offers (none by default).
     """
-    from citeqa.app.assets import CSS
-    from citeqa.app.holder import EvalSettings, UploadSettings
-    from citeqa.app.ui import build_app
+    from citeqa.app.web.assets import CSS
+    from citeqa.app.web.holder import EvalSettings, UploadSettings
+    from citeqa.app.web.ui import build_app
 
     holder, corpus = _make_holder(folder)
     app = build_app(holder, UploadSettings(corpus), EvalSettings(qa_dir))
@@ -225,9 +225,11 @@ class Served:
     ) -> None:
         import dataclasses
 
-        from citeqa.app import guard_rules, serving
-        from citeqa.app.holder import EvalSettings, UploadSettings
-        from citeqa.app.ui import guarded_app
+        from citeqa.app.web import serving
+        from citeqa.app.web.evaluate.runner import EvaluationRunner
+        from citeqa.app.web.guard import rules as guard_rules
+        from citeqa.app.web.holder import EvalSettings, UploadSettings
+        from citeqa.app.web.ui import guarded_app
 
         self.holder, self.corpus = _make_holder(folder)
         self.cache = cache
@@ -246,8 +248,9 @@ class Served:
         ages = {} if max_age_s is None else {"max_age_s": max_age_s, "sweep_every_s": 1}
         files = {} if max_files is None else {"max_files": max_files}
         uploads = UploadSettings(self.corpus, max_upload, **ages, **files)
-        app = guarded_app(self.holder, uploads, policy, auth, EvalSettings(qa_dir))
-        self.evaluations = app.state.blocks.evaluations
+        evaluation = EvalSettings(qa_dir)
+        self.evaluations = EvaluationRunner(self.holder, evaluation.k)
+        app = guarded_app(self.holder, uploads, policy, auth, evaluation, self.evaluations)
         self.running = serving.Running(app, sock, "127.0.0.1")
         self.url = self.running.url
 

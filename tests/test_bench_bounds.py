@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from bounds import MAX_CHARS, MAX_K, MAX_TURNS, long_text, requests, summary
 from memory import mappings, status_mb
 
-from citeqa.app.validation import AskRequest
+from citeqa.app.web.validation import AskRequest
 
 QUESTIONS = ["¿Cuántos parámetros tiene GLM-5?", "Qual chip a Baidu está testando?", "How much does it cost?"]
 

@@ -19,9 +19,9 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def shipped_url(tmp_path: Path, repo: Path) -> Iterator[str]:
     """The chat app over a copy of corpus/ (es, pt, en), with the keyword embedder (the language is the test)."""
-    from citeqa.app.assets import CSS
-    from citeqa.app.holder import EngineHolder, EvalSettings, UploadSettings
-    from citeqa.app.ui import build_app
+    from citeqa.app.web.assets import CSS
+    from citeqa.app.web.holder import EngineHolder, EvalSettings, UploadSettings
+    from citeqa.app.web.ui import build_app
     from citeqa.engine import Engine
     from citeqa.index.builder import update_index
 

@@ -101,8 +101,8 @@ def test_download_the_conversation_as_markdown_and_json(browser, served, tmp_pat
 
 
 def test_a_citation_opens_the_whole_document_at_the_passage(browser, served):
-    from citeqa.app.corpus_tab import upload
-    from citeqa.app.holder import UploadSettings
+    from citeqa.app.web.corpus.tab import upload
+    from citeqa.app.web.holder import UploadSettings
 
     url, holder, corpus = served
     filler = "\n\n".join(

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.app import display
-from citeqa.app.api import check_record
-from citeqa.app.chat_turns import conversation_turn, open_document
-from citeqa.app.corpus_tab import remove
-from citeqa.app.holder import EngineHolder, UploadSettings
-from citeqa.app.removal import corpus_file, recover_removals, remove_document
-from citeqa.app.validation import CheckRequest, validate_check
+from citeqa.app.web.api import check_record
+from citeqa.app.web.chat import answers, claims
+from citeqa.app.web.chat.turns import conversation_turn, open_document
+from citeqa.app.web.corpus.tab import remove
+from citeqa.app.web.holder import EngineHolder, UploadSettings
+from citeqa.app.web.validation import CheckRequest, validate_check
 from citeqa.claims.check import looks_like_claim
+from citeqa.corpus.remove import corpus_file, recover_removals, remove_document
 from citeqa.errors import RequestError, UploadError
 
 
@@ -99,11 +99,11 @@ def test_check_html_is_inert():
         "The documents say “<b>”, not “1790”.",
         (ClaimEvidence(cit, "conflicts", Highlight(0, len(xss)), Highlight(at, at + 4), "<i>", "1760"),),
     )
-    for html in (display.check_html(check), display.check_sources_html(check)):
+    for html in (claims.check_html(check), claims.check_sources_html(check)):
         for bad in ("<script", "<img", "“<b>”", "<i>", "!["):
             assert bad not in html
-    assert "“&#60;b&#62;”" in display.check_html(check)
-    assert "<strong>1760</strong>" in display.check_sources_html(check)
+    assert "“&#60;b&#62;”" in claims.check_html(check)
+    assert "<strong>1760</strong>" in claims.check_sources_html(check)
 
 
 def test_document_html_escapes_a_million_characters_whole():
@@ -115,7 +115,7 @@ def test_document_html_escapes_a_million_characters_whole():
 
     text = ("<script>x</script> & text\n" * 40_000)[:1_000_000]
     doc = Document("big.txt", "Big", text, "en", "0" * 64)
-    html = display.document_html(doc, 500_000, 500_100)
+    html = answers.document_html(doc, 500_000, 500_100)
     assert "<script" not in html and html.count('<mark id="cited">') == 1
     body = html.split('<div class="citeqa-doc" id="citeqa-doc-text">', 1)[1].removesuffix("</div>")
     before, rest = body.split('<mark id="cited">')
@@ -181,7 +181,7 @@ def test_recover_removals_after_a_crash(tmp_path: Path):
 
 
 def test_a_broken_docx_upload_is_refused_in_one_line_and_changes_nothing(tmp_path: Path, make_holder):
-    from citeqa.app.corpus_tab import upload
+    from citeqa.app.web.corpus.tab import upload
 
     holder, corpus = make_holder(tmp_path)
     before, files = holder.engine, sorted(p.name for p in corpus.rglob("*"))

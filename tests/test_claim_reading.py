@@ -219,8 +219,8 @@ def test_the_check_carries_the_readings_and_the_message_quotes_the_subjects_valu
 
 
 def test_the_claim_view_strikes_the_claims_value_where_the_reader_read_another():
-    from citeqa.app.display import readings_html
     from citeqa.app.evidence import check_markdown
+    from citeqa.app.web.chat.claims import readings_html
     from citeqa.messages import catalogue_languages, claim_labels
 
     reading = ValueReading(

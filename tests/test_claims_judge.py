@@ -166,9 +166,9 @@ def test_the_fit_takes_the_middle_of_a_tie(repo: Path):
 def test_the_translations_are_noted_where_the_evidence_is_shown():
     from rich.console import Console
 
-    from citeqa.app.display import check_sources_html
+    from citeqa.app.cli.render import print_check
     from citeqa.app.evidence import check_markdown
-    from citeqa.app.render import print_check
+    from citeqa.app.web.chat.claims import check_sources_html
 
     en, es = _doc("en.txt", EN, "en"), _doc("es.txt", ES, "es")
     docs = {d.doc_id: d for d in (en, es)}

@@ -1,7 +1,7 @@
 import json
 from pathlib import Path
 
-from citeqa.app import cli
+from citeqa.app.cli import commands as cli
 
 
 def test_index_then_ask_json(keyword_cli, fixture_corpus: Path, tmp_path: Path, capsys):
@@ -36,7 +36,7 @@ def test_skipped_files_are_listed(keyword_cli, fixture_corpus: Path, tmp_path: P
 def test_main_filters_only_the_onnx_quantisers_root_logger_noise():
     import logging
 
-    from citeqa.app import cli
+    from citeqa.app.cli import commands as cli
 
     noise = cli._QuantizerNoise()
 

@@ -17,7 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from citeqa.app import cli, cli_args, lifecycle, serving
+from citeqa.app.cli import args as cli_args
+from citeqa.app.cli import commands as cli
+from citeqa.app.web import lifecycle, serving
 from citeqa.embedding import DEFAULT_MODEL
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
@@ -116,7 +118,7 @@ def test_max_upload_files_must_be_a_sensible_count(value: str, capsys):
 
 def test_max_upload_files_reaches_the_server(monkeypatch: pytest.MonkeyPatch):
     """Issue [1/7] item 4: the files one add may hold is a setting; its default is the upload code's."""
-    from citeqa.app.uploads import DEFAULT_MAX_FILES
+    from citeqa.corpus.add import DEFAULT_MAX_FILES
 
     seen = {}
     monkeypatch.setattr(lifecycle, "serve", lambda open_engine, **kwargs: seen.update(kwargs))
@@ -226,7 +228,7 @@ def test_citeqa_serve_runs_the_guarded_server(
 SERVE_WITH_KEYWORD_MODEL = """
 import sys
 from citeqa.embedding.keyword import KeywordEmbedder
-from citeqa.app import cli
+from citeqa.app.cli import commands as cli
 sys.exit(cli.main(sys.argv[1:], embedder_factory=lambda model: KeywordEmbedder()))
 """
 

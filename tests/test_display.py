@@ -2,23 +2,14 @@ from html import unescape
 
 import pytest
 
-from citeqa.app.chat_view import answer_message
-from citeqa.app.cited import answer_band
-from citeqa.app.display import (
-    answer_html,
-    context_html,
-    corpus_rows,
-    engine_language,
-    hedged,
-    labels,
-    place,
-    safe,
-    skipped_html,
-    sources_html,
-    supporting,
-)
+from citeqa.app.cited import answer_band, hedged, place
+from citeqa.app.web.chat.answers import answer_html, context_html, sources_html, supporting
+from citeqa.app.web.chat.view import answer_message
+from citeqa.app.web.corpus.view import corpus_rows, skipped_html
+from citeqa.app.web.escape import safe
+from citeqa.app.web.validation import engine_language
 from citeqa.index.manifest import DocEntry
-from citeqa.messages import UI_LANGUAGES
+from citeqa.messages import UI_LANGUAGES, labels
 from citeqa.qa.scoring import BAND_NAMES, Band, headline_bands
 from citeqa.records import Answer, Citation, Document, Highlight, PageSpan, SectionSpan, Span
 
@@ -221,7 +212,7 @@ def test_short_answer_comes_first_with_its_sentence_as_context():
 
 
 def test_markdown_headings_in_a_source_are_shown_as_section_labels():
-    from citeqa.app.display import citation_html
+    from citeqa.app.web.chat.answers import citation_html
 
     text = "## Fleet <b>\n\nThe line runs 45 Remodelado cars."
     doc = Document("tram.md", "Tram", text, "en", "0" * 64, "md", sections=(SectionSpan(0, len(text), "Fleet <b>"),))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.app.uploads import add_files
+from citeqa.corpus.add import add_files
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.errors import DocumentError
 from citeqa.index.builder import update_index

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.app.eval_files import (
+from citeqa.app.web.evaluate.files import (
     FileFit,
     best_fit,
     choice_label,

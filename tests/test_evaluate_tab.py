@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.app import evaluate_tab as view
-from citeqa.app.eval_page import compare_evaluation, start_evaluation
-from citeqa.app.eval_runner import CANCELLED, DONE, FAILED, EvaluationRunner, RunRefused
-from citeqa.app.holder import EngineHolder, EvalSettings, default_qa_dir
+from citeqa.app.web.evaluate import view
+from citeqa.app.web.evaluate.runner import CANCELLED, DONE, FAILED, EvaluationRunner, RunRefused
+from citeqa.app.web.evaluate.tab import compare_evaluation, start_evaluation
+from citeqa.app.web.holder import EngineHolder, EvalSettings, default_qa_dir
 from citeqa.evaluation import QAItem, contains_answer, load_qa, score_question, summarize
 from citeqa.evaluation.matching import answer_spans
 from citeqa.records import Answer, Citation, Span
@@ -226,7 +226,7 @@ def test_status_lines():
     assert text_of(view.status_html(None, "qa.jsonl: line 3: <missing> question")) == (
         "qa.jsonl: line 3: <missing> question"
     )
-    from citeqa.app.eval_runner import RunStatus
+    from citeqa.app.web.evaluate.runner import RunStatus
 
     running = view.status_html(RunStatus(1, "qa.jsonl", 10, 4, "running"))
     assert '<progress class="citeqa-eval-progress" max="10" value="4">' in running and "4 of 10" in running
@@ -247,7 +247,7 @@ def test_default_qa_dir_is_eval_beside_the_corpus(tmp_path: Path):
 
 
 def test_serve_has_an_eval_dir_option():
-    from citeqa.app import cli_args
+    from citeqa.app.cli import args as cli_args
 
     assert cli_args.parser().parse_args(["serve", "--eval-dir", "qa"]).eval_dir == Path("qa")
     assert cli_args.parser().parse_args(["serve"]).eval_dir is None
@@ -404,7 +404,7 @@ def test_compare_with_uploaded_predictions_and_with_the_previous_run(runner: Eva
 
 
 def test_the_chat_answers_while_a_run_waits(holder: EngineHolder, runner: EvaluationRunner, gated_engine):
-    from citeqa.app.chat_turns import chat_turn
+    from citeqa.app.web.chat.turns import chat_turn
 
     gated = gated_engine(holder.engine)
     holder.swap(gated)
@@ -452,7 +452,7 @@ def test_cards_of_a_run_for_another_corpus_say_so_and_show_no_target_met():
 
 
 def test_a_file_for_another_corpus_runs_only_once_confirmed(holder: EngineHolder, runner: EvaluationRunner):
-    from citeqa.app.eval_files import file_fit, fit_html
+    from citeqa.app.web.evaluate.files import file_fit, fit_html
 
     sample_qa = QA
     documents = holder.engine.documents

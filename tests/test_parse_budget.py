@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from citeqa.app.web.server import mounted_blocks
 from citeqa.errors import DocumentError, ParseBudgetError
 from citeqa.ingest.blocks import TextBuilder
 from citeqa.ingest.budget import ParseBudget, load_bounded
@@ -59,7 +60,7 @@ def test_a_13_kb_epub_of_tiny_paragraphs_is_refused_before_it_is_parsed(served, 
     """Through the page (upload, then the Corpus tab's add): one line, nothing indexed is lost."""
     book = tiny_paragraph_epub(tmp_path / "tiny.epub", 1_000_000)
     assert book.stat().st_size < 20_000
-    blocks = served.running._server.config.app.state.blocks
+    blocks = mounted_blocks(served.running._server.config.app)
     add = next(i for i, fn in blocks.fns.items() if getattr(fn.fn, "__name__", "") == "on_add")
     before = sorted(served.holder.engine.documents)
     with served.page_client() as client:

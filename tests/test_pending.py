@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.app import serving
-from citeqa.app.lifecycle import serve
+from citeqa.app.web import serving
+from citeqa.app.web.lifecycle import serve
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from citeqa.index.builder import update_index
@@ -27,7 +27,7 @@ KILLED_UPLOAD = """
 import sys, threading
 from pathlib import Path
 from citeqa.embedding.keyword import KeywordEmbedder
-from citeqa.app.uploads import add_files
+from citeqa.corpus.add import add_files
 
 class Stuck(KeywordEmbedder):
     def encode(self, texts, *, progress=False):

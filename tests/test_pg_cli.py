@@ -87,7 +87,7 @@ def test_serve_answers_from_the_shards_without_uploads(
     """`citeqa serve --backend`: the whole path (CLI, engine over PostgreSQL, guard, uvicorn), uploads off."""
     from gradio_client import Client
 
-    from citeqa.app import lifecycle, serving
+    from citeqa.app.web import lifecycle, serving
     from citeqa.pg.nodes import free_port
 
     index = str(tmp_path / "index")

@@ -453,7 +453,7 @@ def test_cli_indexes_one_of_each_and_cites_the_docx_section(
 
 
 def test_docx_upload_is_added_and_indexed(fixture_corpus: Path, built_index: Path, tmp_path: Path):
-    from citeqa.app.uploads import add_files
+    from citeqa.corpus.add import add_files
     from citeqa.embedding.keyword import KeywordEmbedder
     from citeqa.engine import Engine
 

@@ -42,9 +42,9 @@ def comparable(record: dict) -> dict:
 
 @pytest.fixture
 def served(built_index: Path):
-    from citeqa.app.api import ask_record
-    from citeqa.app.holder import EngineHolder
-    from citeqa.app.ui import build_app
+    from citeqa.app.web.api import ask_record
+    from citeqa.app.web.holder import EngineHolder
+    from citeqa.app.web.ui import build_app
 
     engine = Engine.open(built_index, embedder=KeywordEmbedder())
     holder = EngineHolder(engine)

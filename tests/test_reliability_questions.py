@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from citeqa.app import cli, cli_args
+from citeqa.app.cli import args as cli_args
+from citeqa.app.cli import commands as cli
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from citeqa.errors import QuestionError
@@ -201,11 +202,11 @@ def test_cli_subprocess_invalid_utf8_argv_is_one_line_error(index_dir: Path, rep
 def test_serve_binds_localhost_by_default(monkeypatch: pytest.MonkeyPatch):
     import socket
 
-    import citeqa.app.lifecycle
+    import citeqa.app.web.lifecycle
 
     assert cli_args.parser().parse_args(["serve"]).host == "127.0.0.1"
     seen = {}
-    monkeypatch.setattr(citeqa.app.lifecycle, "serve", lambda open_engine, **kw: seen.update(kw))
-    monkeypatch.setattr("citeqa.app.serving.bind", lambda host, port: socket.socket())  # 7860 may be in use here
+    monkeypatch.setattr(citeqa.app.web.lifecycle, "serve", lambda open_engine, **kw: seen.update(kw))
+    monkeypatch.setattr("citeqa.app.web.serving.bind", lambda host, port: socket.socket())  # 7860 may be in use here
     assert cli.main(["serve"]) == 0
     assert seen["host"] == "127.0.0.1"

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 from citeqa import errors
-from citeqa.app import cli, serving
+from citeqa.app.cli import commands as cli
+from citeqa.app.web import serving
 from citeqa.embedding import choose_backend
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine

@@ -15,9 +15,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from citeqa.app import guard_rules, serving, upload_cache
-from citeqa.app.holder import UploadSettings
-from citeqa.app.ui import guarded_app
+from citeqa.app.web import serving, upload_cache
+from citeqa.app.web.guard import rules as guard_rules
+from citeqa.app.web.holder import UploadSettings
+from citeqa.app.web.ui import guarded_app
 
 EVIL = "evil.example"
 

@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from citeqa.app.web.server import mounted_blocks
+
 SECRET = "The vault code of Alvor is 48213."
 
 
@@ -79,7 +81,7 @@ def wait_done(client: httpx.Client, session_hash: str, timeout: float = 300) -> 
 
 def events_with_inputs(served) -> dict[int, str]:
     """fn_index -> a name, for every event of the page that takes any input."""
-    blocks = served.running._server.config.app.state.blocks
+    blocks = mounted_blocks(served.running._server.config.app)
     return {
         index: getattr(fn.fn, "__name__", "?")
         for index, fn in blocks.fns.items()
@@ -117,7 +119,7 @@ def test_every_event_refuses_a_server_file_no_upload_wrote(served, secret_files)
     ]
     with served.page_client() as client:
         for index, name in events.items():
-            count = len(served.running._server.config.app.state.blocks.fns[index].inputs)
+            count = len(mounted_blocks(served.running._server.config.app).fns[index].inputs)
             for path in tried:
                 response = join(client, index, [file_data(path)] * count)
                 assert response.status_code == 403, (name, path, response.text)

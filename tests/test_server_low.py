@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.app.eval_files import shipped_qa_files
+from citeqa.app.web.evaluate.files import shipped_qa_files
+from citeqa.app.web.server import mounted_blocks
 from test_server_files import file_data, join, wait_done
 
 QA = [
@@ -47,7 +48,7 @@ def served(guarded_server, tmp_path_factory, cache_dir, qa_dir: Path):
 
 
 def _fn(served, name: str) -> int:
-    blocks = served.running._server.config.app.state.blocks
+    blocks = mounted_blocks(served.running._server.config.app)
     return next(i for i, fn in blocks.fns.items() if getattr(fn.fn, "__name__", "") == name)
 
 

@@ -14,9 +14,11 @@ from pathlib import Path
 import httpx
 
 import citeqa
-from citeqa.app import guard_rules, serving, upload_cache
-from citeqa.app.holder import UploadSettings
-from citeqa.app.ui import guarded_app
+from citeqa.app.web import serving, upload_cache
+from citeqa.app.web.guard import rules as guard_rules
+from citeqa.app.web.holder import UploadSettings
+from citeqa.app.web.server import mounted_blocks
+from citeqa.app.web.ui import guarded_app
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.index.builder import update_index
 from citeqa.pg.nodes import free_port
@@ -68,7 +70,7 @@ def test_the_chat_does_not_fill_the_upload_quota(guarded_server, tmp_path: Path,
     quota = 64 * 1024
     s = guarded_server(tmp_path / "quota", empty_cache, quota=quota)
     try:
-        blocks = s.running._server.config.app.state.blocks
+        blocks = mounted_blocks(s.running._server.config.app)
         turn = next(i for i, fn in blocks.fns.items() if getattr(fn.fn, "__name__", "") == "turn")
         question = "¿En qué año se construyó el faro de Punta Brava? " * 30
         with s.page_client() as client:
@@ -93,7 +95,7 @@ def test_the_chat_does_not_fill_the_upload_quota(guarded_server, tmp_path: Path,
 SERVE_WITH_KEYWORD_MODEL = """
 import sys
 from citeqa.embedding.keyword import KeywordEmbedder
-from citeqa.app import cli
+from citeqa.app.cli import commands as cli
 sys.exit(cli.main(sys.argv[1:], embedder_factory=lambda model: KeywordEmbedder()))
 """
 
@@ -184,7 +186,7 @@ def test_api_calls_keep_no_session_state(guarded_server, tmp_path: Path, cache_d
     ~3,300 calls). Now an /ask call leaves none; a page's session keeps its chat."""
     s = guarded_server(tmp_path / "sessions", cache_dir)
     try:
-        holder = s.running._server.config.app.state.blocks.state_holder
+        holder = mounted_blocks(s.running._server.config.app).state_holder
         before = len(holder.session_data)
         with s.client() as client:
             for n in range(20):
@@ -195,7 +197,7 @@ def test_api_calls_keep_no_session_state(guarded_server, tmp_path: Path, cache_d
         for _ in range(3):
             assert "1760" in api.predict("When was the windmill built?", [], 1, "auto", api_name="/ask")["answer"]
         assert len(holder.session_data) == before
-        blocks = s.running._server.config.app.state.blocks
+        blocks = mounted_blocks(s.running._server.config.app)
         turn = next(i for i, fn in blocks.fns.items() if getattr(fn.fn, "__name__", "") == "turn")
         with s.page_client() as page:
             session = secrets.token_hex(6)

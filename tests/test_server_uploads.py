@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from citeqa.app.web.server import mounted_blocks
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from test_server_files import file_data, join
@@ -32,7 +33,7 @@ def served(guarded_server, tmp_path_factory, cache_dir: Path):
 
 
 def fn_index(served, name: str) -> int:
-    blocks = served.running._server.config.app.state.blocks
+    blocks = mounted_blocks(served.running._server.config.app)
     return next(i for i, fn in blocks.fns.items() if getattr(fn.fn, "__name__", "") == name)
 
 
@@ -350,7 +351,7 @@ def test_heartbeats_need_the_login_and_are_bounded(served, served_auth):
     the login there, and any server holds at most 32 open per client address (a browser tab holds one)."""
     from contextlib import ExitStack
 
-    from citeqa.app.guard_rules import MAX_STREAMS_PER_CLIENT
+    from citeqa.app.web.guard.rules import MAX_STREAMS_PER_CLIENT
 
     with served_auth.client() as client:
         response = client.get(f"/gradio_api/heartbeat/{secrets.token_hex(6)}")

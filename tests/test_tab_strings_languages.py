@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.app.removal import corpus_file, remove_document
-from citeqa.app.uploads import (
+from citeqa.corpus.add import (
     Reason,
     UploadRefusal,
     _document_refusal,
@@ -24,6 +23,7 @@ from citeqa.app.uploads import (
     safe_name,
     summary,
 )
+from citeqa.corpus.remove import corpus_file, remove_document
 from citeqa.errors import DocumentError
 from citeqa.ingest.budget import ParseBudget
 from test_compare import new_run, old_run
@@ -238,7 +238,7 @@ def test_the_report_s_charts_stay_english_by_default(sample):
 
 
 def test_the_tab_draws_its_charts_beside_the_run_s_once(sample, tmp_path: Path):
-    from citeqa.app.evaluate_tab import chart_paths
+    from citeqa.app.web.evaluate.view import chart_paths
     from citeqa.evaluation.report import write_report
 
     results, metrics = sample
@@ -264,7 +264,7 @@ def comparison():
 
 
 def test_the_english_comparison_table_is_the_cli_s(comparison):
-    from citeqa.app.evaluate_tab import comparison_table
+    from citeqa.app.web.evaluate.view import comparison_table
     from citeqa.evaluation.compare import COLUMNS, format_delta
 
     table = comparison_table(comparison, "en")
@@ -275,7 +275,7 @@ def test_the_english_comparison_table_is_the_cli_s(comparison):
 
 @pytest.mark.parametrize("lang", OTHERS)
 def test_the_comparison_table_is_headed_in_the_page_language(comparison, lang: str):
-    from citeqa.app.evaluate_tab import comparison_table
+    from citeqa.app.web.evaluate.view import comparison_table
 
     table = comparison_table(comparison, lang)
     lab = _catalogue(lang)["evaluate"]

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from citeqa.app import cli_args
-from citeqa.app.api import ask_record
-from citeqa.app.chat_turns import chat_turn
-from citeqa.app.corpus_tab import corpus_view, upload
-from citeqa.app.holder import EngineHolder, UploadSettings
+from citeqa.app.cli import args as cli_args
+from citeqa.app.web.api import ask_record
+from citeqa.app.web.chat.turns import chat_turn
+from citeqa.app.web.corpus.tab import corpus_view, upload
+from citeqa.app.web.holder import EngineHolder, UploadSettings
 
 QUESTIONS = [  # one per language: question, language, first cited document, fact in the answer
     ("¿En qué año se construyó el faro de Punta Brava?", "es", "faro.txt", "1887"),
@@ -53,7 +53,7 @@ def test_chat_turn_escapes_questions_and_documents(holder: EngineHolder):
 
 
 def test_chat_turn_refuses_blank_and_long_input_without_a_turn(holder: EngineHolder):
-    from citeqa.app.chat_turns import conversation_turn
+    from citeqa.app.web.chat.turns import conversation_turn
 
     messages, asked, sources, _, _ = chat_turn(holder, "   ", [], [], 3)
     assert messages == [] and asked == [] and sources == ""

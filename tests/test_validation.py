@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from citeqa.app.validation import MAX_HISTORY_ITEMS, MAX_K, AskRequest, validate_ask
+from citeqa.app.web.validation import MAX_HISTORY_ITEMS, MAX_K, AskRequest, validate_ask
 from citeqa.errors import RequestError
 from citeqa.qa.pipeline import MAX_QUESTION_CHARS
 
@@ -242,7 +242,7 @@ def test_k_is_at_most_the_ui_maximum_over_gradio_client(served: str):
 
 
 def test_ask_record_maps_engine_refusals_to_the_question(tmp_path: Path, make_holder):
-    from citeqa.app.api import ask_record
+    from citeqa.app.web.api import ask_record
 
     holder, _ = make_holder(tmp_path)
     assert ask_record(holder, "\x00\x01", [], 3) == {

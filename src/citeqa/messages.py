@@ -99,7 +99,7 @@ LANGUAGE_NAMES: Mapping[str, Mapping[str, str]] = _per_language("languages")
 EVALUATE: Mapping[str, str] = _Lazy(lambda: catalogue("en")["evaluate"])
 #: What each outcome means, in English (:func:`outcome_help` for another language).
 OUTCOME_HELP: Mapping[str, str] = _Lazy(lambda: catalogue("en")["outcome"])
-#: The web server's refusals (:mod:`citeqa.app.server`), one line each, as JSON ``{"error": ...}``.
+#: The web server's refusals (:mod:`citeqa.app.web.server`), one line each, as JSON ``{"error": ...}``.
 SERVER: Mapping[str, str] = _Lazy(lambda: catalogue("en")["server"])
 
 

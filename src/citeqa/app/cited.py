@@ -1,6 +1,7 @@
-"""What a record cites: its citations, and the documents behind them with their indexing dates; and
-the confidence band an answer falls in (:class:`~citeqa.qa.scoring.Band`), said in words, which
-decides whether it is given as the answer or as a possible one.
+"""What a record cites: its citations, where each lies in its document (page and section), and the
+documents behind them with their indexing dates; and the confidence band an answer falls in
+(:class:`~citeqa.qa.scoring.Band`), said in words, which decides whether it is given as the answer
+or as a possible one.
 
 One definition for the chat, the downloads and ``citeqa ask/check --format markdown``, which each
 kept a copy of these lines.
@@ -17,7 +18,7 @@ from citeqa.qa.scoring import Band, band_of, headline_bands
 if TYPE_CHECKING:
     from citeqa.claims.check import ClaimCheck
     from citeqa.engine import Engine
-    from citeqa.records import Answer, Citation, DocumentInfo
+    from citeqa.records import Answer, Citation, Document, DocumentInfo
 
 
 def citations_of(record: Answer | ClaimCheck) -> list[Citation]:
@@ -66,3 +67,22 @@ def band_words(answer: Answer, bands: Sequence[Band] = ()) -> tuple[str, str, st
     if band.precision is not None and band.support:
         measured = lab["band_right"].format(share=band.precision, n=band.support)
     return band.name, lab[f"band_{band.name}"], measured
+
+
+def place(citation: Citation, answer: Answer, number: int, document: Document | None) -> tuple[int | None, str | None]:
+    """The page and the section of a citation, where the document has them.
+
+    For the first citation of an answer they are those of the answer inside the passage
+    (a passage can run from one chapter into the next); for the others, those where the
+    passage starts, or the first section that begins inside it.
+    """
+    if document is None:
+        return None, None
+    span = answer.answer_in(citation) if number == 1 else None
+    if span is not None:
+        offset = citation.start + span[0]
+        return document.page_at(offset), document.section_at(offset)
+    section = document.section_at(citation.start)
+    if section is None:
+        section = next((s.title for s in document.sections if citation.start <= s.start < citation.end), None)
+    return document.page_at(citation.start), section

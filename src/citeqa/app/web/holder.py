@@ -1,0 +1,77 @@
+"""What every part of the app shares: the live engine (:class:`EngineHolder`) and the server's
+settings for uploads (:class:`UploadSettings`) and the Evaluate tab (:class:`EvalSettings`).
+
+Its own module so that the tabs, the API and the evaluation runner import it without importing
+each other (the evaluation runner and ``ui`` imported one another before).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from citeqa.app.web.upload_cache import UPLOAD_MAX_AGE_S
+from citeqa.corpus.add import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES
+from citeqa.engine import Engine
+from citeqa.ingest.budget import ParseBudget
+
+#: Answering events (``/ask``, ``/check``, the chat's turn) share one Gradio concurrency group this
+#: wide, so that a request reaches the engine's work queue, which orders the model calls (the
+#: least-served question first), instead of waiting in Gradio's first-come queue behind every
+#: request ahead of it (with 4 workers, a normal question waited for three of six worst-case
+#: ones). A request waiting in the work queue holds a thread, not the model's working memory.
+ANSWER_GROUP = "answering"
+ANSWER_CONCURRENCY = 16
+
+
+class EngineHolder:
+    """Holds the live engine so an index refresh can swap it without a restart."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._lock = threading.Lock()
+        self.index_lock = threading.Lock()  # one upload or refresh at a time
+
+    @property
+    def engine(self) -> Engine:
+        with self._lock:
+            return self._engine
+
+    def swap(self, engine: Engine) -> None:
+        with self._lock:
+            self._engine = engine
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """The Evaluate tab: the folder of QA files it offers (None: uploads only) and the passages per question."""
+
+    qa_dir: Path | None = None
+    k: int = 10  # as `citeqa eval`: MRR@10 needs ten citations
+
+
+def default_qa_dir(corpus: Path | None) -> Path | None:
+    """``eval/`` beside the corpus folder, when there is one."""
+    if corpus is None:
+        return None
+    folder = Path(corpus).resolve().parent / "eval"
+    return folder if folder.is_dir() else None
+
+
+@dataclass(frozen=True)
+class UploadSettings:
+    """Where uploads go, how large they may be and how many one add may hold; ``corpus=None``
+    disables uploads.
+
+    Gradio deletes the files it wrote to the upload cache (uploads and its copies of the page's
+    outputs) once they are ``max_age_s`` old, looking every ``sweep_every_s`` seconds (its
+    ``delete_cache``), and all of them when the server stops.
+    """
+
+    corpus: Path | None = None
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_files: int = DEFAULT_MAX_FILES  # files per add (``--max-upload-files``); more is refused in one line
+    budget: ParseBudget | None = field(default_factory=ParseBudget)  # each new file is read in a bounded worker
+    max_age_s: int = UPLOAD_MAX_AGE_S
+    sweep_every_s: int = 60

@@ -1,0 +1,169 @@
+"""The web server: the Gradio app behind one ASGI guard, served by uvicorn.
+
+:func:`build_server` mounts the Blocks app into a FastAPI parent with
+``gr.mount_gradio_app`` (Gradio's documented way to serve an app from one's own
+FastAPI/uvicorn server) and puts :class:`~citeqa.app.web.guard.middleware.Guard` in front of it as the
+parent's only middleware, so the guard sees every request before any Gradio route (what it
+checks: :mod:`citeqa.app.web.guard.middleware`). Sockets and uvicorn are :mod:`citeqa.app.web.serving`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from citeqa.app.web.api import arguments_of
+from citeqa.app.web.api_sessions import keep_no_api_sessions
+from citeqa.app.web.guard.middleware import Guard
+from citeqa.app.web.guard.rules import Policy
+
+if TYPE_CHECKING:  # Gradio and FastAPI load when the server is built
+    import gradio as gr
+    from fastapi import FastAPI
+    from gradio.blocks import BlockFunction
+    from gradio.routes import App
+
+
+def build_server(
+    blocks: gr.Blocks,
+    policy: Policy,
+    *,
+    auth: tuple[str, str] | None = None,
+    css: str | None = None,
+    max_file_size: int | None = None,
+) -> FastAPI:
+    """The ASGI app to serve: ``blocks`` mounted at ``/`` in a FastAPI parent guarded by :class:`Guard`."""
+    import gradio as gr
+    from fastapi import FastAPI
+
+    no_docs: dict[str, Any] = {
+        "openapi_url": None,
+        "docs_url": None,
+        "redoc_url": None,
+    }  # no route list without a login
+    parent = FastAPI(**no_docs)
+    gr.mount_gradio_app(
+        parent,
+        blocks,
+        path="/",
+        server_name=policy.bind_host,
+        server_port=policy.port,
+        footer_links=["api"],
+        app_kwargs=dict(no_docs),
+        auth=auth,
+        show_error=False,
+        max_file_size=max_file_size,
+        css=css,
+    )
+    blocks.has_launched = True  # mount_gradio_app leaves it False, which turns Gradio's own path check off
+    keep_no_api_sessions(blocks)  # an /ask call leaves no session state behind
+    gradio_app = _mounted(parent)  # the one mounted above
+    parent.add_middleware(
+        Guard,
+        policy=policy,
+        logged_in=_login_check(gradio_app) if auth else None,
+        pending=lambda session_hash: session_hash in blocks._queue.pending_messages_per_session,
+        api_call=_api_call(blocks),
+        inputs=_input_check(blocks),
+    )
+    parent.state.policy = policy  # serving.run reads the trusted proxies from it
+    return parent
+
+
+def _mounted(parent: FastAPI) -> App:
+    """The Gradio app mounted in ``parent`` by :func:`build_server`."""
+    from starlette.routing import Mount
+
+    return cast("App", next(r.app for r in parent.routes if isinstance(r, Mount)))
+
+
+def mounted_blocks(parent: FastAPI) -> gr.Blocks:
+    """The Blocks app :func:`build_server` mounted in ``parent`` (tests and benchmarks look into it)."""
+    return _mounted(parent).get_blocks()
+
+
+def _login_check(gradio_app: App) -> Callable[[dict[str, str]], bool]:
+    """Whether cookies hold a login token of this Gradio app (the cookies Gradio's login sets)."""
+
+    def logged_in(cookies: dict[str, str]) -> bool:
+        names = (f"access-token-{gradio_app.cookie_id}", f"access-token-unsecure-{gradio_app.cookie_id}")
+        return any(cookies.get(n) in gradio_app.tokens for n in names if cookies.get(n))
+
+    return logged_in
+
+
+#: Gradio's routes that call an endpoint by name with positional values (``/call/v2/`` takes names).
+CALL_PREFIXES = ("/gradio_api/call/", "/gradio_api/run/", "/gradio_api/api/")
+QUEUE_JOIN_PATH = "/gradio_api/queue/join"
+
+
+def _event_of(blocks: gr.Blocks, path: str, data: Any) -> BlockFunction | None:
+    """The event a request runs: named in the path, or the ``fn_index`` of a ``queue/join`` body."""
+    if path.rstrip("/") == QUEUE_JOIN_PATH:
+        index = data.get("fn_index") if isinstance(data, dict) else None
+        return blocks.fns.get(index) if type(index) is int else None
+    for prefix in CALL_PREFIXES:
+        if path.startswith(prefix) and not path.startswith("/gradio_api/call/v2/"):
+            name = path[len(prefix) :].strip("/")
+            return next((fn for fn in blocks.fns.values() if fn.api_name == name), None)
+    return None
+
+
+def _api_call(blocks: gr.Blocks) -> Callable[[str, Any], tuple[str, tuple[str, ...]] | None]:
+    """Which API endpoint a request calls, with its parameters: by name in the path, or by the
+    ``fn_index`` of a ``queue/join`` body (None for every other request)."""
+
+    def api_call(path: str, data: Any) -> tuple[str, tuple[str, ...]] | None:
+        name = None
+        for prefix in CALL_PREFIXES[:2]:
+            if path.startswith(prefix):
+                name = path[len(prefix) :].strip("/")
+        if path.rstrip("/") == QUEUE_JOIN_PATH and isinstance(data, dict) and type(data.get("fn_index")) is int:
+            fn = blocks.fns.get(data["fn_index"])
+            name = fn.api_name if fn is not None and fn.api_visibility == "public" else None
+        arguments = arguments_of(name) if name else None
+        return (name, arguments) if name and arguments is not None else None  # (arguments: None without a name)
+
+    return api_call
+
+
+def _input_check(blocks: gr.Blocks) -> Callable[[str, Any], str | None]:
+    """Why the values a request sends do not fit its event's inputs (None when they do): each input with a
+    data model (a file) is checked with it as Gradio would, which logs a traceback for a file argument sent
+    as text or as ``{"url": ...}`` and answers ``{"error": null}``."""
+    from pydantic import ValidationError
+
+    def check(path: str, data: Any) -> str | None:
+        fn = _event_of(blocks, path, data)
+        values = data.get("data") if isinstance(data, dict) else None
+        if fn is None or not isinstance(values, list):
+            return None
+        for n, (block, value) in enumerate(zip(fn.inputs, values, strict=False), start=1):
+            model = getattr(block, "data_model", None)
+            if model is None or value is None or getattr(block, "stateful", False):
+                continue
+            try:
+                model.model_validate(value, context={"validate_meta": True})
+            except (ValidationError, ValueError, TypeError):
+                return input_refusal(n, model.__name__, value)
+        return None
+
+    return check
+
+
+def input_refusal(n: int, model: str, value: Any) -> str:
+    """The one-line reason an event's ``n``-th value does not fit its input (``model``: Gradio's data model)."""
+    from citeqa.messages import SERVER
+
+    if model in ("FileData", "ListFiles"):
+        return SERVER["not_a_file"].format(n=n, kind=_kind(value))
+    return SERVER["bad_input"].format(n=n, model=model)
+
+
+def _kind(value: Any) -> str:
+    """What a file argument was sent as, for the refusal."""
+    if isinstance(value, list):
+        return "a list holding " + (_kind(value[0]) if value else "nothing")
+    if isinstance(value, dict):
+        return "an object with a url and no path" if "url" in value and "path" not in value else "an object"
+    return {str: "text", bool: "a boolean", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
