@@ -278,11 +278,6 @@ def _real_readings(form: str):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: the reader of step 2,400 reads the 960DT's quarter for the 960PR on this sentence in both "
-    "forms (step 1,200 read 'third' with the question word first); the check still conflicts through the judge (docs/claims.md)",
-)
 def test_the_real_reader_reads_the_coordinated_subjects_own_value_with_the_question_word_first():
     """The shipped reader, on the coordinated sentence: the 960PR's quarter is the third, not the 960DT's first."""
     wrong, right = _real_readings("front")
