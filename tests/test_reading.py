@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from citeqa.qa.features import FEATURES, READER_FEATURES
-from citeqa.qa.reading import span_candidates, span_short
+from citeqa.qa.reading import span_candidates, span_short, trimmed_words
 from citeqa.qa.spans import candidates_from
 from citeqa.reader.reader import ReadAnswer
 from citeqa.records import Chunk, Span
@@ -67,3 +67,10 @@ def test_the_short_answer_is_the_span_in_whole_words_without_stops():
     a, b = span_short(cand, _span("heavy."))
     assert cand.text[a:b] == "heavy"
     assert span_short(cand, _span(". ")) is None
+
+
+def test_a_read_span_is_widened_to_whole_words_then_trimmed_of_stops():
+    text = "It weighs «60 tonnes». Done"
+    a, b = trimmed_words(text, text.index("«"), text.index("tonnes") + 4)  # "«60 tonn"
+    assert text[a:b] == "60 tonnes"
+    assert trimmed_words(text, text.index("»"), text.index("»") + 2) == (text.index(" Done"), text.index(" Done"))

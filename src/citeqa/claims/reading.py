@@ -34,6 +34,7 @@ from typing import Any
 from citeqa.claims.judge import judge_unit, units_of
 from citeqa.claims.parts import ClaimParts, tokens_of
 from citeqa.errors import ConfigError
+from citeqa.qa.reading import trimmed_words
 from citeqa.reader.reader import Reader, Turn
 from citeqa.reader.reader import Reading as ReaderOutput
 from citeqa.records import Document, Hit
@@ -251,21 +252,6 @@ def _passage(hit: Hit) -> _Passage:
     return _Passage(hit, text, tuple(find_facts(text, hit.chunk.lang)), tuple(find_names(text)))
 
 
-def _whole_words(text: str, a: int, b: int) -> tuple[int, int]:
-    while 0 < a < len(text) and text[a - 1].isalnum() and text[a].isalnum():
-        a -= 1
-    while 0 < b < len(text) and text[b - 1].isalnum() and text[b].isalnum():
-        b += 1
-    while a < b and text[a] in _TRIM:
-        a += 1
-    while b > a and text[b - 1] in _TRIM:
-        b -= 1
-    return a, b
-
-
-_TRIM = " \t\n.,;:!?¿¡\"'«»“”()[]"
-
-
 def _read_values(claim_fact: Fact, p: _Passage, a: int, b: int) -> list[Fact]:
     """The values the span ``p.text[a:b]`` reads: the passage's facts (names for a name) that the
     span covers at least half of, the most covered first (a span across "2027 and the 960PR in the
@@ -287,7 +273,7 @@ def value_reading(
     """The first of the reader's best ``spans`` that holds a value comparable with ``claim_fact``."""
     for s in reading.spans[:spans]:
         p = passages[s.passage]
-        a, b = _whole_words(p.text, s.start, s.end)
+        a, b = trimmed_words(p.text, s.start, s.end)
         if b <= a:
             continue
         found = [(f, r) for f in _read_values(claim_fact, p, a, b) if (r := compare(claim_fact, f)) is not None]

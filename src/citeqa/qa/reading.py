@@ -97,11 +97,7 @@ def _span_rows(spans: Sequence[ReadAnswer], null: Mapping[int, float]) -> np.nda
 
 def span_short(cand: Candidate, span: Span) -> tuple[int, int] | None:
     """``span`` (document offsets, inside ``cand``) as offsets into ``cand.text``, widened to whole words and trimmed of spaces and stops."""
-    a, b = whole_words(cand.text, max(0, span.start - cand.start), min(len(cand.text), span.end - cand.start))
-    while a < b and cand.text[a] in _SPAN_TRIM:
-        a += 1
-    while b > a and cand.text[b - 1] in _SPAN_TRIM:
-        b -= 1
+    a, b = trimmed_words(cand.text, max(0, span.start - cand.start), min(len(cand.text), span.end - cand.start))
     return (a, b) if b > a else None
 
 
@@ -131,3 +127,15 @@ def whole_words(text: str, start: int, end: int) -> tuple[int, int]:
     while 0 < end < len(text) and text[end - 1].isalnum() and text[end].isalnum():
         end += 1
     return start, end
+
+
+def trimmed_words(text: str, start: int, end: int) -> tuple[int, int]:
+    """A reader's span ``[start, end)`` of ``text`` as a reader shows it: widened to whole words
+    (spans end on subword tokens: "60 tonn" for "60 tonnes"), then trimmed of spaces and stops
+    (empty, ``start == end``, when nothing else is left)."""
+    a, b = whole_words(text, start, end)
+    while a < b and text[a] in _SPAN_TRIM:
+        a += 1
+    while b > a and text[b - 1] in _SPAN_TRIM:
+        b -= 1
+    return a, b
