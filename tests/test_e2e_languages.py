@@ -14,10 +14,11 @@ from citeqa.index.builder import update_index
 pytestmark = pytest.mark.slow
 
 #: `citeqa eval eval/<lang>/qa.jsonl` over its own corpus: hit@1, answer accuracy, abstention
-#: recall, and the share of answered questions that carry a short answer.
+#: recall, and the share of answered questions that carry a short answer. French recognises none of
+#: its unanswerable questions with the shipped reader (README), so it has no abstention floor to hold.
 REPORTED = {
     "de": {"hit1": 1.000, "accuracy": 1.000, "abstain_recall": 0.143, "short_given": 1.000},
-    "fr": {"hit1": 0.917, "accuracy": 0.861, "abstain_recall": 0.000, "short_given": 1.000},
+    "fr": {"hit1": 0.917, "accuracy": 0.861, "short_given": 1.000},
 }
 MARGIN = 0.03
 

@@ -121,9 +121,7 @@ def placed(question: str, reading: Reading, passages: Sequence[Chunk]) -> Reader
 
 def no_answer_odds(score: float, null: float) -> float:
     """The logistic of ``score - null``: a span's probability against no answer (a two-way softmax)."""
-    margin = score - null
-    if math.isnan(margin):
-        return math.nan
+    margin = score - null  # NaN stays NaN on either branch
     if margin >= 0:
         return 1.0 / (1.0 + math.exp(-margin))
     odds = math.exp(margin)
