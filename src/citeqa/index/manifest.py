@@ -8,6 +8,7 @@ the folder and the library versions. It is checked whenever an index is opened.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
@@ -46,7 +47,7 @@ class DocEntry:
     title: str
     lang: str
     kind: str
-    chunk_ids: tuple[str, ...]
+    chunk_ids: Sequence[str]  # a tuple, or read when asked for (citeqa.pg.rows.PassageIds)
     indexed_at: str
 
 

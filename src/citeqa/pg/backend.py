@@ -27,7 +27,8 @@ from citeqa.index.manifest import Manifest, manifest_from
 from citeqa.index.terms import Terms
 from citeqa.pg import bm25, schema
 from citeqa.pg.records import RemoteDocuments, RemotePassages
-from citeqa.pg.shards import Shard, Shards
+from citeqa.pg.rows import PassageIds, RowMap
+from citeqa.pg.shards import Shard, Shards, shard_of
 from citeqa.records import Chunk
 
 if TYPE_CHECKING:
@@ -44,6 +45,17 @@ _SETUP = (
     "SET statement_timeout = '30s'",  # a shard that stops answering is an error, not a hung question
 )
 _VISIBLE = "born <= %(gen)s AND died > %(gen)s"
+#: What opening reads of one shard: passages per (document, language) as (doc id, language, count,
+#: first pid, last pid), span offsets (pid, number, start, end arrays), ANN mode, documents per language.
+_Part = tuple[list, tuple[np.ndarray, ...], str, Counter]
+#: The generation's manifest without its documents, and each document's entry with its number of
+#: passages in place of its chunk ids (10^5 strings at 10^5 passages, never held: read when asked for).
+_GENERATION_SQL = (
+    "SELECT manifest - 'documents',"
+    " (SELECT jsonb_agg((d - 'chunk_ids') || jsonb_build_object('passages', jsonb_array_length(d->'chunk_ids'))"
+    "  ORDER BY i) FROM jsonb_array_elements(manifest->'documents') WITH ORDINALITY AS e(d, i)),"
+    " passages, tokens, shards FROM citeqa_generations WHERE gen = %s"
+)
 _DENSE_SQL = f"SELECT pid, embedding FROM citeqa_passages WHERE {_VISIBLE} ORDER BY embedding <#> %(q)s LIMIT %(n)s"
 #: Exact mode: a sequential scan (``+ 0``: no index can serve that order), exact cosine.
 _EXACT_SQL = (
@@ -85,7 +97,7 @@ class PostgresBackend:
         query = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
         params = {"gen": self.generation, "q": query, "n": n}
         found = self.shards.each(lambda s: _fetch(s, sql, params, "searching vectors"))
-        rows = [self._rows[(i, pid)] for i, part in enumerate(found) for pid, _ in part]
+        rows = [r for i, part in enumerate(found) for r in self.where.rows(i, [pid for pid, _ in part]).tolist()]
         if not rows:
             return {}
         import faiss
@@ -105,13 +117,14 @@ class PostgresBackend:
         idfs = [self.collection.idf(t) for t in query]
         scores: dict[int, float] = {}
         for i, part in enumerate(found):
-            for pid, dl, positions, tfs in part:
+            rows = self.where.rows(i, [p[0] for p in part]).tolist()
+            for row, (_, dl, positions, tfs) in zip(rows, part):
                 per_term = [0] * len(query)
                 for position, tf in zip(positions, tfs):
                     per_term[position - 1] = tf
                 score = bm25.exact_score(per_term, dl, idfs, self.collection.avgdl)
                 if score > 0:
-                    scores[self._rows[(i, pid)]] = score
+                    scores[row] = score
         return _best(scores, n)
 
     def lexical_idf(self) -> dict[str, float]:
@@ -123,13 +136,18 @@ class PostgresBackend:
         return counts.most_common(1)[0][0] if counts else default
 
     def passage_langs(self) -> Counter[str]:
-        """How many passages of the generation are in each language (counted in row order, as locally:
-        the same order breaks a tie in :meth:`majority_lang`)."""
-        return Counter(self._lang_names[i] for i in self._langs.tolist())
+        """How many passages of the generation are in each language (in the order of each language's first
+        row, as a count in row order has them locally: the same order breaks a tie in :meth:`majority_lang`)."""
+        return Counter(self._passage_langs)
 
     def document_langs(self) -> Counter[str]:
         """How many documents of the generation are in each language."""
         return Counter(self._doc_langs)
+
+    def first_passage(self, lang: str) -> Chunk | None:
+        """The first passage (by row) in ``lang``: its row is known from opening, so one passage is read."""
+        row = self._first_rows.get(lang)
+        return None if row is None else self.chunks[row]
 
     def passages(self, rows: Sequence[int]) -> list[Chunk]:
         """The passages of ``rows``, in that order: read in one statement per shard that holds them."""
@@ -146,7 +164,7 @@ class PostgresBackend:
         self.shards.close()
 
     def _load(self) -> None:
-        """Read the live generation: catalogue first, then every shard's records at once."""
+        """Read the live generation: catalogue first, then every shard's runs of passages at once."""
         catalogue = self.shards.catalogue
         with catalogue.connection("reading the catalogue") as conn:
             layout = schema.read_layout(conn)
@@ -155,52 +173,76 @@ class PostgresBackend:
             gen = schema.live_generation(conn)
             if gen == 0:
                 raise IndexMissingError(f"no citeqa index in {catalogue.name}; run `citeqa index --backend ...`")
-            row = conn.execute(
-                "SELECT manifest, passages, tokens, shards FROM citeqa_generations WHERE gen = %s", (gen,)
-            ).fetchone()
+            row = conn.execute(_GENERATION_SQL, (gen,)).fetchone()
             terms = conn.execute("SELECT term, df FROM citeqa_terms WHERE gen = %s ORDER BY term", (gen,)).fetchall()
         if row is None:
             raise IndexCorruptError(
                 f"generation {gen} is missing from {catalogue.name}; run `citeqa index --backend ...`"
             )
-        manifest_data, passages, tokens, count = row
+        manifest_data, entries, passages, tokens, count = row
         if count != self.shards.count:
             raise _count_mismatch(count, self.shards.count)
         self.generation = gen
-        self.manifest: Manifest = replace(manifest_from(manifest_data), files={})
         vocab = tuple(t for t, _ in terms)
         self._terms = Terms(vocab, np.zeros(0, np.int32), np.zeros(1, np.int64), np.asarray([d for _, d in terms]))
         self.collection = bm25.Collection(int(passages), int(tokens), dict(terms))
         parts = self.shards.each(lambda s: _records(s, gen))
         #: "hnsw" when the shards have the graph (approximate search), else "exact".
-        self.ann = "hnsw" if any(p[3] == "hnsw" for p in parts) else "exact"
-        self._assemble(parts)
+        self.ann = "hnsw" if any(p[2] == "hnsw" for p in parts) else "exact"
+        self._assemble(manifest_data, entries or [], parts)
 
-    def _assemble(self, parts: list[tuple[list, list, list, str, Counter]]) -> None:
-        """Where each passage lives, in the manifest's order (so rows are the local index's), the
-        document ids, the languages and the span offsets; no passage text or document record."""
-        by_id: dict[str, tuple[int, int, int]] = {}
-        held: set[str] = set()
-        names: dict[str, int] = {}
-        for shard, (passages, documents, _, _, _) in enumerate(parts):
-            by_id.update((cid, (shard, pid, names.setdefault(lang, len(names)))) for pid, cid, lang in passages)
-            held.update(documents)
-        doc_ids = [d.doc_id for d in self.manifest.documents]
-        order = [cid for d in self.manifest.documents for cid in d.chunk_ids]
-        missing = [cid for cid in order if cid not in by_id]
-        if missing or len(by_id) != len(order) or held != set(doc_ids):
+    def _assemble(self, manifest_data: dict, entries: list[dict], parts: list[_Part]) -> None:
+        """Each document's run of rows and pids (rows in the manifest's order, so they are the local
+        index's), the languages and the span offsets; nothing per passage but the span offsets."""
+        runs: dict[str, tuple[int, int, int, int]] = {}  # doc_id -> shard, first pid, last pid, passages
+        firsts: dict[str, dict[str, int]] = {}  # doc_id -> lang -> its first pid there
+        for shard, (found, _, _, _) in enumerate(parts):
+            for doc_id, lang, n, low, high in found:
+                s, a, b, c = runs.get(doc_id, (shard, low, high, 0))
+                runs[doc_id] = (s, min(a, low), max(b, high), c + n)
+                firsts.setdefault(doc_id, {})[lang] = low
+        doc_ids = [e["doc_id"] for e in entries]
+        counts = [int(e["passages"]) for e in entries]
+        runs.update((d, (shard_of(d, self.shards.count), 0, -1, 0)) for d, n in zip(doc_ids, counts) if n == 0)
+        broken = [
+            d for d, n in zip(doc_ids, counts) if d not in runs or runs[d][3] != n or runs[d][2] - runs[d][1] + 1 != n
+        ]
+        if broken or len(runs) != len(doc_ids):
             raise IndexCorruptError(
-                f"the shards do not hold generation {self.generation} whole ({len(missing)} passages missing); "
-                "run `citeqa index --backend ...`"
+                f"the shards do not hold generation {self.generation} whole ({len(broken)} documents differ); "
+                "run `citeqa index --rebuild --backend ...`"
             )
-        where = np.asarray([by_id[cid] for cid in order], dtype=np.int64).reshape(-1, 3)
-        self._rows = {(s, p): row for row, (s, p, _) in enumerate(where.tolist())}
-        self.chunks = RemotePassages(self.shards, where[:, 0].astype(np.int32), where[:, 1], self.generation)
+        where = RowMap(
+            np.asarray(counts, dtype=np.int64),
+            np.asarray([runs[d][0] for d in doc_ids], dtype=np.int32),
+            np.asarray([runs[d][1] for d in doc_ids], dtype=np.int64),
+            self.shards.count,
+        )
+        self.where = where
+        self.chunks = RemotePassages(self.shards, where, self.generation)
         self.documents = RemoteDocuments(self.shards, doc_ids, self.generation)
-        self._lang_names = list(names)
-        self._langs = where[:, 2].astype(np.int16)  # row -> index in _lang_names
-        self._doc_langs = sum((p[4] for p in parts), Counter())
-        self.spans = _span_offsets(parts, self._rows, len(order), self.shards)
+        # The manifest without its chunk ids: a document's are read from its passages when asked for.
+        ids = [PassageIds(self.chunks, int(where.first_rows[i]), n) for i, n in enumerate(counts)]
+        documents = [{**e, "chunk_ids": ()} for e in entries]
+        manifest = manifest_from({**manifest_data, "documents": documents, "files": {}})
+        self.manifest: Manifest = replace(
+            manifest,
+            documents=tuple(replace(e, chunk_ids=i) for e, i in zip(manifest.documents, ids)),
+        )
+        # Languages counted in row order (the first row of each language first), as locally.
+        first_row: dict[str, int] = {}
+        totals: Counter[str] = Counter()
+        for i, d in enumerate(doc_ids):
+            for lang, low in firsts.get(d, {}).items():
+                row = int(where.first_rows[i]) + low - runs[d][1]
+                first_row[lang] = min(first_row.get(lang, row), row)
+        for found, _, _, _ in parts:
+            for _, lang, n, _, _ in found:
+                totals[lang] += n
+        self._passage_langs = Counter({lang: totals[lang] for lang in sorted(first_row, key=first_row.__getitem__)})
+        self._first_rows = first_row
+        self._doc_langs = sum((p[3] for p in parts), Counter())
+        self.spans = _span_offsets(parts, where, self.shards)
 
 
 def _count_mismatch(built: int, given: int) -> IndexMismatchError:
@@ -215,15 +257,19 @@ def _fetch(shard: Shard, sql: str, params: dict, doing: str) -> list[tuple]:
         return cur.execute(sql, params).fetchall()
 
 
-def _records(shard: Shard, gen: int) -> tuple[list, list, list, str, Counter]:
-    """One shard's passages (pid, chunk id, language), document ids and span offsets of generation
-    ``gen``, its ANN mode, and how many of its documents are in each language."""
+def _records(shard: Shard, gen: int) -> _Part:
+    """One shard's passages of generation ``gen`` per document and language (doc id, language, count,
+    first and last pid), its span offsets (pid, number, start, end as arrays), its ANN mode, and how
+    many of its documents are in each language."""
     params = {"gen": gen}
     with shard.connection("reading its records") as conn:
         found = schema.read_layout(conn)
         schema.check_layout(found, shard.number, shard.count)
-        passages = conn.execute(f"SELECT pid, chunk_id, lang FROM citeqa_passages WHERE {_VISIBLE}", params).fetchall()
-        documents = [r[0] for r in conn.execute(f"SELECT doc_id FROM citeqa_documents WHERE {_VISIBLE}", params)]
+        passages = conn.execute(
+            f"SELECT doc_id, lang, count(*), min(pid), max(pid) FROM citeqa_passages WHERE {_VISIBLE}"
+            " GROUP BY doc_id, lang",
+            params,
+        ).fetchall()
         doc_langs = Counter(
             dict(
                 conn.execute(
@@ -231,12 +277,14 @@ def _records(shard: Shard, gen: int) -> tuple[list, list, list, str, Counter]:
                 )
             )
         )
-        spans = conn.execute(
-            'SELECT s.pid, s.number, s.start, s."end" FROM citeqa_spans s JOIN citeqa_passages p USING (pid)'
-            " WHERE p.born <= %(gen)s AND p.died > %(gen)s",
-            params,
-        ).fetchall()
-    return passages, documents, spans, found[3], doc_langs  # type: ignore[index]  # check_layout raised on None
+        with conn.cursor(binary=True) as cur:
+            cur.execute(
+                'SELECT s.pid, s.number, s.start, s."end" FROM citeqa_spans s JOIN citeqa_passages p USING (pid)'
+                " WHERE p.born <= %(gen)s AND p.died > %(gen)s",
+                params,
+            )
+            spans = np.asarray(cur.fetchall(), dtype=np.int64).reshape(-1, 4)
+    return passages, tuple(spans.T), found[3], doc_langs  # type: ignore[index]  # check_layout raised on None
 
 
 def _best(scores: dict[int, float], n: int) -> dict[int, float]:
@@ -245,23 +293,20 @@ def _best(scores: dict[int, float], n: int) -> dict[int, float]:
     return dict(sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:n])
 
 
-def _span_offsets(
-    parts: Sequence[tuple[list, list, list, str, Counter]],
-    rows: dict[tuple[int, int], int],
-    passages: int,
-    shards: Shards,
-) -> RemoteSpans:
-    """The span offsets of every passage (CSR, as :class:`~citeqa.index.spans.SpanVectors`); vectors stay remote."""
+def _span_offsets(parts: Sequence[_Part], where: RowMap, shards: Shards) -> RemoteSpans:
+    """The span offsets of every passage (CSR, as :class:`~citeqa.index.spans.SpanVectors`); vectors stay
+    remote, and where a span's vector lives follows from its row (its passage's shard and pid, its number)."""
     from citeqa.pg.spans import RemoteSpans
 
-    found = sorted(
-        (rows[(s, pid)], number, start, end, s, pid)
-        for s, (_, _, spans, *_) in enumerate(parts)
-        for pid, number, start, end in spans
-    )
-    ptr = np.zeros(passages + 1, dtype=np.int64)
-    np.add.at(ptr, np.asarray([f[0] + 1 for f in found], dtype=np.int64), 1)
-    np.cumsum(ptr, out=ptr)
-    bounds = np.asarray([(f[2], f[3]) for f in found], dtype=np.int32).reshape(-1, 2)
-    keys = [(f[4], f[5], f[1]) for f in found]
-    return RemoteSpans(ptr, bounds, keys, shards)
+    rows, numbers, bounds = [], [], []
+    for s, (_, (pid, number, start, end), _, _) in enumerate(parts):
+        rows.append(where.rows(s, pid))
+        numbers.append(number)
+        bounds.append(np.stack([start, end], axis=1))
+    row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    number = np.concatenate(numbers) if numbers else np.zeros(0, np.int64)
+    order = np.lexsort((number, row))
+    ptr = np.zeros(len(where) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row, minlength=len(where)), out=ptr[1:])
+    bound = np.concatenate(bounds)[order].astype(np.int32) if bounds else np.zeros((0, 2), np.int32)
+    return RemoteSpans(ptr, bound.reshape(-1, 2), where, shards)

@@ -2,8 +2,8 @@
 
 :class:`RemotePassages` is the backend's ``chunks`` (a :class:`~collections.abc.Sequence` of
 :class:`~citeqa.records.Chunk` by row) and :class:`RemoteDocuments` its ``documents`` (a
-:class:`~collections.abc.Mapping` by document id). The serving process holds, per passage, only
-where it lives (shard, pid); the text, offsets and document id of passages are read when
+:class:`~collections.abc.Mapping` by document id). The serving process holds nothing per passage:
+where a row lives (shard, pid) follows from its document's run of rows (:class:`~citeqa.pg.rows.RowMap`); the text, offsets and document id of passages are read when
 asked for, one statement per shard for a batch of rows (:meth:`RemotePassages.fetch`: the
 backend's ``passages``, with which the retriever reads a question's hits at once). A document's record is read when a citation or a caller asks for it.
 Iterating either reads everything, in blocks: what ``citeqa eval`` does, not answering.
@@ -16,12 +16,11 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Generic, TypeVar, overload
 
-import numpy as np
-
 from citeqa.errors import IndexMissingError
 from citeqa.records import Chunk, Document, from_dict
 
 if TYPE_CHECKING:
+    from citeqa.pg.rows import RowMap
     from citeqa.pg.shards import Shard, Shards
 
 K = TypeVar("K")
@@ -65,17 +64,16 @@ class _Cache(Generic[K, V]):
 class RemotePassages(Sequence[Chunk]):
     """The passages of one generation by row; a row's record is read from its shard when needed."""
 
-    def __init__(self, shards: Shards, shard: np.ndarray, pid: np.ndarray, generation: int) -> None:
+    def __init__(self, shards: Shards, where: RowMap, generation: int) -> None:
         self.shards = shards
-        self._shard = shard  # row -> shard number
-        self._pid = pid  # row -> pid on that shard
+        self.where = where  # row <-> (shard, pid), held per document
         self.generation = generation
         self.cache: _Cache[int, Chunk] = _Cache(PASSAGE_CACHE)
         #: passage records read from the shards so far
         self.read = 0
 
     def __len__(self) -> int:
-        return len(self._pid)
+        return len(self.where)
 
     @overload
     def __getitem__(self, row: int) -> Chunk: ...
@@ -98,17 +96,19 @@ class RemotePassages(Sequence[Chunk]):
         """The records of ``rows`` in that order, those not cached read in one statement per shard."""
         rows = [int(r) for r in rows]
         found = {r: c for r in rows if (c := self.cache.get(r)) is not None}
-        wanted: dict[int, list[int]] = {}
-        for r in rows:
-            if r not in found:
-                wanted.setdefault(int(self._shard[r]), []).append(r)
+        missing = [r for r in rows if r not in found]
+        wanted: dict[int, list[tuple[int, int]]] = {}
+        if missing:
+            shard_of, pid_of = self.where.locate(missing)
+            for r, s, p in zip(missing, shard_of.tolist(), pid_of.tolist()):
+                wanted.setdefault(s, []).append((r, p))
         if wanted:
             chosen = [self.shards.items[i] for i in sorted(wanted)]
-            parts = self.shards.each(lambda s: _passages(s, [int(self._pid[r]) for r in wanted[s.number]]), chosen)
+            parts = self.shards.each(lambda s: _passages(s, [p for _, p in wanted[s.number]]), chosen)
             for shard, part in zip(chosen, parts):
                 by_pid = {p[0]: p[1:] for p in part}
-                for r in wanted[shard.number]:
-                    record = by_pid.get(int(self._pid[r]))
+                for r, pid in wanted[shard.number]:
+                    record = by_pid.get(pid)
                     if record is None:
                         raise _gone(self.generation, shard)
                     found[r] = Chunk(*record)

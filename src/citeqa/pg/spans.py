@@ -16,6 +16,7 @@ import numpy as np
 from citeqa.index.spans import span_row
 
 if TYPE_CHECKING:
+    from citeqa.pg.rows import RowMap
     from citeqa.pg.shards import Shard, Shards
 
 _SQL = (
@@ -25,13 +26,21 @@ _SQL = (
 
 
 class RemoteSpans:
-    """Span offsets of one generation (``ptr``/``bounds`` as in SpanVectors) and where each vector lives."""
+    """Span offsets of one generation (``ptr``/``bounds`` as in SpanVectors); where a span's vector
+    lives follows from its row: its passage's shard and pid (``where``), its number in the passage."""
 
-    def __init__(self, ptr: np.ndarray, bounds: np.ndarray, keys: Sequence[tuple[int, int, int]], shards: Shards):
+    def __init__(self, ptr: np.ndarray, bounds: np.ndarray, where: RowMap, shards: Shards):
         self.ptr = ptr
         self.bounds = bounds
-        self.keys = list(keys)  # span row -> (shard, pid, number)
+        self.where = where
         self.shards = shards
+
+    def keys(self, rows: Sequence[int]) -> list[tuple[int, int, int]]:
+        """(shard, pid, number) of each span row."""
+        spans = np.asarray(rows, dtype=np.int64)
+        passages = np.searchsorted(self.ptr, spans, side="right") - 1
+        shard, pid = self.where.locate(passages)
+        return list(zip(shard.tolist(), pid.tolist(), (spans - self.ptr[passages]).tolist()))
 
     def row(self, chunk_row: int, number: int, start: int, end: int) -> int | None:
         """The row of span ``number`` of passage ``chunk_row`` if it has the given passage offsets."""
@@ -41,14 +50,14 @@ class RemoteSpans:
         """Cosine of each span row to a normalised query vector (vectors read from the shards)."""
         if not rows:
             return np.zeros(0)
+        keys = self.keys(rows)
         wanted: dict[int, list[tuple[int, int]]] = {}
-        for row in rows:
-            shard, pid, number = self.keys[row]
+        for shard, pid, number in keys:
             wanted.setdefault(shard, []).append((pid, number))
         chosen = [self.shards.items[i] for i in sorted(wanted)]
         found = self.shards.each(lambda s: _vectors(s, wanted[s.number]), chosen)
         vectors = {(s.number, pid, number): v for s, part in zip(chosen, found) for pid, number, v in part}
-        matrix = np.stack([vectors[self.keys[row]] for row in rows])  # float16, in the order asked, as locally
+        matrix = np.stack([vectors[key] for key in keys])  # float16, in the order asked, as locally
         return np.asarray(matrix, dtype=np.float32) @ query.astype(np.float32)
 
 
