@@ -127,3 +127,46 @@ def test_an_engine_reads_only_the_passages_and_documents_it_cites(local: IndexDa
         assert set(pg.documents.cache._items) <= read < set(local.documents)
     finally:
         pg.close()
+
+
+def _grown(repo: Path, data_dir: Path, folder: Path, extra: int) -> IndexData:
+    """The ``local`` index with ``extra`` more English documents (their passages listed first)."""
+    shutil.copytree(repo / "corpus", folder / "corpus")
+    shutil.copytree(data_dir / "corpus", folder / "corpus" / "fixture")
+    words = "river bridge harbour tower market winter garden engine station library".split()
+    for i in range(extra):
+        text = " ".join(
+            f"The {words[(i + j) % 10]} of town {i} was rebuilt in {1800 + j} after the {words[j % 10]} closed."
+            for j in range(24)
+        )
+        (folder / "corpus" / f"a{i:03d}.txt").write_text(text, encoding="utf-8")
+    update_index(folder / "corpus", folder / "index", KeywordEmbedder())
+    return load_index(folder / "index")
+
+
+def test_warm_up_reads_what_its_answers_need_however_large_the_collection(
+    local: IndexData, pg_spec: str, repo: Path, data_dir: Path, tmp_path: Path
+):
+    """A server's warm-up asks one question per language, the start of that language's first passage:
+    over PostgreSQL it reads that passage and its answer's hits, not the passages listed before it
+    (before: the whole first block of 1,000 rows, and every row for a language listed last)."""
+    from citeqa.engine import Engine
+
+    grown = _grown(repo, data_dir, tmp_path / "grown", 40)
+    read = []
+    for data in (local, grown):
+        published(data, pg_spec).close()
+        engine = Engine.open(tmp_path / "absent", embedder=KeywordEmbedder(), reader="off", backend=pg_spec)
+        pg = engine._data
+        try:
+            langs, hits = len(engine.corpus_langs), max(5, engine.settings.pool)
+            assert pg.chunks.read == 0
+            engine.warm_up()
+            assert 0 < pg.chunks.read <= langs * (1 + hits) < len(grown.chunks)
+            assert {engine.sample_passage(lang) for lang in engine.corpus_langs} == {
+                next(c.text for c in data.chunks if c.lang == lang) for lang in engine.corpus_langs
+            }
+            read.append(pg.chunks.read)
+        finally:
+            pg.close()
+    assert len(grown.chunks) > len(local.chunks) + 40 and read[1] <= langs * (1 + hits)

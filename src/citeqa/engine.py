@@ -153,8 +153,12 @@ class Engine:
         return Counter(entry.lang for entry in self._data.manifest.documents)
 
     def sample_passage(self, lang: str) -> str:
-        """The text of the first passage in ``lang`` (a warm-up question); StopIteration when there is none."""
-        return next(c.text for c in self._data.chunks if c.lang == lang)
+        """The text of the first passage in ``lang`` (a warm-up question); StopIteration when there is none.
+        One passage is read, whatever the backend (over PostgreSQL: not the passages before it)."""
+        found = self._data.first_passage(lang)
+        if found is None:
+            raise StopIteration(lang)
+        return found.text
 
     def warm_up(self) -> None:
         """Load the models and the question's language detector now, not on the first question.

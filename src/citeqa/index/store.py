@@ -103,6 +103,10 @@ class IndexData:
         """How many documents are in each language."""
         return Counter(d.lang for d in self.documents.values())
 
+    def first_passage(self, lang: str) -> Chunk | None:
+        """The first passage (by row) in ``lang``, None when there is none."""
+        return next((c for c in self.chunks if c.lang == lang), None)
+
 
 def current_generation(index_dir: Path) -> Path | None:
     """The folder of the live generation, or None when there is no index."""

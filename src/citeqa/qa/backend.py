@@ -11,7 +11,7 @@ same number that :meth:`dense_search` and :meth:`lexical_search` return and that
 vectors are indexed by. Answering reads ``chunks`` and ``documents`` only by row and by id
 (the hits' passages, the cited documents), never whole: a backend may keep its records
 remote and read them per question (PostgreSQL does); what answering needs of the whole
-collection it asks by method (:meth:`passage_langs`, :meth:`document_langs`).
+collection it asks by method (:meth:`passage_langs`, :meth:`document_langs`, :meth:`first_passage`).
 """
 
 from __future__ import annotations
@@ -77,4 +77,9 @@ class RetrievalBackend(Protocol):
 
     def document_langs(self) -> Counter[str]:
         """How many documents are in each language."""
+        ...
+
+    def first_passage(self, lang: str) -> Chunk | None:
+        """The first passage (by row) in ``lang``, None when there is none: a server's warm-up question,
+        read alone (a remote backend must not scan the collection for it)."""
         ...
