@@ -14,6 +14,7 @@ and the same answers.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from citeqa.errors import IndexCorruptError, IndexMismatchError, IndexMissingError
+from citeqa.errors import IndexCorruptError, IndexMismatchError, IndexMissingError, ShardError
 from citeqa.index.backends import dense_search, lexical_idf
 from citeqa.index.manifest import Manifest, manifest_from
 from citeqa.index.terms import Terms
@@ -45,6 +46,10 @@ _SETUP = (
     "SET statement_timeout = '30s'",  # a shard that stops answering is an error, not a hung question
 )
 _VISIBLE = "born <= %(gen)s AND died > %(gen)s"
+#: Seconds a backend opening waits for a shard's replicas to replay the live generation.
+REPLAY_WAIT_S = 10.0
+#: Whether a replica has replayed the WAL up to a position (a server not in recovery is a primary: yes).
+_REPLAYED_SQL = "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_lsn() >= %s::pg_lsn, false)"
 #: What opening reads of one shard: passages per (document, language) as (doc id, language, count,
 #: first pid, last pid), span offsets (pid, number, start, end arrays), ANN mode, documents per language.
 _Part = tuple[list, tuple[np.ndarray, ...], str, Counter]
@@ -186,6 +191,7 @@ class PostgresBackend:
         vocab = tuple(t for t, _ in terms)
         self._terms = Terms(vocab, np.zeros(0, np.int32), np.zeros(1, np.int64), np.asarray([d for _, d in terms]))
         self.collection = bm25.Collection(int(passages), int(tokens), dict(terms))
+        self.shards.each(_await_replicas)
         parts = self.shards.each(lambda s: _records(s, gen))
         #: "hnsw" when the shards have the graph (approximate search), else "exact".
         self.ann = "hnsw" if any(p[2] == "hnsw" for p in parts) else "exact"
@@ -252,8 +258,35 @@ def _count_mismatch(built: int, given: int) -> IndexMismatchError:
     )
 
 
+def _await_replicas(shard: Shard, wait_s: float | None = None) -> None:
+    """Read from the replicas of ``shard`` that have replayed what its primary had written now, after
+    the live generation was read (so every row of it): waited for up to ``wait_s`` (default
+    :data:`REPLAY_WAIT_S`); one that is behind after that, or down, is not read from by this backend
+    (the primary and the others answer), so no replica answers from an older generation."""
+    if not shard.replicas:
+        return
+    with shard.connection("reading its WAL position") as conn:
+        lsn = conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
+    deadline = time.monotonic() + (REPLAY_WAIT_S if wait_s is None else wait_s)
+    ready = []
+    for replica in shard.replicas:
+        while True:
+            try:
+                with replica.connection("reading its replay position") as conn:
+                    done = conn.execute(_REPLAYED_SQL, (lsn,)).fetchone()[0]
+            except ShardError:
+                break
+            if done:
+                ready.append(replica)
+                break
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+    shard.readers = tuple(ready)
+
+
 def _fetch(shard: Shard, sql: str, params: dict, doing: str) -> list[tuple]:
-    with shard.connection(doing) as conn, conn.cursor(binary=True) as cur:
+    with shard.reading(doing) as conn, conn.cursor(binary=True) as cur:
         return cur.execute(sql, params).fetchall()
 
 
@@ -262,7 +295,7 @@ def _records(shard: Shard, gen: int) -> _Part:
     first and last pid), its span offsets (pid, number, start, end as arrays), its ANN mode, and how
     many of its documents are in each language."""
     params = {"gen": gen}
-    with shard.connection("reading its records") as conn:
+    with shard.reading("reading its records") as conn:
         found = schema.read_layout(conn)
         schema.check_layout(found, shard.number, shard.count)
         passages = conn.execute(

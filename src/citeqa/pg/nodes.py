@@ -152,6 +152,36 @@ def init_node(folder: Path, port: int | None = None) -> LocalNode:
     return node
 
 
+def init_replica(primary: LocalNode, folder: Path, port: int | None = None) -> LocalNode:
+    """A streaming replica of ``primary`` in the empty ``folder``, started: ``pg_basebackup -R``
+    (a hot standby that follows the primary's WAL over a replication connection), read only."""
+    node = LocalNode(folder, port if port is not None else free_port(), primary.user, primary.bin)
+    folder.mkdir(parents=True, exist_ok=True)
+    if node.user is not None:
+        entry = pwd.getpwnam(node.user)
+        os.chown(folder, entry.pw_uid, entry.pw_gid)
+    folder.chmod(0o700)
+    host = ["-h", "127.0.0.1", "-p", str(primary.port), "-U", ROLE]
+    _run(node, ["pg_basebackup", *host, "-D", str(node.data), "-R", "-X", "stream", "-c", "fast"])
+    start_node(node)
+    return node
+
+
+@contextlib.contextmanager
+def local_replica(primary: LocalNode) -> Iterator[LocalNode]:
+    """A replica of ``primary`` for the block (beside its folder), then stopped and removed."""
+    folder = Path(tempfile.mkdtemp(prefix=f"{primary.folder.name}-replica-", dir=primary.folder.parent))
+    folder.rmdir()
+    node: LocalNode | None = None
+    try:
+        node = init_replica(primary, folder)
+        yield node
+    finally:
+        if node is not None:
+            stop_node(node)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def start_node(node: LocalNode) -> None:
     """Start the node's server (again) and wait until it accepts connections."""
     options = " ".join(f"-c {s}" for s in (*_SETTINGS, f"port={node.port}"))

@@ -144,7 +144,7 @@ class RemoteDocuments(Mapping[str, Document]):
         if found is not None:
             return found
         shard = self.shards.items[self._ids[doc_id]]
-        with shard.connection("reading a document") as conn:
+        with shard.reading("reading a document") as conn:
             row = conn.execute(
                 "SELECT record FROM citeqa_documents WHERE doc_id = %(d)s AND born <= %(gen)s AND died > %(gen)s",
                 {"d": doc_id, "gen": self.generation},
@@ -157,7 +157,7 @@ class RemoteDocuments(Mapping[str, Document]):
 
 
 def _passages(shard: Shard, pids: list[int]) -> list[tuple]:
-    with shard.connection("reading passages") as conn:
+    with shard.reading("reading passages") as conn:
         return conn.execute(
             f"SELECT pid, {PASSAGE_COLUMNS} FROM citeqa_passages WHERE pid = ANY(%s)", (pids,)
         ).fetchall()

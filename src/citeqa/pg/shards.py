@@ -2,7 +2,11 @@
 
 ``--backend`` takes one URL per shard, comma-separated
 (``postgresql://h1:5432/db,postgresql://h2:5432/db``); the first shard also holds the catalogue
-(generations, the live pointer, the global term statistics). A document lives on shard
+(generations, the live pointer, the global term statistics). A shard's URL may list streaming
+replicas of its server (``postgresql://u@h1:5432/db?replica=h1b:5432&replica=h1c:5432``: same
+user, password and database, another host and port): a backend then spreads its reads over them in
+turn, once each has replayed what the primary had when the backend opened
+(:meth:`Shard.reading`); writes and publishing go to the primary only. A document lives on shard
 ``crc32(doc_id) mod N``. Every failure of a shard is one :class:`~citeqa.errors.ShardError`
 that names it by number and ``host:port/database`` (never the password).
 """
@@ -10,13 +14,14 @@ that names it by number and ``host:port/database`` (never the password).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from citeqa.errors import ConfigError, ShardError
 
@@ -41,6 +46,20 @@ def shard_urls(spec: str) -> tuple[str, ...]:
     if not urls or bad:
         raise ConfigError(f"--backend expects postgresql://HOST:PORT/DB URLs separated by commas, got {spec!r}")
     return urls
+
+
+def split_replicas(url: str) -> tuple[str, tuple[str, ...]]:
+    """A shard URL without its ``replica=HOST:PORT`` parameters, and the URL of each replica (the
+    primary's with that host and port)."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    hosts = [v for k, v in query if k == "replica"]
+    primary = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query if k != "replica"])))
+    user = parts.netloc.rpartition("@")[0]
+    bad = [h for h in hosts if not h or "/" in h or "@" in h]
+    if bad:
+        raise ConfigError(f"replica= takes HOST:PORT, got {bad[0]!r} in {label(url)}")
+    return primary, tuple(urlunsplit(urlsplit(primary)._replace(netloc=f"{user}@{h}" if user else h)) for h in hosts)
 
 
 def shard_of(doc_id: str, count: int) -> int:
@@ -75,15 +94,36 @@ class Shard:
     """One PostgreSQL node: a connection made on first use, re-made after a failure, used by one
     thread at a time."""
 
-    def __init__(self, number: int, count: int, url: str) -> None:
+    def __init__(self, number: int, count: int, url: str, replicas: Sequence[str] = (), replica: bool = False) -> None:
         self.number = number  # 0-based
         self.count = count
         self.url = url
-        self.name = f"shard {number + 1} of {count} ({label(url)})"
+        role = " replica" if replica else ""
+        self.name = f"shard {number + 1} of {count}{role} ({label(url)})"
+        self.replica = replica
         self._conn: Any = None
         self._lock = threading.Lock()
-        #: Statements run on every new connection (a backend's search settings).
-        self.setup: tuple[str, ...] = ()
+        self._setup: tuple[str, ...] = ()
+        #: The shard's streaming replicas (read only), and those a backend reads from (caught up).
+        self.replicas = tuple(Shard(number, count, r, replica=True) for r in replicas)
+        self.readers: tuple[Shard, ...] = ()
+        self._turn = itertools.count()
+
+    @property
+    def setup(self) -> tuple[str, ...]:
+        """Statements run on every new connection (a backend's search settings), on replicas too."""
+        return self._setup
+
+    @setup.setter
+    def setup(self, statements: tuple[str, ...]) -> None:
+        self._setup = statements
+        for replica in self.replicas:
+            replica.setup = statements
+
+    def reading(self, doing: str) -> contextlib.AbstractContextManager[Any]:
+        """A connection to read from: the shard's caught-up replicas in turn (:attr:`readers`), else the primary."""
+        nodes = self.readers or (self,)
+        return nodes[next(self._turn) % len(nodes)].connection(doing)
 
     def error(self, exc: BaseException, doing: str) -> ShardError:
         return ShardError(f"postgres {self.name} failed while {doing}: {_reason(exc)}")
@@ -95,7 +135,8 @@ class Shard:
             self.url, connect_timeout=CONNECT_TIMEOUT_S, tcp_user_timeout=TCP_TIMEOUT_MS, autocommit=True
         )
         try:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            if not self.replica:  # a standby refuses every write, this one too
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             register_vector(conn)
             for statement in self.setup:
                 conn.execute(statement)
@@ -134,8 +175,8 @@ class Shards:
     """The shards of one index, and a thread per shard to query them all at once."""
 
     def __init__(self, spec: str) -> None:
-        urls = shard_urls(spec)
-        self.items = tuple(Shard(i, len(urls), u) for i, u in enumerate(urls))
+        urls = [split_replicas(u) for u in shard_urls(spec)]
+        self.items = tuple(Shard(i, len(urls), u, r) for i, (u, r) in enumerate(urls))
         self._pool = ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="citeqa-shard")
 
     @property
@@ -163,4 +204,6 @@ class Shards:
     def close(self) -> None:
         for shard in self.items:
             shard.close()
+            for replica in shard.replicas:
+                replica.close()
         self._pool.shutdown(wait=False)

@@ -62,6 +62,6 @@ class RemoteSpans:
 
 
 def _vectors(shard: Shard, keys: list[tuple[int, int]]) -> list[tuple[int, int, np.ndarray]]:
-    with shard.connection("reading span vectors") as conn, conn.cursor(binary=True) as cur:
+    with shard.reading("reading span vectors") as conn, conn.cursor(binary=True) as cur:
         found = cur.execute(_SQL, ([k[0] for k in keys], [k[1] for k in keys])).fetchall()
     return [(pid, number, vector.to_numpy()) for pid, number, vector in found]

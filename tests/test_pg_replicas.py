@@ -1,0 +1,93 @@
+"""Streaming replicas of a shard (``?replica=HOST:PORT``): reads spread over them, writes to the primary."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from citeqa.embedding.keyword import KeywordEmbedder
+from citeqa.index.builder import update_index
+from citeqa.index.store import IndexData, load_index
+from citeqa.pg.shards import split_replicas
+
+pytestmark = pytest.mark.postgres
+
+
+def test_replica_urls_share_the_primary_user_and_database():
+    primary, replicas = split_replicas("postgresql://u:pw@h1:5432/db?sslmode=disable&replica=h2:6000&replica=h3:6001")
+    assert primary == "postgresql://u:pw@h1:5432/db?sslmode=disable"
+    assert replicas == ("postgresql://u:pw@h2:6000/db?sslmode=disable", "postgresql://u:pw@h3:6001/db?sslmode=disable")
+    assert split_replicas("postgresql://h1/db") == ("postgresql://h1/db", ())
+
+
+@pytest.fixture(scope="module")
+def corpus_index(tmp_path_factory: pytest.TempPathFactory, repo: Path) -> tuple[Path, IndexData]:
+    folder = tmp_path_factory.mktemp("pg-replicas")
+    shutil.copytree(repo / "corpus", folder / "corpus")
+    update_index(folder / "corpus", folder / "index", KeywordEmbedder())
+    return folder, load_index(folder / "index")
+
+
+def _answers(engine, questions: list[str]) -> list[dict]:
+    out = []
+    for question in questions:
+        record = engine.ask(question).to_dict()
+        record.pop("latency_ms")
+        out.append(record)
+    return out
+
+
+def test_a_replica_answers_as_its_primary_and_follows_a_new_generation(
+    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, data_dir: Path, monkeypatch
+):
+    """One replica of shard 1 (``pg_basebackup -R``): an engine whose URL lists it reads shard 1's
+    records and searches from it, not the primary, and answers record for record as an engine on the
+    primaries; a generation published later is read from it once replayed; nothing is left behind."""
+    from citeqa.engine import Engine
+    from citeqa.pg.nodes import local_replica
+    from citeqa.pg.publish import publish
+    from citeqa.pg.shards import Shard
+
+    folder, local = corpus_index
+    rows = (repo / "eval" / "qa.jsonl").read_text(encoding="utf-8").splitlines()
+    questions = [json.loads(line)["question"] for line in rows[:24:3]]
+    publish(local, pg_spec)
+    used: Counter[int] = Counter()  # connections asked for, by node object
+    connection = Shard.connection
+
+    def counted(self, doing):
+        used[id(self)] += 1
+        return connection(self, doing)
+
+    monkeypatch.setattr(Shard, "connection", counted)
+    with local_replica(pg_cluster[0]) as replica:
+        first, second = pg_spec.split(",")
+        spec = f"{first}?replica=127.0.0.1:{replica.port},{second}"
+        on_primaries = Engine.open(folder / "absent", embedder=KeywordEmbedder(), reader="off", backend=pg_spec)
+        on_replica = Engine.open(folder / "absent", embedder=KeywordEmbedder(), reader="off", backend=spec)
+        shard = on_replica._data.shards.items[0]
+        try:
+            assert [r.name for r in shard.readers] == [f"shard 1 of 2 replica (127.0.0.1:{replica.port}/citeqa)"]
+            used.clear()
+            assert _answers(on_replica, questions) == _answers(on_primaries, questions)
+            assert used[id(shard.readers[0])] > 0 and used[id(shard)] == 0  # shard 1's primary: not read
+            # a new generation (two more documents) on the primaries: read from the replica once replayed
+            shutil.copytree(data_dir / "corpus", folder / "corpus" / "fixture")
+            update_index(folder / "corpus", folder / "index", KeywordEmbedder())
+            publish(load_index(folder / "index"), pg_spec)
+            on_primaries, on_replica = on_primaries.reload(), on_replica.reload()
+            shard = on_replica._data.shards.items[0]
+            assert on_replica._data.generation == on_primaries._data.generation and len(shard.readers) == 1
+            used.clear()
+            assert _answers(on_replica, questions) == _answers(on_primaries, questions)
+            assert used[id(shard.readers[0])] > 0 and used[id(shard)] == 0  # shard 1's primary: not read
+        finally:
+            on_primaries._data.close(), on_replica._data.close()
+    assert not replica.folder.exists()
+    with socket.socket() as sock:
+        assert sock.connect_ex(("127.0.0.1", replica.port)) != 0  # stopped
