@@ -35,7 +35,8 @@ def parser() -> argparse.ArgumentParser:
             default=os.environ.get("CITEQA_BACKEND") or None,
             metavar="URLS",
             help="answer from a PostgreSQL index instead of the --index folder: postgresql://HOST:PORT/DB, "
-            "one URL per shard separated by commas (default: $CITEQA_BACKEND; unset: the folder). "
+            "one URL per shard separated by commas, each with ?replica=HOST:PORT for every streaming replica "
+            "to read from (default: $CITEQA_BACKEND; unset: the folder). "
             "`citeqa index --backend` builds in --index as always, then publishes the new generation there",
         )
 
