@@ -15,12 +15,10 @@ import pytest
 
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.pg.nodes import free_port
+from tests.paths import DATA, REPO
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-DATA = Path(__file__).parent / "data"
-REPO = Path(__file__).parent.parent
 
 
 @pytest.fixture
