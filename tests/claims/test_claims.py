@@ -168,10 +168,10 @@ def test_clean_claim_refuses_empty_and_long_claims_in_one_line():
     assert clean_claim("  A   claim\n") == "A claim"
 
 
-def test_engine_check_on_the_fixture_corpus(built_index, embedder):
+def test_engine_check_on_the_fixture_corpus(shared_index, embedder):
     from citeqa.engine import Engine
 
-    engine = Engine.open(built_index, embedder=embedder)
+    engine = Engine.open(shared_index, embedder=embedder)
     supported = engine.check("El faro de Punta Brava se construyó en 1887.", k=3)
     assert supported.verdict == SUPPORTED and supported.language == "es"
     first = supported.evidence[0]
@@ -193,11 +193,11 @@ def test_engine_check_on_the_fixture_corpus(built_index, embedder):
         engine.check("")
 
 
-def test_checking_a_claim_encodes_it_once_and_runs_no_answer_stage(built_index, embedder, monkeypatch):
+def test_checking_a_claim_encodes_it_once_and_runs_no_answer_stage(shared_index, embedder, monkeypatch):
     import citeqa.engine as engine_module
     from citeqa.engine import Engine
 
-    engine = Engine.open(built_index, embedder=embedder)
+    engine = Engine.open(shared_index, embedder=embedder)
     calls = []
     real = engine_module.encode_queries
     monkeypatch.setattr(engine_module, "encode_queries", lambda e, texts: calls.append(list(texts)) or real(e, texts))

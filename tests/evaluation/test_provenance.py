@@ -71,19 +71,19 @@ def _records(index: Path, qa_file: Path) -> list[dict]:
     return [{k: v for k, v in prediction_record(r).items() if k != "latency_ms"} for r in results]
 
 
-def test_two_runs_on_the_same_inputs_give_the_same_records(built_index: Path, qa_file: Path) -> None:
-    first, second = _records(built_index, qa_file), _records(built_index, qa_file)
+def test_two_runs_on_the_same_inputs_give_the_same_records(shared_index: Path, qa_file: Path) -> None:
+    first, second = _records(shared_index, qa_file), _records(shared_index, qa_file)
     assert len(first) == len(QA) and first == second
     assert any(r["correct"] for r in first)  # the run answers something, so equality is not vacuous
 
 
-def test_provenance_block(built_index: Path, qa_file: Path) -> None:
-    engine = Engine.open(built_index, embedder=KeywordEmbedder())
+def test_provenance_block(shared_index: Path, qa_file: Path) -> None:
+    engine = Engine.open(shared_index, embedder=KeywordEmbedder())
     block = collect_provenance(engine, qa_file, run={"k": 10})
     again = collect_provenance(engine, qa_file, run={"k": 10})
     assert {k: v for k, v in block.items() if k != "date"} == {k: v for k, v in again.items() if k != "date"}
     assert block["model"] == "fake-keyword" and block["backend"] == engine.manifest.backend
-    live = current_generation(built_index) / MANIFEST_NAME
+    live = current_generation(shared_index) / MANIFEST_NAME
     assert block["index"] == {
         "manifest_sha256": sha256_file(live),
         "documents": 3,
@@ -101,9 +101,9 @@ def test_provenance_block(built_index: Path, qa_file: Path) -> None:
 
 
 def test_provenance_is_stored_with_the_report_and_beside_the_predictions(
-    built_index: Path, qa_file: Path, tmp_path: Path
+    shared_index: Path, qa_file: Path, tmp_path: Path
 ) -> None:
-    engine = Engine.open(built_index, embedder=KeywordEmbedder())
+    engine = Engine.open(shared_index, embedder=KeywordEmbedder())
     results = evaluate_engine(engine, load_qa(qa_file))
     block = collect_provenance(engine, qa_file)
     pred = write_predictions(results, tmp_path / "out" / "pred.jsonl", block)

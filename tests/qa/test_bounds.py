@@ -55,20 +55,20 @@ def test_only_the_latest_turns_count_each_within_its_bound() -> None:
     assert RequestBounds(history_turns=0).history(turns, count_pieces) == ()
 
 
-def test_bounds_are_settings_changed_by_name(built_index: Path) -> None:
+def test_bounds_are_settings_changed_by_name(shared_index: Path) -> None:
     from citeqa.engine import Engine
 
-    engine = Engine.open(built_index, embedder=KeywordEmbedder(), overrides={"bounds.question_tokens": 16})
+    engine = Engine.open(shared_index, embedder=KeywordEmbedder(), overrides={"bounds.question_tokens": 16})
     assert engine.settings.bounds == RequestBounds(question_tokens=16)
 
 
-def test_the_worst_legal_request_embeds_and_matches_a_bounded_text(built_index: Path) -> None:
+def test_the_worst_legal_request_embeds_and_matches_a_bounded_text(shared_index: Path) -> None:
     """2,000 characters of question, 20 earlier turns of 2,000, k=10: the query embedded holds at
     most the question's and one turn's bounds; the record keeps the question as asked."""
     from citeqa.engine import Engine
 
     embedder = KeywordEmbedder()
-    engine = Engine.open(built_index, embedder=embedder)
+    engine = Engine.open(shared_index, embedder=embedder)
     history = [("y quién lo construyó? " * 100)[:2000] for _ in range(20)]
     bounds = engine.settings.bounds
     trace = engine.trace("¿Y " + LONG[3:], history, k=10)

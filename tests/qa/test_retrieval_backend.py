@@ -61,15 +61,15 @@ class ById(Mapping):
         raise AssertionError("answering reads every document")
 
 
-def test_index_data_is_a_retrieval_backend(built_index: Path):
-    data: RetrievalBackend = load_index(built_index)
+def test_index_data_is_a_retrieval_backend(shared_index: Path):
+    data: RetrievalBackend = load_index(shared_index)
     found = data.lexical_search(query_terms("faro de Punta Brava", ("es",)), 2)
     assert len(found) == 1 and data.chunks[next(iter(found))].doc_id == "faro.txt" and min(found.values()) > 0
     assert data.lexical_search(["\x00nothing"], 5) == {}
 
 
-def test_answers_need_nothing_but_the_protocol(built_index: Path):
-    data = load_index(built_index)
+def test_answers_need_nothing_but_the_protocol(shared_index: Path):
+    data = load_index(shared_index)
     embedder = KeywordEmbedder()
     direct, behind = AnswerPipeline(data, embedder.encode), AnswerPipeline(OnlyTheProtocol(data), embedder.encode)
     for question in QUESTIONS:

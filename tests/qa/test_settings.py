@@ -83,10 +83,10 @@ def test_an_unknown_key_in_a_weights_file_is_a_config_error(monkeypatch, block, 
         AnswerSettings.for_model(E5)
 
 
-def test_engine_open_takes_named_overrides(built_index: Path):
-    engine = Engine.open(built_index, embedder=KeywordEmbedder(), overrides={"pool": 20, "answer_passages": 1})
+def test_engine_open_takes_named_overrides(shared_index: Path):
+    engine = Engine.open(shared_index, embedder=KeywordEmbedder(), overrides={"pool": 20, "answer_passages": 1})
     fitted = AnswerSettings.for_model(engine.manifest.model)
     assert engine.settings == fitted.with_overrides(pool=20, answer_passages=1)
     assert engine.reload().settings == engine.settings
     with pytest.raises(ConfigError, match="no such setting 'pools'"):
-        Engine.open(built_index, embedder=KeywordEmbedder(), overrides={"pools": 20})
+        Engine.open(shared_index, embedder=KeywordEmbedder(), overrides={"pools": 20})

@@ -29,49 +29,49 @@ def _write(path: Path, rows) -> Path:
     return path
 
 
-def test_check_prints_verdict_passages_and_values(keyword_cli, built_index: Path, capsys):
-    assert keyword_cli(["check", "--index", str(built_index), "The windmill of Greyhill was built in 1790."]) == 0
+def test_check_prints_verdict_passages_and_values(keyword_cli, shared_index: Path, capsys):
+    assert keyword_cli(["check", "--index", str(shared_index), "The windmill of Greyhill was built in 1790."]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Conflicting: The documents say “1760”, not “1790”.")
     assert "[1] conflicts: The Windmill of Greyhill" in out and "mill.html" in out
 
 
-def test_check_json_and_markdown(keyword_cli, built_index: Path, capsys):
+def test_check_json_and_markdown(keyword_cli, shared_index: Path, capsys):
     claim = "El faro de Punta Brava se construyó en 1887."
-    assert keyword_cli(["check", "--index", str(built_index), "--json", claim, "-k", "2"]) == 0
+    assert keyword_cli(["check", "--index", str(shared_index), "--json", claim, "-k", "2"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["verdict"] == "supported" and record["language"] == "es" and len(record["evidence"]) == 2
     assert record["evidence"][0]["document_value"] == "1887"
-    assert keyword_cli(["check", "--index", str(built_index), "--format", "markdown", claim]) == 0
+    assert keyword_cli(["check", "--index", str(shared_index), "--format", "markdown", claim]) == 0
     md = capsys.readouterr().out
     assert md.startswith("# Conversación de citeqa") and "## 1. Afirmación: El faro de Punta Brava" in md
     assert "**Respaldada** — Los documentos respaldan esta afirmación: dicen «1887»." in md
     assert "1. [respalda] *El faro de Punta Brava* — `faro.txt`, es, caracteres" in md and "indexado el 20" in md
 
 
-def test_check_bad_claims_are_one_line_errors(keyword_cli, built_index: Path, capsys):
-    assert keyword_cli(["check", "--index", str(built_index), "   "]) == 2
+def test_check_bad_claims_are_one_line_errors(keyword_cli, shared_index: Path, capsys):
+    assert keyword_cli(["check", "--index", str(shared_index), "   "]) == 2
     assert capsys.readouterr().err.strip() == "citeqa: error: the claim is empty; type a claim"
-    assert keyword_cli(["check", "--index", str(built_index), "x" * 100_000]) == 2
+    assert keyword_cli(["check", "--index", str(shared_index), "x" * 100_000]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the claim is too long (100000 characters; the limit is 2000)" in err
 
 
-def test_ask_format_markdown_and_json_alias(keyword_cli, built_index: Path, capsys):
+def test_ask_format_markdown_and_json_alias(keyword_cli, shared_index: Path, capsys):
     question = "When was the windmill built?"
-    assert keyword_cli(["ask", "--index", str(built_index), "--format", "markdown", question, "-k", "2"]) == 0
+    assert keyword_cli(["ask", "--index", str(shared_index), "--format", "markdown", question, "-k", "2"]) == 0
     md = capsys.readouterr().out
     assert "## 1. When was the windmill built?" in md and "**Sources**" in md
     assert "1. *The Windmill of Greyhill* — `mill.html`, en, characters" in md and "   > " in md
-    assert keyword_cli(["ask", "--index", str(built_index), "--format", "json", question]) == 0
+    assert keyword_cli(["ask", "--index", str(shared_index), "--format", "json", question]) == 0
     assert json.loads(capsys.readouterr().out)["question"] == question
-    assert keyword_cli(["ask", "--index", str(built_index), "--json", question]) == 0
+    assert keyword_cli(["ask", "--index", str(shared_index), "--json", question]) == 0
     assert json.loads(capsys.readouterr().out)["question"] == question
-    assert keyword_cli(["ask", "--index", str(built_index), "--json", "--format", "markdown", question]) == 2
+    assert keyword_cli(["ask", "--index", str(shared_index), "--json", "--format", "markdown", question]) == 2
     assert "disagree" in capsys.readouterr().err
 
 
-def test_eval_dispatches_a_claim_file(keyword_cli, built_index: Path, tmp_path: Path, capsys):
+def test_eval_dispatches_a_claim_file(keyword_cli, shared_index: Path, tmp_path: Path, capsys):
     path = _write(tmp_path / "claims.jsonl", CLAIMS)
     assert file_kind(path) == "claims" and file_kind(Path("eval/qa.jsonl")) == "qa"
     pred = tmp_path / "pred.jsonl"
@@ -81,7 +81,7 @@ def test_eval_dispatches_a_claim_file(keyword_cli, built_index: Path, tmp_path: 
                 "eval",
                 str(path),
                 "--index",
-                str(built_index),
+                str(shared_index),
                 "--predictions",
                 str(pred),
                 "--fail-under",
@@ -99,7 +99,7 @@ def test_eval_dispatches_a_claim_file(keyword_cli, built_index: Path, tmp_path: 
         ("n1", "not_found", True),
     ]
     wrong = _write(tmp_path / "wrong.jsonl", [{**CLAIMS[2], "verdict": "supported"}])
-    assert keyword_cli(["eval", str(wrong), "--index", str(built_index), "--fail-under", "supported=0.9"]) == 1
+    assert keyword_cli(["eval", str(wrong), "--index", str(shared_index), "--fail-under", "supported=0.9"]) == 1
     assert "supported = 0.000 is below the required 0.9" in capsys.readouterr().err
 
 
