@@ -33,7 +33,7 @@ format: $(VENV)/.installed-test
 	$(BIN)/ruff format src tests eval bench training
 
 # The API reference of the public API (`from citeqa import ...`), as HTML in docs/api/ (not committed);
-# tests/test_api_docs.py renders the same with the same options.
+# tests/app/web/test_api_docs.py renders the same with the same options.
 docs: $(VENV)/.installed-test
 	$(BIN)/pdoc --docformat restructuredtext --output-directory docs/api citeqa
 

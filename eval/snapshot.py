@@ -3,7 +3,7 @@
     .venv/bin/python eval/snapshot.py --index index --qa eval/qa.jsonl --claims eval/claims.jsonl \
         --out tests/data/snapshot/corpus.jsonl
 
-A refactoring must not change what the engine answers: `tests/test_e2e.py` (and `test_e2e_claims.py`) rebuild the
+A refactoring must not change what the engine answers: `tests/e2e/test_e2e.py` (and `test_e2e_claims.py`) rebuild the
 index and compare every record with the file this writes (see :func:`comparable`).
 """
 
@@ -51,7 +51,7 @@ def read(path: Path, kind: str) -> dict[str, dict[str, Any]]:
 def snapshot(engine: Engine, qa: Path | None, claims: Path | None, judge: Engine | None = None) -> list[dict[str, Any]]:
     """One line per question and per claim: its id, kind and :func:`comparable` record. Claims are
     checked by ``judge`` where given (main: the sentence judge alone, reader off, as
-    ``tests/test_e2e_claims.py`` checks them)."""
+    ``tests/e2e/test_e2e_claims.py`` checks them)."""
     lines = []
     for item in ev.load_qa(qa) if qa else []:
         answer = engine.ask(item.question, history=item.history, k=K)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import os
 import shutil
@@ -15,12 +16,10 @@ import pytest
 
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.pg.nodes import free_port
+from tests.paths import DATA, REPO
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-DATA = Path(__file__).parent / "data"
-REPO = Path(__file__).parent.parent
 
 
 @pytest.fixture
@@ -44,6 +43,30 @@ def built_index(fixture_corpus: Path, tmp_path: Path, embedder: KeywordEmbedder)
     index_dir = tmp_path / "index"
     update_index(fixture_corpus, index_dir, embedder)
     return index_dir
+
+
+@pytest.fixture(scope="module")
+def shared_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """An index over the fixture corpus built once per test module, for tests that only read it
+    (:func:`built_index` is each test's own); a test that changes any of its files fails the module."""
+    from citeqa.index.builder import update_index
+
+    root = tmp_path_factory.mktemp("shared-index")
+    corpus = root / "corpus"
+    shutil.copytree(DATA / "corpus", corpus)
+    update_index(corpus, root / "index", KeywordEmbedder())
+    before = _tree_digest(root)
+    yield root / "index"
+    assert _tree_digest(root) == before, "a test changed the shared index or its corpus: give it built_index"
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    """Each file under ``root`` by relative path, with the sha256 of its bytes."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")

@@ -49,3 +49,23 @@ def test_no_import_cycle(repo: Path) -> None:
 def test_no_module_over_the_limit(repo: Path) -> None:
     lengths = {n: len(p.read_text(encoding="utf-8").splitlines()) for n, p in modules(repo / "src").items()}
     assert not {n: k for n, k in lengths.items() if k > MAX_LINES}
+
+
+#: Test folders that cut across packages: the whole product through its front doors.
+ACROSS = {"browser", "e2e", "reliability", "bench"}
+
+
+def test_tests_mirror_the_packages(repo: Path) -> None:
+    """A unit test lives in the folder of the package it tests (tests/qa/ for citeqa/qa/); only the
+    public API, the engine and the repository's shape are tested at the top."""
+    tests, src = repo / "tests", repo / "src" / "citeqa"
+    misplaced = [
+        str(p.relative_to(tests))
+        for p in tests.rglob("test_*.py")
+        if p.parent != tests
+        and p.relative_to(tests).parts[0] not in ACROSS
+        and not (src / p.parent.relative_to(tests)).is_dir()
+    ]
+    assert not misplaced, f"tests outside a package's folder: {misplaced}"
+    top = {p.stem.removeprefix("test_") for p in tests.glob("test_*.py")}
+    assert top <= {"api", "engine", "records", "messages", "layout"}, top

@@ -134,7 +134,7 @@ def quantize_matmuls(fp32: Path, out: Path, *, full_range: bool = False) -> None
     Only the MatMul weights are quantised (the embedding tables and attention stay float),
     with per-channel scales and, unless ``full_range``, a 7-bit range (``reduce_range``), which avoids the int16
     saturation of the u8 x s8 kernels on CPUs without VNNI (:func:`cpu_has_vnni`). Its vectors stay nearer the
-    float ones (cosine >= 0.98 on tests/test_embedding.py's texts, against 0.91 for the
+    float ones (cosine >= 0.98 on tests/embedding/test_embedding.py's texts, against 0.91 for the
     former all-ops, per-tensor recipe) at about the same speed (bench/encode.py: 21.0 vs
     16.8 passages/s on the corpus, 23.1 vs 25.6 on synthetic passages; fp32 was 15.1/16.2).
     On the dev set both recipes are within 0.01 of the float model. Activations are

@@ -15,7 +15,7 @@ Two ways to run the same model (the *backend*; ONNX Runtime's side is
   of a cold start. The ONNX file is exported once from the local model folder (this step
   needs torch, transformers and onnx, and downloads nothing) into the cache folder
   ``$CITEQA_CACHE`` (default ``~/.cache/citeqa``). Its vectors equal the torch ones to
-  ~1e-7 (tests/test_embedding.py), so both are float32 vectors of the same kind.
+  ~1e-7 (tests/embedding/test_embedding.py), so both are float32 vectors of the same kind.
 * ``torch``: sentence-transformers itself, for every other model, and the fallback
   when the export is impossible.
 

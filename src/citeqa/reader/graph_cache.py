@@ -8,7 +8,7 @@ to this CPU's layout; ``ALL`` gave the same graph for this model) and :data:`STA
 it came from: :data:`VERSION`, the ONNX Runtime version and the sha256 of the built file, with the
 sha256 of the saved one. Later loads read the saved file once, check those bytes against the
 stamp and load them with optimising off (the start and end logits are bit-identical, see
-tests/test_reader.py). A saved file that is missing, damaged, from another build or another
+tests/reader/test_reader.py). A saved file that is missing, damaged, from another build or another
 Runtime, or that the Runtime refuses, is made again; one that cannot be written (a read-only
 cache) only costs the optimising again. The stamp is this module's own: the build's
 (``build.json``, :data:`~citeqa.reader.onnx_build.RECIPE`) is not touched.

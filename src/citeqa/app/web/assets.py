@@ -3,7 +3,7 @@
 Colours are explicit, not theme variables, wherever text of a reply is drawn, and the chat log sets
 the theme's text variables to its own light palette (Gradio colours every ``.prose *`` with
 ``--body-text-color``), so that every text meets WCAG AA (4.5:1) on its own background in the light
-and the dark theme alike (tests/test_browser_chat.py measures both from the computed styles).
+and the dark theme alike (tests/browser/test_browser_chat.py measures both from the computed styles).
 """
 
 from __future__ import annotations

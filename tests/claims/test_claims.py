@@ -1,0 +1,211 @@
+"""Claim checking: the claim's parts, one sentence against a claim, the verdict, and Engine.check."""
+
+from __future__ import annotations
+
+import pytest
+
+from citeqa.claims.check import (
+    CONFLICTING,
+    NOT_FOUND,
+    SUPPORTED,
+    ClaimCheck,
+    ClaimThresholds,
+    analyse_claim,
+    clean_claim,
+)
+from citeqa.claims.judge import decide, judge_text, unit_relation
+from citeqa.errors import QuestionError
+from citeqa.messages import claim_message
+
+T = ClaimThresholds()
+
+
+def judge_sentence(parts, sentence: str, lang: str, lead: str = "", context: str = ""):
+    return judge_text(parts, sentence, lang, lead, context)
+
+
+def relation(claim: str, lang: str, sentence: str, sentence_lang: str | None = None, lead: str = "") -> str:
+    parts = analyse_claim(claim, lang)
+    return unit_relation(judge_sentence(parts, sentence, sentence_lang or lang, lead), T)
+
+
+def test_claim_parts_names_facts_and_words():
+    parts = analyse_claim("Huawei lanzó el Kunlun P800 y GLM-5 con 744 mil millones de parámetros en 2026.", "es")
+    assert {"kunlun", "p800", "glm-5"} <= parts.names
+    assert [f.text for f in parts.facts] == ["744 mil millones de parámetros", "2026"]
+    assert "huawei" in parts.soft_names  # the first word: a name only where the evidence has it
+    assert "lanzo" in parts.keys  # cognate keys: folded, five letters
+
+
+@pytest.mark.parametrize(
+    "claim,lang,sentence,sentence_lang",
+    [
+        (
+            "GLM-5 tiene unos 744 mil millones de parámetros.",
+            "es",
+            "GLM-5 es un modelo de lenguaje de aproximadamente 744 mil millones de parámetros.",
+            "es",
+        ),
+        ("O GLM-5 tem 744 bilhões de parâmetros.", "pt", "GLM-5 is a model of roughly 744 billion parameters.", "en"),
+        (
+            "The Punta Brava lighthouse was built in 1887.",
+            "en",
+            "El faro de Punta Brava se construyó en 1887 con piedra traída de una cantera cercana.",
+            "es",
+        ),
+        (
+            "O farol da Ilha Clara foi inaugurado a 3 de maio de 1912.",
+            "pt",
+            "The lighthouse of Ilha Clara opened on May 3, 1912.",
+            "en",
+        ),
+    ],
+)
+def test_the_same_facts_support_across_languages(claim, lang, sentence, sentence_lang):
+    assert relation(claim, lang, sentence, sentence_lang) == "supports"
+
+
+@pytest.mark.parametrize(
+    "claim,lang,sentence,other",
+    [
+        (
+            "GLM-5 tiene unos 800 mil millones de parámetros.",
+            "es",
+            "GLM-5 es un modelo de lenguaje de aproximadamente 744 mil millones de parámetros.",
+            "744 mil millones de parámetros",
+        ),
+        (
+            "The API of GLM-Image charges 0.5 yuan per image.",
+            "en",
+            "La API de GLM-Image cuesta 0,1 yuan por imagen generada.",
+            "0,1 yuan",
+        ),
+        (
+            "O farol da Ilha Clara foi inaugurado em 1920.",
+            "pt",
+            "O farol da Ilha Clara foi inaugurado em 1912 e tem 35 metros de altura.",
+            "1912",
+        ),
+    ],
+)
+def test_another_value_for_the_same_thing_conflicts(claim, lang, sentence, other):
+    parts = analyse_claim(claim, lang)
+    judged = judge_sentence(parts, sentence, lang if "GLM-Image" not in claim else "es")
+    assert unit_relation(judged, T) == "conflicts"
+    assert judged.different is not None and judged.different.doc.text == other
+
+
+def test_the_value_in_place_of_the_claims_is_compared_not_any_value():
+    sentence = (
+        "Arquitectura híbrida: un modelo autorregresivo de 9 mil millones de parámetros y un "
+        "decodificador de difusión de 7 mil millones responsable del detalle fino."
+    )
+    decoder_9 = analyse_claim("El decodificador de difusión de GLM-Image tiene 9 mil millones de parámetros.", "es")
+    decoder_7 = analyse_claim("El decodificador de difusión de GLM-Image tiene 7 mil millones de parámetros.", "es")
+    lead = "GLM-Image, de Zhipu AI (enero de 2026)."
+    assert judge_sentence(decoder_9, sentence, "es", lead).matches[0].relation == "different"
+    assert judge_sentence(decoder_7, sentence, "es", lead).matches[0].relation == "same"
+
+
+def test_nearest_words_tie_a_value_to_its_subject():
+    sentence = "La cadencia anual pasó a ser regla — Ascend 970 en 2028, 980 en 2029."
+    for claim, value in (("El Ascend 980 llegará en 2031.", "2029"), ("El Ascend 970 llegará en 2030.", "2028")):
+        match = judge_sentence(analyse_claim(claim, "es"), sentence, "es").matches[0]
+        assert match.relation == "different" and match.doc.text == value
+
+
+@pytest.mark.parametrize(
+    "claim,lang,sentence",
+    [
+        # a missing name: the sentence is about another thing
+        ("El Huawei Connect 2026 se celebró en Shanghái.", "es", "En el Huawei Connect 2026, celebrado en septiembre."),
+        # a value of another kind or unit is no conflict
+        ("Training GLM-5 took about four months.", "en", "GLM-5 was trained on around 100,000 chips in 2026."),
+        # another subject with another value: not the same thing
+        ("DeepSeek V4 has 1.2 trillion parameters.", "en", "GLM-5 is a model of roughly 744 billion parameters."),
+        ("The Eiffel Tower is 330 metres tall.", "en", "The windmill of Greyhill was built in 1760."),
+    ],
+)
+def test_unrelated_sentences_neither_support_nor_conflict(claim, lang, sentence):
+    assert relation(claim, lang, sentence) == "related"
+
+
+def test_names_in_the_lead_of_the_paragraph_count():
+    claim = "GLM-Image obtuvo una precisión de 0,9116 en CVTG-2K."
+    sentence = "Lideró el benchmark CVTG-2K (precisión de palabra de 0,9116)."
+    assert relation(claim, "es", sentence) == "related"
+    assert relation(claim, "es", sentence, lead="GLM-Image, de Zhipu AI (enero de 2026).") == "supports"
+
+
+def test_decide_prefers_support_then_conflict():
+    parts = analyse_claim("O farol da Ilha Clara foi inaugurado em 1912.", "pt")
+    same = judge_sentence(parts, "O farol da Ilha Clara foi inaugurado em 1912.", "pt")
+    other = judge_sentence(parts, "O farol da Ilha Clara foi inaugurado em 1913.", "pt")
+    nothing = judge_sentence(parts, "A ilha recebe cerca de 8 mil visitantes por ano.", "pt")
+    assert decide([nothing, other, same], T) == SUPPORTED
+    assert decide([nothing, other], T) == CONFLICTING
+    assert decide([nothing], T) == NOT_FOUND
+    assert decide([], T) == NOT_FOUND
+
+
+def test_messages_in_the_claims_language_name_both_values():
+    assert (
+        claim_message("conflicting", "es", "800 mil millones", "744 billion")
+        == "Los documentos dicen «744 billion», no «800 mil millones»."
+    )
+    assert claim_message("conflicting", "pt", "0,14", "0,014").startswith("Os documentos dizem «0,014»")
+    assert claim_message("not_found", "en") == "Nothing in the documents speaks to this claim."
+    assert "respaldan" in claim_message("supported", "es")
+
+
+def test_clean_claim_refuses_empty_and_long_claims_in_one_line():
+    with pytest.raises(QuestionError, match="^the claim is empty; type a claim$"):
+        clean_claim(" \n\t ")
+    with pytest.raises(QuestionError, match=r"^the claim is too long \(100000 characters; the limit is 2000\)$"):
+        clean_claim("x" * 100_000)
+    with pytest.raises(QuestionError, match="must be text"):
+        clean_claim(None)
+    assert clean_claim("  A   claim\n") == "A claim"
+
+
+def test_engine_check_on_the_fixture_corpus(shared_index, embedder):
+    from citeqa.engine import Engine
+
+    engine = Engine.open(shared_index, embedder=embedder)
+    supported = engine.check("El faro de Punta Brava se construyó en 1887.", k=3)
+    assert supported.verdict == SUPPORTED and supported.language == "es"
+    first = supported.evidence[0]
+    assert first.relation == "supports" and first.citation.doc_id == "faro.txt"
+    doc = engine.documents["faro.txt"].text
+    assert first.citation.text == doc[first.citation.start : first.citation.end]
+    assert "1887" in first.citation.text[first.highlight.start : first.highlight.end]
+    assert first.citation.text[first.value.start : first.value.end] == "1887"
+
+    conflicting = engine.check("The windmill of Greyhill was built in 1790.")
+    assert conflicting.verdict == CONFLICTING and conflicting.evidence[0].document_value == "1760"
+    assert conflicting.message == "The documents say “1760”, not “1790”."
+
+    absent = engine.check("O farol da Ilha Clara tem um elevador de vidro construído pela Siemens.", k=2)
+    assert absent.verdict == NOT_FOUND and len(absent.evidence) == 2
+    assert {e.relation for e in absent.evidence} == {"related"}
+    assert ClaimCheck.from_dict(absent.to_dict()) == absent
+    with pytest.raises(QuestionError, match="claim is empty"):
+        engine.check("")
+
+
+def test_checking_a_claim_encodes_it_once_and_runs_no_answer_stage(shared_index, embedder, monkeypatch):
+    import citeqa.engine as engine_module
+    from citeqa.engine import Engine
+
+    engine = Engine.open(shared_index, embedder=embedder)
+    calls = []
+    real = engine_module.encode_queries
+    monkeypatch.setattr(engine_module, "encode_queries", lambda e, texts: calls.append(list(texts)) or real(e, texts))
+    for stage in ("extract", "choose", "record", "read"):  # a claim is retrieved and judged, never answered
+        monkeypatch.setattr(engine.pipeline, stage, lambda *a, stage=stage, **kw: pytest.fail(f"{stage} ran"))
+    first = engine.check("El faro de Punta Brava se construyó en 1887.", k=2)
+    assert calls == [["El faro de Punta Brava se construyó en 1887."]] and first.verdict == SUPPORTED
+    inputs = engine.claim_inputs("El faro de Punta Brava se construyó en 1887.", k=2)
+    assert len(calls) == 2 and len(inputs.candidates) == len(inputs.similarities)
+    assert {c.hit_index for c in inputs.candidates} == set(range(len(inputs.hits)))  # every hit, every sentence
+    assert len(inputs.hits) == min(engine.passage_count, max(2, engine.settings.pool))
