@@ -27,8 +27,8 @@ from citeqa.index.backends import dense_search, lexical_idf
 from citeqa.index.manifest import Manifest, manifest_from
 from citeqa.index.terms import Terms
 from citeqa.pg import bm25, schema
-from citeqa.pg.records import RemoteDocuments, RemotePassages
-from citeqa.pg.rows import PassageIds, RowMap
+from citeqa.pg.records import PassageIds, RemoteDocuments, RemotePassages
+from citeqa.pg.rows import RowMap
 from citeqa.pg.shards import Shard, Shards, shard_of
 from citeqa.records import Chunk
 

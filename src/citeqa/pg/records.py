@@ -168,3 +168,44 @@ def _gone(generation: int, shard: Shard) -> IndexMissingError:
         f"postgres {shard.name} no longer holds generation {generation} (two newer ones were published); "
         "reload or restart to answer from the live one"
     )
+
+
+class PassageIds(Sequence[str]):
+    """A document's chunk ids in a manifest read from PostgreSQL: its count held, the ids read
+    from its passages when asked for (the corpus table needs only the count)."""
+
+    def __init__(self, passages: RemotePassages, first_row: int, count: int) -> None:
+        self._passages = passages
+        self._first = first_row
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        if isinstance(i, slice):
+            return tuple(self._read(range(self._count)[i]))
+        if not -self._count <= i < self._count:
+            raise IndexError(i)
+        return self._read([i % self._count])[0]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read(range(self._count)))
+
+    def _read(self, numbers: Sequence[int]) -> list[str]:
+        return [c.chunk_id for c in self._passages.fetch(self._first + n for n in numbers)]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or len(other) != self._count:
+            return False
+        return tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"PassageIds(rows {self._first}..{self._first + self._count})"
