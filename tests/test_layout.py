@@ -1,4 +1,5 @@
-"""The shape of the code: no import cycle between citeqa's modules, no module too long to hold in a head."""
+"""The shape of the code: no import cycle between citeqa's modules, claims built on qa and not the reverse, no
+module too long to hold in a head."""
 
 from __future__ import annotations
 
@@ -49,3 +50,15 @@ def test_no_import_cycle(repo: Path) -> None:
 def test_no_module_over_the_limit(repo: Path) -> None:
     lengths = {n: len(p.read_text(encoding="utf-8").splitlines()) for n, p in modules(repo / "src").items()}
     assert not {n: k for n, k in lengths.items() if k > MAX_LINES}
+
+
+def test_qa_does_not_import_claims(repo: Path) -> None:
+    """Claims are built on answering, never the other way: no module of citeqa.qa imports citeqa.claims,
+    at the top, inside a function or for type checking only."""
+    known = modules(repo / "src")
+    reached = {
+        name: sorted(m for m in imported(name, path, known) if m == "citeqa.claims" or m.startswith("citeqa.claims."))
+        for name, path in known.items()
+        if name == "citeqa.qa" or name.startswith("citeqa.qa.")
+    }
+    assert reached and not {name: found for name, found in reached.items() if found}

@@ -27,10 +27,8 @@ from citeqa.claims.judge import (
     SUPPORTED,
     SUPPORTS,
     VERDICTS,
-    ClaimThresholds,
     SentenceJudgement,
     Unit,
-    claim_thresholds,
     decide,
     judge_unit,
     unit_relation,
@@ -38,6 +36,7 @@ from citeqa.claims.judge import (
 )
 from citeqa.claims.parts import ClaimParts, analyse_claim
 from citeqa.claims.reading import ReadingRule, ValueReading, combine
+from citeqa.claims.thresholds import ClaimThresholds, claim_thresholds
 from citeqa.claims.translations import aligned, translation_groups
 from citeqa.errors import QuestionError
 from citeqa.messages import claim_message
@@ -72,7 +71,8 @@ class ClaimInputs:
     """What a claim is judged on: the claim as cleaned, its language, the passages retrieved for it,
     every sentence of every one of them (not only those searched for an answer) and each sentence's
     cosine to the claim (None where the index has no span vector); made by
-    :meth:`citeqa.qa.pipeline.AnswerPipeline.claim_inputs`."""
+    :meth:`citeqa.engine.Engine.claim_inputs` from the pipeline's
+    :class:`~citeqa.qa.pipeline.Sentences`."""
 
     claim: str
     language: str

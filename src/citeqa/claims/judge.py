@@ -19,7 +19,7 @@ the names reach their share, a name that is the claim's value ("fundada en Brist
 share (or, past a floor, the cosine its own); **conflicts** when a fact has another
 value and the unit is about the same names and words; else **related**. One supporting unit
 makes the claim ``supported``; else one conflicting unit ``conflicting``; else ``not_found``.
-The thresholds (:class:`ClaimThresholds`) are data, fitted out of fold by ``eval/fit_claims.py``;
+The thresholds (:class:`~citeqa.claims.thresholds.ClaimThresholds`) are data, fitted out of fold by ``eval/fit_claims.py``;
 a further feature (a reader's score) joins as one more name in :data:`FEATURES` and one more
 threshold.
 """
@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from citeqa.claims.parts import (
     ClaimParts,
@@ -40,7 +39,7 @@ from citeqa.claims.parts import (
     tokens_of,
     without,
 )
-from citeqa.errors import ConfigError
+from citeqa.claims.thresholds import ClaimThresholds
 from citeqa.ingest.sentences import sentence_spans
 from citeqa.qa.spans import Candidate
 from citeqa.records import Document, Hit
@@ -59,42 +58,6 @@ SUPPORTS, CONFLICTS, RELATED = "supports", "conflicts", "related"
 
 #: The features of a judged unit, in the order ``eval/fit_claims.py`` stores them.
 FEATURES = ("names", "cover", "dense", "n_facts", "all_same", "has_different", "values_named")
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimThresholds:
-    """The thresholds of :func:`unit_relation`. Fitted values are data: the ``claims`` block of the
-    model's weights file (``qa/weights/<model>.json``), written by ``eval/fit_claims.py --write``.
-    The defaults serve a weights file without that block."""
-
-    #: a claim with numbers or dates, all of them the same in the sentence: share of its names in the unit
-    support_names_facts: float = 1.0
-    #: ... share of its other words the sentence must say in any case (above 0: some of its predicate)
-    support_cover_min_facts: float = 0.01
-    #: ... and either this share of them
-    support_cover_facts: float = 0.5
-    #: ... or this cosine of the sentence to the claim
-    support_dense_facts: float = 0.9
-    #: a claim without numbers or dates: the same four
-    support_names_plain: float = 1.0
-    support_cover_min_plain: float = 0.01
-    support_cover_plain: float = 0.6
-    support_dense_plain: float = 0.9
-    #: another value in the claim's place is a conflict when the unit has this share of the claim's names
-    conflict_names: float = 1.0
-    #: ... and either this share of its other words
-    conflict_cover: float = 0.3
-    #: ... or this cosine of the sentence to the claim
-    conflict_dense: float = 0.85
-
-
-def claim_thresholds(values: Mapping[str, Any]) -> ClaimThresholds:
-    """:class:`ClaimThresholds` from a weights file's ``claims`` block; unknown names are a ConfigError."""
-    known = {f.name for f in fields(ClaimThresholds)}
-    unknown = sorted(set(values) - known - {"fitted"})
-    if unknown:
-        raise ConfigError(f"claim thresholds: no such threshold {', '.join(unknown)}; refit with eval/fit_claims.py")
-    return ClaimThresholds(**{k: float(v) for k, v in values.items() if k in known})
 
 
 # --- units -------------------------------------------------------------------------------------
