@@ -42,7 +42,7 @@ from citeqa.errors import QuestionError
 from citeqa.messages import claim_message
 from citeqa.qa.questions import alternatives, clean_question, question_words
 from citeqa.qa.spans import Candidate
-from citeqa.records import Citation, Document, Highlight, Hit, from_dict, to_dict
+from citeqa.records import Citation, Document, Highlight, Hit, Span, from_dict, to_dict
 from citeqa.text.analysis import fold_accents
 from citeqa.text.facts import find_facts
 
@@ -181,6 +181,11 @@ class JudgedSpan:
     def hit_index(self) -> int:
         return self.unit.hit_index
 
+    @property
+    def span(self) -> Span:
+        """Where the unit lies in its document."""
+        return self.unit.span
+
 
 def judge_candidates(
     parts: ClaimParts,
@@ -267,7 +272,7 @@ def _evidence(
         if key in shown and doc_id != out[shown[key][0]].citation.doc_id and aligned(place, shown[key][1]):
             index = shown[key][0]
             if all(tr.doc_id != doc_id for tr in out[index].translations):
-                note = Translation(doc_id, hits[j.hit_index].chunk.lang, j.unit.start, j.unit.end, j.unit.text)
+                note = Translation(doc_id, hits[j.hit_index].chunk.lang, j.span.start, j.span.end, j.unit.text)
                 out[index] = replace(out[index], translations=(*out[index].translations, note))
             continue
         if len(out) >= k:
@@ -294,7 +299,7 @@ def _relation(j: SentenceJudgement, t: ClaimThresholds, verdict: str) -> str:
 
 def _place(unit: Unit, doc: Document | None) -> float:
     """Where ``unit`` sits in its document, from 0 (start) to 1 (end)."""
-    return unit.start / len(doc.text) if doc is not None and doc.text else 0.0
+    return unit.span.start / len(doc.text) if doc is not None and doc.text else 0.0
 
 
 def _one_evidence(
@@ -302,8 +307,8 @@ def _one_evidence(
 ) -> ClaimEvidence:
     hit = hits[j.hit_index]
     citation = _citation(hit, documents)
-    offset = j.unit.start - hit.chunk.start
-    highlight = Highlight(offset, offset + (j.unit.end - j.unit.start))
+    offset = j.span.start - hit.chunk.start  # the unit lies in its hit's passage, the citation
+    highlight = Highlight(offset, offset + (j.span.end - j.span.start))
     match = None
     if relation == CONFLICTS:
         match = j.judgement.different

@@ -42,7 +42,7 @@ from citeqa.claims.parts import (
 from citeqa.claims.thresholds import ClaimThresholds
 from citeqa.ingest.sentences import sentence_spans
 from citeqa.qa.spans import Candidate
-from citeqa.records import Document, Hit
+from citeqa.records import Document, Hit, Span
 from citeqa.text.analysis import COGNATE_PREFIX, cognate_keys, stem
 from citeqa.text.facts import find_facts
 from citeqa.text.facts_names import is_name_word
@@ -76,18 +76,28 @@ _HEADING_MARK = re.compile(r"^\s*#+\s*")
 
 @dataclass(frozen=True, slots=True)
 class Unit:
-    """A sentence of a retrieved passage with its lead; document offsets."""
+    """A sentence of a retrieved passage with its lead, placed by a document span."""
 
     hit_index: int
-    start: int  #: where the quote starts: the lead when it directly precedes the sentence
-    end: int
-    sentence_start: int  #: where the sentence itself starts (after its lead)
-    text: str  #: document_text[start:end]
+    #: where the quote lies: from the lead when it directly precedes the sentence, to the sentence's end
+    span: Span
+    sentence_start: int  #: the document offset where the sentence itself starts (after its lead)
+    text: str  #: ``document_text[span.start:span.end]``
     lang: str
     context: str  #: title and section heading: where the sentence's subject may be named
     lead: str  #: the paragraph's lead when it is not already part of ``text``
     dense: float
     document: frozenset[str] = frozenset()  #: the folded words of the whole document
+
+    @property
+    def start(self) -> int:
+        """The document offset where the quote starts."""
+        return self.span.start
+
+    @property
+    def end(self) -> int:
+        """The document offset where the quote ends (exclusive)."""
+        return self.span.end
 
 
 def _lead(line: str, lang: str) -> tuple[int, int] | None:
@@ -183,7 +193,8 @@ def units_of(
             sim = max(sims) if sims else float(hit.dense)
             words = document_words(doc.text) if doc is not None else frozenset()
             unit_text = text[start - base : b - base]
-            out.append(Unit(i, start, b, a, unit_text, chunk.lang, context, lead_text, sim, words))
+            span = Span(chunk.doc_id, start, b)
+            out.append(Unit(i, span, a, unit_text, chunk.lang, context, lead_text, sim, words))
     return out
 
 
@@ -325,4 +336,4 @@ def judge_text(
 ) -> SentenceJudgement:
     """Judge a sentence given as text (with the lead of its paragraph and its title or heading):
     what :func:`judge_unit` reads from a retrieved passage, for callers without one."""
-    return judge_unit(parts, Unit(0, 0, len(sentence), 0, sentence, lang, context, lead, dense))
+    return judge_unit(parts, Unit(0, Span("", 0, len(sentence)), 0, sentence, lang, context, lead, dense))

@@ -101,6 +101,15 @@ def span_short(cand: Candidate, span: Span) -> tuple[int, int] | None:
     return (a, b) if b > a else None
 
 
+def trimmed_span(span: Span, text: str, start: int) -> Span:
+    """A reader's ``span`` (document offsets) as a reader shows it (:func:`trimmed_words`), where
+    ``text`` is the document's text from offset ``start`` on (a passage's, a sentence's) and holds
+    the span: widened to whole words of ``text``, trimmed of spaces and stops; empty when nothing
+    else is left."""
+    a, b = trimmed_words(text, max(0, span.start - start), min(len(text), span.end - start))
+    return replace(span, start=start + a, end=start + b)
+
+
 def best_inside(cand: Candidate, spans: Sequence[ReadAnswer]) -> ReadAnswer | None:
     """The best-scored reader span that lies within ``cand`` (spans are sorted best first)."""
     for s in spans:
