@@ -37,7 +37,7 @@ from citeqa.qa.settings import AnswerSettings, ShortAnswerSource
 from citeqa.qa.spans import Candidate, candidates_from
 from citeqa.qa.work import Ticket, WorkQueue
 from citeqa.reader.reader import ExtractiveReader, ReadAnswer
-from citeqa.records import Answer, Citation, Highlight, Hit
+from citeqa.records import Answer, Citation, Hit, Span
 from citeqa.text.analysis import query_terms
 from citeqa.text.language import corpus_languages, question_candidates, question_language
 
@@ -416,7 +416,9 @@ class AnswerPipeline:
         short = span_short(cand, span.read.span) if span.read is not None else None
         if short is None:
             short, rules = self._short_answer(cand, extraction.wanted, extraction.read)
-        key = short if short is not None else (rules.key if rules is not None else None)
+        # the one change of frame: the short answer (document offsets) into the answer's text
+        at = cand.offsets(short) if short is not None else None
+        key = at if at is not None else (rules.key if rules is not None else None)
         return Answer(
             question,
             lang,
@@ -424,25 +426,23 @@ class AnswerPipeline:
             False,
             confidence,
             citations,
-            highlight=Highlight(*key) if key is not None else None,
-            short_answer=cand.text[short[0] : short[1]] if short is not None else None,
+            highlight=key,
+            short_answer=cand.text[at.start : at.end] if at is not None else None,
             answer_span=cand.span,
-            short_answer_span=replace(cand.span, start=cand.start + short[0], end=cand.start + short[1])
-            if short is not None
-            else None,
+            short_answer_span=short,
         )
 
     def _short_answer(
         self, cand: Candidate, wanted: Wanted, read: Sequence[ReadAnswer]
-    ) -> tuple[tuple[int, int] | None, RuleAnswer | None]:
-        """Offsets in ``cand.text`` of the short answer, from the source the settings name, and what
-        the rules found when they were asked (their key phrase stands in for a missing short answer)."""
+    ) -> tuple[Span | None, RuleAnswer | None]:
+        """The short answer in ``cand`` (document offsets), from the source the settings name, and
+        what the rules found when they were asked (their key phrase stands in for a missing short answer)."""
         mode = self.settings.short_answers
         short = reader_short(cand, read) if mode == "reader" else None
         if short is not None:
             return short, None
         rules = rule_answer(wanted, cand.text, cand.lang)
-        short = rules.short
+        short = cand.place(rules.short) if rules.short is not None else None
         if short is None and mode == "rules-then-reader":
             short = reader_short(cand, read)
         return short, rules
