@@ -26,7 +26,7 @@ from citeqa.evaluation.matching import answer_spans
 from citeqa.evaluation.metrics import LANG_ORDER, Metrics
 from citeqa.evaluation.report import table_rows
 from citeqa.messages import UI_LANGUAGES, evaluate_labels, outcome_help
-from citeqa.records import Citation
+from citeqa.records import Citation, Highlight
 
 if TYPE_CHECKING:
     from citeqa.app.web.evaluate.runner import RunStatus
@@ -209,28 +209,29 @@ def outcome_help_html(lang: str = "en") -> str:
 # --------------------------------------------------------------------------- one question
 
 
-def marked(text: str, gold: Sequence[tuple[int, int]], given: Sequence[tuple[int, int]]) -> str:
-    """``text`` escaped, gold-answer spans in ``<mark class="citeqa-gold">`` and given-answer spans in
-    ``<mark class="citeqa-given">`` (both classes where they overlap)."""
-    cuts = sorted({0, len(text), *(i for span in (*gold, *given) for i in span if 0 <= i <= len(text))})
+def marked(text: str, gold: Sequence[Highlight], given: Sequence[Highlight]) -> str:
+    """``text`` escaped, gold-answer places in ``<mark class="citeqa-gold">`` and given-answer places
+    in ``<mark class="citeqa-given">`` (both classes where they overlap)."""
+    ends = (i for span in (*gold, *given) for i in (span.start, span.end))
+    cuts = sorted({0, len(text), *(i for i in ends if 0 <= i <= len(text))})
     out = []
     for start, end in zip(cuts, cuts[1:]):
         piece = safe(text[start:end])
         classes = [
             name
             for name, spans in (("citeqa-gold", gold), ("citeqa-given", given))
-            if any(s <= start and end <= e for s, e in spans)
+            if any(s.start <= start and end <= s.end for s in spans)
         ]
         out.append(f'<mark class="{" ".join(classes)}">{piece}</mark>' if classes else piece)
     return "".join(out)
 
 
-def gold_spans(text: str, answers: Iterable[str]) -> list[tuple[int, int]]:
+def gold_spans(text: str, answers: Iterable[str]) -> list[Highlight]:
     """Where any of the gold answers occurs in ``text`` (as grading finds it)."""
-    return [span for gold in answers for span in answer_spans(text, gold)]
+    return [Highlight(a, b) for gold in answers for a, b in answer_spans(text, gold)]
 
 
-def given_spans(citation: Citation, result: QuestionResult) -> list[tuple[int, int]]:
+def given_spans(citation: Citation, result: QuestionResult) -> list[Highlight]:
     """Where the given answer lies in the cited passage, from the record's own place (none for an
     abstention, or in a passage that does not hold it)."""
     span = result.answer.answer_in(citation)
