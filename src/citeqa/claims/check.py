@@ -40,11 +40,12 @@ from citeqa.claims.thresholds import ClaimThresholds, claim_thresholds
 from citeqa.claims.translations import aligned, translation_groups
 from citeqa.errors import QuestionError
 from citeqa.messages import claim_message
-from citeqa.qa.questions import alternatives, clean_question, question_words
+from citeqa.qa.questions import clean_question, question_words
 from citeqa.qa.spans import Candidate
 from citeqa.records import Citation, Document, Highlight, Hit, Span, from_dict, to_dict
 from citeqa.text.analysis import fold_accents
 from citeqa.text.facts import find_facts
+from citeqa.text.facts_words import alternation
 
 __all__ = [
     "CONFLICTING",
@@ -150,7 +151,7 @@ def clean_claim(claim: object) -> str:
 def _question_start() -> re.Pattern[str]:
     """First words that make an input a question or a request, not a statement (every language's
     wh-words and question starts, :func:`citeqa.qa.questions.question_words`; folded)."""
-    return re.compile(rf"^(?:{alternatives(question_words())})\b")
+    return re.compile(rf"^(?:{alternation(question_words(), fold=False)})\b")
 
 
 def looks_like_claim(text: str) -> bool:
