@@ -131,7 +131,12 @@ def test_filter_choices_carry_counts():
         ("right (1)", "right"),
         ("wrong answer (1)", "wrong answer"),
     ]
-    assert view.language_choices(results) == [("all (6)", "all"), ("es (1)", "es"), ("pt (2)", "pt"), ("en (3)", "en")]
+    assert view.language_filter_choices(results) == [
+        ("all (6)", "all"),
+        ("es (1)", "es"),
+        ("pt (2)", "pt"),
+        ("en (3)", "en"),
+    ]
 
 
 def test_metrics_table_has_a_column_per_language():
@@ -164,7 +169,7 @@ def test_answer_spans_find_what_grading_finds(text: str, gold: str):
 
 
 def test_marked_escapes_and_marks_overlaps_with_both_classes():
-    html = view.marked("<b>1887</b> tall", gold=[Highlight(3, 7)], given=[Highlight(0, 11)])
+    html = view.answers_marked("<b>1887</b> tall", gold=[Highlight(3, 7)], given=[Highlight(0, 11)])
     assert "<b>" not in html and "&#60;b&#62;" in html
     assert '<mark class="citeqa-gold citeqa-given">1887</mark>' in html
     assert html.count('<mark class="citeqa-given">') == 2 and html.endswith(" tall")
