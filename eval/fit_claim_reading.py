@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.set:
         path, _, index = spec.partition("=")
         engine = Engine.open(Path(index or "index"))
-        shipped = engine.settings.claims
+        shipped = engine.claim_thresholds
         rows_key = f"rows::{path}"
         if rows_key in cache:  # the judge's rows, kept with the readings
             found = [Claim(i, g, np.asarray(r, dtype=float).reshape(-1, len(FEATURES))) for i, g, r in cache[rows_key]]

@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             part = [c for c in claims if c.id in ids]
             report(f"  held out, {path}", part, [held_out[c.id] for c in part])
     final = fit(claims)
-    current = engine.settings.claims
+    current = engine.claim_thresholds
     report("current thresholds", claims, verdicts(claims, current))
     if len(sets) > 1:
         for path, ids in sets.items():

@@ -173,7 +173,8 @@ def _span_overlaps(span: ScoredSpan, answers: Sequence[str]) -> bool:
     if span.read is None:
         return True
     short = span_short(span.candidate, span.read.span)
-    text = span.candidate.text[short[0] : short[1]] if short is not None else ""
+    at = span.candidate.offsets(short) if short is not None else None
+    text = span.candidate.text[at.start : at.end] if at is not None else ""
     return any(ev.token_f1(text, a) > 0 for a in answers)
 
 
@@ -324,7 +325,8 @@ def judge(model: ScoringModel, q: Question, settings) -> Outcome:
     short = None
     if span.read is not None:
         bounds = span_short(span.candidate, span.read.span)
-        short = span.candidate.text[bounds[0] : bounds[1]] if bounds is not None else ""
+        at = span.candidate.offsets(bounds) if bounds is not None else None
+        short = span.candidate.text[at.start : at.end] if at is not None else ""
     right = bool(q.right[best]) and not abstained
     return Outcome(q, right, bool(q.cited[best]), abstained, confidence, short)
 

@@ -1,4 +1,5 @@
-"""The shape of the code: no import cycle between citeqa's modules, no module too long to hold in a head."""
+"""The shape of the code: no import cycle between citeqa's modules, claims built on qa and not the reverse, no
+module too long to hold in a head."""
 
 from __future__ import annotations
 
@@ -69,3 +70,15 @@ def test_tests_mirror_the_packages(repo: Path) -> None:
     assert not misplaced, f"tests outside a package's folder: {misplaced}"
     top = {p.stem.removeprefix("test_") for p in tests.glob("test_*.py")}
     assert top <= {"api", "engine", "records", "messages", "layout"}, top
+
+
+def test_qa_does_not_import_claims(repo: Path) -> None:
+    """Claims are built on answering, never the other way: no module of citeqa.qa imports citeqa.claims,
+    at the top, inside a function or for type checking only."""
+    known = modules(repo / "src")
+    reached = {
+        name: sorted(m for m in imported(name, path, known) if m == "citeqa.claims" or m.startswith("citeqa.claims."))
+        for name, path in known.items()
+        if name == "citeqa.qa" or name.startswith("citeqa.qa.")
+    }
+    assert reached and not {name: found for name, found in reached.items() if found}

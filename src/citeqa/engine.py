@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from citeqa.claims.thresholds import ClaimThresholds, fitted_thresholds
 from citeqa.corpus.add import DEFAULT_MAX_BYTES, AddWatch, UploadResult, add_files
 from citeqa.corpus.remove import RemovalResult, recover_removals, remove_document
 from citeqa.embedding import Embedder, encode_queries, load_embedder, token_counter
@@ -28,6 +29,7 @@ from citeqa.qa.settings import AnswerSettings
 from citeqa.qa.work import WorkQueue
 from citeqa.reader.reader import Reader
 from citeqa.records import Answer, Document, DocumentInfo
+from citeqa.settings import Settings
 
 if TYPE_CHECKING:  # loaded where used: opening an index needs no build
     from citeqa.index.builder import BuildSteps, IndexReport
@@ -37,7 +39,7 @@ if TYPE_CHECKING:  # loaded where used: opening an index needs no build
     from citeqa.pg.publish import Published
 
 if TYPE_CHECKING:  # claims load with the first check: an answer never needs them
-    from citeqa.claims.check import ClaimCheck, ClaimInputs, ClaimThresholds
+    from citeqa.claims.check import ClaimCheck, ClaimInputs
 
 #: Whether answers use the trained reader: where it was fitted for the model, always, or never.
 ReaderMode = Literal["auto", "on", "off"]
@@ -73,9 +75,11 @@ class Engine:
     """Answers questions from one index. Thread-safe for concurrent ``ask`` calls, whose model calls
     take turns in ``work`` (:class:`~citeqa.qa.work.WorkQueue`: the least-served question
     first; a queue of its own when None). ``settings``: those fitted for the index's model when
-    None (:meth:`AnswerSettings.for_model`). ``data``, the index, is the engine's own from then on:
-    callers read it through :attr:`documents`, :attr:`manifest` and the other queries, and change
-    it through :meth:`add` and :meth:`remove`, which hand back the engine over the new generation."""
+    None (:meth:`AnswerSettings.for_model`), as are the claim thresholds without ``claims``
+    (:func:`~citeqa.claims.thresholds.fitted_thresholds`). ``data``, the index, is the engine's own
+    from then on: callers read it through :attr:`documents`, :attr:`manifest` and the other
+    queries, and change it through :meth:`add` and :meth:`remove`, which hand back the engine over
+    the new generation."""
 
     def __init__(
         self,
@@ -85,8 +89,10 @@ class Engine:
         index_dir: Path | None = None,
         reader: Reader | None = None,
         work: WorkQueue | None = None,
+        claims: ClaimThresholds | None = None,
     ) -> None:
         self._data = data
+        self._claims = claims
         self.embedder = embedder
         self.index_dir = index_dir
         self.reader = reader
@@ -108,8 +114,9 @@ class Engine:
         """Open an index; ``model`` (if given) must be the one it was built with. ``reader``:
         "auto" uses the trained reader where a scorer was fitted with it for the model, "on"
         insists, "off" keeps the faster reader-less path. The settings are those fitted for the
-        index's model, with ``overrides`` changed by name (``{"pool": 20}``; see
-        :meth:`AnswerSettings.with_overrides`; an unknown name is a :class:`ConfigError`).
+        index's model, with ``overrides`` changed by name (``{"pool": 20}``,
+        ``{"claims.conflict_cover": 0.5}``; see :meth:`citeqa.settings.Settings.with_overrides`; an
+        unknown name is a :class:`ConfigError`).
         Without ``embedder``, ``embedder_factory`` makes the one for the model (the CLI's tests
         pass a model-free one). ``backend``: PostgreSQL shards (``postgresql://...``, see
         :mod:`citeqa.pg`) instead of the ``index_dir`` folder; documents are then added with
@@ -117,16 +124,25 @@ class Engine:
         data = open_data(Path(index_dir), backend)
         check_model(data.manifest, model)
         chosen = make_reader(data.manifest.model, reader)
-        settings = AnswerSettings.for_model(data.manifest.model, reader=chosen is not None)
+        settings = Settings.for_model(data.manifest.model, reader=chosen is not None)
         if overrides:
             settings = settings.with_overrides(overrides)
         if embedder is None:
             embedder = embedder_factory(data.manifest.model if model is None else model)
-        return cls(data, embedder, settings, Path(index_dir) if backend is None else None, chosen)
+        folder = Path(index_dir) if backend is None else None
+        return cls(data, embedder, settings.answer, folder, chosen, claims=settings.claims)
 
     @property
     def settings(self) -> AnswerSettings:
         return self.pipeline.settings
+
+    @property
+    def claim_thresholds(self) -> ClaimThresholds:
+        """When a claim counts as backed (:meth:`check` without ``thresholds``): those given, else
+        those fitted for the index's model, read with the first check."""
+        if self._claims is None:
+            self._claims = fitted_thresholds(self._data.model)
+        return self._claims
 
     @property
     def corpus_langs(self) -> frozenset[str]:
@@ -180,13 +196,14 @@ class Engine:
         if self.index_dir is None and reopen is None:
             return self
         data = load_index(self.index_dir) if self.index_dir is not None else reopen()  # type: ignore[misc]  # reopen is not None here
-        return Engine(data, self.embedder, self.settings, self.index_dir, self.reader, self.work)
+        return Engine(data, self.embedder, self.settings, self.index_dir, self.reader, self.work, self._claims)
 
     def without_reader(self) -> Engine:
         """This engine as ``reader="off"`` makes it: the same index, model and settings, with the
         scorer fitted without the reader (``citeqa serve`` falls back to it when the reader cannot load)."""
         scoring = AnswerSettings.for_model(self._data.manifest.model, reader=False).scoring
-        return Engine(self._data, self.embedder, replace(self.settings, scoring=scoring), self.index_dir, None)
+        kept = replace(self.settings, scoring=scoring)
+        return Engine(self._data, self.embedder, kept, self.index_dir, None, claims=self._claims)
 
     def adjusted(self, settings: AnswerSettings | None = None, reader: Reader | None = None) -> Engine:
         """This engine over the same index, models and work queue with other ``settings`` and/or another
@@ -194,7 +211,7 @@ class Engine:
         and the tests try variants of one open index."""
         chosen = reader if reader is not None else self.reader
         kept = settings if settings is not None else self.settings
-        return Engine(self._data, self.embedder, kept, self.index_dir, chosen, self.work)
+        return Engine(self._data, self.embedder, kept, self.index_dir, chosen, self.work, self._claims)
 
     def question_language(self, question: str, history: Sequence[str] = (), page_lang: str | None = None) -> str:
         """The language a question is answered in (see :meth:`AnswerPipeline.question_language`)."""
@@ -231,7 +248,7 @@ class Engine:
 
         started = time.perf_counter()
         inputs = self.claim_inputs(claim, k, page_lang)
-        judge = thresholds if thresholds is not None else self.settings.claims
+        judge = thresholds if thresholds is not None else self.claim_thresholds
         rule: ReadingRule | None = None
         readings: tuple[ValueReading, ...] = ()
         if self.reader is not None:  # each value of the claim asked for, about its own subject
@@ -252,9 +269,14 @@ class Engine:
         return replace(result, latency_ms=round((time.perf_counter() - started) * 1000, 3))
 
     def claim_inputs(self, claim: str, k: int = 5, page_lang: str | None = None) -> ClaimInputs:
-        """What a claim is checked on: the passages retrieved for it as for a question, every sentence
-        of every one of them, and each one's cosine to it (see :meth:`AnswerPipeline.claim_inputs`)."""
-        return self.pipeline.claim_inputs(claim, k, page_lang)
+        """What a claim is checked on: the claim as cleaned, the passages retrieved for it as for a
+        question, every sentence of every one of them, and each one's cosine to it (see
+        :meth:`AnswerPipeline.sentences`)."""
+        from citeqa.claims.check import ClaimInputs, clean_claim
+
+        claim = clean_claim(claim)
+        found = self.pipeline.sentences(claim, k, page_lang)
+        return ClaimInputs(claim, found.language, found.hits, found.candidates, found.similarities)
 
     def document_info(self, doc_id: str) -> DocumentInfo:
         """What a citation of ``doc_id`` names besides the passage: title, file, language, kind and

@@ -187,16 +187,17 @@ class Span:
     start: int
     end: int
 
-    def inside(self, citation: Citation) -> tuple[int, int] | None:
+    def inside(self, citation: Citation) -> Highlight | None:
         """This span as offsets into ``citation.text`` when the cited passage holds it, else None."""
         if self.doc_id != citation.doc_id or self.start < citation.start or self.end > citation.end:
             return None
-        return self.start - citation.start, self.end - citation.start
+        return Highlight(self.start - citation.start, self.end - citation.start)
 
 
 @dataclass(frozen=True, slots=True)
 class Highlight:
-    """The key phrase inside an answer, as offsets into the answer string."""
+    """Characters ``[start, end)`` of a text shown (an answer's key phrase, a place in a cited
+    passage): offsets into that string, where a :class:`Span` is offsets into a document."""
 
     start: int
     end: int
@@ -224,7 +225,7 @@ class Answer:
     #: Where ``short_answer`` lies, the same way (inside ``answer_span``); None without a short answer.
     short_answer_span: Span | None = None
 
-    def answer_in(self, citation: Citation) -> tuple[int, int] | None:
+    def answer_in(self, citation: Citation) -> Highlight | None:
         """Where ``answer`` lies in ``citation.text`` (offsets), when that passage holds its place."""
         return self.answer_span.inside(citation) if self.answer_span is not None and not self.abstained else None
 

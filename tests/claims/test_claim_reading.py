@@ -28,7 +28,7 @@ from citeqa.claims.reading import (
 )
 from citeqa.errors import ConfigError
 from citeqa.reader.decode import SpanScore
-from citeqa.reader.reader import Reading
+from citeqa.reader.reader import ReaderResult, Reading, placed
 from citeqa.records import Chunk, Document, Hit
 from citeqa.text.facts import find_facts
 
@@ -55,6 +55,10 @@ class ScriptedReader:
                 if at >= 0:
                     spans.append(SpanScore(i, at, at + len(answer), self.score, self.null))
         return Reading(tuple(spans), tuple(self.null for _ in passages))
+
+    def run(self, question, passages, top=10, max_windows=None, turn=None) -> ReaderResult:
+        """The reader's contract: the reading of the passages' texts, in document offsets."""
+        return placed(question, self.read(question, [p.text for p in passages], top, max_windows, turn), passages)
 
 
 def _hits(doc: Document, start: int = 0) -> list[Hit]:

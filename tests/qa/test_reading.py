@@ -62,10 +62,12 @@ def test_a_span_across_two_sentences_gets_both_and_spans_outside_are_dropped():
 
 def test_the_short_answer_is_the_span_in_whole_words_without_stops():
     cand = candidates_from([(0, CHUNKS[0])])[1]
-    a, b = span_short(cand, _span("60 tonn"))
-    assert cand.text[a:b] == "60 tonnes" and DOC[cand.start + a : cand.start + b] == "60 tonnes"
-    a, b = span_short(cand, _span("heavy."))
-    assert cand.text[a:b] == "heavy"
+    short = span_short(cand, _span("60 tonn"))
+    assert short is not None and short.doc_id == cand.span.doc_id and DOC[short.start : short.end] == "60 tonnes"
+    at = cand.offsets(short)
+    assert cand.text[at.start : at.end] == "60 tonnes" and cand.place(at) == short
+    short = span_short(cand, _span("heavy."))
+    assert short is not None and DOC[short.start : short.end] == "heavy"
     assert span_short(cand, _span(". ")) is None
 
 

@@ -8,6 +8,7 @@ from citeqa.qa import answer_types
 from citeqa.qa.answer_types import Wanted
 from citeqa.qa.rules import RuleAnswer, rule_answer
 from citeqa.qa.rules.short_answer import highlight_in, short_answer_in
+from citeqa.records import Highlight
 from citeqa.text.analysis import query_terms
 
 
@@ -15,7 +16,7 @@ def test_the_short_answer_is_the_supported_fact_and_also_the_key_phrase():
     question = "¿Cuántos coches vendió la fábrica de Vigo en 2025?"
     text = "En 2025 la fábrica de Vigo vendió 200 mil coches, un 5 % más."
     found = rule_answer(Wanted.of(question, question), text, "es")
-    assert found.short is not None and text[found.short[0] : found.short[1]] == "200 mil"
+    assert found.short is not None and text[found.short.start : found.short.end] == "200 mil"
     assert found.key == found.short
 
 
@@ -23,8 +24,9 @@ def test_without_a_short_answer_the_key_phrase_is_a_fact_of_any_kind():
     question = "¿Por qué cerró la fábrica?"  # asks for no fact: no short answer
     text = "La fábrica cerró en 2019 por falta de pedidos."
     found = rule_answer(Wanted.of(question, question), text, "es")
-    assert found == RuleAnswer(None, highlight_in(text, answer_types.AnswerType.OTHER, frozenset(), "es"))
-    assert found.key is not None and text[found.key[0] : found.key[1]] == "2019"
+    key = highlight_in(text, answer_types.AnswerType.OTHER, frozenset(), "es")
+    assert key is not None and found == RuleAnswer(None, Highlight(*key))
+    assert found.key is not None and text[found.key.start : found.key.end] == "2019"
 
 
 @pytest.mark.parametrize(
@@ -39,7 +41,7 @@ def test_the_entry_answers_as_the_rules_called_directly(question: str, query: st
     """What the pipeline did before the rules had one entry: the same offsets, question by question."""
     wanted = Wanted.of(question, query)
     direct = short_answer_in(text, lang, wanted.kind, wanted.words, set(query_terms(query, (lang,))), question=question)
-    assert rule_answer(wanted, text, lang).short == direct
+    assert rule_answer(wanted, text, lang).short == (Highlight(*direct) if direct is not None else None)
 
 
 def test_a_question_is_worked_out_once(monkeypatch: pytest.MonkeyPatch):

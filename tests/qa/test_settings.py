@@ -1,18 +1,21 @@
-"""Answer settings come from the model's fitted weights file and change only by validated name."""
+"""Answer settings and claim thresholds come from the model's fitted weights file and change only by validated name."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from citeqa.claims import thresholds as thresholds_module
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from citeqa.errors import ConfigError
 from citeqa.qa import settings as settings_module
 from citeqa.qa.fusion import FusionMode
 from citeqa.qa.scoring import read_weights
-from citeqa.qa.settings import AnswerSettings, setting_names
+from citeqa.qa.settings import AnswerSettings
+from citeqa.settings import Settings, setting_names
 
 E5 = "multilingual-e5-small"
 
@@ -24,25 +27,30 @@ def test_there_are_no_unfitted_defaults():
 
 def test_for_model_reads_the_fitted_fusion_weights_and_claim_thresholds():
     data = read_weights(E5)
-    s = AnswerSettings.for_model(E5)
+    both = Settings.for_model(E5)
+    s = both.answer
+    assert s == AnswerSettings.for_model(E5)
     assert s.retrieval.dense_weight == data["retrieval"]["dense_weight"]
     assert s.retrieval.lexical_weight == data["retrieval"]["lexical_weight"]
-    assert s.claims.conflict_cover == data["claims"]["conflict_cover"]
+    assert both.claims.conflict_cover == data["claims"]["conflict_cover"]
     assert s.scoring.abstain_below == data["abstain_below"]
-    reader = AnswerSettings.for_model(E5, reader=True)
-    assert reader.scoring.abstain_below == read_weights(E5, reader=True)["abstain_below"]
-    assert reader.retrieval == s.retrieval and reader.claims == s.claims
+    reader = Settings.for_model(E5, reader=True)
+    assert reader.answer.scoring.abstain_below == read_weights(E5, reader=True)["abstain_below"]
+    assert reader.answer.retrieval == s.retrieval and reader.claims == both.claims
 
 
 def test_overrides_change_only_what_they_name():
-    s = AnswerSettings.for_model(E5)
-    o = s.with_overrides({"pool": 20, "retrieval.dense_weight": 1, "claims.conflict_cover": 0.5})
+    both = Settings.for_model(E5)
+    changed = both.with_overrides({"pool": 20, "retrieval.dense_weight": 1, "claims.conflict_cover": 0.5})
+    s, o = both.answer, changed.answer
     assert o.pool == 20 and o.retrieval.dense_weight == 1.0 and isinstance(o.retrieval.dense_weight, float)
-    assert o.retrieval.lexical_weight == s.retrieval.lexical_weight and o.claims.conflict_cover == 0.5
-    assert o.claims.conflict_dense == s.claims.conflict_dense and o.scoring == s.scoring
+    assert o.retrieval.lexical_weight == s.retrieval.lexical_weight and changed.claims.conflict_cover == 0.5
+    assert changed.claims.conflict_dense == both.claims.conflict_dense and o.scoring == s.scoring
+    assert o == s.with_overrides({"pool": 20, "retrieval.dense_weight": 1})
+    assert both.with_overrides(claims=changed.claims) == replace(both, claims=changed.claims)
     assert s.with_overrides(short_answers="rules").short_answers == "rules"
     assert s.with_overrides({"retrieval.fusion": "rrf"}).retrieval.fusion is FusionMode("rrf")
-    assert s.with_overrides() == s
+    assert s.with_overrides() == s and both.with_overrides() == both
     assert {"pool", "retrieval.dense_weight", "claims.conflict_cover"} <= set(setting_names())
 
 
@@ -56,12 +64,17 @@ def test_overrides_change_only_what_they_name():
         ({"pool": True}, "'pool' takes a int"),
         ({"short_answers": "always"}, "'short_answers' is one of"),
         ({"retrieval.fusion": "best"}, "'retrieval.fusion' is one of"),
+        ({"claims.conflict_covers": 0.5}, "no such setting 'claims.conflict_covers'"),
+        ({"claims.conflict_cover": "high"}, "'claims.conflict_cover' takes a float"),
     ],
 )
 def test_an_unknown_name_or_a_wrong_value_is_a_config_error(overrides, message):
     with pytest.raises(ConfigError, match=message) as err:
-        AnswerSettings.for_model(E5).with_overrides(overrides)
+        Settings.for_model(E5).with_overrides(overrides)
     assert "\n" not in str(err.value)
+    if not any(name.startswith("claims") for name in overrides):
+        with pytest.raises(ConfigError, match=message):
+            AnswerSettings.for_model(E5).with_overrides(overrides)
 
 
 @pytest.mark.parametrize(
@@ -79,8 +92,9 @@ def test_an_unknown_key_in_a_weights_file_is_a_config_error(monkeypatch, block, 
     else:
         data[block] = {**data[block], **extra}
     monkeypatch.setattr(settings_module, "read_weights", lambda model, reader=False: data)
+    monkeypatch.setattr(thresholds_module, "read_weights", lambda model, reader=False: data)
     with pytest.raises(ConfigError, match=message):
-        AnswerSettings.for_model(E5)
+        Settings.for_model(E5)
 
 
 def test_engine_open_takes_named_overrides(shared_index: Path):
@@ -88,5 +102,9 @@ def test_engine_open_takes_named_overrides(shared_index: Path):
     fitted = AnswerSettings.for_model(engine.manifest.model)
     assert engine.settings == fitted.with_overrides(pool=20, answer_passages=1)
     assert engine.reload().settings == engine.settings
+    assert engine.claim_thresholds == Settings.for_model(engine.manifest.model).claims
+    strict = Engine.open(built_index, embedder=KeywordEmbedder(), overrides={"claims.conflict_cover": 0.9})
+    assert strict.claim_thresholds.conflict_cover == 0.9 and strict.reload().claim_thresholds.conflict_cover == 0.9
+    assert strict.adjusted().claim_thresholds == strict.without_reader().claim_thresholds == strict.claim_thresholds
     with pytest.raises(ConfigError, match="no such setting 'pools'"):
         Engine.open(shared_index, embedder=KeywordEmbedder(), overrides={"pools": 20})

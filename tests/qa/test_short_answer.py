@@ -8,7 +8,7 @@ from citeqa.qa.rules import rule_answer
 def short(question: str, answer: str, lang: str, query: str | None = None) -> str | None:
     """The short answer as the pipeline asks for it (``query`` adds a previous turn)."""
     span = rule_answer(Wanted.of(question, query or question), answer, lang).short
-    return answer[span[0] : span[1]] if span else None
+    return answer[span.start : span.end] if span else None
 
 
 # --- the short answer ------------------------------------------------------------------

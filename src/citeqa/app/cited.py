@@ -80,7 +80,7 @@ def place(citation: Citation, answer: Answer, number: int, document: Document | 
         return None, None
     span = answer.answer_in(citation) if number == 1 else None
     if span is not None:
-        offset = citation.start + span[0]
+        offset = citation.start + span.start
         return document.page_at(offset), document.section_at(offset)
     section = document.section_at(citation.start)
     if section is None:

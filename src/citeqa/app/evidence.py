@@ -79,7 +79,8 @@ def answer_quotes(
     """One quote per citation: the answer itself for [1] (where it is in the passage), else the passage."""
     out = []
     for n, c in enumerate(answer.citations, start=1):
-        start, end = (answer.answer_in(c) if n == 1 else None) or (None, None)
+        at = answer.answer_in(c) if n == 1 else None
+        start, end = (at.start, at.end) if at is not None else (None, None)
         out.append(
             cited_quote(c, start, end, info=(infos or {}).get(c.doc_id), document=(documents or {}).get(c.doc_id))
         )

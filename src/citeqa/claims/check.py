@@ -27,10 +27,8 @@ from citeqa.claims.judge import (
     SUPPORTED,
     SUPPORTS,
     VERDICTS,
-    ClaimThresholds,
     SentenceJudgement,
     Unit,
-    claim_thresholds,
     decide,
     judge_unit,
     unit_relation,
@@ -38,14 +36,16 @@ from citeqa.claims.judge import (
 )
 from citeqa.claims.parts import ClaimParts, analyse_claim
 from citeqa.claims.reading import ReadingRule, ValueReading, combine
+from citeqa.claims.thresholds import ClaimThresholds, claim_thresholds
 from citeqa.claims.translations import aligned, translation_groups
 from citeqa.errors import QuestionError
 from citeqa.messages import claim_message
-from citeqa.qa.questions import alternatives, clean_question, question_words
+from citeqa.qa.questions import clean_question, question_words
 from citeqa.qa.spans import Candidate
-from citeqa.records import Citation, Document, Highlight, Hit, from_dict, to_dict
+from citeqa.records import Citation, Document, Highlight, Hit, Span, from_dict, to_dict
 from citeqa.text.analysis import fold_accents
 from citeqa.text.facts import find_facts
+from citeqa.text.facts_words import alternation
 
 __all__ = [
     "CONFLICTING",
@@ -72,7 +72,8 @@ class ClaimInputs:
     """What a claim is judged on: the claim as cleaned, its language, the passages retrieved for it,
     every sentence of every one of them (not only those searched for an answer) and each sentence's
     cosine to the claim (None where the index has no span vector); made by
-    :meth:`citeqa.qa.pipeline.AnswerPipeline.claim_inputs`."""
+    :meth:`citeqa.engine.Engine.claim_inputs` from the pipeline's
+    :class:`~citeqa.qa.pipeline.Sentences`."""
 
     claim: str
     language: str
@@ -150,7 +151,7 @@ def clean_claim(claim: object) -> str:
 def _question_start() -> re.Pattern[str]:
     """First words that make an input a question or a request, not a statement (every language's
     wh-words and question starts, :func:`citeqa.qa.questions.question_words`; folded)."""
-    return re.compile(rf"^(?:{alternatives(question_words())})\b")
+    return re.compile(rf"^(?:{alternation(question_words(), fold=False)})\b")
 
 
 def looks_like_claim(text: str) -> bool:
@@ -180,6 +181,11 @@ class JudgedSpan:
     @property
     def hit_index(self) -> int:
         return self.unit.hit_index
+
+    @property
+    def span(self) -> Span:
+        """Where the unit lies in its document."""
+        return self.unit.span
 
 
 def judge_candidates(
@@ -267,7 +273,7 @@ def _evidence(
         if key in shown and doc_id != out[shown[key][0]].citation.doc_id and aligned(place, shown[key][1]):
             index = shown[key][0]
             if all(tr.doc_id != doc_id for tr in out[index].translations):
-                note = Translation(doc_id, hits[j.hit_index].chunk.lang, j.unit.start, j.unit.end, j.unit.text)
+                note = Translation(doc_id, hits[j.hit_index].chunk.lang, j.span.start, j.span.end, j.unit.text)
                 out[index] = replace(out[index], translations=(*out[index].translations, note))
             continue
         if len(out) >= k:
@@ -294,7 +300,7 @@ def _relation(j: SentenceJudgement, t: ClaimThresholds, verdict: str) -> str:
 
 def _place(unit: Unit, doc: Document | None) -> float:
     """Where ``unit`` sits in its document, from 0 (start) to 1 (end)."""
-    return unit.start / len(doc.text) if doc is not None and doc.text else 0.0
+    return unit.span.start / len(doc.text) if doc is not None and doc.text else 0.0
 
 
 def _one_evidence(
@@ -302,8 +308,8 @@ def _one_evidence(
 ) -> ClaimEvidence:
     hit = hits[j.hit_index]
     citation = _citation(hit, documents)
-    offset = j.unit.start - hit.chunk.start
-    highlight = Highlight(offset, offset + (j.unit.end - j.unit.start))
+    offset = j.span.start - hit.chunk.start  # the unit lies in its hit's passage, the citation
+    highlight = Highlight(offset, offset + (j.span.end - j.span.start))
     match = None
     if relation == CONFLICTS:
         match = j.judgement.different

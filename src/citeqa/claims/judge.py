@@ -19,7 +19,7 @@ the names reach their share, a name that is the claim's value ("fundada en Brist
 share (or, past a floor, the cosine its own); **conflicts** when a fact has another
 value and the unit is about the same names and words; else **related**. One supporting unit
 makes the claim ``supported``; else one conflicting unit ``conflicting``; else ``not_found``.
-The thresholds (:class:`ClaimThresholds`) are data, fitted out of fold by ``eval/fit_claims.py``;
+The thresholds (:class:`~citeqa.claims.thresholds.ClaimThresholds`) are data, fitted out of fold by ``eval/fit_claims.py``;
 a further feature (a reader's score) joins as one more name in :data:`FEATURES` and one more
 threshold.
 """
@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from citeqa.claims.parts import (
     ClaimParts,
@@ -40,10 +39,10 @@ from citeqa.claims.parts import (
     tokens_of,
     without,
 )
-from citeqa.errors import ConfigError
+from citeqa.claims.thresholds import ClaimThresholds
 from citeqa.ingest.sentences import sentence_spans
 from citeqa.qa.spans import Candidate
-from citeqa.records import Document, Hit
+from citeqa.records import Document, Hit, Span
 from citeqa.text.analysis import COGNATE_PREFIX, cognate_keys, stem
 from citeqa.text.facts import find_facts
 from citeqa.text.facts_names import is_name_word
@@ -59,42 +58,6 @@ SUPPORTS, CONFLICTS, RELATED = "supports", "conflicts", "related"
 
 #: The features of a judged unit, in the order ``eval/fit_claims.py`` stores them.
 FEATURES = ("names", "cover", "dense", "n_facts", "all_same", "has_different", "values_named")
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimThresholds:
-    """The thresholds of :func:`unit_relation`. Fitted values are data: the ``claims`` block of the
-    model's weights file (``qa/weights/<model>.json``), written by ``eval/fit_claims.py --write``.
-    The defaults serve a weights file without that block."""
-
-    #: a claim with numbers or dates, all of them the same in the sentence: share of its names in the unit
-    support_names_facts: float = 1.0
-    #: ... share of its other words the sentence must say in any case (above 0: some of its predicate)
-    support_cover_min_facts: float = 0.01
-    #: ... and either this share of them
-    support_cover_facts: float = 0.5
-    #: ... or this cosine of the sentence to the claim
-    support_dense_facts: float = 0.9
-    #: a claim without numbers or dates: the same four
-    support_names_plain: float = 1.0
-    support_cover_min_plain: float = 0.01
-    support_cover_plain: float = 0.6
-    support_dense_plain: float = 0.9
-    #: another value in the claim's place is a conflict when the unit has this share of the claim's names
-    conflict_names: float = 1.0
-    #: ... and either this share of its other words
-    conflict_cover: float = 0.3
-    #: ... or this cosine of the sentence to the claim
-    conflict_dense: float = 0.85
-
-
-def claim_thresholds(values: Mapping[str, Any]) -> ClaimThresholds:
-    """:class:`ClaimThresholds` from a weights file's ``claims`` block; unknown names are a ConfigError."""
-    known = {f.name for f in fields(ClaimThresholds)}
-    unknown = sorted(set(values) - known - {"fitted"})
-    if unknown:
-        raise ConfigError(f"claim thresholds: no such threshold {', '.join(unknown)}; refit with eval/fit_claims.py")
-    return ClaimThresholds(**{k: float(v) for k, v in values.items() if k in known})
 
 
 # --- units -------------------------------------------------------------------------------------
@@ -113,18 +76,28 @@ _HEADING_MARK = re.compile(r"^\s*#+\s*")
 
 @dataclass(frozen=True, slots=True)
 class Unit:
-    """A sentence of a retrieved passage with its lead; document offsets."""
+    """A sentence of a retrieved passage with its lead, placed by a document span."""
 
     hit_index: int
-    start: int  #: where the quote starts: the lead when it directly precedes the sentence
-    end: int
-    sentence_start: int  #: where the sentence itself starts (after its lead)
-    text: str  #: document_text[start:end]
+    #: where the quote lies: from the lead when it directly precedes the sentence, to the sentence's end
+    span: Span
+    sentence_start: int  #: the document offset where the sentence itself starts (after its lead)
+    text: str  #: ``document_text[span.start:span.end]``
     lang: str
     context: str  #: title and section heading: where the sentence's subject may be named
     lead: str  #: the paragraph's lead when it is not already part of ``text``
     dense: float
     document: frozenset[str] = frozenset()  #: the folded words of the whole document
+
+    @property
+    def start(self) -> int:
+        """The document offset where the quote starts."""
+        return self.span.start
+
+    @property
+    def end(self) -> int:
+        """The document offset where the quote ends (exclusive)."""
+        return self.span.end
 
 
 def _lead(line: str, lang: str) -> tuple[int, int] | None:
@@ -220,7 +193,8 @@ def units_of(
             sim = max(sims) if sims else float(hit.dense)
             words = document_words(doc.text) if doc is not None else frozenset()
             unit_text = text[start - base : b - base]
-            out.append(Unit(i, start, b, a, unit_text, chunk.lang, context, lead_text, sim, words))
+            span = Span(chunk.doc_id, start, b)
+            out.append(Unit(i, span, a, unit_text, chunk.lang, context, lead_text, sim, words))
     return out
 
 
@@ -362,4 +336,4 @@ def judge_text(
 ) -> SentenceJudgement:
     """Judge a sentence given as text (with the lead of its paragraph and its title or heading):
     what :func:`judge_unit` reads from a retrieved passage, for callers without one."""
-    return judge_unit(parts, Unit(0, 0, len(sentence), 0, sentence, lang, context, lead, dense))
+    return judge_unit(parts, Unit(0, Span("", 0, len(sentence)), 0, sentence, lang, context, lead, dense))

@@ -34,10 +34,9 @@ from typing import Any
 from citeqa.claims.judge import judge_unit, units_of
 from citeqa.claims.parts import ClaimParts, tokens_of
 from citeqa.errors import ConfigError
-from citeqa.qa.reading import trimmed_words
-from citeqa.reader.reader import Reader, Turn
-from citeqa.reader.reader import Reading as ReaderOutput
-from citeqa.records import Document, Hit
+from citeqa.qa.reading import trimmed_span
+from citeqa.reader.reader import ExtractiveReader, ReaderResult, Turn
+from citeqa.records import Document, Hit, Span
 from citeqa.text.facts import DATE, NAME, QUANTITY, Fact, find_facts, find_names
 from citeqa.text.lexicon import entry, folded
 from citeqa.text.quantities import date_relation, same_slot, same_value
@@ -241,42 +240,55 @@ def compare(claim: Fact, doc: Fact) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class _Passage:
+    """A passage read for a claim, with its facts and names in document offsets (the frame of the
+    reader's spans)."""
+
     hit: Hit
-    text: str
     facts: tuple[Fact, ...]
     names: tuple[Fact, ...]
 
 
 def _passage(hit: Hit) -> _Passage:
-    text = hit.chunk.text
-    return _Passage(hit, text, tuple(find_facts(text, hit.chunk.lang)), tuple(find_names(text)))
+    c = hit.chunk
+    facts = tuple(_placed(f, c.start) for f in find_facts(c.text, c.lang))
+    return _Passage(hit, facts, tuple(_placed(f, c.start) for f in find_names(c.text)))
 
 
-def _read_values(claim_fact: Fact, p: _Passage, a: int, b: int) -> list[Fact]:
-    """The values the span ``p.text[a:b]`` reads: the passage's facts (names for a name) that the
-    span covers at least half of, the most covered first (a span across "2027 and the 960PR in the
-    third" reads the third); else the facts of the span's own text ("2027" read inside "the first
-    quarter of 2027" is the year, not the quarter)."""
+def _placed(fact: Fact, at: int) -> Fact:
+    """``fact``, found in a text that starts at document offset ``at``, in document offsets."""
+    measure_end = fact.measure_end + at if fact.measure_end >= 0 else -1
+    return replace(fact, start=fact.start + at, end=fact.end + at, measure_end=measure_end)
+
+
+def _read_values(claim_fact: Fact, p: _Passage, span: Span) -> list[Fact]:
+    """The values ``span`` (document offsets, in ``p``) reads: the passage's facts (names for a
+    name) that the span covers at least half of, the most covered first (a span across "2027 and
+    the 960PR in the third" reads the third); else the facts of the span's own text ("2027" read
+    inside "the first quarter of 2027" is the year, not the quarter)."""
+    a, b = span.start, span.end
     pool = p.names if claim_fact.kind == NAME else p.facts
     covered = [(min(b, f.end) - max(a, f.start), f) for f in pool if f.start < b and a < f.end]
     covered = [(n, f) for n, f in covered if n * 2 >= f.end - f.start]
     if covered:
         return [f for _, f in sorted(covered, key=lambda x: -x[0])]
-    text = p.text[a:b]
+    text = p.hit.chunk.text_at(a, b)
     own = find_names(text) if claim_fact.kind == NAME else find_facts(text, p.hit.chunk.lang)
-    return [replace(f, start=f.start + a, end=f.end + a, measure_end=-1) for f in own]
+    return [_placed(f, a) for f in own]
 
 
 def value_reading(
-    claim_fact: Fact, question: str, reading: ReaderOutput, passages: Sequence[_Passage], spans: int
+    claim_fact: Fact, question: str, result: ReaderResult, passages: Sequence[_Passage], spans: int
 ) -> ValueReading:
-    """The first of the reader's best ``spans`` that holds a value comparable with ``claim_fact``."""
-    for s in reading.spans[:spans]:
-        p = passages[s.passage]
-        a, b = trimmed_words(p.text, s.start, s.end)
+    """The first of the reader's best ``spans`` (document offsets) that holds a value comparable
+    with ``claim_fact``."""
+    for answer in result.answers[:spans]:
+        p = passages[answer.passage]
+        chunk = p.hit.chunk
+        span = trimmed_span(answer.span, chunk.text, chunk.start)
+        a, b = span.start, span.end
         if b <= a:
             continue
-        found = [(f, r) for f in _read_values(claim_fact, p, a, b) if (r := compare(claim_fact, f)) is not None]
+        found = [(f, r) for f in _read_values(claim_fact, p, span) if (r := compare(claim_fact, f)) is not None]
         if not found:
             continue
         share = {id(f): (min(b, f.end) - max(a, f.start)) / max(1, f.end - f.start) for f, _ in found}
@@ -285,28 +297,27 @@ def value_reading(
         if len({r for _, r in best}) > 1:
             continue  # "63 ... and 39 ...": a span that holds the value and another singles out neither
         doc, relation = best[0]
-        base = p.hit.chunk.start
-        null = reading.null[s.passage]
+        null = result.null[answer.passage]
         return ValueReading(
             claim_fact.text,
             claim_fact.type,
             question,
             relation,
-            p.hit.chunk.doc_id,
-            p.hit.chunk.lang,
-            base + a,
-            base + b,
-            p.text[a:b],
-            base + doc.start,
-            base + doc.end,
+            span.doc_id,
+            chunk.lang,
+            a,
+            b,
+            chunk.text_at(a, b),
+            doc.start,
+            doc.end,
             doc.text,
-            round(float(s.score - null), 4),
+            round(float(answer.score - null), 4),
         )
     return ValueReading(claim_fact.text, claim_fact.type, question, NONE)
 
 
 def read_claim(
-    reader: Reader,
+    reader: ExtractiveReader,
     parts: ClaimParts,
     hits: Sequence[Hit],
     rule: ReadingRule,
@@ -324,10 +335,10 @@ def read_claim(
     out = []
     for fact in values:
         question = slot_question(parts.text, fact, parts.lang, rule.form)
-        reading = reader.read(
-            question, [p.text for p in passages], top=max(rule.spans, 1), max_windows=max_windows, turn=turn
+        result = reader.run(
+            question, [p.hit.chunk for p in passages], top=max(rule.spans, 1), max_windows=max_windows, turn=turn
         )
-        found = value_reading(fact, question, reading, passages, rule.spans)
+        found = value_reading(fact, question, result, passages, rule.spans)
         out.append(_about_subject(found, parts, hits[: rule.passages], documents or {}))
     return tuple(out)
 

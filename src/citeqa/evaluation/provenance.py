@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from citeqa.records import sha256_file, sha256_text, to_dict
 
 if TYPE_CHECKING:
+    from citeqa.claims.thresholds import ClaimThresholds
     from citeqa.engine import Engine
     from citeqa.qa.pipeline import AnswerSettings
     from citeqa.qa.scoring import ScoringModel
@@ -46,7 +47,7 @@ def collect_provenance(engine: Engine, qa_file: Path | None, run: Mapping[str, A
             "passages": engine.passage_count,
             "chunker": _plain(manifest.chunker),
         },
-        "settings": settings_record(engine.settings),
+        "settings": settings_record(engine.settings, engine.claim_thresholds),
         "run": dict(run) if run is not None else {},
         "qa_file": file_record(qa_file),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -107,14 +108,17 @@ def file_record(path: Path | None) -> dict[str, str | None] | None:
     return {"name": path.name, "sha256": digest}
 
 
-def settings_record(settings: AnswerSettings) -> dict[str, Any]:
-    """The answer settings as JSON data; the scorer as the sha256 of its weights, not the weights."""
+def settings_record(settings: AnswerSettings, claims: ClaimThresholds | None = None) -> dict[str, Any]:
+    """The answer settings (and the claim thresholds, under ``claims``, when given) as JSON data;
+    the scorer as the sha256 of its weights, not the weights."""
     from citeqa.qa.scoring import ScoringModel
 
     record = {}
     for f in fields(settings):
         value = getattr(settings, f.name)
         record[f.name] = scoring_record(value) if isinstance(value, ScoringModel) else _plain(value)
+        if f.name == "scoring" and claims is not None:  # after the scorer, where records have listed them
+            record["claims"] = _plain(claims)
     return record
 
 

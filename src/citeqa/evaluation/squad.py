@@ -71,10 +71,10 @@ def load_squad(path: Path, default_lang: str = "en") -> SquadSet:
     seen: dict[str, str] = {}
     for a, article in enumerate(data["data"]):
         where = f"data[{a}]"
-        found = _checked(_article, article, where, errors)
+        found = _parsed_or_noted(_article, article, where, errors)
         for p, paragraph in enumerate(found[1] if found else ()):
             here = f"{where}.paragraphs[{p}]"
-            parsed = _checked(_paragraph, paragraph, here, errors)
+            parsed = _parsed_or_noted(_paragraph, paragraph, here, errors)
             if parsed is None:
                 continue
             title, (text, qas) = found[0], parsed  # type: ignore[index]  # found: this loop runs over its paragraphs
@@ -116,7 +116,7 @@ def _read_json(path: Path) -> Mapping[str, Any]:
     return data
 
 
-def _checked(parse: Callable[[Any, str], T], value: Any, where: str, errors: list[str]) -> T | None:
+def _parsed_or_noted(parse: Callable[[Any, str], T], value: Any, where: str, errors: list[str]) -> T | None:
     """``parse(value, where)``, or None with its problem appended to ``errors``."""
     try:
         return parse(value, where)

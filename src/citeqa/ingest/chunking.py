@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from citeqa.errors import ConfigError
-from citeqa.records import Chunk, Document
+from citeqa.records import Chunk, Document, Span
 from citeqa.text.language import detect
 
 #: Paragraph, line, sentence, clause, word: the splitter tries them in this order.
@@ -71,10 +71,15 @@ def check_passages(document: Document, settings: ChunkerSettings) -> int:
     return len(_checked_spans(document, settings))
 
 
-def _checked_spans(document: Document, settings: ChunkerSettings) -> list[tuple[int, int]]:
+def passage_spans(document: Document, settings: ChunkerSettings) -> list[Span]:
+    """Where each passage of ``document`` lies in it (:func:`split_spans` of its text)."""
+    return [Span(document.doc_id, a, b) for a, b in split_spans(document.text, settings)]
+
+
+def _checked_spans(document: Document, settings: ChunkerSettings) -> list[Span]:
     from citeqa.errors import DocumentError
 
-    spans = split_spans(document.text, settings)
+    spans = passage_spans(document, settings)
     if len(spans) > MAX_PASSAGES_PER_DOCUMENT:
         raise DocumentError(
             f"too many passages ({len(spans):,}; the limit is {MAX_PASSAGES_PER_DOCUMENT:,} per "
@@ -89,11 +94,11 @@ def chunk_document(document: Document, settings: ChunkerSettings, *, checked: bo
     With ``checked``, a document over :data:`MAX_PASSAGES_PER_DOCUMENT` raises DocumentError
     before any passage's language is detected (the text is split once either way).
     """
-    spans = _checked_spans(document, settings) if checked else split_spans(document.text, settings)
+    spans = _checked_spans(document, settings) if checked else passage_spans(document, settings)
     chunks = []
-    for start, end in spans:
-        text = document.text[start:end]
-        chunks.append(Chunk.make(document.doc_id, start, end, text, chunk_language(text, document.lang)))
+    for span in spans:
+        text = document.text[span.start : span.end]
+        chunks.append(Chunk.make(span.doc_id, span.start, span.end, text, chunk_language(text, document.lang)))
     return chunks
 
 

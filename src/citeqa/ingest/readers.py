@@ -39,7 +39,7 @@ def decode_text(raw: bytes) -> str:
     for bom, codec in _BOMS:
         if raw.startswith(bom):
             try:
-                return _checked(raw[len(bom) :].decode(codec))
+                return _plain_text(raw[len(bom) :].decode(codec))
             except UnicodeDecodeError:
                 raise DocumentError(f"damaged {codec.upper()} text (it starts with a byte-order mark)") from None
     if b"\x00" in raw[:65536]:
@@ -58,10 +58,10 @@ def decode_text(raw: bytes) -> str:
                 best = match
                 break
         text = str(best)
-    return _checked(text)
+    return _plain_text(text)
 
 
-def _checked(text: str) -> str:
+def _plain_text(text: str) -> str:
     """Newlines unified; text that is mostly control characters is refused as binary."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     controls = sum(1 for c in text[:65536] if ord(c) < 32 and c not in "\n\t\f")

@@ -3,8 +3,9 @@
 Answers: prepare (:class:`Asked`: language, retrieval query) → retrieve (:class:`Retrieval`: the
 query's vector and the fused hits) → extract (:class:`Extraction`: candidate spans with named
 features, the reader's spans) → choose (scores; the question's language first when it answers) →
-record (the answer record). Claims: prepare → retrieve → every sentence of the hits with its
-cosine to the claim (:class:`ClaimInputs`), which :mod:`citeqa.claims.check` judges. Each step
+record (the answer record). A text's sentences (:meth:`AnswerPipeline.sentences`): prepare →
+retrieve → every sentence of the hits with its cosine to the text (:class:`Sentences`; the engine
+hands a claim's to :mod:`citeqa.claims.check`, which judges them). Each step
 runs once per question; :meth:`AnswerPipeline.run` is the only composition of the answer stages,
 ``Engine.ask`` returns its trace's ``answer``, and evaluation, the scorer fit, the ceilings script
 and the benchmark read the same trace.
@@ -16,7 +17,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
@@ -36,12 +37,9 @@ from citeqa.qa.settings import AnswerSettings, ShortAnswerSource
 from citeqa.qa.spans import Candidate, candidates_from
 from citeqa.qa.work import Ticket, WorkQueue
 from citeqa.reader.reader import ExtractiveReader, ReadAnswer
-from citeqa.records import Answer, Citation, Highlight, Hit
+from citeqa.records import Answer, Citation, Hit, Span
 from citeqa.text.analysis import query_terms
 from citeqa.text.language import corpus_languages, question_candidates, question_language
-
-if TYPE_CHECKING:  # the claim modules load with the first check: an answer never needs them
-    from citeqa.claims.check import ClaimInputs
 
 __all__ = [
     "MAX_QUESTION_CHARS",
@@ -51,6 +49,7 @@ __all__ = [
     "Extraction",
     "Retrieval",
     "ScoredSpan",
+    "Sentences",
     "ShortAnswerSource",
     "Trace",
     "choose_span",
@@ -113,6 +112,19 @@ class ScoredSpan:
     score: float
     probability: float
     read: ReadAnswer | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Sentences:
+    """A text's retrieved passages cut into sentences (:meth:`AnswerPipeline.sentences`): the text's
+    language, the passages retrieved for it, every sentence of every one of them (not only those
+    searched for an answer) and each sentence's cosine to the text (None where the index has no
+    span vector)."""
+
+    language: str
+    hits: tuple[Hit, ...]
+    candidates: tuple[Candidate, ...]
+    similarities: tuple[float | None, ...]
 
 
 @dataclass(frozen=True)
@@ -220,22 +232,20 @@ class AnswerPipeline:
             retrieval.vector,
         )
 
-    def claim_inputs(self, claim: str, k: int = 5, page_lang: str | None = None) -> ClaimInputs:
-        """The claim stages before judging: prepare and retrieve ``claim`` as a question (``page_lang``
-        as for :meth:`run`), then split every hit into sentences and give each its cosine to the claim's vector."""
-        # here, not at the top: the claim modules cost an answer ~30 ms of imports
-        from citeqa.claims.check import ClaimInputs, clean_claim
-
-        claim = clean_claim(claim)
+    def sentences(self, text: str, k: int = 5, page_lang: str | None = None) -> Sentences:
+        """Prepare and retrieve ``text`` as a question (cleaned as one; ``page_lang`` as for
+        :meth:`run`), then split every hit into sentences and give each its cosine to the text's
+        vector: what a claim is judged on (:meth:`citeqa.engine.Engine.claim_inputs`)."""
+        text = clean_question(text)
         if k < 1:
             raise QuestionError("k must be at least 1")
         clock = _Clock()  # a check reports its own latency; the steps' timings are not kept
-        asked = self.prepare(claim, (), None, clock, page_lang)
+        asked = self.prepare(text, (), None, clock, page_lang)
         retrieval = self.retrieve(asked, k, clock, self.work.ticket())
         hits = retrieval.hits
         cands = candidates_from([(i, h.chunk) for i, h in enumerate(hits)])
         sims = self.span_similarities(cands, hits, retrieval.vector)
-        return ClaimInputs(claim, asked.language, hits, tuple(cands), tuple(sims))
+        return Sentences(asked.language, hits, tuple(cands), tuple(sims))
 
     def prepare(
         self, question: str, history: tuple[str, ...], language: str | None, clock: _Clock, page_lang: str | None = None
@@ -406,7 +416,9 @@ class AnswerPipeline:
         short = span_short(cand, span.read.span) if span.read is not None else None
         if short is None:
             short, rules = self._short_answer(cand, extraction.wanted, extraction.read)
-        key = short if short is not None else (rules.key if rules is not None else None)
+        # the one change of frame: the short answer (document offsets) into the answer's text
+        at = cand.offsets(short) if short is not None else None
+        key = at if at is not None else (rules.key if rules is not None else None)
         return Answer(
             question,
             lang,
@@ -414,25 +426,23 @@ class AnswerPipeline:
             False,
             confidence,
             citations,
-            highlight=Highlight(*key) if key is not None else None,
-            short_answer=cand.text[short[0] : short[1]] if short is not None else None,
+            highlight=key,
+            short_answer=cand.text[at.start : at.end] if at is not None else None,
             answer_span=cand.span,
-            short_answer_span=replace(cand.span, start=cand.start + short[0], end=cand.start + short[1])
-            if short is not None
-            else None,
+            short_answer_span=short,
         )
 
     def _short_answer(
         self, cand: Candidate, wanted: Wanted, read: Sequence[ReadAnswer]
-    ) -> tuple[tuple[int, int] | None, RuleAnswer | None]:
-        """Offsets in ``cand.text`` of the short answer, from the source the settings name, and what
-        the rules found when they were asked (their key phrase stands in for a missing short answer)."""
+    ) -> tuple[Span | None, RuleAnswer | None]:
+        """The short answer in ``cand`` (document offsets), from the source the settings name, and
+        what the rules found when they were asked (their key phrase stands in for a missing short answer)."""
         mode = self.settings.short_answers
         short = reader_short(cand, read) if mode == "reader" else None
         if short is not None:
             return short, None
         rules = rule_answer(wanted, cand.text, cand.lang)
-        short = rules.short
+        short = cand.place(rules.short) if rules.short is not None else None
         if short is None and mode == "rules-then-reader":
             short = reader_short(cand, read)
         return short, rules

@@ -19,6 +19,7 @@ from functools import cache
 
 from citeqa.errors import QuestionError
 from citeqa.text.analysis import fold_accents
+from citeqa.text.facts_words import alternation
 from citeqa.text.lexicon import entry, folded, languages, shared_list
 
 #: Longest question accepted, in characters (a long paragraph; longer input is pasted text, not a question).
@@ -59,13 +60,6 @@ def words(key: str) -> frozenset[str]:
     return frozenset(shared_list("questions", key))
 
 
-def alternatives(phrases: frozenset[str] | tuple[str, ...]) -> str:
-    """A regex alternation of phrases, longest first (so "a partir de" beats "a")."""
-    if not phrases:
-        return "(?!)"
-    return "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in sorted(set(phrases), key=lambda p: (-len(p), p)))
-
-
 @cache
 def wh_roles() -> dict[str, tuple[str, str]]:
     """Folded wh-word -> (its role: which, who, when, how_many, ...; its language)."""
@@ -86,11 +80,11 @@ def question_words() -> frozenset[str]:
 @cache
 def _pattern(name: str) -> re.Pattern[str]:
     """The regexes of question_shape, from the word lists."""
-    alt = lambda key: alternatives(words(key))
+    alt = lambda key: alternation(words(key), fold=False)
     patterns = {
         "lead": rf"^[\W_]*(?:(?:{alt('conjunctions')})\s+)?(?:(?:{alt('adverbs')})\s+)?"
         rf"(?:(?P<prep>{alt('prepositions')})\s+)?(?P<pronoun>(?:{alt('pronoun_what')})\s+)?"
-        rf"(?P<wh>{alternatives(frozenset(wh_roles()))})\b(?P<rest>.*)$",
+        rf"(?P<wh>{alternation(wh_roles(), fold=False)})\b(?P<rest>.*)$",
         "part_of": rf"^(?:{alt('part_of')})\s+(?:{alt('of')})\b",
         "kind_of": rf"^(?:{alt('kind_of')})\s+(?:{alt('of')})\s+",
         "name_verbs": rf"\b({alt('name_verbs')})\b",
@@ -104,7 +98,7 @@ def _pattern(name: str) -> re.Pattern[str]:
     }
     marked = {w.casefold() for lang in languages() for w in entry(lang, "questions", "wh_marked", ()) or ()}
     if name == "wh_mid":  # an interrogative inside the question (accents tell "qué" from the relative "que")
-        return re.compile(rf"(?<!\w)({alternatives(frozenset(marked))})\s+(?P<rest>\w.*)$", re.S)
+        return re.compile(rf"(?<!\w)({alternation(marked, fold=False)})\s+(?P<rest>\w.*)$", re.S)
     return re.compile(patterns[name], re.S if name == "lead" else 0)
 
 
@@ -335,7 +329,7 @@ def _follow_up() -> re.Pattern[str]:
     """A leading "and"/"y"/"e" or a pronoun: the words of each language's ``follow_up_starts`` and
     ``follow_up_pronouns`` lists (:mod:`citeqa.text.lexicon`), folded."""
     starts, pronouns = words("follow_up_starts"), words("follow_up_pronouns")
-    return re.compile(rf"^\W*({alternatives(starts)})\b|\b({alternatives(pronouns)})\b")
+    return re.compile(rf"^\W*({alternation(starts, fold=False)})\b|\b({alternation(pronouns, fold=False)})\b")
 
 
 def is_follow_up(question: str, n_terms: int) -> bool:

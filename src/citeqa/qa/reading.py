@@ -2,8 +2,8 @@
 
 The reader (:class:`citeqa.reader.reader.Reader`, run on the answer passages) gives its best
 spans in document offsets (:class:`~citeqa.reader.reader.ReadAnswer`; the pipeline numbers each
-by the hit it was read in), the frame of the candidates too, so nothing here changes frame but
-the short answer, which is an offset pair of the answer sentence's text. A candidate sentence gets the best reader score of a span inside it, relative to the best
+by the hit it was read in), the frame of the candidates and of the short answers too
+(:class:`~citeqa.records.Span`), so nothing here changes frame. A candidate sentence gets the best reader score of a span inside it, relative to the best
 span read anywhere, whether it holds that best span, and how much the reader prefers "no
 answer" in its passage. These are columns of the feature matrix like any other
 (:data:`READER_FEATURES`), so the fitted ranker and calibration weigh them; with the reader
@@ -95,10 +95,20 @@ def _span_rows(spans: Sequence[ReadAnswer], null: Mapping[int, float]) -> np.nda
     return rows
 
 
-def span_short(cand: Candidate, span: Span) -> tuple[int, int] | None:
-    """``span`` (document offsets, inside ``cand``) as offsets into ``cand.text``, widened to whole words and trimmed of spaces and stops."""
-    a, b = trimmed_words(cand.text, max(0, span.start - cand.start), min(len(cand.text), span.end - cand.start))
-    return (a, b) if b > a else None
+def span_short(cand: Candidate, span: Span) -> Span | None:
+    """``span`` (document offsets, inside ``cand``) as a short answer: widened to whole words of
+    ``cand.text`` and trimmed of spaces and stops; None when nothing else is left."""
+    short = trimmed_span(span, cand.text, cand.start)
+    return short if short.end > short.start else None
+
+
+def trimmed_span(span: Span, text: str, start: int) -> Span:
+    """A reader's ``span`` (document offsets) as a reader shows it (:func:`trimmed_words`), where
+    ``text`` is the document's text from offset ``start`` on (a passage's, a sentence's) and holds
+    the span: widened to whole words of ``text``, trimmed of spaces and stops; empty when nothing
+    else is left."""
+    a, b = trimmed_words(text, max(0, span.start - start), min(len(text), span.end - start))
+    return replace(span, start=start + a, end=start + b)
 
 
 def best_inside(cand: Candidate, spans: Sequence[ReadAnswer]) -> ReadAnswer | None:
@@ -113,9 +123,9 @@ def best_inside(cand: Candidate, spans: Sequence[ReadAnswer]) -> ReadAnswer | No
 _SPAN_TRIM = " \t\n.,;:!?¿¡\"'«»“”()[]"
 
 
-def reader_short(cand: Candidate, read: Sequence[ReadAnswer]) -> tuple[int, int] | None:
-    """The best reader span inside ``cand``, as offsets into its text, widened to whole words
-    (the reader ends spans on subword tokens: "60 tonn" for "60 tonnes") and trimmed of spaces and stops."""
+def reader_short(cand: Candidate, read: Sequence[ReadAnswer]) -> Span | None:
+    """The best reader span inside ``cand`` (document offsets), widened to whole words (the reader
+    ends spans on subword tokens: "60 tonn" for "60 tonnes") and trimmed of spaces and stops."""
     inside = best_inside(cand, read)
     return span_short(cand, inside.span) if inside is not None else None
 

@@ -1,12 +1,13 @@
 """The settings that shape an answer: fitted per embedding model, changed only by name.
 
 :meth:`AnswerSettings.for_model` reads them from the model's weights file
-(``qa/weights/<model>.json``: retrieval fusion weights, the scorer, claim thresholds);
-the knobs no fit sets (passages searched, pool, language margins...) keep the values chosen
-by measurement (README). :meth:`AnswerSettings.with_overrides` changes any of them by name
-("pool", "retrieval.dense_weight", "claims.conflict_cover"), and an unknown name is a
-:class:`~citeqa.errors.ConfigError`, as is an unknown key in a weights file: a setting is
-never silently dropped, and there is no unfitted default to fall back on.
+(``qa/weights/<model>.json``: retrieval fusion weights, the scorer); the knobs no fit sets
+(passages searched, pool, language margins...) keep the values chosen by measurement (README).
+:meth:`AnswerSettings.with_overrides` changes any of them by name ("pool",
+"retrieval.dense_weight"), and an unknown name is a :class:`~citeqa.errors.ConfigError`, as is an
+unknown key in a weights file: a setting is never silently dropped, and there is no unfitted
+default to fall back on. The claim thresholds, the file's other fitted block, are claims' own
+(:mod:`citeqa.claims.thresholds`); :class:`citeqa.settings.Settings` holds both.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from citeqa.claims.judge import ClaimThresholds, claim_thresholds
 from citeqa.errors import ConfigError
 from citeqa.qa.bounds import RequestBounds
 from citeqa.qa.retrieval import FITTED_RETRIEVAL, RetrievalSettings
@@ -29,17 +29,16 @@ ShortAnswerSource = Literal["reader", "rules", "rules-then-reader"]
 #: What the answer is chosen among with the reader on (see :attr:`AnswerSettings.candidates`).
 CandidateSource = Literal["reader", "sentences"]
 #: Settings made of named parts, which overrides reach as ``"<part>.<name>"``.
-_NESTED = ("retrieval", "claims", "bounds")
+_NESTED = ("retrieval", "bounds")
 
 
 @dataclass(frozen=True, slots=True)
 class AnswerSettings:
     """Everything that shapes an answer. Build it with :meth:`for_model` (the fitted values for the
-    index's model), then :meth:`with_overrides`; the three fitted parts have no defaults."""
+    index's model), then :meth:`with_overrides`; the two fitted parts have no defaults."""
 
     retrieval: RetrievalSettings  #: the hybrid retriever, its fusion weights fitted for the model
     scoring: ScoringModel  #: the span ranker and its calibration, fitted for the model
-    claims: ClaimThresholds  #: when a claim counts as backed (fitted for e5; the defaults elsewhere)
     answer_passages: int = 3  #: passages searched for the answer, overall and in the question's language
     pool: int = 10  #: passages retrieved before choosing the answer and the citations
     language_margin: float = 0.05  #: a same-language answer wins unless this much less likely ...
@@ -61,8 +60,8 @@ class AnswerSettings:
 
     @classmethod
     def for_model(cls, model: str, reader: bool = False) -> AnswerSettings:
-        """The settings fitted for ``model``'s vectors: retrieval fusion weights and claim thresholds
-        from ``<model>.json``, the scorer from it or, with the ``reader``, from ``<model>+reader.json``.
+        """The settings fitted for ``model``'s vectors: retrieval fusion weights from ``<model>.json``,
+        the scorer from it or, with the ``reader``, from ``<model>+reader.json``.
         A key the code does not know, in either file, is a :class:`ConfigError`."""
         data = read_weights(model)
         check_weights_keys(data, model)
@@ -80,12 +79,12 @@ class AnswerSettings:
             check_weights_keys(scorer, f"{model} with the reader")
         scoring = ScoringModel.from_dict(scorer)
         candidates = scoring.fitted.get("candidates", "sentences")  # what the scorer was fitted to choose among
-        return cls(retrieval, scoring, claim_thresholds(data.get("claims", {})), candidates=candidates)
+        return cls(retrieval, scoring, candidates=candidates)
 
     def with_overrides(self, overrides: Mapping[str, Any] | None = None, **named: Any) -> AnswerSettings:
         """A copy with the named settings changed: a field of these settings ("pool",
         "short_answers", or a whole "retrieval"), or a field of one of its parts
-        ("retrieval.dense_weight", "claims.conflict_cover"). An unknown name, or a value of the
+        ("retrieval.dense_weight", "bounds.question_tokens"). An unknown name, or a value of the
         wrong kind, is a :class:`ConfigError` that names the known ones."""
         changes = {**(overrides or {}), **named}
         top: dict[str, Any] = {}
@@ -93,9 +92,9 @@ class AnswerSettings:
         for name, value in changes.items():
             head, _, tail = name.partition(".")
             if tail and head in _NESTED:
-                parts.setdefault(head, {})[tail] = _checked(type(getattr(self, head)), tail, value, head)
+                parts.setdefault(head, {})[tail] = checked_setting(type(getattr(self, head)), tail, value, head)
             elif not tail:
-                top[head] = _checked(AnswerSettings, head, value, "")
+                top[head] = checked_setting(AnswerSettings, head, value, "")
             else:
                 raise ConfigError(f"no such setting {name!r}; {setting_names_help()}")
         for head, fields in parts.items():
@@ -121,7 +120,7 @@ def setting_names_help() -> str:
     return f"known settings: {', '.join(setting_names())}"
 
 
-def _checked(cls: type, name: str, value: Any, part: str) -> Any:
+def checked_setting(cls: type, name: str, value: Any, part: str) -> Any:
     """``value`` for the field ``name`` of ``cls``, converted where JSON would give another type
     (an int for a float, a string for an enum); ConfigError for an unknown name or a wrong kind."""
     hints = typing.get_type_hints(cls)

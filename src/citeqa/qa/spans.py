@@ -5,10 +5,10 @@ its document, so an answer is always ``document_text[span.start:span.end]``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from citeqa.ingest.sentences import span_bounds
-from citeqa.records import Chunk, Span
+from citeqa.records import Chunk, Highlight, Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,14 @@ class Candidate:
     def end(self) -> int:
         """The document offset where it ends (exclusive)."""
         return self.span.end
+
+    def place(self, at: Highlight) -> Span:
+        """Offsets ``at`` of :attr:`text` as a span of its document."""
+        return replace(self.span, start=self.start + at.start, end=self.start + at.end)
+
+    def offsets(self, span: Span) -> Highlight:
+        """A span of its document inside this candidate as offsets into :attr:`text`."""
+        return Highlight(span.start - self.start, span.end - self.start)
 
 
 def candidates_from(passages: Sequence[tuple[int, Chunk]], context_chars: int = 300) -> list[Candidate]:

@@ -18,10 +18,12 @@ from citeqa.text.analysis import fold_accents
 from citeqa.text.lexicon import entry, folded, languages, shared_list, shared_table
 
 
-def alternation(words: Iterable[str]) -> str:
-    """A regex alternation of ``words`` (and their folded forms), longest first, a space matching
-    any run of spaces; "(?!)" (never matches) when there are none."""
-    forms = {form for w in words for form in (w.casefold(), folded(w)) if form}
+def alternation(words: Iterable[str], fold: bool = True) -> str:
+    """A regex alternation of ``words``, longest first (so "a partir de" beats "a"), a space
+    matching any run of spaces; "(?!)" (never matches) when there are none. With ``fold``, of their
+    case-folded and folded forms; without, of the words as given (an accent that tells "qué" from
+    "que" kept)."""
+    forms = {form for w in words for form in ((w.casefold(), folded(w)) if fold else (w,)) if form}
     if not forms:
         return "(?!)"
     return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(forms, key=lambda w: (-len(w), w)))

@@ -16,7 +16,7 @@ from citeqa.app.web.evaluate.tab import compare_evaluation, start_evaluation
 from citeqa.app.web.holder import EngineHolder, EvalSettings, default_qa_dir
 from citeqa.evaluation import QAItem, contains_answer, load_qa, score_question, summarize
 from citeqa.evaluation.matching import answer_spans
-from citeqa.records import Answer, Citation, Span
+from citeqa.records import Answer, Citation, Highlight, Span
 from tests.paths import DATA
 
 QA = DATA / "qa"
@@ -132,7 +132,12 @@ def test_filter_choices_carry_counts():
         ("right (1)", "right"),
         ("wrong answer (1)", "wrong answer"),
     ]
-    assert view.language_choices(results) == [("all (6)", "all"), ("es (1)", "es"), ("pt (2)", "pt"), ("en (3)", "en")]
+    assert view.language_filter_choices(results) == [
+        ("all (6)", "all"),
+        ("es (1)", "es"),
+        ("pt (2)", "pt"),
+        ("en (3)", "en"),
+    ]
 
 
 def test_metrics_table_has_a_column_per_language():
@@ -165,7 +170,7 @@ def test_answer_spans_find_what_grading_finds(text: str, gold: str):
 
 
 def test_marked_escapes_and_marks_overlaps_with_both_classes():
-    html = view.marked("<b>1887</b> tall", gold=[(3, 7)], given=[(0, 11)])
+    html = view.answers_marked("<b>1887</b> tall", gold=[Highlight(3, 7)], given=[Highlight(0, 11)])
     assert "<b>" not in html and "&#60;b&#62;" in html
     assert '<mark class="citeqa-gold citeqa-given">1887</mark>' in html
     assert html.count('<mark class="citeqa-given">') == 2 and html.endswith(" tall")
@@ -201,7 +206,7 @@ def test_the_given_answer_is_marked_at_its_recorded_place_not_at_an_earlier_copy
         "How tall?", "en", said, False, 0.9, (cit,), answer_span=Span("twice.txt", second, second + len(said))
     )
     result = score_question(item, answer, {"twice.txt": "x" * 10 + passage}, {"en"})
-    assert view.given_spans(cit, result) == [(second - 10, second - 10 + len(said))]
+    assert view.given_spans(cit, result) == [Highlight(second - 10, second - 10 + len(said))]
     other = Citation("twice.txt", "T", "en", 0, 10, "x" * 10, 0.4)
     assert view.given_spans(other, result) == []
 

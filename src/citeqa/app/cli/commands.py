@@ -230,7 +230,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
     fmt = output_format(args)
     engine = _open_engine(args)
-    _show(engine, engine.ask(args.question, history=tuple(args.history), k=args.k), fmt, print_answer)
+    _print_record(engine, engine.ask(args.question, history=tuple(args.history), k=args.k), fmt, print_answer)
     return 0
 
 
@@ -239,11 +239,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
     fmt = output_format(args)
     engine = _open_engine(args)
-    _show(engine, engine.check(args.claim, k=args.k), fmt, print_check)
+    _print_record(engine, engine.check(args.claim, k=args.k), fmt, print_check)
     return 0
 
 
-def _show(engine: Engine, record: Answer | ClaimCheck, fmt: str, print_text: Callable[..., None]) -> None:
+def _print_record(engine: Engine, record: Answer | ClaimCheck, fmt: str, print_text: Callable[..., None]) -> None:
     """An answer or claim check record as JSON, as the chat's Markdown download, or as text."""
     if fmt == "json":
         print(record_json(record.to_dict()))

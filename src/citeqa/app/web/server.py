@@ -145,25 +145,25 @@ def _input_check(blocks: gr.Blocks) -> Callable[[str, Any], str | None]:
             try:
                 model.model_validate(value, context={"validate_meta": True})
             except (ValidationError, ValueError, TypeError):
-                return input_refusal(n, model.__name__, value)
+                return event_value_refusal(n, model.__name__, value)
         return None
 
     return check
 
 
-def input_refusal(n: int, model: str, value: Any) -> str:
+def event_value_refusal(n: int, model: str, value: Any) -> str:
     """The one-line reason an event's ``n``-th value does not fit its input (``model``: Gradio's data model)."""
     from citeqa.messages import SERVER
 
     if model in ("FileData", "ListFiles"):
-        return SERVER["not_a_file"].format(n=n, kind=_kind(value))
+        return SERVER["not_a_file"].format(n=n, kind=_sent_as(value))
     return SERVER["bad_input"].format(n=n, model=model)
 
 
-def _kind(value: Any) -> str:
+def _sent_as(value: Any) -> str:
     """What a file argument was sent as, for the refusal."""
     if isinstance(value, list):
-        return "a list holding " + (_kind(value[0]) if value else "nothing")
+        return "a list holding " + (_sent_as(value[0]) if value else "nothing")
     if isinstance(value, dict):
         return "an object with a url and no path" if "url" in value and "path" not in value else "an object"
     return {str: "text", bool: "a boolean", int: "a number", float: "a number"}.get(type(value), type(value).__name__)

@@ -65,7 +65,7 @@ def engine_language(choice: str | None) -> str | None:
     return None if choice in (None, "", "auto") else choice
 
 
-def _checked(check: Callable[[Any], Any], schema_type: Any) -> PlainValidator:
+def _validator(check: Callable[[Any], Any], schema_type: Any) -> PlainValidator:
     """A field checked by ``check`` (which raises RequestError), described as ``schema_type``."""
     return PlainValidator(check, json_schema_input_type=schema_type)
 
@@ -175,10 +175,10 @@ class AskRequest(_Request):
     """A checked ``/ask`` request; ``language`` is lower case, one of :func:`language_choices`."""
 
     endpoint: ClassVar[str] = "/ask"
-    question: Annotated[str, _checked(_question, str)]
-    history: Annotated[tuple[str, ...], _checked(_history, list[str] | None)] = ()
-    k: Annotated[int, _checked(_k, int)] = DEFAULT_K
-    language: Annotated[str, _checked(_language, str | None)] = "auto"
+    question: Annotated[str, _validator(_question, str)]
+    history: Annotated[tuple[str, ...], _validator(_history, list[str] | None)] = ()
+    k: Annotated[int, _validator(_k, int)] = DEFAULT_K
+    language: Annotated[str, _validator(_language, str | None)] = "auto"
 
 
 def validate_ask(question: Any, history: Any = None, k: Any = DEFAULT_K, language: Any = "auto") -> AskRequest:
@@ -190,8 +190,8 @@ class CheckRequest(_Request):
     """A checked ``/check`` request."""
 
     endpoint: ClassVar[str] = "/check"
-    claim: Annotated[str, _checked(_claim, str)]
-    k: Annotated[int, _checked(_k, int)] = DEFAULT_K
+    claim: Annotated[str, _validator(_claim, str)]
+    k: Annotated[int, _validator(_k, int)] = DEFAULT_K
 
 
 def validate_check(claim: Any, k: Any = DEFAULT_K) -> CheckRequest:

@@ -16,18 +16,20 @@ from dataclasses import dataclass
 
 from citeqa.qa.answer_types import Wanted
 from citeqa.qa.rules.short_answer import highlight_in, short_answer_in
+from citeqa.records import Highlight
 
 __all__ = ["RuleAnswer", "rule_answer"]
 
 
 @dataclass(frozen=True, slots=True)
 class RuleAnswer:
-    """What the rules find in an answer sentence, as offsets into its text: the short answer (None:
-    the question asks for no fact, or the sentence holds none the question supports) and the key
-    phrase to highlight (the short answer, else its fact of the expected kind, or of any kind)."""
+    """What the rules find in an answer sentence, as offsets into its text (the frame of
+    :class:`~citeqa.records.Highlight`): the short answer (None: the question asks for no fact, or
+    the sentence holds none the question supports) and the key phrase to highlight (the short
+    answer, else its fact of the expected kind, or of any kind)."""
 
-    short: tuple[int, int] | None
-    key: tuple[int, int] | None
+    short: Highlight | None
+    key: Highlight | None
 
 
 def rule_answer(wanted: Wanted, text: str, lang: str) -> RuleAnswer:
@@ -45,5 +47,6 @@ def rule_answer(wanted: Wanted, text: str, lang: str) -> RuleAnswer:
         own_terms=frozenset(wanted.question_terms(lang)),
     )
     if short is not None:
-        return RuleAnswer(short, short)
-    return RuleAnswer(None, highlight_in(text, wanted.kind, wanted.words, lang, find=wanted.find_entities))
+        return RuleAnswer(Highlight(*short), Highlight(*short))
+    key = highlight_in(text, wanted.kind, wanted.words, lang, find=wanted.find_entities)
+    return RuleAnswer(None, Highlight(*key) if key is not None else None)

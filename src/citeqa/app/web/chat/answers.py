@@ -116,8 +116,7 @@ def passage_html(citation: Citation, answer: Answer, number: int) -> str:
     span = answer.answer_in(citation) if number == 1 else None
     if span is None:
         return shown(passage, md)
-    at, end = span
-    return shown(passage[:at], md) + f"<mark>{_key_marked(answer)}</mark>" + shown(passage[end:], md)
+    return shown(passage[: span.start], md) + f"<mark>{_key_marked(answer)}</mark>" + shown(passage[span.end :], md)
 
 
 def _key_marked(answer: Answer) -> str:

@@ -149,7 +149,7 @@ def open_document(holder: EngineHolder, request: Any) -> tuple[str, str]:
 
 
 #: The folder, under the upload cache, that holds each page session's conversation download.
-DOWNLOADS = "citeqa-downloads"
+DOWNLOADS_FOLDER = "citeqa-downloads"
 
 
 def download_files(holder: EngineHolder, turns: list[dict], folder: Path) -> tuple[str | None, str | None]:
@@ -184,7 +184,7 @@ def downloads_dir(cache: Path, token: str) -> Path:
     """
     from citeqa.errors import ServerError
 
-    root = cache / DOWNLOADS
+    root = cache / DOWNLOADS_FOLDER
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     if root.is_symlink() or root.stat().st_uid != os.getuid():  # another local user's trap
         raise ServerError(f"{root} belongs to another user; conversation downloads are off")

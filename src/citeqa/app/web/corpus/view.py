@@ -3,11 +3,10 @@ as plain text or inert HTML."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from citeqa.app.web.escape import safe
+from citeqa.app.web.escape import cell_text, safe
 
 if TYPE_CHECKING:  # imported where used, as the functions below do
     from citeqa.index.manifest import DocEntry
@@ -25,7 +24,7 @@ def corpus_headers(lang: str = "en") -> list[str]:
 
 def corpus_rows(entries: Iterable[DocEntry]) -> list[list[object]]:
     """Rows of the corpus table from manifest ``DocEntry`` items, as plain text."""
-    return [[_plain(e.title), e.lang, len(e.chunk_ids), when(e.indexed_at), _plain(e.doc_id)] for e in entries]
+    return [[cell_text(e.title), e.lang, len(e.chunk_ids), when(e.indexed_at), cell_text(e.doc_id)] for e in entries]
 
 
 def when(stamp: str) -> str:
@@ -42,16 +41,8 @@ def when(stamp: str) -> str:
 
 def document_choice(doc_id: str, title: str) -> tuple[str, str]:
     """A document in a list to choose from: its title and file shown, its file the value."""
-    shown = _plain(title).strip()
+    shown = cell_text(title).strip()
     return (f"{shown} ({doc_id})" if shown and shown != doc_id else doc_id), doc_id
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def _plain(text: str) -> str:
-    """Text for a table cell: no control characters."""
-    return _CONTROL.sub(" ", text)
 
 
 def skipped_html(skipped: Sequence[tuple[str, str]], lang: str = "en") -> str:

@@ -176,7 +176,7 @@ class _Page:
             gr.update(value=str(chart), alt_text=view.chart_alt(run.metrics, shown_lang)),
             gr.update(value=str(diagram), alt_text=alt),
             gr.update(choices=view.outcome_choices(run.results, shown_lang), value=view.ALL),
-            gr.update(choices=view.language_choices(run.results, shown_lang), value=view.ALL),
+            gr.update(choices=view.language_filter_choices(run.results, shown_lang), value=view.ALL),
             {
                 "headers": view.question_headers(shown_lang),
                 "data": view.question_rows(run.results, lang=shown_lang),

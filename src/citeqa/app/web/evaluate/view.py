@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from citeqa.app.web.escape import safe
+from citeqa.app.web.escape import cell_text, safe
 from citeqa.evaluation.compare import COLUMNS as COMPARE_COLUMNS
 from citeqa.evaluation.compare import Comparison, format_delta
 from citeqa.evaluation.grading import TOP_K, QuestionResult, is_relevant
@@ -26,7 +25,7 @@ from citeqa.evaluation.matching import answer_spans
 from citeqa.evaluation.metrics import LANG_ORDER, Metrics
 from citeqa.evaluation.report import table_rows
 from citeqa.messages import UI_LANGUAGES, evaluate_labels, outcome_help
-from citeqa.records import Citation
+from citeqa.records import Citation, Highlight
 
 if TYPE_CHECKING:
     from citeqa.app.web.evaluate.runner import RunStatus
@@ -93,7 +92,7 @@ def outcome_choices(results: Sequence[QuestionResult], lang: str = "en") -> list
     return [(f"{every} ({len(results)})", ALL), *named]
 
 
-def language_choices(results: Sequence[QuestionResult], lang: str = "en") -> list[tuple[str, str]]:
+def language_filter_choices(results: Sequence[QuestionResult], lang: str = "en") -> list[tuple[str, str]]:
     """The language filter's (label, value) choices: all, then es, pt, en, then the rest, with counts."""
     counts = Counter(r.item.lang for r in results)
     order = sorted(counts, key=lambda code: (LANG_ORDER.index(code), "") if code in LANG_ORDER else (9, code))
@@ -125,11 +124,11 @@ def question_rows(
         given = evaluate_labels(lang)["abstained"] if r.abstained or r.answer.answer is None else r.answer.answer
         rows.append(
             [
-                _cell(r.item.id),
-                _cell(r.item.lang),
+                cell_text(r.item.id),
+                cell_text(r.item.lang),
                 outcome_name(outcome(r), lang),
-                _cell(r.item.question),
-                _cell(_shortened(given, ANSWER_CELL_CHARS)),
+                cell_text(r.item.question),
+                cell_text(_shortened(given, ANSWER_CELL_CHARS)),
                 f"{r.answer.confidence:.2f}",
             ]
         )
@@ -209,35 +208,36 @@ def outcome_help_html(lang: str = "en") -> str:
 # --------------------------------------------------------------------------- one question
 
 
-def marked(text: str, gold: Sequence[tuple[int, int]], given: Sequence[tuple[int, int]]) -> str:
-    """``text`` escaped, gold-answer spans in ``<mark class="citeqa-gold">`` and given-answer spans in
-    ``<mark class="citeqa-given">`` (both classes where they overlap)."""
-    cuts = sorted({0, len(text), *(i for span in (*gold, *given) for i in span if 0 <= i <= len(text))})
+def answers_marked(text: str, gold: Sequence[Highlight], given: Sequence[Highlight]) -> str:
+    """``text`` escaped, gold-answer places in ``<mark class="citeqa-gold">`` and given-answer places
+    in ``<mark class="citeqa-given">`` (both classes where they overlap)."""
+    ends = (i for span in (*gold, *given) for i in (span.start, span.end))
+    cuts = sorted({0, len(text), *(i for i in ends if 0 <= i <= len(text))})
     out = []
     for start, end in zip(cuts, cuts[1:]):
         piece = safe(text[start:end])
         classes = [
             name
             for name, spans in (("citeqa-gold", gold), ("citeqa-given", given))
-            if any(s <= start and end <= e for s, e in spans)
+            if any(s.start <= start and end <= s.end for s in spans)
         ]
         out.append(f'<mark class="{" ".join(classes)}">{piece}</mark>' if classes else piece)
     return "".join(out)
 
 
-def gold_spans(text: str, answers: Iterable[str]) -> list[tuple[int, int]]:
+def gold_spans(text: str, answers: Iterable[str]) -> list[Highlight]:
     """Where any of the gold answers occurs in ``text`` (as grading finds it)."""
-    return [span for gold in answers for span in answer_spans(text, gold)]
+    return [Highlight(a, b) for gold in answers for a, b in answer_spans(text, gold)]
 
 
-def given_spans(citation: Citation, result: QuestionResult) -> list[tuple[int, int]]:
+def given_spans(citation: Citation, result: QuestionResult) -> list[Highlight]:
     """Where the given answer lies in the cited passage, from the record's own place (none for an
     abstention, or in a passage that does not hold it)."""
     span = result.answer.answer_in(citation)
     return [span] if span is not None else []
 
 
-def citation_html(number: int, citation: Citation, result: QuestionResult, lang: str = "en") -> str:
+def graded_citation_html(number: int, citation: Citation, result: QuestionResult, lang: str = "en") -> str:
     """One cited passage: where it comes from, whether it is from the gold document or relevant, marked text."""
     lab = evaluate_labels(lang)
     badges = []
@@ -246,7 +246,7 @@ def citation_html(number: int, citation: Citation, result: QuestionResult, lang:
     if result.answerable and is_relevant(citation, result.item):
         badges.append(f'<span class="citeqa-badge citeqa-relevant">{safe(lab["relevant"])}</span>')
     text = citation.text
-    body = marked(text, gold_spans(text, result.item.answers), given_spans(citation, result))
+    body = answers_marked(text, gold_spans(text, result.item.answers), given_spans(citation, result))
     return (
         f'<div class="citeqa-source citeqa-eval-source"><div class="citeqa-head"><b>[{number}] '
         f"{safe(citation.title)}</b> {' '.join(badges)}<br><small>{safe(citation.doc_id)} · "
@@ -290,7 +290,7 @@ def detail_html(result: QuestionResult | None, lang: str = "en") -> str:
     )
     parts.append(f"<h4>{safe(lab['passages'])}</h4>")
     if answer.citations:
-        parts.extend(citation_html(i, c, result, lang) for i, c in enumerate(answer.citations, start=1))
+        parts.extend(graded_citation_html(i, c, result, lang) for i, c in enumerate(answer.citations, start=1))
         if not answer.abstained and answer.answer and not any(given_spans(c, result) for c in answer.citations):
             parts.append(f"<p><em>{safe(lab['not_in_passage'])}</em></p>")
     else:
@@ -309,7 +309,7 @@ def _given_html(result: QuestionResult, lang: str = "en") -> str:
     if answer.abstained or not answer.answer:
         return f"<em>{safe(evaluate_labels(lang)['abstained'])}</em>"
     text = answer.answer
-    return f'<span class="citeqa-given-answer">{marked(text, gold_spans(text, result.item.answers), [])}</span>'
+    return f'<span class="citeqa-given-answer">{answers_marked(text, gold_spans(text, result.item.answers), [])}</span>'
 
 
 def _answer_facts(result: QuestionResult, lang: str = "en") -> str:
@@ -427,13 +427,6 @@ def comparison_html(comparison: Comparison, old_label: str, limit: int = 100, la
 
 
 # --------------------------------------------------------------------------- helpers
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def _cell(text: str) -> str:
-    """Text for a table cell: no control characters (the table shows text, never markup)."""
-    return _CONTROL.sub(" ", text)
 
 
 def _shortened(text: str, limit: int) -> str:

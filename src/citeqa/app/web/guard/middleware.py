@@ -65,9 +65,9 @@ from citeqa.app.web.validation import ApiError
 from citeqa.messages import SERVER
 
 Scope = dict[str, Any]
-Message = dict[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+ASGIMessage = dict[str, Any]
+Receive = Callable[[], Awaitable[ASGIMessage]]
+Send = Callable[[ASGIMessage], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
@@ -288,7 +288,7 @@ class Guard:
         answer: list[bytes] = []
         client = _client(scope)
 
-        async def counted_receive() -> Message:
+        async def counted_receive() -> ASGIMessage:
             if state["refused"]:
                 return {"type": "http.disconnect"}
             message = await receive()
@@ -302,7 +302,7 @@ class Guard:
                     return {"type": "http.disconnect"}  # the app stops reading and gives up
             return message
 
-        async def watched_send(message: Message) -> None:
+        async def watched_send(message: ASGIMessage) -> None:
             if state["refused"]:
                 return  # the 413 has been sent; whatever the app says after it is dropped
             if message["type"] == "http.response.start":
@@ -378,7 +378,7 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     """A ``receive`` that hands the app ``body`` once, then waits on the real one (for a disconnect)."""
     sent = False
 
-    async def replayed() -> Message:
+    async def replayed() -> ASGIMessage:
         nonlocal sent
         if not sent:
             sent = True
