@@ -103,7 +103,7 @@ def test_engine_open_takes_named_overrides(shared_index: Path):
     assert engine.settings == fitted.with_overrides(pool=20, answer_passages=1)
     assert engine.reload().settings == engine.settings
     assert engine.claim_thresholds == Settings.for_model(engine.manifest.model).claims
-    strict = Engine.open(built_index, embedder=KeywordEmbedder(), overrides={"claims.conflict_cover": 0.9})
+    strict = Engine.open(shared_index, embedder=KeywordEmbedder(), overrides={"claims.conflict_cover": 0.9})
     assert strict.claim_thresholds.conflict_cover == 0.9 and strict.reload().claim_thresholds.conflict_cover == 0.9
     assert strict.adjusted().claim_thresholds == strict.without_reader().claim_thresholds == strict.claim_thresholds
     with pytest.raises(ConfigError, match="no such setting 'pools'"):
