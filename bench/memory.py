@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import load_questions, machine
 from load import CORPUS, LOCAL_ENV, ROOT, Server, ensure_index, run_phase, summarize
-from run import load_questions, machine
 
 
 def status_mb(pid: int | str = "self") -> dict[str, float]:
