@@ -72,11 +72,11 @@ def pdf(tmp: Path) -> Callable[[], None]:
 
 
 def _index(tmp: Path, embedder) -> Path:
-    from citeqa.index.builder import update_index
+    from citeqa import build_index
 
     index = tmp / f"index-{embedder.model_id.replace('/', '_')}"
     if not index.exists():
-        update_index(CORPUS, index, embedder)
+        build_index(CORPUS, index, embedder=embedder)
     return index
 
 

@@ -10,7 +10,7 @@ the synthetic corpora, their vectors and the question order; timings of course v
 
 What is measured, per size ("real" = ``corpus/``; a number = about that many chunks):
 
-* **indexing**: ``update_index(..., rebuild=True)`` in a fresh subprocess with the real
+* **indexing**: ``build_index(..., rebuild=True)`` in a fresh subprocess with the real
   model already loaded (model load reported apart). For the real corpus every passage is
   embedded. For the synthetic sizes embedding 10^4-10^5 passages on 2 cores takes hours,
   so the corpus is built by bench/synth.py: the real documents plus distinct passages made
