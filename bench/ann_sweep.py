@@ -12,46 +12,14 @@ recall@10 against ``IndexFlatIP`` and p50/p95 ms per single-query search. It is 
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import pct  # noqa: E402 - common.py sits beside this script
-
-
-def _ints(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
-
-
-def query_texts() -> list[str]:
-    """The benchmark questions, then the eval questions (as bench/run.py's recall step)."""
-    from citeqa.evaluation import load_qa
-
-    bench = json.loads((ROOT / "bench" / "questions.json").read_text(encoding="utf-8"))["questions"]
-    return [q["question"] for q in bench] + [item.question for item in load_qa(ROOT / "eval" / "qa.jsonl")]
-
-
-def search_each(index: object, queries: np.ndarray, k: int = 10) -> tuple[np.ndarray, list[float]]:
-    """Ids of the top ``k`` for each query searched alone, and each search's ms."""
-    ids, times = [], []
-    for q in queries:
-        q = np.ascontiguousarray(q.reshape(1, -1), dtype=np.float32)
-        t0 = time.perf_counter()
-        _, found = index.search(q, k)  # type: ignore[attr-defined]
-        times.append((time.perf_counter() - t0) * 1000)
-        ids.append(found[0])
-    return np.array(ids), times
-
-
-def recall_at(found: np.ndarray, exact: np.ndarray) -> float:
-    """Mean share of the exact top-k ids that ``found`` holds (id level)."""
-    return statistics.fmean(len(set(f.tolist()) & set(e.tolist())) / len(e) for f, e in zip(found, exact))
+from common import ROOT, ints, pct, query_texts, recall_at, search_each
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache", type=Path, help="reuse/save the sentence and query vectors here (.npz)")
     args = parser.parse_args(argv)
-    sizes = _ints(args.sizes)
+    sizes = ints(args.sizes)
 
     sentences = corpus_sentences(ROOT / "corpus")
     flat = flat_sentences(sentences)
@@ -97,14 +65,14 @@ def main(argv: list[str] | None = None) -> int:
             f"\n{size} vectors ({distinct} distinct): flat p50 {pct(flat_ms, 0.5):.2f} ms, "
             f"p95 {pct(flat_ms, 0.95):.2f} ms"
         )
-        for m in _ints(args.m):
-            for efc in _ints(args.ef_construction):
+        for m in ints(args.m):
+            for efc in ints(args.ef_construction):
                 index = faiss.IndexHNSWFlat(vectors.shape[1], m, faiss.METRIC_INNER_PRODUCT)
                 index.hnsw.efConstruction = efc
                 t0 = time.perf_counter()
                 index.add(vectors)
                 build = time.perf_counter() - t0
-                for ef in _ints(args.ef_search):
+                for ef in ints(args.ef_search):
                     index.hnsw.efSearch = ef
                     found, ms = search_each(index, queries)
                     print(

@@ -31,6 +31,7 @@ def main() -> int:
     parser.add_argument("--every", type=int, default=250)
     args = parser.parse_args()
 
+    from citeqa import Engine, build_index
     from citeqa.app.web import serving
     from citeqa.app.web.evaluate.runner import EvaluationRunner
     from citeqa.app.web.guard import rules as guard_rules
@@ -38,13 +39,11 @@ def main() -> int:
     from citeqa.app.web.server import mounted_blocks
     from citeqa.app.web.ui import guarded_app
     from citeqa.embedding.keyword import KeywordEmbedder
-    from citeqa.engine import Engine
-    from citeqa.index.builder import update_index
 
     with tempfile.TemporaryDirectory(prefix="citeqa-bench-sessions-") as tmp:
         corpus = Path(tmp) / "corpus"
         shutil.copytree(REPO / "tests" / "data" / "corpus", corpus)
-        update_index(corpus, Path(tmp) / "index", KeywordEmbedder())
+        build_index(corpus, Path(tmp) / "index", embedder=KeywordEmbedder())
         holder = EngineHolder(Engine.open(Path(tmp) / "index", embedder=KeywordEmbedder()))
         sock = serving.bind("127.0.0.1", 0)
         policy = guard_rules.policy_for("127.0.0.1", sock.getsockname()[1])

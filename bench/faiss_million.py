@@ -43,7 +43,6 @@ import gc
 import json
 import math
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -54,38 +53,15 @@ import numpy as np
 # (measured: PQ training 61 s spinning, 20 s passive at load ~6).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import pct, rss_mb  # noqa: E402 - common.py sits beside this script
-
-
-def ints(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
-
-
-def search_each(index, queries: np.ndarray, k: int = 10) -> tuple[np.ndarray, list[float]]:
-    ids, times = [], []
-    for q in queries:
-        q = np.ascontiguousarray(q.reshape(1, -1), dtype=np.float32)
-        t0 = time.perf_counter()
-        _, found = index.search(q, k)
-        times.append((time.perf_counter() - t0) * 1000)
-        ids.append(found[0])
-    return np.array(ids), times
-
-
-def recall(found: np.ndarray, exact: np.ndarray) -> float:
-    return statistics.fmean(len(set(f.tolist()) & set(e.tolist())) / len(e) for f, e in zip(found, exact))
+from common import ROOT, ints, load1, pct, rss_mb, search_each
+from common import recall_at as recall
 
 
 def index_mb(index) -> float:
     import faiss
 
     return faiss.serialize_index(index).nbytes / 1_048_576
-
-
-def load1() -> float:
-    return round(os.getloadavg()[0], 2)
 
 
 def embed(model: str, sentences: list[str], questions: list[str]) -> tuple[np.ndarray, np.ndarray]:

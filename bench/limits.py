@@ -51,11 +51,12 @@ def viewer() -> Callable[[], None]:
 
 
 def pdf(tmp: Path) -> Callable[[], None]:
-    """Refusing a 42-page PDF of 2.1 million characters (test_documents_limits.py's), which stops at page 21."""
-    sys.path.insert(0, str(REPO / "tests"))
+    """Refusing a 42-page PDF of 2.1 million characters (tests/ingest/test_documents_limits.py's), which stops at page 21."""
+    sys.path.insert(0, str(REPO))
+    from tests.ingest.test_documents_limits import compressed_text_pdf
+
     from citeqa.errors import DocumentError
     from citeqa.ingest.documents import load_document
-    from test_documents_limits import compressed_text_pdf
 
     path = tmp / "bomb.pdf"
     path.write_bytes(compressed_text_pdf(42, 50_000))
@@ -71,11 +72,11 @@ def pdf(tmp: Path) -> Callable[[], None]:
 
 
 def _index(tmp: Path, embedder) -> Path:
-    from citeqa.index.builder import update_index
+    from citeqa import build_index
 
     index = tmp / f"index-{embedder.model_id.replace('/', '_')}"
     if not index.exists():
-        update_index(CORPUS, index, embedder)
+        build_index(CORPUS, index, embedder=embedder)
     return index
 
 

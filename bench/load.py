@@ -54,8 +54,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import free_port, pct, vm_hwm_mb  # noqa: E402 - common.py and run.py sit beside this script
-from run import ENV, citeqa_bin, load_questions, machine  # noqa: E402
+from common import ENV, citeqa_bin, free_port, load_questions, machine, pct, vm_hwm_mb  # noqa: E402 - common.py sits beside this script  # noqa: E402
 
 CORPUS = ROOT / "corpus"
 LOCAL_ENV = {

@@ -23,9 +23,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import vm_hwm_mb
+from common import load_questions, machine, vm_hwm_mb
 from load import CORPUS, LOCAL_ENV, ROOT, Server, complete_reference, ensure_index, run_phase, summarize
-from run import load_questions, machine
 
 
 def parse_counts(text: str) -> list[int]:

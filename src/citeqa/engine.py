@@ -98,7 +98,7 @@ class Engine:
         self.reader = reader
         self.work = work if work is not None else WorkQueue()
         self._lock = threading.Lock()
-        self.pipeline = AnswerPipeline(data, self._encode_queries, settings, reader, token_counter(embedder), self.work)
+        self.pipeline = AnswerPipeline(data, self.encode_queries, settings, reader, token_counter(embedder), self.work)
 
     @classmethod
     def open(
@@ -184,7 +184,7 @@ class Engine:
         lingua loads its models as the text it reads needs them: the questions' detector took
         106 MB here, warming the passages' one 7-29 MB more, and detecting the 55 passages of
         ``corpus/`` whole 146 MB more (bench/memory.py)."""
-        self._encode_queries(["warm up"])
+        self.encode_queries(["warm up"])
         if self.reader is not None:
             self.reader.warm_up()
         for lang in sorted(self.corpus_langs):
@@ -296,8 +296,10 @@ class Engine:
         """Every step of answering ``question``: language, query, hits, scored spans, choice, record."""
         return self.pipeline.run(question, history, k, language, page_lang)
 
-    def _encode_queries(self, texts: list[str]) -> np.ndarray:
-        """Query vectors, one batch at a time: one model serves many UI threads."""
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """The questions' vectors as the engine searches with them (one L2-normalised row per text),
+        one batch at a time: one model serves many UI threads. The first call loads the model
+        (bench/cold_start.py and bench/memory.py time and weigh it)."""
         with self._lock:
             return encode_queries(self.embedder, texts)
 

