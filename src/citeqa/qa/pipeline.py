@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TypeVar
 
@@ -28,15 +29,15 @@ from citeqa.qa.backend import RetrievalBackend
 from citeqa.qa.bounds import TokenCounter
 from citeqa.qa.features import FEATURES, Passage, candidate_features
 from citeqa.qa.questions import MAX_QUESTION_CHARS, clean_history, clean_question, is_follow_up
-from citeqa.qa.reading import reader_features, reader_short, span_candidates, span_short
+from citeqa.qa.reading import focus_windows, reader_features, reader_short, span_candidates, span_short
 from citeqa.qa.retrieval import Retriever, prefer_language
 from citeqa.qa.rules import RuleAnswer, rule_answer
 from citeqa.qa.scoring import check_scores
 from citeqa.qa.settings import AnswerSettings, ShortAnswerSource
 from citeqa.qa.spans import Candidate, candidates_from
 from citeqa.qa.work import Ticket, WorkQueue
-from citeqa.reader.reader import ExtractiveReader, ReadAnswer
-from citeqa.records import Answer, Citation, Highlight, Hit
+from citeqa.reader.reader import ExtractiveReader, ReadAnswer, Turn
+from citeqa.records import Answer, Chunk, Citation, Highlight, Hit
 from citeqa.text.analysis import query_terms
 from citeqa.text.language import corpus_languages, question_candidates, question_language
 
@@ -101,6 +102,8 @@ class Extraction:
     read: tuple[ReadAnswer, ...]
     #: With the reader's spans as the candidates: the span each candidate stands for (else empty).
     spans: tuple[ReadAnswer, ...] = ()
+    #: Tokens the reader read for the question (its windows, question tokens included; 0 with it off).
+    read_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +143,9 @@ class Trace:
     #: the index of its hit; empty with it off.
     read: tuple[ReadAnswer, ...] = ()
     vector: np.ndarray | None = None
+    #: Tokens the reader read (the windows it ran, question tokens included; 0 with it off): what a
+    #: question's reading costs, whatever the machine's load.
+    read_tokens: int = 0
 
     @property
     def chosen_span(self) -> ScoredSpan | None:
@@ -218,6 +224,7 @@ class AnswerPipeline:
             clock.timings,
             extraction.read,
             retrieval.vector,
+            extraction.read_tokens,
         )
 
     def claim_inputs(self, claim: str, k: int = 5, page_lang: str | None = None) -> ClaimInputs:
@@ -272,13 +279,13 @@ class AnswerPipeline:
         hits = retrieval.hits
         pool = self._answer_pool(hits, asked.prefer)
         wanted, cands, feats = clock.step("candidates", lambda: self.candidates(asked, pool, hits, retrieval.vector))
-        read, null = clock.step("read", lambda: self.read(asked.text, hits, pool, ticket))
+        read, null, tokens = clock.step("read", lambda: self.read(asked.text, hits, pool, ticket, cands, feats))
         if read and self.settings.candidates == "reader":  # the spans' own reader columns replace the zeros
             chunks = {i: hits[i].chunk for i in pool}
             cands, feats, spans = span_candidates(cands, np.hstack([feats, _zeros(feats)]), read, null, chunks)
-            return Extraction(tuple(pool), wanted, tuple(cands), feats, read, tuple(spans))
+            return Extraction(tuple(pool), wanted, tuple(cands), feats, read, tuple(spans), tokens)
         feats = np.hstack([feats, reader_features(cands, read, null) if self.reader is not None else _zeros(feats)])
-        return Extraction(tuple(pool), wanted, tuple(cands), feats, read)
+        return Extraction(tuple(pool), wanted, tuple(cands), feats, read, read_tokens=tokens)
 
     def question_language(self, question: str, history: Sequence[str] = (), page_lang: str | None = None) -> str:
         """ISO 639-1 code of the question, among the interface's and the corpus's languages (see
@@ -319,24 +326,71 @@ class AnswerPipeline:
         )
 
     def read(
-        self, question: str, hits: Sequence[Hit], pool: Sequence[int], ticket: Ticket | None = None
-    ) -> tuple[tuple[ReadAnswer, ...], dict[int, float]]:
-        """The reader's spans over the passages ``pool`` (document offsets, each ``passage`` the index
-        of its hit) and each one's no-answer score by hit index (none when off): at most the bounds'
-        windows, each batch in ``ticket``'s turn."""
+        self,
+        question: str,
+        hits: Sequence[Hit],
+        pool: Sequence[int],
+        ticket: Ticket | None = None,
+        cands: Sequence[Candidate] = (),
+        feats: np.ndarray | None = None,
+    ) -> tuple[tuple[ReadAnswer, ...], dict[int, float], int]:
+        """The reader's spans over the best ``reader_passages`` of the passages ``pool`` (document
+        offsets, each ``passage`` the index of its hit), each read passage's no-answer score by hit
+        index, and the tokens read (nothing when off): at most the bounds' windows, each batch in
+        ``ticket``'s turn.
+
+        With ``reader_focus`` only windows around the best-ranked of ``cands`` are read (ranked by
+        their rows ``feats``, the reader's columns not yet there: :func:`focus_windows`); with
+        ``reader_first`` the best passages are read first and the rest only when that reading is
+        not sure enough (``reader_sure``); the windows' bound is then shared in proportion."""
         if self.reader is None or not pool:
-            return (), {}
-        pool = sorted(pool)[: self.settings.reader_passages]
+            return (), {}, 0
+        settings = self.settings
+        pool = sorted(pool)[: settings.reader_passages]
         ticket = ticket if ticket is not None else self.work.ticket()
+        spent = 0
+
+        def turn(cost: int) -> AbstractContextManager[None]:
+            nonlocal spent
+            spent += max(0, cost)
+            return ticket.turn(cost)
+
+        parts = [(i, hits[i].chunk) for i in pool]
+        if settings.reader_focus > 0 and cands and feats is not None:
+            ranks = settings.scoring.scores(np.hstack([feats, _zeros(feats)])).tolist()
+            parts = focus_windows(cands, ranks, dict(parts), settings.reader_focus, settings.reader_context)
+        if not parts:
+            return (), {}, 0
+        windows = settings.bounds.reader_windows
+        first = set(pool[: settings.reader_first]) if 0 < settings.reader_first < len(pool) else set(pool)
+        head = [p for p in parts if p[0] in first]
+        rest = [p for p in parts if p[0] not in first]
+        if not head:  # no focus window in the first passages: read what there is at once
+            head, rest = parts, []
+        share = windows if not rest or windows is None else max(1, -(-windows * len(head) // len(parts)))
+        read, null = self._read_parts(question, head, share, turn)
+        if rest and (not read or read[0].probability < settings.reader_sure):
+            more, more_null = self._read_parts(
+                question, rest, None if windows is None else max(1, windows - share), turn
+            )
+            read = tuple(sorted(read + more, key=lambda a: -a.score))[: settings.reader_spans]
+            null.update(more_null)
+        return read, null, spent
+
+    def _read_parts(
+        self, question: str, parts: Sequence[tuple[int, Chunk]], max_windows: int | None, turn: Turn
+    ) -> tuple[tuple[ReadAnswer, ...], dict[int, float]]:
+        """The reader's spans over ``parts`` (each a hit index and the passage, or a slice of it, read),
+        numbered by hit index, and each hit's lowest no-answer score over its parts."""
+        assert self.reader is not None
         result = self.reader.run(
-            question,
-            [hits[i].chunk for i in pool],
-            top=self.settings.reader_spans,
-            max_windows=self.settings.bounds.reader_windows,
-            turn=ticket.turn,
+            question, [c for _, c in parts], top=self.settings.reader_spans, max_windows=max_windows, turn=turn
         )
-        read = tuple(replace(a, passage=pool[a.passage]) for a in result.answers)
-        return read, dict(zip(pool, result.null))
+        read = tuple(replace(a, passage=parts[a.passage][0]) for a in result.answers)
+        null: dict[int, float] = {}
+        for (hit, _), value in zip(parts, result.null):
+            null[hit] = min(null.get(hit, value), value)
+        return read, null
 
     def span_similarities(
         self, cands: Sequence[Candidate], hits: Sequence[Hit], vector: np.ndarray

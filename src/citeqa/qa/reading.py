@@ -12,6 +12,7 @@ off they are 0 and the scorer fitted without the reader is used.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -107,6 +108,52 @@ def best_inside(cand: Candidate, spans: Sequence[ReadAnswer]) -> ReadAnswer | No
         if s.passage == cand.hit_index and cand.start <= s.span.start and s.span.end <= cand.end:
             return s
     return None
+
+
+def focus_windows(
+    cands: Sequence[Candidate], ranks: Sequence[float], chunks: Mapping[int, Chunk], focus: int, context: int
+) -> list[tuple[int, Chunk]]:
+    """What the reader reads instead of whole passages: the ``focus`` best-ranked of ``cands`` (by
+    ``ranks``, higher first; only those of the passages in ``chunks``, by hit index), each widened by
+    ``context`` words either side within its passage, windows of one passage that overlap or touch
+    merged. Each as ``(hit index, slice of that passage)``, in passage order and then document order."""
+    inside = [i for i, c in enumerate(cands) if c.hit_index in chunks]
+    best = sorted(inside, key=lambda i: -ranks[i])[: max(0, focus)]
+    ranges: dict[int, list[tuple[int, int]]] = {}
+    for i in best:
+        c = cands[i]
+        chunk = chunks[c.hit_index]
+        a, b = widened(chunk.text, c.start - chunk.start, c.end - chunk.start, context)
+        ranges.setdefault(c.hit_index, []).append((a, b))
+    out = []
+    for hit in sorted(ranges):
+        chunk = chunks[hit]
+        merged: list[tuple[int, int]] = []
+        for a, b in sorted(ranges[hit]):
+            if merged and a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        for a, b in merged:
+            start, end = chunk.start + a, chunk.start + b
+            out.append((hit, Chunk.make(chunk.doc_id, start, end, chunk.text[a:b], chunk.lang)))
+    return out
+
+
+_WORD = re.compile(r"\S+")
+
+
+def widened(text: str, start: int, end: int, words: int) -> tuple[int, int]:
+    """``[start, end)`` of ``text`` widened by ``words`` whole words either side (to the text's ends
+    at most), and to whole words where it cuts one."""
+    start, end = whole_words(text, start, end)
+    if words <= 0:
+        return start, end
+    before = [m.start() for m in _WORD.finditer(text, 0, start)]
+    after = [m.end() for m in _WORD.finditer(text, end)]
+    a = before[-words] if len(before) >= words else 0
+    b = after[words - 1] if len(after) >= words else len(text)
+    return min(a, start), max(b, end)
 
 
 #: Characters trimmed from the ends of a reader span: an answer is "França", not "França.".

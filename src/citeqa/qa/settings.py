@@ -51,6 +51,19 @@ class AnswerSettings:
     #: Passages the reader reads: the best-ranked of those searched for the answer (each costs a
     #: window of up to 256 tokens). Reading 3 or 2 lost answers out of fold (docs/benchmarks.md).
     reader_passages: int = 4
+    #: A cascade: read the best ``reader_first`` of those passages first, and the rest only when the
+    #: best span found there is less likely than :attr:`reader_sure` against "no answer" (its
+    #: window's no-answer odds). 0 (or ``reader_passages`` and more): read them all at once.
+    reader_first: int = 0
+    #: The cascade's threshold (see :attr:`reader_first`): a first reading this sure reads no further.
+    reader_sure: float = 0.9
+    #: Windows instead of whole passages: read only the ``reader_focus`` best-ranked candidate
+    #: sentences of the passages read (ranked by the scorer before the reader's columns are known),
+    #: each with :attr:`reader_context` words either side in its passage (windows that touch are
+    #: merged). 0: read the passages whole.
+    reader_focus: int = 0
+    #: Words read either side of a focus sentence (see :attr:`reader_focus`).
+    reader_context: int = 40
     #: With the reader on, the answer candidates: the reader's spans, each with the sentence that
     #: holds it (the span is the short answer), or every sentence of the passages searched.
     candidates: CandidateSource = "sentences"
