@@ -145,3 +145,22 @@ def test_the_reading_settings_are_named_settings(engine: Engine):
     s = engine.settings.with_overrides({"reader_first": 2, "reader_sure": 1, "reader_focus": 3, "reader_context": 20})
     assert (s.reader_first, s.reader_sure, s.reader_focus, s.reader_context) == (2, 1.0, 3, 20)
     assert (engine.settings.reader_first, engine.settings.reader_focus) == (0, 0)  # today's reading by default
+
+
+def test_the_focus_sentences_are_ranked_by_the_focus_ranker(engine: Engine):
+    from dataclasses import replace
+
+    flipped = replace(engine.settings.scoring, weights={k: -v for k, v in engine.settings.scoring.weights.items()})
+    plain, other = CountingReader([5.0]), CountingReader([5.0])
+    reading(engine, plain, reader_focus=1, reader_context=0).trace(QUESTION, k=3)
+    settings = replace(engine.settings.with_overrides(reader_focus=1, reader_context=0), focus_ranker=flipped)
+    engine.adjusted(settings, other).trace(QUESTION, k=3)
+    assert plain.calls[0][0].text != other.calls[0][0].text
+
+
+def test_with_the_reader_the_focus_is_ranked_by_the_scorer_fitted_without_it():
+    from citeqa.qa.settings import AnswerSettings
+
+    e5 = "multilingual-e5-small"
+    assert AnswerSettings.for_model(e5, reader=True).focus_ranker == AnswerSettings.for_model(e5).scoring
+    assert AnswerSettings.for_model(e5).focus_ranker is None  # the scorer itself then

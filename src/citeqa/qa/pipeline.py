@@ -340,7 +340,8 @@ class AnswerPipeline:
         ``ticket``'s turn.
 
         With ``reader_focus`` only windows around the best-ranked of ``cands`` are read (ranked by
-        their rows ``feats``, the reader's columns not yet there: :func:`focus_windows`); with
+        ``focus_ranker`` on their rows ``feats``, the reader's columns not yet there:
+        :func:`focus_windows`); with
         ``reader_first`` the best passages are read first and the rest only when that reading is
         not sure enough (``reader_sure``); the windows' bound is then shared in proportion."""
         if self.reader is None or not pool:
@@ -357,7 +358,8 @@ class AnswerPipeline:
 
         parts = [(i, hits[i].chunk) for i in pool]
         if settings.reader_focus > 0 and cands and feats is not None:
-            ranks = settings.scoring.scores(np.hstack([feats, _zeros(feats)])).tolist()
+            ranker = settings.focus_ranker if settings.focus_ranker is not None else settings.scoring
+            ranks = ranker.scores(np.hstack([feats, _zeros(feats)])).tolist()
             parts = focus_windows(cands, ranks, dict(parts), settings.reader_focus, settings.reader_context)
         if not parts:
             return (), {}, 0
