@@ -29,7 +29,7 @@ from citeqa.qa.backend import RetrievalBackend
 from citeqa.qa.bounds import TokenCounter
 from citeqa.qa.features import FEATURES, Passage, candidate_features
 from citeqa.qa.questions import MAX_QUESTION_CHARS, clean_history, clean_question, is_follow_up
-from citeqa.qa.reading import reader_features, reader_short, span_candidates, span_short
+from citeqa.qa.reading import read_passages, reader_features, reader_short, span_candidates, span_short, without_reader
 from citeqa.qa.retrieval import Retriever, prefer_language
 from citeqa.qa.rules import RuleAnswer, rule_answer
 from citeqa.qa.scoring import check_scores
@@ -100,6 +100,8 @@ class Extraction:
     read: tuple[ReadAnswer, ...]
     #: With the reader's spans as the candidates: the span each candidate stands for (else empty).
     spans: tuple[ReadAnswer, ...] = ()
+    #: Tokens the reader read for the question (its windows, question tokens included; 0 with it off).
+    read_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +154,9 @@ class Trace:
     #: the index of its hit; empty with it off.
     read: tuple[ReadAnswer, ...] = ()
     vector: np.ndarray | None = None
+    #: Tokens the reader read (the windows it ran, question tokens included; 0 with it off): what a
+    #: question's reading costs, whatever the machine's load.
+    read_tokens: int = 0
 
     @property
     def chosen_span(self) -> ScoredSpan | None:
@@ -230,6 +235,7 @@ class AnswerPipeline:
             clock.timings,
             extraction.read,
             retrieval.vector,
+            extraction.read_tokens,
         )
 
     def sentences(self, text: str, k: int = 5, page_lang: str | None = None) -> Sentences:
@@ -282,13 +288,15 @@ class AnswerPipeline:
         hits = retrieval.hits
         pool = self._answer_pool(hits, asked.prefer)
         wanted, cands, feats = clock.step("candidates", lambda: self.candidates(asked, pool, hits, retrieval.vector))
-        read, null = clock.step("read", lambda: self.read(asked.text, hits, pool, ticket))
+        read, null, tokens = clock.step("read", lambda: self.read(asked.text, hits, pool, ticket, cands, feats))
         if read and self.settings.candidates == "reader":  # the spans' own reader columns replace the zeros
             chunks = {i: hits[i].chunk for i in pool}
-            cands, feats, spans = span_candidates(cands, np.hstack([feats, _zeros(feats)]), read, null, chunks)
-            return Extraction(tuple(pool), wanted, tuple(cands), feats, read, tuple(spans))
-        feats = np.hstack([feats, reader_features(cands, read, null) if self.reader is not None else _zeros(feats)])
-        return Extraction(tuple(pool), wanted, tuple(cands), feats, read)
+            cands, feats, spans = span_candidates(cands, np.hstack([feats, without_reader(feats)]), read, null, chunks)
+            return Extraction(tuple(pool), wanted, tuple(cands), feats, read, tuple(spans), tokens)
+        feats = np.hstack(
+            [feats, reader_features(cands, read, null) if self.reader is not None else without_reader(feats)]
+        )
+        return Extraction(tuple(pool), wanted, tuple(cands), feats, read, read_tokens=tokens)
 
     def question_language(self, question: str, history: Sequence[str] = (), page_lang: str | None = None) -> str:
         """ISO 639-1 code of the question, among the interface's and the corpus's languages (see
@@ -329,24 +337,20 @@ class AnswerPipeline:
         )
 
     def read(
-        self, question: str, hits: Sequence[Hit], pool: Sequence[int], ticket: Ticket | None = None
-    ) -> tuple[tuple[ReadAnswer, ...], dict[int, float]]:
-        """The reader's spans over the passages ``pool`` (document offsets, each ``passage`` the index
-        of its hit) and each one's no-answer score by hit index (none when off): at most the bounds'
-        windows, each batch in ``ticket``'s turn."""
+        self,
+        question: str,
+        hits: Sequence[Hit],
+        pool: Sequence[int],
+        ticket: Ticket | None = None,
+        cands: Sequence[Candidate] = (),
+        feats: np.ndarray | None = None,
+    ) -> tuple[tuple[ReadAnswer, ...], dict[int, float], int]:
+        """:func:`citeqa.qa.reading.read_passages` with this pipeline's reader and settings (nothing
+        when the reader is off), each batch in ``ticket``'s turn."""
         if self.reader is None or not pool:
-            return (), {}
-        pool = sorted(pool)[: self.settings.reader_passages]
+            return (), {}, 0
         ticket = ticket if ticket is not None else self.work.ticket()
-        result = self.reader.run(
-            question,
-            [hits[i].chunk for i in pool],
-            top=self.settings.reader_spans,
-            max_windows=self.settings.bounds.reader_windows,
-            turn=ticket.turn,
-        )
-        read = tuple(replace(a, passage=pool[a.passage]) for a in result.answers)
-        return read, dict(zip(pool, result.null))
+        return read_passages(self.reader, self.settings, question, hits, pool, ticket, cands, feats)
 
     def span_similarities(
         self, cands: Sequence[Candidate], hits: Sequence[Hit], vector: np.ndarray
@@ -468,10 +472,6 @@ def choose_span(
         if probs[best_same] >= min(probs[best] - margin, floor):
             return best_same
     return best
-
-
-def _zeros(feats: np.ndarray) -> np.ndarray:
-    return np.zeros((len(feats), len(FEATURES) - feats.shape[1]))
 
 
 _T = TypeVar("_T")

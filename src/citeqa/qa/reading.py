@@ -12,15 +12,19 @@ off they are 0 and the scorer fitted without the reader is used.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 
 import numpy as np
 
-from citeqa.qa.features import READER_FEATURES
+from citeqa.qa.features import FEATURES, READER_FEATURES
+from citeqa.qa.settings import AnswerSettings
 from citeqa.qa.spans import Candidate
-from citeqa.reader.reader import ReadAnswer
-from citeqa.records import Chunk, Span
+from citeqa.qa.work import Ticket
+from citeqa.reader.reader import ExtractiveReader, ReadAnswer, Turn
+from citeqa.records import Chunk, Hit, Span
 
 #: A candidate holding no span the reader scored gets this gap (the scores span about 0 to -30).
 NO_SPAN_GAP = -20.0
@@ -119,6 +123,52 @@ def best_inside(cand: Candidate, spans: Sequence[ReadAnswer]) -> ReadAnswer | No
     return None
 
 
+def focus_windows(
+    cands: Sequence[Candidate], ranks: Sequence[float], chunks: Mapping[int, Chunk], focus: int, context: int
+) -> list[tuple[int, Chunk]]:
+    """What the reader reads instead of whole passages: the ``focus`` best-ranked of ``cands`` (by
+    ``ranks``, higher first; only those of the passages in ``chunks``, by hit index), each widened by
+    ``context`` words either side within its passage, windows of one passage that overlap or touch
+    merged. Each as ``(hit index, slice of that passage)``, in passage order and then document order."""
+    inside = [i for i, c in enumerate(cands) if c.hit_index in chunks]
+    best = sorted(inside, key=lambda i: -ranks[i])[: max(0, focus)]
+    ranges: dict[int, list[tuple[int, int]]] = {}
+    for i in best:
+        c = cands[i]
+        chunk = chunks[c.hit_index]
+        a, b = widened(chunk.text, c.start - chunk.start, c.end - chunk.start, context)
+        ranges.setdefault(c.hit_index, []).append((a, b))
+    out = []
+    for hit in sorted(ranges):
+        chunk = chunks[hit]
+        merged: list[tuple[int, int]] = []
+        for a, b in sorted(ranges[hit]):
+            if merged and a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        for a, b in merged:
+            start, end = chunk.start + a, chunk.start + b
+            out.append((hit, Chunk.make(chunk.doc_id, start, end, chunk.text[a:b], chunk.lang)))
+    return out
+
+
+_WORD = re.compile(r"\S+")
+
+
+def widened(text: str, start: int, end: int, words: int) -> tuple[int, int]:
+    """``[start, end)`` of ``text`` widened by ``words`` whole words either side (to the text's ends
+    at most), and to whole words where it cuts one."""
+    start, end = whole_words(text, start, end)
+    if words <= 0:
+        return start, end
+    before = [m.start() for m in _WORD.finditer(text, 0, start)]
+    after = [m.end() for m in _WORD.finditer(text, end)]
+    a = before[-words] if len(before) >= words else 0
+    b = after[words - 1] if len(after) >= words else len(text)
+    return min(a, start), max(b, end)
+
+
 #: Characters trimmed from the ends of a reader span: an answer is "França", not "França.".
 _SPAN_TRIM = " \t\n.,;:!?¿¡\"'«»“”()[]"
 
@@ -149,3 +199,77 @@ def trimmed_words(text: str, start: int, end: int) -> tuple[int, int]:
     while b > a and text[b - 1] in _SPAN_TRIM:
         b -= 1
     return a, b
+
+
+def read_passages(
+    reader: ExtractiveReader,
+    settings: AnswerSettings,
+    question: str,
+    hits: Sequence[Hit],
+    pool: Sequence[int],
+    ticket: Ticket,
+    cands: Sequence[Candidate] = (),
+    feats: np.ndarray | None = None,
+) -> tuple[tuple[ReadAnswer, ...], dict[int, float], int]:
+    """The reader's spans over the best ``reader_passages`` of the passages ``pool`` (document
+    offsets, each ``passage`` the index of its hit), each read passage's no-answer score by hit
+    index, and the tokens read: at most the bounds' windows, each batch in ``ticket``'s turn.
+
+    With ``reader_focus`` only windows around the best-ranked of ``cands`` are read (ranked by
+    ``focus_ranker`` on their rows ``feats``, the reader's columns not yet there:
+    :func:`focus_windows`); with ``reader_first`` the best passages are read first and the rest
+    only when that reading is not sure enough (``reader_sure``); the windows' bound is then
+    shared in proportion."""
+    pool = sorted(pool)[: settings.reader_passages]
+    spent = 0
+
+    def turn(cost: int) -> AbstractContextManager[None]:
+        nonlocal spent
+        spent += max(0, cost)
+        return ticket.turn(cost)
+
+    parts = [(i, hits[i].chunk) for i in pool]
+    if settings.reader_focus > 0 and cands and feats is not None:
+        ranker = settings.focus_ranker if settings.focus_ranker is not None else settings.scoring
+        ranks = ranker.scores(np.hstack([feats, without_reader(feats)])).tolist()
+        parts = focus_windows(cands, ranks, dict(parts), settings.reader_focus, settings.reader_context)
+    if not parts:
+        return (), {}, 0
+    windows = settings.bounds.reader_windows
+    first = set(pool[: settings.reader_first]) if 0 < settings.reader_first < len(pool) else set(pool)
+    head = [p for p in parts if p[0] in first]
+    rest = [p for p in parts if p[0] not in first]
+    if not head:  # no focus window in the first passages: read what there is at once
+        head, rest = parts, []
+    share = windows if not rest or windows is None else max(1, -(-windows * len(head) // len(parts)))
+    read, null = _read_parts(reader, settings, question, head, share, turn)
+    if rest and (not read or read[0].probability < settings.reader_sure):
+        more, more_null = _read_parts(
+            reader, settings, question, rest, None if windows is None else max(1, windows - share), turn
+        )
+        read = tuple(sorted(read + more, key=lambda a: -a.score))[: settings.reader_spans]
+        null.update(more_null)
+    return read, null, spent
+
+
+def _read_parts(
+    reader: ExtractiveReader,
+    settings: AnswerSettings,
+    question: str,
+    parts: Sequence[tuple[int, Chunk]],
+    max_windows: int | None,
+    turn: Turn,
+) -> tuple[tuple[ReadAnswer, ...], dict[int, float]]:
+    """The reader's spans over ``parts`` (each a hit index and the passage, or a slice of it, read),
+    numbered by hit index, and each hit's lowest no-answer score over its parts."""
+    result = reader.run(question, [c for _, c in parts], top=settings.reader_spans, max_windows=max_windows, turn=turn)
+    read = tuple(replace(a, passage=parts[a.passage][0]) for a in result.answers)
+    null: dict[int, float] = {}
+    for (hit, _), value in zip(parts, result.null):
+        null[hit] = min(null.get(hit, value), value)
+    return read, null
+
+
+def without_reader(feats: np.ndarray) -> np.ndarray:
+    """Zero columns for the reader's features of ``feats``' rows (rows of the features before reading)."""
+    return np.zeros((len(feats), len(FEATURES) - feats.shape[1]))
