@@ -257,9 +257,8 @@ def test_citeqa_serve_leaves_no_download_behind(fixture_corpus: Path, tmp_path: 
     download, SIGTERM leaves no file in that folder."""
     import signal
 
-    from test_server_serve import _serve, _setup, _stop
-
     from citeqa.pg.nodes import free_port
+    from tests.app.web.test_server_serve import _serve, _setup, _stop
 
     index, temp, env = _setup(fixture_corpus, tmp_path)
     port = free_port()

@@ -12,12 +12,19 @@ from citeqa.app.web.api import ask_record
 from citeqa.app.web.chat.turns import chat_turn
 from citeqa.app.web.corpus.tab import corpus_view, upload
 from citeqa.app.web.holder import EngineHolder, UploadSettings
+from citeqa.ingest.budget import ParseBudget
 
 QUESTIONS = [  # one per language: question, language, first cited document, fact in the answer
     ("¿En qué año se construyó el faro de Punta Brava?", "es", "faro.txt", "1887"),
     ("Quando foi inaugurado o farol da Ilha Clara?", "pt", "nested/farol.md", "1912"),
     ("When was the windmill of Greyhill restored?", "en", "mill.html", "2004"),
 ]
+
+
+def _uploads(corpus: Path) -> UploadSettings:
+    """Upload settings whose parse budget no load can exhaust: these tests are about what an add
+    reports, and a busy machine may take more than the default 10 s to read even a line."""
+    return UploadSettings(corpus, budget=ParseBudget(seconds=600.0))
 
 
 def test_chat_turn_answers_with_sources_and_follow_up(holder: EngineHolder):
@@ -72,7 +79,7 @@ def test_upload_handler_swaps_in_the_new_index(tmp_path: Path, make_holder):
     doc.parent.mkdir()
     doc.write_text("# The bridge of Alvor\n\nThe bridge of Alvor opened in 1931.", encoding="utf-8")
     (corpus / "notes.xyz").write_text("skip me")
-    status, rows, skipped = upload(holder, UploadSettings(corpus), [str(doc), str(tmp_path / "up" / "missing.txt")])
+    status, rows, skipped = upload(holder, _uploads(corpus), [str(doc), str(tmp_path / "up" / "missing.txt")])
     assert "added bridge.md" in status and "refused missing.txt" in status
     assert holder.engine is not old and "bridge.md" in [r[-1] for r in rows["data"]] and rows == corpus_view(holder)
     assert "notes.xyz" in skipped and "unsupported type" in skipped
@@ -94,7 +101,7 @@ def test_an_add_reports_its_progress_file_by_file(tmp_path: Path, make_holder):
         docs[-1].parent.mkdir(exist_ok=True)
         docs[-1].write_text(text, encoding="utf-8")
     steps: list[tuple] = []
-    status, _, _ = upload(holder, UploadSettings(corpus), [str(d) for d in docs], lambda *step: steps.append(step))
+    status, _, _ = upload(holder, _uploads(corpus), [str(d) for d in docs], lambda *step: steps.append(step))
     assert status == "added quay.txt\nadded mill.md"
     assert [s[1] for s in steps] == [2] * len(steps)
     checking = [s for s in steps if s[2].startswith("checking")]
@@ -117,7 +124,7 @@ def test_an_add_speaks_the_page_language(tmp_path: Path, make_holder):
     doc.parent.mkdir()
     doc.write_text("The quay of Porto Velho was paved in 1902.", encoding="utf-8")
     steps: list[tuple] = []
-    status, table, _ = upload(holder, UploadSettings(corpus), [str(doc)], lambda *s: steps.append(s), lang="es")
+    status, table, _ = upload(holder, _uploads(corpus), [str(doc)], lambda *s: steps.append(s), lang="es")
     assert status == "añadido quay.txt" and table["headers"][:2] == ["título", "idioma"]
     assert [s[2] for s in steps] == [
         "comprobando quay.txt",
@@ -139,7 +146,7 @@ def test_an_add_waiting_for_another_change_can_be_cancelled(tmp_path: Path, make
     with holder.index_lock:  # another add or removal is running
         report = lambda done, total, text: waiting.set() if text.startswith("waiting") else None
         add = threading.Thread(
-            target=lambda: out.append(upload(holder, UploadSettings(corpus), [str(doc)], report, stop.is_set))
+            target=lambda: out.append(upload(holder, _uploads(corpus), [str(doc)], report, stop.is_set))
         )
         add.start()
         assert waiting.wait(30)
