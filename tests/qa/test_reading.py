@@ -28,7 +28,7 @@ from citeqa.qa.scoring import ScoringModel
 from citeqa.qa.settings import AnswerSettings
 from citeqa.qa.spans import Candidate, candidates_from
 from citeqa.reader.reader import ReadAnswer, ReaderResult
-from citeqa.records import Chunk, Hit, Span
+from citeqa.records import Chunk, Highlight, Hit, Span
 
 PASSAGE = "The pier of Alvor was rebuilt in 1977. It is 60 tonnes heavy. The mill stopped in 1961."
 OFFSET = 100  # the passage starts at character 100 of its document
@@ -47,6 +47,10 @@ def _span(phrase: str) -> Span:
 
 def _read(span: Span, score: float, passage: int = 0) -> ReadAnswer:
     return ReadAnswer(span, passage, score, 0.5)
+
+
+def _shown(text: str, at: Highlight) -> str:
+    return text[at.start : at.end]
 
 
 def _spans(*phrases_scores: tuple[str, float]) -> list[ReadAnswer]:
@@ -93,9 +97,10 @@ def test_the_short_answer_is_the_span_in_whole_words_without_stops():
 
 def test_a_read_span_is_widened_to_whole_words_then_trimmed_of_stops():
     text = "It weighs «60 tonnes». Done"
-    a, b = trimmed_words(text, text.index("«"), text.index("tonnes") + 4)  # "«60 tonn"
-    assert text[a:b] == "60 tonnes"
-    assert trimmed_words(text, text.index("»"), text.index("»") + 2) == (text.index(" Done"), text.index(" Done"))
+    assert _shown(text, trimmed_words(text, text.index("«"), text.index("tonnes") + 4)) == "60 tonnes"  # "«60 tonn"
+    assert trimmed_words(text, text.index("»"), text.index("»") + 2) == Highlight(
+        text.index(" Done"), text.index(" Done")
+    )
 
 
 # --- reader_features: the reader's columns of each candidate sentence -------------------------------------------
@@ -235,15 +240,15 @@ def test_trimmed_span_works_in_the_frame_of_the_text_it_is_given():
 def test_whole_words_widens_over_letters_and_digits_in_any_script_only():
     text = "Exportações de França: 1.200 t, well-known"
     a = text.index("ranç")
-    assert text[slice(*whole_words(text, a, a + 2))] == "França"
+    assert _shown(text, whole_words(text, a, a + 2)) == "França"
     a = text.index("xport")
-    assert text[slice(*whole_words(text, a, a + 3))] == "Exportações"
+    assert _shown(text, whole_words(text, a, a + 3)) == "Exportações"
     a = text.index("200")
-    assert text[slice(*whole_words(text, a, a + 1))] == "200"  # the point is no letter or digit: kept as a border
+    assert _shown(text, whole_words(text, a, a + 1)) == "200"  # the point is no letter or digit: kept as a border
     a = text.index("known")
-    assert text[slice(*whole_words(text, a, a + 2))] == "known"
-    assert whole_words(text, 0, len(text)) == (0, len(text))
-    assert whole_words(text, 3, 3) == (0, len("Exportações"))  # a point inside a word takes the word
+    assert _shown(text, whole_words(text, a, a + 2)) == "known"
+    assert whole_words(text, 0, len(text)) == Highlight(0, len(text))
+    assert whole_words(text, 3, 3) == Highlight(0, len("Exportações"))  # a point inside a word takes the word
 
 
 # --- focus_windows: what the reader reads instead of whole passages ----------------------------------------------
