@@ -211,8 +211,8 @@ def test_every_span_of_every_passage_has_its_vector(built_index: Path, embedder)
     assert spans is not None and len(spans.ptr) == len(data.chunks) + 1
     for i, chunk in enumerate(data.chunks):
         bounds = span_bounds(chunk.text)
-        assert [tuple(b) for b in spans.bounds[spans.ptr[i] : spans.ptr[i + 1]]] == bounds
-        for j, (a, b) in enumerate(bounds):
+        assert [tuple(b) for b in spans.bounds[spans.ptr[i] : spans.ptr[i + 1]]] == [(s.start, s.end) for s in bounds]
+        for j, (a, b) in enumerate((s.start, s.end) for s in bounds):
             row = spans.row(i, j, a, b)
             expected = embedder.encode([chunk.text[a:b]])[0]
             assert row is not None and float(spans.vectors[row].astype("float32") @ expected) > 0.999

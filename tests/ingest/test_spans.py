@@ -5,7 +5,7 @@ from citeqa.qa.answer_types import AnswerType, expected_type, find_entities, fin
 
 
 def sentences(text: str) -> list[str]:
-    return [text[a:b] for a, b in sentence_spans(text)]
+    return [text[s.start : s.end] for s in sentence_spans(text)]
 
 
 def test_decimals_and_abbreviations_do_not_split():
@@ -28,8 +28,8 @@ def test_quotes_and_newlines_end_sentences():
 
 def test_spans_are_exact_offsets():
     text = "  Uno dos tres.  Cuatro cinco.  "
-    for a, b in sentence_spans(text):
-        assert text[a:b].strip() == text[a:b] and text[a:b]
+    for s in sentence_spans(text):
+        assert text[s.start : s.end].strip() == text[s.start : s.end] and text[s.start : s.end]
 
 
 def test_clauses_split_long_sentences_at_semicolons():
@@ -37,7 +37,7 @@ def test_clauses_split_long_sentences_at_semicolons():
         "El stack tiene tres pisos: los NPUs Ascend en el hardware; CANN, la capa que traduce "
         "instrucciones; y MindSpore como framework de entrenamiento."
     )
-    parts = [text[a:b] for a, b in clause_spans(text, 0, len(text))]
+    parts = [text[s.start : s.end] for s in clause_spans(text, 0, len(text))]
     assert len(parts) >= 2 and all(p in text for p in parts)
 
 
@@ -93,7 +93,7 @@ def test_a_german_ordinal_date_does_not_end_a_sentence():
     from citeqa.ingest.sentences import sentence_spans
 
     text = "Bach wurde am 21. März 1685 in Eisenach geboren. Er starb 1750. Das Modell GLM-5. April kam."
-    assert [text[a:b] for a, b in sentence_spans(text)] == [
+    assert [text[s.start : s.end] for s in sentence_spans(text)] == [
         "Bach wurde am 21. März 1685 in Eisenach geboren.",
         "Er starb 1750.",
         "Das Modell GLM-5.",

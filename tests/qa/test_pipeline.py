@@ -46,11 +46,12 @@ def test_language_any_removes_the_preference(engine: Engine):
 
 def test_a_reader_span_cut_inside_a_word_is_widened_to_the_whole_word():
     from citeqa.qa.reading import whole_words
+    from citeqa.records import Highlight
 
     text = "près de 60 tonnes de peinture"
-    assert whole_words(text, 8, 15) == (8, 17)  # "60 tonn" -> "60 tonnes"
-    assert whole_words(text, 9, 17) == (8, 17)  # "0 tonnes" -> "60 tonnes"
-    assert whole_words(text, 8, 17) == (8, 17) and whole_words(text, 0, len(text)) == (0, len(text))
+    assert whole_words(text, 8, 15) == Highlight(8, 17)  # "60 tonn" -> "60 tonnes"
+    assert whole_words(text, 9, 17) == Highlight(8, 17)  # "0 tonnes" -> "60 tonnes"
+    assert whole_words(text, 8, 17) == Highlight(8, 17) and whole_words(text, 0, len(text)) == Highlight(0, len(text))
 
 
 def test_a_sentence_said_twice_is_placed_at_the_copy_that_was_chosen(tmp_path: Path, embedder):

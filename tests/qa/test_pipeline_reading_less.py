@@ -10,7 +10,7 @@ import pytest
 from citeqa.engine import Engine
 from citeqa.qa.reading import focus_windows, widened
 from citeqa.qa.spans import Candidate
-from citeqa.records import Chunk, Span
+from citeqa.records import Chunk, Highlight, Span
 
 QUESTION = "¿Cuánto mide el faro de Punta Brava?"
 
@@ -111,13 +111,17 @@ def candidate(c: Chunk, hit: int, a: int, b: int) -> Candidate:
     return Candidate(hit, Span(c.doc_id, c.start + a, c.start + b), c.text[a:b], c.lang)
 
 
+def _shown(text: str, at: Highlight) -> str:
+    return text[at.start : at.end]
+
+
 def test_a_window_is_its_sentence_and_so_many_whole_words_either_side():
     text = "one two three. Four five six. Seven eight nine."
     a, b = text.index("Four"), text.index("six.") + 4
-    assert text[slice(*widened(text, a, b, 2))] == "two three. Four five six. Seven eight"
-    assert text[slice(*widened(text, a, b, 0))] == "Four five six."
-    assert widened(text, a, b, 50) == (0, len(text))
-    assert text[slice(*widened(text, a + 1, b - 2, 0))] == "Four five six"  # whole words
+    assert _shown(text, widened(text, a, b, 2)) == "two three. Four five six. Seven eight"
+    assert _shown(text, widened(text, a, b, 0)) == "Four five six."
+    assert widened(text, a, b, 50) == Highlight(0, len(text))
+    assert _shown(text, widened(text, a + 1, b - 2, 0)) == "Four five six"  # whole words
 
 
 def test_focus_windows_take_the_best_ranked_sentences_of_the_passages_read_and_merge_what_touches():

@@ -42,7 +42,7 @@ from citeqa.claims.parts import (
 from citeqa.claims.thresholds import ClaimThresholds
 from citeqa.ingest.sentences import sentence_spans
 from citeqa.qa.spans import Candidate
-from citeqa.records import Document, Hit, Span
+from citeqa.records import Document, Highlight, Hit, Span
 from citeqa.text.analysis import COGNATE_PREFIX, cognate_keys, stem
 from citeqa.text.facts import find_facts
 from citeqa.text.facts_names import is_name_word
@@ -100,13 +100,13 @@ class Unit:
         return self.span.end
 
 
-def _lead(line: str, lang: str) -> tuple[int, int] | None:
+def _lead(line: str, lang: str) -> Highlight | None:
     """The lead of a paragraph (offsets in ``line``), if its first sentence is one."""
     spans = sentence_spans(line)
     if len(spans) < 2:
         return None
-    a, b = spans[0]
-    text = line[a:b]
+    sentence = spans[0]
+    text = line[sentence.start : sentence.end]
     toks = tokens_of(text)
     if len(toks) > LEAD_WORDS:
         return None
@@ -115,7 +115,7 @@ def _lead(line: str, lang: str) -> tuple[int, int] | None:
     named = [(x, y) for j, (x, y) in enumerate(outside) if is_name_word(text[x:y], first=(j == 0))]
     if not named:
         return None  # "Entre los tres suman 154,5 hm³." is a sentence, not a lead
-    return (a, b) if len(content_words(without(text, facts + named), lang)) <= LEAD_CONTENT_WORDS else None
+    return sentence if len(content_words(without(text, facts + named), lang)) <= LEAD_CONTENT_WORDS else None
 
 
 def _heading(doc: Document, offset: int) -> str:
@@ -169,7 +169,7 @@ def units_of(
         chunk = hit.chunk
         doc = documents.get(chunk.doc_id)
         title = doc.title if doc is not None else ""
-        spans = [(chunk.start + a, chunk.start + b) for a, b in sentence_spans(chunk.text)]
+        spans = [(chunk.start + s.start, chunk.start + s.end) for s in sentence_spans(chunk.text)]
         for a, b in spans:
             if is_heading(doc.text[a:b] if doc is not None else chunk.text[a - chunk.start : b - chunk.start]):
                 continue  # a heading is what sentences continue, never evidence on its own
@@ -179,16 +179,16 @@ def units_of(
             line_end = text.find("\n", b - base)
             line = text[line_start : line_end if line_end >= 0 else len(text)]
             lead = _lead(line, chunk.lang)
-            if lead is not None and base + line_start + lead[0] == a:
+            if lead is not None and base + line_start + lead.start == a:
                 continue  # a lead is quoted with the sentence that continues it
             start, lead_text = a, ""
             context = f"{title}\n{_heading(doc, a)}" if doc is not None else title
-            if lead is not None and base + line_start + lead[1] <= a:
-                joined = not text[line_start + lead[1] : a - base].strip()
-                if joined and base + line_start + lead[0] >= chunk.start:
-                    start = base + line_start + lead[0]  # the sentence continues the lead: quote both
+            if lead is not None and base + line_start + lead.end <= a:
+                joined = not text[line_start + lead.end : a - base].strip()
+                if joined and base + line_start + lead.start >= chunk.start:
+                    start = base + line_start + lead.start  # the sentence continues the lead: quote both
                 else:  # earlier in the paragraph, or in the passage before: context for the names
-                    lead_text = line[lead[0] : lead[1]]
+                    lead_text = line[lead.start : lead.end]
             sims = [v for (h, s), v in best.items() if h == i and start <= s < b]
             sim = max(sims) if sims else float(hit.dense)
             words = document_words(doc.text) if doc is not None else frozenset()

@@ -7,6 +7,7 @@ import string
 import unicodedata
 from collections import Counter
 
+from citeqa.records import Highlight
 from citeqa.text.analysis import fold_accents
 
 ARTICLES = frozenset(
@@ -74,8 +75,8 @@ def token_f1(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def answer_spans(text: str, gold: str) -> list[tuple[int, int]]:
-    """Where ``gold`` occurs in ``text`` as :func:`contains_answer` finds it: ``(start, end)`` offsets into ``text``.
+def answer_spans(text: str, gold: str) -> list[Highlight]:
+    """Where ``gold`` occurs in ``text`` as :func:`contains_answer` finds it: offsets into ``text``.
 
     The comparison is the same (NFKC, casefold, collapsed whitespace, whole-word edges);
     the offsets are mapped back to the original text, so the spans can be marked in it.
@@ -84,12 +85,12 @@ def answer_spans(text: str, gold: str) -> list[tuple[int, int]]:
     if not needle:
         return []
     folded, origin = _normalized_with_origin(text)
-    spans: list[tuple[int, int]] = []
+    spans: list[Highlight] = []
     start = folded.find(needle)
     while start != -1:
         end = start + len(needle)
         if _is_edge(folded, start - 1, needle[0]) and _is_edge(folded, end, needle[-1]):
-            spans.append((origin[start], origin[end - 1] + 1))
+            spans.append(Highlight(origin[start], origin[end - 1] + 1))
             start = folded.find(needle, end)
         else:
             start = folded.find(needle, start + 1)

@@ -103,7 +103,7 @@ def plan_spans(
             keys.extend([None] * (last - first))
             _add_run(copied, ptr[-1], first, last - first)
         else:
-            found = span_bounds(chunk.text)
+            found = [(at.start, at.end) for at in span_bounds(chunk.text)]
             pieces.append(np.asarray(found, dtype=np.int32).reshape(-1, 2))
             for a, b in found:
                 key = sha256_text(chunk.text[a:b])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from citeqa.errors import ConfigError
-from citeqa.records import Chunk, Document, Span
+from citeqa.records import Chunk, Document, Highlight, Span
 from citeqa.text.language import detect
 
 #: Paragraph, line, sentence, clause, word: the splitter tries them in this order.
@@ -44,8 +44,8 @@ class ChunkerSettings:
             raise ConfigError(f"chunk overlap must be in [0, size), got {self.overlap}")
 
 
-def split_spans(text: str, settings: ChunkerSettings) -> list[tuple[int, int]]:
-    """``(start, end)`` of each passage of ``text``; passages are stripped of blanks."""
+def split_spans(text: str, settings: ChunkerSettings) -> list[Highlight]:
+    """Each passage of ``text`` (offsets into it); passages are stripped of blanks."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     splitter = RecursiveCharacterTextSplitter(
@@ -55,13 +55,13 @@ def split_spans(text: str, settings: ChunkerSettings) -> list[tuple[int, int]]:
         keep_separator="end",
         strip_whitespace=True,
     )
-    spans: list[tuple[int, int]] = []
+    spans: list[Highlight] = []
     cursor = 0
     for piece in splitter.split_text(text):
         start = text.find(piece, cursor)  # each piece starts after the previous one
         if start < 0:
             raise AssertionError(f"splitter produced text not in the document: {piece[:40]!r}")
-        spans.append((start, start + len(piece)))
+        spans.append(Highlight(start, start + len(piece)))
         cursor = start + 1
     return spans
 
@@ -73,7 +73,7 @@ def check_passages(document: Document, settings: ChunkerSettings) -> int:
 
 def passage_spans(document: Document, settings: ChunkerSettings) -> list[Span]:
     """Where each passage of ``document`` lies in it (:func:`split_spans` of its text)."""
-    return [Span(document.doc_id, a, b) for a, b in split_spans(document.text, settings)]
+    return [Span(document.doc_id, at.start, at.end) for at in split_spans(document.text, settings)]
 
 
 def _checked_spans(document: Document, settings: ChunkerSettings) -> list[Span]:

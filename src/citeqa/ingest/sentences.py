@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from citeqa.records import Highlight
 from citeqa.text.analysis import fold_accents
 
 #: Words that end with a period without ending a sentence (accent-folded, lower case).
@@ -28,8 +29,8 @@ _END = re.compile(r"[.!?…]+[\"'»”’)\]]*(?=\s)|\n+")
 _STARTS_SENTENCE = re.compile(r"[\s\"'«“‘(\[¿¡•\-–—]*[A-ZÁÉÍÓÚÂÊÔÃÕÇÑÜ0-9]")
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each sentence of ``text``, stripped of surrounding blanks."""
+def sentence_spans(text: str) -> list[Highlight]:
+    """Each sentence of ``text`` (offsets into it), stripped of surrounding blanks."""
     spans, start = [], 0
     for match in _END.finditer(text):
         end = match.end()
@@ -65,19 +66,19 @@ def _is_ordinal_day(text: str, dot: int, token: str, end: int) -> bool:
     return following is not None and fold_accents(following.group(1)).lower() in full_months()
 
 
-def _strip(text: str, start: int, end: int) -> tuple[int, int] | None:
+def _strip(text: str, start: int, end: int) -> Highlight | None:
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
         end -= 1
-    return (start, end) if end > start else None
+    return Highlight(start, end) if end > start else None
 
 
 _CLAUSE = re.compile(r";\s+|:\s+|\s+[—–]\s+")
 
 
-def clause_spans(text: str, start: int, end: int, min_chars: int = 40) -> list[tuple[int, int]]:
-    """Clauses of the sentence ``text[start:end]``: cut at ';', ':' and dashes.
+def clause_spans(text: str, start: int, end: int, min_chars: int = 40) -> list[Highlight]:
+    """Clauses of the sentence ``text[start:end]`` (offsets into ``text``): cut at ';', ':' and dashes.
 
     Pieces shorter than ``min_chars`` are joined to their neighbour, so a clause keeps
     enough context to be read on its own.
@@ -92,11 +93,11 @@ def clause_spans(text: str, start: int, end: int, min_chars: int = 40) -> list[t
     return [s for s in (_strip(text, a, b) for a, b in bounds) if s is not None]
 
 
-def span_bounds(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of every candidate answer span of a passage, in reading order: each
+def span_bounds(text: str) -> list[Highlight]:
+    """Every candidate answer span of a passage (offsets into ``text``), in reading order: each
     sentence, then the clauses of a sentence longer than :data:`LONG_SENTENCE_CHARS`."""
-    out: list[tuple[int, int]] = []
-    for s, e in sentence_spans(text):
-        spans = [(s, e)] if e - s <= LONG_SENTENCE_CHARS else [(s, e), *clause_spans(text, s, e)]
+    out: list[Highlight] = []
+    for s in sentence_spans(text):
+        spans = [s] if s.end - s.start <= LONG_SENTENCE_CHARS else [s, *clause_spans(text, s.start, s.end)]
         out.extend(dict.fromkeys(spans))
     return out

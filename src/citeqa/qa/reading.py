@@ -24,7 +24,7 @@ from citeqa.qa.settings import AnswerSettings
 from citeqa.qa.spans import Candidate
 from citeqa.qa.work import Ticket
 from citeqa.reader.reader import ExtractiveReader, ReadAnswer, Turn
-from citeqa.records import Chunk, Hit, Span
+from citeqa.records import Chunk, Highlight, Hit, Span
 
 #: A candidate holding no span the reader scored gets this gap (the scores span about 0 to -30).
 NO_SPAN_GAP = -20.0
@@ -111,8 +111,8 @@ def trimmed_span(span: Span, text: str, start: int) -> Span:
     ``text`` is the document's text from offset ``start`` on (a passage's, a sentence's) and holds
     the span: widened to whole words of ``text``, trimmed of spaces and stops; empty when nothing
     else is left."""
-    a, b = trimmed_words(text, max(0, span.start - start), min(len(text), span.end - start))
-    return replace(span, start=start + a, end=start + b)
+    at = trimmed_words(text, max(0, span.start - start), min(len(text), span.end - start))
+    return replace(span, start=start + at.start, end=start + at.end)
 
 
 def best_inside(cand: Candidate, spans: Sequence[ReadAnswer]) -> ReadAnswer | None:
@@ -132,41 +132,42 @@ def focus_windows(
     merged. Each as ``(hit index, slice of that passage)``, in passage order and then document order."""
     inside = [i for i, c in enumerate(cands) if c.hit_index in chunks]
     best = sorted(inside, key=lambda i: -ranks[i])[: max(0, focus)]
-    ranges: dict[int, list[tuple[int, int]]] = {}
+    ranges: dict[int, list[Highlight]] = {}
     for i in best:
         c = cands[i]
         chunk = chunks[c.hit_index]
-        a, b = widened(chunk.text, c.start - chunk.start, c.end - chunk.start, context)
-        ranges.setdefault(c.hit_index, []).append((a, b))
+        ranges.setdefault(c.hit_index, []).append(
+            widened(chunk.text, c.start - chunk.start, c.end - chunk.start, context)
+        )
     out = []
     for hit in sorted(ranges):
         chunk = chunks[hit]
-        merged: list[tuple[int, int]] = []
-        for a, b in sorted(ranges[hit]):
-            if merged and a <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        merged: list[Highlight] = []
+        for at in sorted(ranges[hit], key=lambda h: (h.start, h.end)):
+            if merged and at.start <= merged[-1].end:
+                merged[-1] = Highlight(merged[-1].start, max(merged[-1].end, at.end))
             else:
-                merged.append((a, b))
-        for a, b in merged:
-            start, end = chunk.start + a, chunk.start + b
-            out.append((hit, Chunk.make(chunk.doc_id, start, end, chunk.text[a:b], chunk.lang)))
+                merged.append(at)
+        for at in merged:
+            start, end = chunk.start + at.start, chunk.start + at.end
+            out.append((hit, Chunk.make(chunk.doc_id, start, end, chunk.text[at.start : at.end], chunk.lang)))
     return out
 
 
 _WORD = re.compile(r"\S+")
 
 
-def widened(text: str, start: int, end: int, words: int) -> tuple[int, int]:
+def widened(text: str, start: int, end: int, words: int) -> Highlight:
     """``[start, end)`` of ``text`` widened by ``words`` whole words either side (to the text's ends
-    at most), and to whole words where it cuts one."""
-    start, end = whole_words(text, start, end)
+    at most), and to whole words where it cuts one: offsets into ``text``."""
+    at = whole_words(text, start, end)
     if words <= 0:
-        return start, end
-    before = [m.start() for m in _WORD.finditer(text, 0, start)]
-    after = [m.end() for m in _WORD.finditer(text, end)]
+        return at
+    before = [m.start() for m in _WORD.finditer(text, 0, at.start)]
+    after = [m.end() for m in _WORD.finditer(text, at.end)]
     a = before[-words] if len(before) >= words else 0
     b = after[words - 1] if len(after) >= words else len(text)
-    return min(a, start), max(b, end)
+    return Highlight(min(a, at.start), max(b, at.end))
 
 
 #: Characters trimmed from the ends of a reader span: an answer is "França", not "França.".
@@ -180,25 +181,26 @@ def reader_short(cand: Candidate, read: Sequence[ReadAnswer]) -> Span | None:
     return span_short(cand, inside.span) if inside is not None else None
 
 
-def whole_words(text: str, start: int, end: int) -> tuple[int, int]:
-    """``[start, end)`` widened so that it cuts no word of ``text`` in two."""
+def whole_words(text: str, start: int, end: int) -> Highlight:
+    """``[start, end)`` widened so that it cuts no word of ``text`` in two: offsets into ``text``."""
     while 0 < start < len(text) and text[start - 1].isalnum() and text[start].isalnum():
         start -= 1
     while 0 < end < len(text) and text[end - 1].isalnum() and text[end].isalnum():
         end += 1
-    return start, end
+    return Highlight(start, end)
 
 
-def trimmed_words(text: str, start: int, end: int) -> tuple[int, int]:
+def trimmed_words(text: str, start: int, end: int) -> Highlight:
     """A reader's span ``[start, end)`` of ``text`` as a reader shows it: widened to whole words
     (spans end on subword tokens: "60 tonn" for "60 tonnes"), then trimmed of spaces and stops
-    (empty, ``start == end``, when nothing else is left)."""
-    a, b = whole_words(text, start, end)
+    (empty, ``start == end``, when nothing else is left): offsets into ``text``."""
+    at = whole_words(text, start, end)
+    a, b = at.start, at.end
     while a < b and text[a] in _SPAN_TRIM:
         a += 1
     while b > a and text[b - 1] in _SPAN_TRIM:
         b -= 1
-    return a, b
+    return Highlight(a, b)
 
 
 def read_passages(

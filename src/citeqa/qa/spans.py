@@ -47,7 +47,8 @@ def candidates_from(passages: Sequence[tuple[int, Chunk]], context_chars: int = 
     out = []
     for hit_index, chunk in passages:
         text = chunk.text
-        for j, (a, b) in enumerate(span_bounds(text)):
+        for j, at in enumerate(span_bounds(text)):
+            a, b = at.start, at.end
             para = text.rfind("\n", 0, a) + 1
             context = text[max(para, a - context_chars) : a]
             span = Span(chunk.doc_id, chunk.start + a, chunk.start + b)

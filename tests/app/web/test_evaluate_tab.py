@@ -166,7 +166,7 @@ def test_outcome_help_names_every_outcome():
 def test_answer_spans_find_what_grading_finds(text: str, gold: str):
     spans = answer_spans(text, gold)
     assert bool(spans) == contains_answer(text, gold)
-    assert all(contains_answer(text[s:e], gold) for s, e in spans)
+    assert all(contains_answer(text[s.start : s.end], gold) for s in spans)
 
 
 def test_marked_escapes_and_marks_overlaps_with_both_classes():

@@ -227,7 +227,7 @@ def answers_marked(text: str, gold: Sequence[Highlight], given: Sequence[Highlig
 
 def gold_spans(text: str, answers: Iterable[str]) -> list[Highlight]:
     """Where any of the gold answers occurs in ``text`` (as grading finds it)."""
-    return [Highlight(a, b) for gold in answers for a, b in answer_spans(text, gold)]
+    return [at for gold in answers for at in answer_spans(text, gold)]
 
 
 def given_spans(citation: Citation, result: QuestionResult) -> list[Highlight]:
