@@ -138,8 +138,9 @@ class Engine:
 
     @property
     def claim_thresholds(self) -> ClaimThresholds:
-        """When a claim counts as backed (:meth:`check` without ``thresholds``): those given, else
-        those fitted for the index's model, read with the first check."""
+        """When a claim counts as backed (:meth:`check` without ``thresholds``): those given
+        (:meth:`open` gives those fitted for the index's model, with its overrides), else those
+        fitted, read with the first check."""
         if self._claims is None:
             self._claims = fitted_thresholds(self._data.model)
         return self._claims

@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from citeqa.claims.thresholds import ClaimThresholds, fitted_thresholds
+from citeqa.claims.thresholds import ClaimThresholds, claim_thresholds
 from citeqa.errors import ConfigError
 from citeqa.qa import settings as answer_settings
+from citeqa.qa.scoring import read_weights
 from citeqa.qa.settings import AnswerSettings, checked_setting
 
 #: The prefix of the claim thresholds' names ("claims.conflict_cover"); "claims" alone is all of them.
@@ -34,8 +35,10 @@ class Settings:
     @classmethod
     def for_model(cls, model: str, reader: bool = False) -> Settings:
         """The settings fitted for ``model``'s vectors (see :meth:`AnswerSettings.for_model` and
-        :func:`~citeqa.claims.thresholds.fitted_thresholds`); an unknown key is a ConfigError."""
-        return cls(AnswerSettings.for_model(model, reader), fitted_thresholds(model))
+        :func:`~citeqa.claims.thresholds.fitted_thresholds`), the model's weights file read once; an
+        unknown key is a ConfigError."""
+        weights = read_weights(model)
+        return cls(AnswerSettings.for_model(model, reader, weights), claim_thresholds(weights.get(CLAIMS, {})))
 
     def with_overrides(self, overrides: Mapping[str, Any] | None = None, **named: Any) -> Settings:
         """A copy with the named settings changed: an answer setting (as

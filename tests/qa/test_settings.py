@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from citeqa import settings as engine_settings_module
 from citeqa.claims import thresholds as thresholds_module
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
@@ -93,8 +94,11 @@ def test_an_unknown_key_in_a_weights_file_is_a_config_error(monkeypatch, block, 
         data[block] = {**data[block], **extra}
     monkeypatch.setattr(settings_module, "read_weights", lambda model, reader=False: data)
     monkeypatch.setattr(thresholds_module, "read_weights", lambda model, reader=False: data)
+    monkeypatch.setattr(engine_settings_module, "read_weights", lambda model, reader=False: data)
     with pytest.raises(ConfigError, match=message):
         Settings.for_model(E5)
+    with pytest.raises(ConfigError, match=message):  # an engine built without thresholds reads them itself
+        thresholds_module.fitted_thresholds(E5) if block == "claims" else AnswerSettings.for_model(E5)
 
 
 def test_engine_open_takes_named_overrides(shared_index: Path):

@@ -77,11 +77,12 @@ class AnswerSettings:
     bounds: RequestBounds = RequestBounds()
 
     @classmethod
-    def for_model(cls, model: str, reader: bool = False) -> AnswerSettings:
-        """The settings fitted for ``model``'s vectors: retrieval fusion weights from ``<model>.json``,
-        the scorer from it or, with the ``reader``, from ``<model>+reader.json``.
-        A key the code does not know, in either file, is a :class:`ConfigError`."""
-        data = read_weights(model)
+    def for_model(cls, model: str, reader: bool = False, weights: Mapping[str, Any] | None = None) -> AnswerSettings:
+        """The settings fitted for ``model``'s vectors: retrieval fusion weights from ``<model>.json``
+        (``weights``, when the caller has read it already), the scorer from it or, with the
+        ``reader``, from ``<model>+reader.json``. A key the code does not know, in either file, is a
+        :class:`ConfigError`."""
+        data = weights if weights is not None else read_weights(model)
         check_weights_keys(data, model)
         fusion = data.get("retrieval", {})
         unknown = sorted(set(fusion) - FITTED_RETRIEVAL)
@@ -90,8 +91,8 @@ class AnswerSettings:
                 f"weights for {model}: no such retrieval setting {', '.join(unknown)} "
                 f"(known: {', '.join(sorted(FITTED_RETRIEVAL))}); refit with eval/fit_scorer.py --write"
             )
-        weights: dict[str, Any] = {k: float(v) for k, v in fusion.items()}  # FITTED_RETRIEVAL: float fields
-        retrieval = RetrievalSettings(**weights)
+        fused: dict[str, Any] = {k: float(v) for k, v in fusion.items()}  # FITTED_RETRIEVAL: float fields
+        retrieval = RetrievalSettings(**fused)
         scorer = read_weights(model, reader=True) if reader else data
         if reader:
             check_weights_keys(scorer, f"{model} with the reader")
