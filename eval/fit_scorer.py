@@ -63,6 +63,7 @@ from citeqa.qa.scoring import (
     weights_path,
     write_scoring,
 )
+from citeqa.qa.settings import READING_SETTINGS
 from citeqa.reader.reader import Reader
 
 #: Besides the ranker score and margin, the calibration sees these features of the chosen span.
@@ -522,6 +523,8 @@ def main() -> int:
             sets, model_id, args.folds, metrics, args.dense_weight, args.reader, command=_without_cache(sys.argv[1:])
         )
         fitted["candidates"] = args.candidates if args.reader else "sentences"
+        if args.reader:  # the scorer's features depend on what was read: it keeps how
+            fitted["reading"] = {name: getattr(settings, name) for name in READING_SETTINGS}
         # With the reader only the scorer is written: fusion weights and claim thresholds stay in <model>.json.
         write_scoring(replace(final, fitted=fitted), path, retrieval=None if args.reader else fusion)
         print(f"wrote {path}")

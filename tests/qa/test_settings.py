@@ -112,3 +112,18 @@ def test_engine_open_takes_named_overrides(shared_index: Path):
     assert strict.adjusted().claim_thresholds == strict.without_reader().claim_thresholds == strict.claim_thresholds
     with pytest.raises(ConfigError, match="no such setting 'pools'"):
         Engine.open(shared_index, embedder=KeywordEmbedder(), overrides={"pools": 20})
+
+
+def test_the_reader_scorer_brings_the_reading_it_was_fitted_on(monkeypatch):
+    plain = read_weights(E5)
+    scorer = read_weights(E5, reader=True)
+    scorer["fitted"] = {**scorer.get("fitted", {}), "reading": {"reader_focus": 3, "reader_context": 30}}
+    monkeypatch.setattr(settings_module, "read_weights", lambda model, reader=False: scorer if reader else plain)
+    with_reader = AnswerSettings.for_model(E5, reader=True)
+    assert (with_reader.reader_focus, with_reader.reader_context) == (3, 30)
+    without = AnswerSettings.for_model(E5)  # the reader-less scorer reads nothing
+    assert without.reader_focus == 0
+    assert with_reader.with_overrides(reader_focus=0).reader_focus == 0  # a named override still wins
+    scorer["fitted"]["reading"] = {"reader_fokus": 3}
+    with pytest.raises(ConfigError, match="unknown reading settings reader_fokus"):
+        AnswerSettings.for_model(E5, reader=True)

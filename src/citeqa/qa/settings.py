@@ -99,7 +99,8 @@ class AnswerSettings:
         scoring = ScoringModel.from_dict(scorer)
         candidates = scoring.fitted.get("candidates", "sentences")  # what the scorer was fitted to choose among
         focus = ScoringModel.from_dict(data) if reader else None  # ranks the sentences before the reader reads
-        return cls(retrieval, scoring, candidates=candidates, focus_ranker=focus)
+        fitted = cls(retrieval, scoring, candidates=candidates, focus_ranker=focus)
+        return fitted.with_overrides(reading_settings(scoring.fitted)) if reader else fitted
 
     def with_overrides(self, overrides: Mapping[str, Any] | None = None, **named: Any) -> AnswerSettings:
         """A copy with the named settings changed: a field of these settings ("pool",
@@ -125,6 +126,24 @@ class AnswerSettings:
     def abstain_below(self) -> float:
         """Below this confidence the answer is "not found" (fitted with the scorer)."""
         return self.scoring.abstain_below
+
+
+#: How the reader reads, as a scorer fitted with the reader records it: the scorer's features
+#: (and so its weights and calibration) depend on what was read.
+READING_SETTINGS = ("reader_passages", "reader_first", "reader_sure", "reader_focus", "reader_context")
+
+
+def reading_settings(fitted: Mapping[str, Any]) -> dict[str, Any]:
+    """The reading settings a scorer was fitted with (its ``fitted["reading"]``); an unknown
+    name is a :class:`ConfigError`."""
+    reading = dict(fitted.get("reading", {}))
+    unknown = sorted(set(reading) - set(READING_SETTINGS))
+    if unknown:
+        raise ConfigError(
+            f"the scorer was fitted with unknown reading settings {', '.join(unknown)} "
+            f"(known: {', '.join(READING_SETTINGS)}); refit with eval/fit_scorer.py --write"
+        )
+    return reading
 
 
 def setting_names() -> tuple[str, ...]:
