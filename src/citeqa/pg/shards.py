@@ -191,6 +191,7 @@ class Shard:
         with self._lock:
             try:
                 if self._conn is None or self._conn.closed:
+                    self._conn = None  # None while connecting: a failure then is a refused connection
                     self._conn = self._connect()
                     self.misses = 0
                 yield self._conn
