@@ -91,3 +91,78 @@ def test_a_replica_answers_as_its_primary_and_follows_a_new_generation(
     assert not replica.folder.exists()
     with socket.socket() as sock:
         assert sock.connect_ex(("127.0.0.1", replica.port)) != 0  # stopped
+
+
+def test_a_killed_replica_is_skipped_and_the_answers_do_not_change(
+    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, monkeypatch
+):
+    """Two replicas of shard 1; one is stopped (``pg_ctl stop -m immediate``) in the middle of a series
+    of questions: every answer is the record it was before, read from the other replica (not the
+    primary) without one connection attempt per query to the dead one; with the other shut down
+    cleanly too, from the primary; a replica back after its back-off is read again; with every server of shard 1 down,
+    one ShardError naming it; nothing is lost."""
+    from citeqa.engine import Engine
+    from citeqa.errors import ShardError
+    from citeqa.pg.nodes import local_replica, start_node, stop_node
+    from citeqa.pg.publish import publish
+    from citeqa.pg.shards import RETRY_MAX_S, Shard
+
+    folder, local = corpus_index
+    rows = (repo / "eval" / "qa.jsonl").read_text(encoding="utf-8").splitlines()
+    questions = [json.loads(line)["question"] for line in rows[:30:3]]
+    publish(local, pg_spec)
+    attempts: Counter[int] = Counter()  # connections tried, by node object
+    used: Counter[int] = Counter()  # connections asked for, by node object
+    connect, connection = Shard._connect, Shard.connection
+
+    def counted_connect(self):
+        attempts[id(self)] += 1
+        return connect(self)
+
+    def counted(self, doing):
+        used[id(self)] += 1
+        return connection(self, doing)
+
+    monkeypatch.setattr(Shard, "_connect", counted_connect)
+    monkeypatch.setattr(Shard, "connection", counted)
+    first, second = pg_spec.split(",")
+    on_primaries = Engine.open(folder / "absent", embedder=KeywordEmbedder(), reader="off", backend=pg_spec)
+    before = _answers(on_primaries, questions)
+    on_primaries._data.close()
+    with local_replica(pg_cluster[0]) as one, local_replica(pg_cluster[0]) as two:
+        spec = f"{first}?replica=127.0.0.1:{one.port}&replica=127.0.0.1:{two.port},{second}"
+        engine = Engine.open(folder / "absent", embedder=KeywordEmbedder(), reader="off", backend=spec)
+        shard = engine._data.shards.items[0]
+        dead, alive = shard.readers
+        try:
+            assert [r.port for r in (one, two)] == [int(r.name.split(":")[1].split("/")[0]) for r in (dead, alive)]
+            assert _answers(engine, questions[:3]) == before[:3]
+            assert used[id(dead)] > 0 and used[id(alive)] > 0  # both open, in turn
+            stop_node(one, mode="immediate")
+            attempts.clear(), used.clear()
+            assert _answers(engine, questions[3:]) == before[3:]  # the dead one's open connection broke
+            assert _answers(engine, questions) == before
+            assert dead.misses == 1 and attempts[id(dead)] == 0  # skipped, not tried per query
+            assert used[id(alive)] > 0 and used[id(shard)] == 0  # read from the other replica
+            stop_node(two)  # a clean shutdown this time: the server closes its connections
+            attempts.clear(), used.clear()
+            assert _answers(engine, questions) == before
+            assert attempts[id(dead)] == attempts[id(alive)] == 0 and used[id(shard)] > 0  # the primary
+            start_node(one)
+            dead.down_until -= RETRY_MAX_S  # its back-off is over
+            attempts.clear(), used.clear()
+            assert _answers(engine, questions) == before
+            assert attempts[id(dead)] == 1 and dead.misses == 0 and used[id(shard)] == 0  # read again
+            stop_node(one, mode="immediate")
+            stop_node(pg_cluster[0], mode="immediate")
+            try:
+                with pytest.raises(ShardError) as failed:
+                    engine.ask(questions[0])
+                message = str(failed.value)
+                assert "\n" not in message
+                assert message.startswith(f"postgres shard 1 of 2 (127.0.0.1:{pg_cluster[0].port}/citeqa) failed")
+            finally:
+                start_node(pg_cluster[0])
+            assert _answers(engine, questions) == before  # nothing lost
+        finally:
+            engine._data.close()

@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from citeqa.index.terms import Terms
 from citeqa.pg import bm25, schema
 from citeqa.pg.records import PassageIds, RemoteDocuments, RemotePassages
 from citeqa.pg.rows import RowMap
-from citeqa.pg.shards import Shard, Shards, shard_of
+from citeqa.pg.shards import REPLAYED_SQL, Shard, Shards, shard_of
 from citeqa.records import Chunk
 
 if TYPE_CHECKING:
@@ -48,8 +48,6 @@ _SETUP = (
 _VISIBLE = "born <= %(gen)s AND died > %(gen)s"
 #: Seconds a backend opening waits for a shard's replicas to replay the live generation.
 REPLAY_WAIT_S = 10.0
-#: Whether a replica has replayed the WAL up to a position (a server not in recovery is a primary: yes).
-_REPLAYED_SQL = "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_lsn() >= %s::pg_lsn, false)"
 #: What opening reads of one shard: passages per (document, language) as (doc id, language, count,
 #: first pid, last pid), span offsets (pid, number, start, end arrays), ANN mode, documents per language.
 _Part = tuple[list, tuple[np.ndarray, ...], str, Counter]
@@ -259,35 +257,40 @@ def _count_mismatch(built: int, given: int) -> IndexMismatchError:
 
 
 def _await_replicas(shard: Shard, wait_s: float | None = None) -> None:
-    """Read from the replicas of ``shard`` that have replayed what its primary had written now, after
-    the live generation was read (so every row of it): waited for up to ``wait_s`` (default
-    :data:`REPLAY_WAIT_S`); one that is behind after that, or down, is not read from by this backend
-    (the primary and the others answer), so no replica answers from an older generation."""
+    """Read from the replicas of ``shard`` once they have replayed what its primary had written now,
+    after the live generation was read (so every row of it): waited for up to ``wait_s`` (default
+    :data:`REPLAY_WAIT_S`); one that is behind after that, or down, is skipped (the primary and the
+    others answer) and tried again after a back-off, when a new connection checks it has caught up,
+    so no replica answers from an older generation."""
     if not shard.replicas:
         return
     with shard.connection("reading its WAL position") as conn:
         lsn = conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
     deadline = time.monotonic() + (REPLAY_WAIT_S if wait_s is None else wait_s)
-    ready = []
     for replica in shard.replicas:
         while True:
             try:
                 with replica.connection("reading its replay position") as conn:
-                    done = conn.execute(_REPLAYED_SQL, (lsn,)).fetchone()[0]
+                    done = conn.execute(REPLAYED_SQL, (lsn,)).fetchone()[0]
             except ShardError:
-                break
+                break  # down: skipped for a back-off already
             if done:
-                ready.append(replica)
                 break
             if time.monotonic() > deadline:
+                replica.close()
+                replica.skip()
                 break
             time.sleep(0.05)
-    shard.readers = tuple(ready)
+        replica.lsn = lsn
+    shard.readers = shard.replicas
 
 
 def _fetch(shard: Shard, sql: str, params: dict, doing: str) -> list[tuple]:
-    with shard.reading(doing) as conn, conn.cursor(binary=True) as cur:
-        return cur.execute(sql, params).fetchall()
+    def work(conn: Any) -> list[tuple]:
+        with conn.cursor(binary=True) as cur:
+            return cur.execute(sql, params).fetchall()
+
+    return shard.read(doing, work)
 
 
 def _records(shard: Shard, gen: int) -> _Part:
@@ -295,7 +298,8 @@ def _records(shard: Shard, gen: int) -> _Part:
     first and last pid), its span offsets (pid, number, start, end as arrays), its ANN mode, and how
     many of its documents are in each language."""
     params = {"gen": gen}
-    with shard.reading("reading its records") as conn:
+
+    def work(conn: Any) -> _Part:
         found = schema.read_layout(conn)
         schema.check_layout(found, shard.number, shard.count)
         passages = conn.execute(
@@ -317,7 +321,9 @@ def _records(shard: Shard, gen: int) -> _Part:
                 params,
             )
             spans = np.asarray(cur.fetchall(), dtype=np.int64).reshape(-1, 4)
-    return passages, tuple(spans.T), found[3], doc_langs  # type: ignore[index]  # check_layout raised on None
+        return passages, tuple(spans.T), found[3], doc_langs  # type: ignore[index]  # check_layout raised on None
+
+    return shard.read("reading its records", work)
 
 
 def _best(scores: dict[int, float], n: int) -> dict[int, float]:

@@ -144,11 +144,13 @@ class RemoteDocuments(Mapping[str, Document]):
         if found is not None:
             return found
         shard = self.shards.items[self._ids[doc_id]]
-        with shard.reading("reading a document") as conn:
-            row = conn.execute(
+        row = shard.read(
+            "reading a document",
+            lambda conn: conn.execute(
                 "SELECT record FROM citeqa_documents WHERE doc_id = %(d)s AND born <= %(gen)s AND died > %(gen)s",
                 {"d": doc_id, "gen": self.generation},
-            ).fetchone()
+            ).fetchone(),
+        )
         if row is None:
             raise _gone(self.generation, shard)
         document = from_dict(Document, row[0])
@@ -157,10 +159,8 @@ class RemoteDocuments(Mapping[str, Document]):
 
 
 def _passages(shard: Shard, pids: list[int]) -> list[tuple]:
-    with shard.reading("reading passages") as conn:
-        return conn.execute(
-            f"SELECT pid, {PASSAGE_COLUMNS} FROM citeqa_passages WHERE pid = ANY(%s)", (pids,)
-        ).fetchall()
+    sql = f"SELECT pid, {PASSAGE_COLUMNS} FROM citeqa_passages WHERE pid = ANY(%s)"
+    return shard.read("reading passages", lambda conn: conn.execute(sql, (pids,)).fetchall())
 
 
 def _gone(generation: int, shard: Shard) -> IndexMissingError:

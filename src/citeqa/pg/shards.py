@@ -5,8 +5,9 @@
 (generations, the live pointer, the global term statistics). A shard's URL may list streaming
 replicas of its server (``postgresql://u@h1:5432/db?replica=h1b:5432&replica=h1c:5432``: same
 user, password and database, another host and port): a backend then spreads its reads over them in
-turn, once each has replayed what the primary had when the backend opened
-(:meth:`Shard.reading`); writes and publishing go to the primary only. A document lives on shard
+turn, once each has replayed what the primary had when the backend opened (:meth:`Shard.read`); a
+replica that refuses or loses its connection is skipped for a back-off and the read goes to the
+next one or the primary. Writes and publishing go to the primary only. A document lives on shard
 ``crc32(doc_id) mod N``. Every failure of a shard is one :class:`~citeqa.errors.ShardError`
 that names it by number and ``host:port/database`` (never the password).
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +34,12 @@ CONNECT_TIMEOUT_S = 5
 #: Milliseconds a shard may leave sent data unacknowledged before its connection counts as broken
 #: (a node cut off by the network, not only a dead one, becomes a ShardError instead of a hang).
 TCP_TIMEOUT_MS = 30_000
+#: Seconds a replica that failed is skipped before it is tried again; doubled for each failure in a
+#: row, up to RETRY_MAX_S (a dead replica costs one connection attempt per back-off, not per query).
+RETRY_S = 5.0
+RETRY_MAX_S = 60.0
+#: Whether a replica has replayed the WAL up to a position (a server not in recovery is a primary: yes).
+REPLAYED_SQL = "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_lsn() >= %s::pg_lsn, false)"
 
 
 def is_postgres(spec: str | Path | None) -> bool:
@@ -90,6 +98,10 @@ def drivers() -> tuple[Any, Any]:
     return psycopg, register_vector
 
 
+class ReplicaDown(ShardError):
+    """A replica refused or lost its connection, or is behind: the read goes elsewhere."""
+
+
 class Shard:
     """One PostgreSQL node: a connection made on first use, re-made after a failure, used by one
     thread at a time."""
@@ -108,6 +120,11 @@ class Shard:
         self.replicas = tuple(Shard(number, count, r, replica=True) for r in replicas)
         self.readers: tuple[Shard, ...] = ()
         self._turn = itertools.count()
+        #: A replica: the WAL position it must have replayed to be read (checked on each new connection).
+        self.lsn: str | None = None
+        #: A replica: skipped until this time.monotonic() after failures in a row (``misses``).
+        self.down_until = 0.0
+        self.misses = 0
 
     @property
     def setup(self) -> tuple[str, ...]:
@@ -120,10 +137,27 @@ class Shard:
         for replica in self.replicas:
             replica.setup = statements
 
-    def reading(self, doing: str) -> contextlib.AbstractContextManager[Any]:
-        """A connection to read from: the shard's caught-up replicas in turn (:attr:`readers`), else the primary."""
-        nodes = self.readers or (self,)
-        return nodes[next(self._turn) % len(nodes)].connection(doing)
+    def read(self, doing: str, work: Callable[[Any], T]) -> T:
+        """``work(connection)`` on the shard's caught-up replicas in turn (:attr:`readers`), else the
+        primary. A replica that fails to connect or loses its connection is skipped for a back-off
+        (:meth:`skip`) and the work runs again on the next one, then on the primary, whose error is
+        raised (one :class:`ShardError` naming the shard). Reads only: running one twice is harmless."""
+        now = time.monotonic()
+        live = [r for r in self.readers if r.down_until <= now]
+        turn = next(self._turn)
+        for i in range(len(live)):
+            try:
+                with live[(turn + i) % len(live)].connection(doing) as conn:
+                    return work(conn)
+            except ReplicaDown:
+                continue
+        with self.connection(doing) as conn:
+            return work(conn)
+
+    def skip(self) -> None:
+        """Skip this replica for a back-off: RETRY_S, doubled per failure in a row, at most RETRY_MAX_S."""
+        self.misses += 1
+        self.down_until = time.monotonic() + min(RETRY_S * 2 ** (self.misses - 1), RETRY_MAX_S)
 
     def error(self, exc: BaseException, doing: str) -> ShardError:
         return ShardError(f"postgres {self.name} failed while {doing}: {_reason(exc)}")
@@ -137,6 +171,9 @@ class Shard:
         try:
             if not self.replica:  # a standby refuses every write, this one too
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            elif self.lsn is not None and not conn.execute(REPLAYED_SQL, (self.lsn,)).fetchone()[0]:
+                # restarted and still replaying: not read from until it has caught up again
+                raise psycopg.OperationalError(f"has not replayed up to {self.lsn} yet")
             register_vector(conn)
             for statement in self.setup:
                 conn.execute(statement)
@@ -148,15 +185,22 @@ class Shard:
     @contextlib.contextmanager
     def connection(self, doing: str) -> Iterator[Any]:
         """The shard's connection (autocommit; ``with conn.transaction()`` for a transaction);
-        any driver error becomes a :class:`ShardError` and drops the connection."""
+        any driver error becomes a :class:`ShardError` and drops the connection. A replica that
+        cannot connect or whose connection broke raises :class:`ReplicaDown` and is skipped a while."""
         psycopg, _ = drivers()
         with self._lock:
             try:
                 if self._conn is None or self._conn.closed:
+                    self._conn = None  # None while connecting: a failure then is a refused connection
                     self._conn = self._connect()
+                    self.misses = 0
                 yield self._conn
             except psycopg.Error as exc:
+                lost = self._conn is None or self._conn.broken
                 self.close_now()
+                if lost and self.replica:
+                    self.skip()
+                    raise ReplicaDown(str(self.error(exc, doing))) from None
                 raise self.error(exc, doing) from None
 
     def close_now(self) -> None:

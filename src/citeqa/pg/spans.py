@@ -9,7 +9,7 @@ shards (``halfvec``, the local index's own values) and computes the cosines the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -62,6 +62,9 @@ class RemoteSpans:
 
 
 def _vectors(shard: Shard, keys: list[tuple[int, int]]) -> list[tuple[int, int, np.ndarray]]:
-    with shard.reading("reading span vectors") as conn, conn.cursor(binary=True) as cur:
-        found = cur.execute(_SQL, ([k[0] for k in keys], [k[1] for k in keys])).fetchall()
+    def work(conn: Any) -> list[tuple]:
+        with conn.cursor(binary=True) as cur:
+            return cur.execute(_SQL, ([k[0] for k in keys], [k[1] for k in keys])).fetchall()
+
+    found = shard.read("reading span vectors", work)
     return [(pid, number, vector.to_numpy()) for pid, number, vector in found]
