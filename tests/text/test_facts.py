@@ -9,6 +9,7 @@ from citeqa.claims.parts import analyse_claim
 from citeqa.qa.answer_types import AnswerType, find_entities
 from citeqa.qa.questions import expected_type, question_words, wh_roles
 from citeqa.qa.rules.short_answer import short_answer_in
+from citeqa.records import Highlight
 from citeqa.text import lexicon
 from citeqa.text.analysis import fold_accents, query_terms, words
 from citeqa.text.facts import DatePoint, find_dates, find_facts, find_names, find_quantities, number_words, parse_number
@@ -211,9 +212,9 @@ def test_a_word_list_file_name_must_be_a_language_code():
 def test_a_short_answer_and_a_claim_check_agree_on_what_is_a_date():
     sentence = "La planta abrirá a finales de 2025 y cerrará en el segundo semestre de 2027."
     answer_dates = find_entities(sentence, AnswerType.DATE, lang="es")
-    claim_dates = [(f.start, f.end) for f in analyse_claim(sentence, "es").facts if f.kind == "date"]
+    claim_dates = [Highlight(f.start, f.end) for f in analyse_claim(sentence, "es").facts if f.kind == "date"]
     assert answer_dates == claim_dates
-    assert [sentence[a:b] for a, b in claim_dates] == ["finales de 2025", "segundo semestre de 2027"]
+    assert [sentence[h.start : h.end] for h in claim_dates] == ["finales de 2025", "segundo semestre de 2027"]
     question = "¿Cuándo abrirá la planta?"
     asked = frozenset(fold_accents(w) for w in words(question))
     span = short_answer_in(
@@ -227,7 +228,9 @@ def test_a_number_in_a_name_is_neither_a_claim_fact_nor_a_short_answer():
     facts = analyse_claim(sentence, "en").facts
     assert [f.text for f in facts] == ["3 chips"]
     assert find_entities(sentence, AnswerType.DATE, lang="en") == []
-    assert [sentence[a:b] for a, b in find_entities(sentence, AnswerType.NAME, lang="en")] == ["Huawei Connect 2026"]
+    assert [sentence[h.start : h.end] for h in find_entities(sentence, AnswerType.NAME, lang="en")] == [
+        "Huawei Connect 2026"
+    ]
 
 
 @pytest.mark.parametrize(
