@@ -193,6 +193,13 @@ class Span:
             return None
         return Highlight(self.start - citation.start, self.end - citation.start)
 
+    def within(self, outer: Span) -> Highlight | None:
+        """This span as offsets into the text of ``outer`` (``document_text[outer.start:outer.end]``)
+        when ``outer`` holds it, else None."""
+        if self.doc_id != outer.doc_id or self.start < outer.start or self.end > outer.end or self.end < self.start:
+            return None
+        return Highlight(self.start - outer.start, self.end - outer.start)
+
 
 @dataclass(frozen=True, slots=True)
 class Highlight:
