@@ -157,15 +157,15 @@ def test_every_fact_quotes_its_text_exactly(text, lang):
     assert found
     for f in found:
         assert text[f.start : f.end] == f.text
-        a, b = f.measure
-        assert f.start <= a < b <= f.end
+        at = f.measure
+        assert isinstance(at, Highlight) and f.start <= at.start < at.end <= f.end
 
 
 def test_number_words_are_read_by_text2num_with_their_offsets():
     text = "Plantaron setecientos cuarenta y cuatro mil millones de árboles."
     (fact,) = find_quantities(text, "es")
     assert fact.number == 744e9 and fact.unit == "arbol"
-    assert text[slice(*fact.measure)] == "setecientos cuarenta y cuatro mil millones"
+    assert text[fact.measure.start : fact.measure.end] == "setecientos cuarenta y cuatro mil millones"
     other = "tardó seis meses y un año"
     assert [(other[a:b], v) for a, b, v in number_words(other, "es")] == [("seis", 6.0)]
     assert number_words("un año después", "es") == []  # a lone one is an article
@@ -190,7 +190,7 @@ def test_fact_types(text, kind):
 def test_a_counted_noun_is_in_the_fact_but_not_in_its_measure():
     text = "unos 200 mil coches"
     (fact,) = find_quantities(text, "es")
-    assert fact.text == "200 mil coches" and text[slice(*fact.measure)] == "200 mil"
+    assert fact.text == "200 mil coches" and text[fact.measure.start : fact.measure.end] == "200 mil"
 
 
 def test_a_language_without_a_word_list_keeps_the_language_free_rules():
@@ -263,3 +263,14 @@ def test_dates_keep_a_point_for_claims():
         DatePoint(2026),
         DatePoint(decade=1990),
     ]
+
+
+def test_names_are_highlights_of_the_text_and_records_shares_the_type():
+    from citeqa import records
+    from citeqa.text.facts_names import name_spans
+    from citeqa.text.highlight import Highlight as TextHighlight
+
+    text = "At Huawei Connect 2026 the firm showed 3 chips."
+    (name,) = name_spans(text)
+    assert isinstance(name, TextHighlight) and text[name.start : name.end] == "Huawei Connect 2026"
+    assert records.Highlight is TextHighlight  # one type for offsets into a string

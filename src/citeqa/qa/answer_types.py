@@ -112,9 +112,9 @@ def _spans(text: str, kind: AnswerType, lang: str | None) -> list[Highlight]:
         return [Highlight(f.start, f.end) for f in dates]
     money = kind is AnswerType.PRICE
     return [
-        Highlight(*f.measure)
+        f.measure
         for f in find_quantities(text, lang, dates)
-        if (f.type == "money") is money and (not f.spelled or f.measure[1] > f.start + len(f.text.split()[0]))
+        if (f.type == "money") is money and (not f.spelled or f.measure.end > f.start + len(f.text.split()[0]))
     ]
 
 
