@@ -80,3 +80,12 @@ def test_chunk_ids_are_stable_content_hashes():
 def test_from_dict_ignores_unknown_keys():
     data = Answer("q", "en", None, True, 0.0).to_dict() | {"extra": 1}
     assert Answer.from_dict(data).question == "q"
+
+
+def test_a_span_within_another_is_offsets_into_the_outer_text():
+    outer = Span("a.txt", 10, 19)
+    assert Span("a.txt", 14, 19).within(outer) == Highlight(4, 9)
+    assert Span("a.txt", 10, 10).within(outer) == Highlight(0, 0)
+    assert Span("a.txt", 9, 12).within(outer) is None  # starts before
+    assert Span("a.txt", 14, 20).within(outer) is None  # ends after
+    assert Span("b.txt", 14, 19).within(outer) is None  # another document

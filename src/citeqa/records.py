@@ -15,6 +15,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, Union
 
+from citeqa.text.highlight import Highlight
+
+__all__ = [
+    "Answer",
+    "Chunk",
+    "Citation",
+    "Document",
+    "DocumentInfo",
+    "Highlight",
+    "Hit",
+    "PageSpan",
+    "SectionSpan",
+    "Span",
+    "content_id",
+    "from_dict",
+    "sha256_file",
+    "sha256_text",
+    "to_dict",
+]
+
 T = TypeVar("T")
 
 
@@ -193,14 +213,12 @@ class Span:
             return None
         return Highlight(self.start - citation.start, self.end - citation.start)
 
-
-@dataclass(frozen=True, slots=True)
-class Highlight:
-    """Characters ``[start, end)`` of a text shown (an answer's key phrase, a place in a cited
-    passage): offsets into that string, where a :class:`Span` is offsets into a document."""
-
-    start: int
-    end: int
+    def within(self, outer: Span) -> Highlight | None:
+        """This span as offsets into the text of ``outer`` (``document_text[outer.start:outer.end]``)
+        when ``outer`` holds it, else None."""
+        if self.doc_id != outer.doc_id or self.start < outer.start or self.end > outer.end or self.end < self.start:
+            return None
+        return Highlight(self.start - outer.start, self.end - outer.start)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -29,7 +30,7 @@ from citeqa.claims.reading import (
 from citeqa.errors import ConfigError
 from citeqa.reader.decode import SpanScore
 from citeqa.reader.reader import ReaderResult, Reading, placed
-from citeqa.records import Chunk, Document, Hit
+from citeqa.records import Chunk, Document, Hit, Span
 from citeqa.text.facts import find_facts
 
 PLAN = "Roadmap\n\nThe 960DT arrives in the first quarter of 2027 and the 960PR in the third. Both share one board."
@@ -204,9 +205,11 @@ def test_the_span_read_is_the_documents_text_at_its_offsets_in_a_later_passage()
     (r,) = read_claim(
         reader, analyse_claim("The 960PR arrives in the first quarter of 2027.", "en"), _hits(doc, start), ReadingRule()
     )
-    assert r.doc_id == "plan.md" and r.text == doc.text[r.start : r.end] == "the third"
-    assert doc.text[r.value_start : r.value_end] == r.document_value
-    assert r.start <= r.value_start <= r.value_end <= r.end
+    assert r.span is not None and r.value is not None
+    assert r.span.doc_id == "plan.md" and r.text == doc.text[r.span.start : r.span.end] == "the third"
+    assert doc.text[r.value.start : r.value.end] == r.document_value
+    at = r.value.within(r.span)  # the value as offsets into the text read
+    assert at is not None and r.text[at.start : at.end] == r.document_value
 
 
 def test_the_check_carries_the_readings_and_the_message_quotes_the_subjects_value():
@@ -232,15 +235,12 @@ def test_the_claim_view_strikes_the_claims_value_where_the_reader_read_another()
         "date",
         "The 960PR arrives when?",
         DIFFERENT,
-        "plan.md",
-        "en",
-        10,
-        19,
-        "the third",
-        10,
-        19,
-        "the third",
-        6.0,
+        span=Span("plan.md", 10, 19),
+        lang="en",
+        text="the third",
+        value=Span("plan.md", 10, 19),
+        document_value="the third",
+        margin=6.0,
     )
     check = ClaimCheck("The 960PR arrives in the first quarter of 2027.", "es", "conflicting", "…", readings=(reading,))
     html = readings_html(check)
@@ -277,7 +277,7 @@ def _real_readings(form: str):
     wrong = read_claim(reader, analyse_claim("The 960PR arrives in the first quarter of 2027.", "en"), _hits(doc), rule)
     right = read_claim(reader, analyse_claim("The 960DT arrives in the first quarter of 2027.", "en"), _hits(doc), rule)
     for r in wrong + right:
-        assert r.text == doc.text[r.start : r.end]
+        assert r.span is not None and r.text == doc.text[r.span.start : r.span.end]
     return wrong, right
 
 
@@ -331,9 +331,35 @@ def test_engine_check_reads_each_value_and_cites_the_span_by_document_offsets(bu
     }
     assert reader.questions == [asked[reading_rule().form]]
     (r,) = check.readings
-    assert r.relation == SAME and r.doc_id == "faro.txt" and r.text == "1887"
-    assert engine.doc_text(r.doc_id)[r.start : r.end] == r.text
-    assert engine.doc_text(r.doc_id)[r.value_start : r.value_end] == r.document_value == "1887"
+    assert r.relation == SAME and r.span is not None and r.value is not None
+    assert r.span.doc_id == r.value.doc_id == "faro.txt" and r.text == "1887"
+    assert engine.doc_text(r.span.doc_id)[r.span.start : r.span.end] == r.text
+    assert engine.doc_text(r.value.doc_id)[r.value.start : r.value.end] == r.document_value == "1887"
     assert r.names == 1.0  # the sentence read names the claim's subject
     assert ClaimCheck.from_dict(check.to_dict()) == check
     assert plain.check("El faro de Punta Brava se construyó en 1887.", k=3).readings == ()
+
+
+def test_a_reading_round_trips_with_its_offsets_as_document_spans():
+    reading = ValueReading(
+        "first quarter of 2027",
+        "date",
+        "The 960PR arrives when?",
+        DIFFERENT,
+        span=Span("plan.md", 40, 49),
+        lang="en",
+        text="the third",
+        value=Span("plan.md", 44, 49),
+        document_value="third",
+        margin=6.0,
+        names=1.0,
+        cover=0.5,
+    )
+    check = ClaimCheck("The 960PR arrives in the first quarter of 2027.", "en", "conflicting", "…", readings=(reading,))
+    data = json.loads(json.dumps(check.to_dict()))
+    assert data["readings"][0]["span"] == {"doc_id": "plan.md", "start": 40, "end": 49}
+    assert data["readings"][0]["value"] == {"doc_id": "plan.md", "start": 44, "end": 49}
+    assert ClaimCheck.from_dict(data) == check and isinstance(ClaimCheck.from_dict(data).readings[0].span, Span)
+    nothing = ValueReading("first quarter of 2027", "date", "q", NONE)
+    back = ClaimCheck.from_dict(json.loads(json.dumps(replace(check, readings=(nothing,)).to_dict())))
+    assert back.readings == (nothing,) and back.readings[0].span is None

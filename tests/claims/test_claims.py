@@ -14,8 +14,10 @@ from citeqa.claims.check import (
     clean_claim,
 )
 from citeqa.claims.judge import decide, judge_text, unit_relation
+from citeqa.claims.parts import without
 from citeqa.errors import QuestionError
 from citeqa.messages import claim_message
+from citeqa.records import Highlight
 
 T = ClaimThresholds()
 
@@ -209,3 +211,9 @@ def test_checking_a_claim_encodes_it_once_and_runs_no_answer_stage(shared_index,
     assert len(calls) == 2 and len(inputs.candidates) == len(inputs.similarities)
     assert {c.hit_index for c in inputs.candidates} == set(range(len(inputs.hits)))  # every hit, every sentence
     assert len(inputs.hits) == min(engine.passage_count, max(2, engine.settings.pool))
+
+
+def test_without_blanks_highlights_and_keeps_offsets():
+    text = "The 960PR arrives in 2027."
+    blanked = without(text, [Highlight(4, 9), Highlight(21, 25)])
+    assert blanked == "The       arrives in     ." and len(blanked) == len(text)

@@ -7,7 +7,7 @@ from citeqa.text.analysis import words
 
 
 def entities(text: str, kind: AnswerType, avoid: frozenset[str] = frozenset()) -> list[str]:
-    return [text[a:b] for a, b in find_entities(text, kind, avoid)]
+    return [text[h.start : h.end] for h in find_entities(text, kind, avoid)]
 
 
 # --- facts in a text -------------------------------------------------------------------

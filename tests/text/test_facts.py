@@ -9,6 +9,7 @@ from citeqa.claims.parts import analyse_claim
 from citeqa.qa.answer_types import AnswerType, find_entities
 from citeqa.qa.questions import expected_type, question_words, wh_roles
 from citeqa.qa.rules.short_answer import short_answer_in
+from citeqa.records import Highlight
 from citeqa.text import lexicon
 from citeqa.text.analysis import fold_accents, query_terms, words
 from citeqa.text.facts import DatePoint, find_dates, find_facts, find_names, find_quantities, number_words, parse_number
@@ -156,15 +157,15 @@ def test_every_fact_quotes_its_text_exactly(text, lang):
     assert found
     for f in found:
         assert text[f.start : f.end] == f.text
-        a, b = f.measure
-        assert f.start <= a < b <= f.end
+        at = f.measure
+        assert isinstance(at, Highlight) and f.start <= at.start < at.end <= f.end
 
 
 def test_number_words_are_read_by_text2num_with_their_offsets():
     text = "Plantaron setecientos cuarenta y cuatro mil millones de árboles."
     (fact,) = find_quantities(text, "es")
     assert fact.number == 744e9 and fact.unit == "arbol"
-    assert text[slice(*fact.measure)] == "setecientos cuarenta y cuatro mil millones"
+    assert text[fact.measure.start : fact.measure.end] == "setecientos cuarenta y cuatro mil millones"
     other = "tardó seis meses y un año"
     assert [(other[a:b], v) for a, b, v in number_words(other, "es")] == [("seis", 6.0)]
     assert number_words("un año después", "es") == []  # a lone one is an article
@@ -189,7 +190,7 @@ def test_fact_types(text, kind):
 def test_a_counted_noun_is_in_the_fact_but_not_in_its_measure():
     text = "unos 200 mil coches"
     (fact,) = find_quantities(text, "es")
-    assert fact.text == "200 mil coches" and text[slice(*fact.measure)] == "200 mil"
+    assert fact.text == "200 mil coches" and text[fact.measure.start : fact.measure.end] == "200 mil"
 
 
 def test_a_language_without_a_word_list_keeps_the_language_free_rules():
@@ -211,9 +212,9 @@ def test_a_word_list_file_name_must_be_a_language_code():
 def test_a_short_answer_and_a_claim_check_agree_on_what_is_a_date():
     sentence = "La planta abrirá a finales de 2025 y cerrará en el segundo semestre de 2027."
     answer_dates = find_entities(sentence, AnswerType.DATE, lang="es")
-    claim_dates = [(f.start, f.end) for f in analyse_claim(sentence, "es").facts if f.kind == "date"]
+    claim_dates = [Highlight(f.start, f.end) for f in analyse_claim(sentence, "es").facts if f.kind == "date"]
     assert answer_dates == claim_dates
-    assert [sentence[a:b] for a, b in claim_dates] == ["finales de 2025", "segundo semestre de 2027"]
+    assert [sentence[h.start : h.end] for h in claim_dates] == ["finales de 2025", "segundo semestre de 2027"]
     question = "¿Cuándo abrirá la planta?"
     asked = frozenset(fold_accents(w) for w in words(question))
     span = short_answer_in(
@@ -227,7 +228,9 @@ def test_a_number_in_a_name_is_neither_a_claim_fact_nor_a_short_answer():
     facts = analyse_claim(sentence, "en").facts
     assert [f.text for f in facts] == ["3 chips"]
     assert find_entities(sentence, AnswerType.DATE, lang="en") == []
-    assert [sentence[a:b] for a, b in find_entities(sentence, AnswerType.NAME, lang="en")] == ["Huawei Connect 2026"]
+    assert [sentence[h.start : h.end] for h in find_entities(sentence, AnswerType.NAME, lang="en")] == [
+        "Huawei Connect 2026"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -260,3 +263,14 @@ def test_dates_keep_a_point_for_claims():
         DatePoint(2026),
         DatePoint(decade=1990),
     ]
+
+
+def test_names_are_highlights_of_the_text_and_records_shares_the_type():
+    from citeqa import records
+    from citeqa.text.facts_names import name_spans
+    from citeqa.text.highlight import Highlight as TextHighlight
+
+    text = "At Huawei Connect 2026 the firm showed 3 chips."
+    (name,) = name_spans(text)
+    assert isinstance(name, TextHighlight) and text[name.start : name.end] == "Huawei Connect 2026"
+    assert records.Highlight is TextHighlight  # one type for offsets into a string

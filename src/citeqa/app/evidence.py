@@ -274,11 +274,12 @@ def check_markdown(
     if check.readings:  # what the reader read for each value, about the claim's subject
         lines += [f"**{lab['reading']}**", ""]
         for r in check.readings:
-            if r.relation == "none" or not r.text:
+            if r.relation == "none" or not r.text or r.span is None:
                 lines.append(f"- {md_escape(r.claim_value)}: *{md_escape(lab['reading_none'])}*")
                 continue
             struck = f"~~{md_escape(r.claim_value)}~~ → " if r.relation == "different" else ""
-            lines.append(f"- {struck}“{md_escape(r.text)}” ({md_escape(r.doc_id)}, {r.start}–{r.end})")
+            where = f"{md_escape(r.span.doc_id)}, {r.span.start}–{r.span.end}"
+            lines.append(f"- {struck}“{md_escape(r.text)}” ({where})")
         lines.append("")
     quotes = check_quotes(check, infos, documents)
     if quotes:

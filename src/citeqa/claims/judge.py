@@ -110,9 +110,9 @@ def _lead(line: str, lang: str) -> Highlight | None:
     toks = tokens_of(text)
     if len(toks) > LEAD_WORDS:
         return None
-    facts = [(f.start, f.end) for f in find_facts(text, lang)]
-    outside = [(x, y) for x, y, _ in toks if not any(f0 <= x and y <= f1 for f0, f1 in facts)]
-    named = [(x, y) for j, (x, y) in enumerate(outside) if is_name_word(text[x:y], first=(j == 0))]
+    facts = [Highlight(f.start, f.end) for f in find_facts(text, lang)]
+    outside = [(x, y) for x, y, _ in toks if not any(f.start <= x and y <= f.end for f in facts)]
+    named = [Highlight(x, y) for j, (x, y) in enumerate(outside) if is_name_word(text[x:y], first=(j == 0))]
     if not named:
         return None  # "Entre los tres suman 154,5 hm³." is a sentence, not a lead
     return sentence if len(content_words(without(text, facts + named), lang)) <= LEAD_CONTENT_WORDS else None

@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from citeqa.records import Highlight
 from citeqa.text.analysis import cognate_keys, fold_accents, is_number, stopwords, terms, words
 from citeqa.text.facts import Fact, find_facts, unit_key
 from citeqa.text.facts_names import month_word, strong_name_word
@@ -86,7 +87,9 @@ def analyse_claim(claim: str, lang: str) -> ClaimParts:
             names.add(folded)  # "GLM-5", "P800", "AI", "openPangu", "950" after a name
         elif raw[:1].isupper() and folded not in stop:
             (soft if i == 0 else names).add(folded)  # a capital at the start may just start the sentence
-    plain = without(claim, [(f.start, f.end) for f in facts] + [(a, b) for a, b, f in toks if f in names])
+    plain = without(
+        claim, [Highlight(f.start, f.end) for f in facts] + [Highlight(a, b) for a, b, f in toks if f in names]
+    )
     groups: list[list[str]] = []
     last = -1
     for a, b, folded in toks:
@@ -117,7 +120,7 @@ def analyse_claim(claim: str, lang: str) -> ClaimParts:
         frozenset(terms(plain, lang)),
         cognate_keys(plain),
         tuple(toks),
-        content_words(without(plain, [(a, b) for a, b, f in toks if f in soft]), lang),
+        content_words(without(plain, [Highlight(a, b) for a, b, f in toks if f in soft]), lang),
         frozenset(values),
         tuple(tuple(g) for g in groups),
     )
@@ -129,11 +132,11 @@ def content_words(text: str, lang: str) -> tuple[str, ...]:
     return tuple(w for w in words(text) if not is_number(w) and len(w) > 1 and fold_accents(w) not in stop)
 
 
-def without(text: str, spans: Sequence[tuple[int, int]]) -> str:
-    """``text`` with the characters of ``spans`` blanked (offsets stay valid)."""
+def without(text: str, spans: Sequence[Highlight]) -> str:
+    """``text`` with the characters of ``spans`` (offsets into ``text``) blanked (offsets stay valid)."""
     out = list(text)
-    for a, b in spans:
-        out[a:b] = [" "] * (b - a)
+    for span in spans:
+        out[span.start : span.end] = [" "] * (span.end - span.start)
     return "".join(out)
 
 

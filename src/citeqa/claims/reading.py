@@ -116,23 +116,21 @@ def _rule_file() -> Mapping[str, Any]:
 class ValueReading:
     """What the reader read for one value of the claim, about the claim's subject.
 
-    ``start``/``end``: the span read, in offsets of document ``doc_id`` (``text`` is
-    ``document_text[start:end]``); ``value_start``/``value_end`` the document's value inside it
-    (document offsets, -1 when none); ``margin``: the span's score over its passage's no-answer
-    score (how sure the reader is). ``relation`` ``none`` has no span of the value's kind.
+    ``span``: where the span read lies, a :class:`~citeqa.records.Span` (document offsets:
+    ``text == document_text(span.doc_id)[span.start:span.end]``); ``value`` where the document's
+    value lies inside it (document offsets too); both None when nothing was read. ``margin``: the
+    span's score over its passage's no-answer score (how sure the reader is). ``relation`` ``none``
+    has no span of the value's kind.
     """
 
     claim_value: str  #: the claim's value, verbatim
     kind: str  #: the value's type (:attr:`citeqa.text.facts.Fact.type`)
     question: str
     relation: str  #: same, different or none
-    doc_id: str = ""
+    span: Span | None = None  #: the span read (document offsets)
     lang: str = ""
-    start: int = -1
-    end: int = -1
     text: str = ""
-    value_start: int = -1
-    value_end: int = -1
+    value: Span | None = None  #: the document's value inside ``span`` (document offsets)
     document_value: str = ""
     margin: float = -math.inf
     #: share of the claim's names in the sentence that holds the span (with its lead, heading and
@@ -303,13 +301,10 @@ def value_reading(
             claim_fact.type,
             question,
             relation,
-            span.doc_id,
+            span,
             chunk.lang,
-            a,
-            b,
             chunk.text_at(a, b),
-            doc.start,
-            doc.end,
+            Span(span.doc_id, doc.start, doc.end),
             doc.text,
             round(float(answer.score - null), 4),
         )
@@ -347,13 +342,14 @@ def _about_subject(
     r: ValueReading, parts: ClaimParts, hits: Sequence[Hit], documents: Mapping[str, Document]
 ) -> ValueReading:
     """``r`` with the judge's share of the claim's names and words in the unit that holds its span."""
-    if r.relation == NONE:
+    if r.relation == NONE or r.span is None:
         return r
+    at = r.span.start
     for hit in hits:
-        if hit.chunk.doc_id != r.doc_id or not hit.chunk.start <= r.start < hit.chunk.end:
+        if hit.chunk.doc_id != r.span.doc_id or not hit.chunk.start <= at < hit.chunk.end:
             continue
         for unit in units_of([hit], [], [], documents):
-            if unit.start <= r.start < unit.end:
+            if unit.start <= at < unit.end:
                 j = judge_unit(parts, unit)
                 return replace(r, names=round(j.names, 4), cover=round(j.cover, 4))
     return r
@@ -418,5 +414,6 @@ def rule_dict(rule: ReadingRule) -> dict[str, Any]:
 
 
 def documents_text(documents: Mapping[str, Document], r: ValueReading) -> str:
-    """``document_text[start:end]`` of a reading (what :attr:`ValueReading.text` must equal)."""
-    return documents[r.doc_id].text[r.start : r.end]
+    """``document_text[span.start:span.end]`` of a reading (what :attr:`ValueReading.text` must
+    equal; empty when nothing was read)."""
+    return documents[r.span.doc_id].text[r.span.start : r.span.end] if r.span is not None else ""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from citeqa.qa.questions import AnswerType, QuestionShape, expected_type, question_shape
+from citeqa.records import Highlight
 from citeqa.text import facts_words as fw
 from citeqa.text.analysis import fold_accents, query_terms, terms, words
 from citeqa.text.facts import find_dates, find_names, find_quantities
@@ -49,7 +50,7 @@ class Wanted:
     shape: QuestionShape
     words: frozenset[str]
     _terms: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
-    _facts: dict[tuple[str, AnswerType, frozenset[str], str | None], tuple[tuple[int, int], ...]] = field(
+    _facts: dict[tuple[str, AnswerType, frozenset[str], str | None], tuple[Highlight, ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
 
@@ -76,7 +77,7 @@ class Wanted:
 
     def find_entities(
         self, text: str, kind: AnswerType, avoid: frozenset[str] = frozenset(), lang: str | None = None
-    ) -> list[tuple[int, int]]:
+    ) -> list[Highlight]:
         """:func:`find_entities`, found once per sentence, kind, words avoided and language."""
         key = (text, kind, avoid, lang)
         if key not in self._facts:
@@ -98,29 +99,29 @@ def _place_pattern() -> re.Pattern[str]:
     return re.compile(rf"(?:{before})(?!(?i:{months})\b)[A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)*")
 
 
-def _spans(text: str, kind: AnswerType, lang: str | None) -> list[tuple[int, int]]:
-    """Offsets of the facts of ``kind`` in ``text`` (a quantity's or a price's measure: "200 mil"
+def _spans(text: str, kind: AnswerType, lang: str | None) -> list[Highlight]:
+    """Offsets (into ``text``) of the facts of ``kind`` in ``text`` (a quantity's or a price's measure: "200 mil"
     of "200 mil coches"). A number in words answers only with its unit of measure ("tres
     trimestres", not "duas clareiras"): alone it is more often part of a phrase than the answer."""
     if kind is AnswerType.NAME:
-        return [(f.start, f.end) for f in find_names(text)]
+        return [Highlight(f.start, f.end) for f in find_names(text)]
     if kind is AnswerType.PLACE:
-        return [m.span() for m in _place_pattern().finditer(fw.folded_copy(text))]
+        return [Highlight(m.start(), m.end()) for m in _place_pattern().finditer(fw.folded_copy(text))]
     dates = find_dates(text)
     if kind is AnswerType.DATE:
-        return [(f.start, f.end) for f in dates]
+        return [Highlight(f.start, f.end) for f in dates]
     money = kind is AnswerType.PRICE
     return [
         f.measure
         for f in find_quantities(text, lang, dates)
-        if (f.type == "money") is money and (not f.spelled or f.measure[1] > f.start + len(f.text.split()[0]))
+        if (f.type == "money") is money and (not f.spelled or f.measure.end > f.start + len(f.text.split()[0]))
     ]
 
 
 def find_entities(
     text: str, kind: AnswerType, avoid: frozenset[str] = frozenset(), lang: str | None = None
-) -> list[tuple[int, int]]:
-    """Offsets of the facts of ``kind`` in ``text`` whose words are not all in ``avoid``.
+) -> list[Highlight]:
+    """Offsets (into ``text``) of the facts of ``kind`` in ``text`` whose words are not all in ``avoid``.
 
     ``avoid`` holds the question's own (folded, lower-case) words: the key phrase of an
     answer is what the question did not already say. ``lang`` is the text's language (its
@@ -130,26 +131,26 @@ def find_entities(
     if kind is AnswerType.OTHER:
         return []
     found = []
-    for a, b in _spans(text, kind, lang):
-        listed = [fold_accents(w) for w in words(text[a:b])]
+    for span in _spans(text, kind, lang):
+        listed = [fold_accents(w) for w in words(text[span.start : span.end])]
         if not listed or set(listed) <= avoid:
             continue
         if kind is AnswerType.NAME and len(listed) > 1 and listed[-1] in avoid:
             continue  # "Airbus A320" when the question says "A320": the question's own thing
-        found.append((a, b))
+        found.append(span)
     return found
 
 
 def find_entity(
     text: str, kind: AnswerType, avoid: frozenset[str] = frozenset(), lang: str | None = None
-) -> tuple[int, int] | None:
+) -> Highlight | None:
     """The first span of :func:`find_entities`, or None."""
     spans = find_entities(text, kind, avoid, lang)
     return spans[0] if spans else None
 
 
 #: How facts of a kind are found (:func:`find_entities`, or a question's memo of it).
-FindEntities = Callable[[str, AnswerType, frozenset[str], "str | None"], Sequence[tuple[int, int]]]
+FindEntities = Callable[[str, AnswerType, frozenset[str], "str | None"], Sequence[Highlight]]
 
 _OLD_YEAR = re.compile(r"1[0-8]\d{2}")
 
@@ -164,11 +165,11 @@ def type_match(
     if kind is AnswerType.OTHER:
         return 0.0
     find = find if find is not None else find_entities
-    spans = [s for s in find(text, kind, avoid, lang) if not _OLD_YEAR.fullmatch(text[s[0] : s[1]])]
+    spans = [s for s in find(text, kind, avoid, lang) if not _OLD_YEAR.fullmatch(text[s.start : s.end])]
     if not spans:
         return 0.0
-    for a, b in spans:
-        near = set(terms(text[max(0, a - 40) : a] + " " + text[b : b + 40], lang))
+    for s in spans:
+        near = set(terms(text[max(0, s.start - 40) : s.start] + " " + text[s.end : s.end + 40], lang))
         if near & qterms:
             return 1.0
     return 0.6

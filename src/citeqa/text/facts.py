@@ -25,6 +25,7 @@ from functools import cache, lru_cache
 from citeqa.text import facts_words as fw
 from citeqa.text.facts_dates import DatePoint, date_spans
 from citeqa.text.facts_names import name_spans
+from citeqa.text.highlight import Highlight
 from citeqa.text.lexicon import folded, languages
 
 __all__ = [
@@ -63,9 +64,10 @@ class Fact:
     spelled: bool = False  #: the number is written in words ("tres trimestres")
 
     @property
-    def measure(self) -> tuple[int, int]:
-        """Offsets of the number, scale and unit of measure ("200 mil" of "200 mil coches")."""
-        return (self.start, self.measure_end if self.measure_end >= 0 else self.end)
+    def measure(self) -> Highlight:
+        """Offsets (into the text the fact was found in) of the number, scale and unit of measure
+        ("200 mil" of "200 mil coches")."""
+        return Highlight(self.start, self.measure_end if self.measure_end >= 0 else self.end)
 
     @property
     def type(self) -> str:
@@ -186,11 +188,11 @@ def _name_number(text: str, a: int) -> bool:
     return previous is not None and folded(previous.group(1)) in fw.facts_list("designation_words")
 
 
-def _in_name(names: tuple[tuple[int, int], ...], text: str, fact: Fact) -> bool:
+def _in_name(names: tuple[Highlight, ...], text: str, fact: Fact) -> bool:
     """Whether a name of several words holds the fact's measure ("Ascend 950", "Falcon 9"; not
     "Plantaron 100 mil": the scale goes past the name)."""
-    a, b = fact.measure
-    return any(x < a and b <= y and " " in text[x:y] for x, y in names)
+    at = fact.measure
+    return any(n.start < at.start and at.end <= n.end and " " in text[n.start : n.end] for n in names)
 
 
 def _score_or_range(text: str, a: int, b: int) -> bool:
@@ -329,11 +331,11 @@ def find_quantities(text: str, lang: str | None = "", dates: list[Fact] | None =
     with scale words and a unit. Numbers inside dates (``dates``, default :func:`dates`) or names
     are left out; a number word needs a unit ("seis meses", "three quarters")."""
     dates = find_dates(text) if dates is None else dates
-    return list(_quantities(text, lang, tuple((d.start, d.end) for d in dates)))
+    return list(_quantities(text, lang, tuple(Highlight(d.start, d.end) for d in dates)))
 
 
 @lru_cache(maxsize=8192)
-def _quantities(text: str, lang: str | None, taken: tuple[tuple[int, int], ...]) -> tuple[Fact, ...]:
+def _quantities(text: str, lang: str | None, taken: tuple[Highlight, ...]) -> tuple[Fact, ...]:
     names = tuple(name_spans(fw.folded_copy(text)))
     out = []
     for m in _NUMBER_TOKEN.finditer(text):
@@ -341,7 +343,7 @@ def _quantities(text: str, lang: str | None, taken: tuple[tuple[int, int], ...])
         digits = _DIGITS.match(m.group(0))
         b = a + digits.end() if digits is not None else a
         glued = m.group(0)[b - a :]
-        if digits is None or any(x < m.end() and a < y for x, y in taken):
+        if digits is None or any(t.start < m.end() and a < t.end for t in taken):
             continue
         if glued and glued.casefold() not in fw.symbol_units() and glued != "%":
             continue  # "800T", "960DT", "2K": a model name
@@ -355,7 +357,7 @@ def _quantities(text: str, lang: str | None, taken: tuple[tuple[int, int], ...])
             out.append(fact)
     for a, b, value in number_words(text, lang) if lang != "" else []:
         fact = replace(_quantity(text, a, b, value, ""), spelled=True)
-        clash = any(x < fact.end and fact.start < y for x, y in taken)
+        clash = any(t.start < fact.end and fact.start < t.end for t in taken)
         if fact.unit and not clash and not any(f.start < fact.end and fact.start < f.end for f in out):
             out.append(fact)
     return tuple(sorted(out, key=lambda f: f.start))
@@ -376,4 +378,6 @@ def find_facts(text: str, lang: str | None = "") -> list[Fact]:
 
 def find_names(text: str) -> list[Fact]:
     """The names of ``text`` as facts, in text order."""
-    return [Fact(NAME, a, b, text[a:b], measure_end=b) for a, b in name_spans(fw.folded_copy(text))]
+    return [
+        Fact(NAME, n.start, n.end, text[n.start : n.end], measure_end=n.end) for n in name_spans(fw.folded_copy(text))
+    ]

@@ -18,6 +18,7 @@ from functools import cache, lru_cache
 
 from citeqa.text import facts_words as fw
 from citeqa.text.facts_names import name_spans
+from citeqa.text.highlight import Highlight
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +142,9 @@ def _after_date_word(text: str, a: int) -> bool:
     return m is not None and fw.folded(m.group(1)) in fw.facts_list("date_context")
 
 
-def _in_name(spans: tuple[tuple[int, int], ...], text: str, a: int, b: int) -> bool:
+def _in_name(spans: tuple[Highlight, ...], text: str, a: int, b: int) -> bool:
     """Whether ``text[a:b]`` lies inside a name of several words ("Huawei Connect 2026")."""
-    return any(x <= a and b <= y and " " in text[x:y] for x, y in spans)
+    return any(s.start <= a and b <= s.end and " " in text[s.start : s.end] for s in spans)
 
 
 def _period_in_year(m: re.Match[str]) -> bool:

@@ -15,6 +15,7 @@ from functools import cache, lru_cache
 
 from citeqa.text.analysis import fold_accents, stopwords
 from citeqa.text.facts_words import full_months, month_numbers
+from citeqa.text.highlight import Highlight
 from citeqa.text.lexicon import shared_list
 
 _NAME_TOKEN = re.compile(r"\w+(?:[-./&+]\w+)*\+*")
@@ -60,13 +61,13 @@ def _is_token(token: str) -> bool:
     return any(c.isupper() for c in token) and any(c.isalpha() for c in token)
 
 
-def name_spans(text: str) -> list[tuple[int, int]]:
-    """Offsets of the names of ``text`` (see the module's docstring)."""
+def name_spans(text: str) -> list[Highlight]:
+    """Offsets (into ``text``) of the names of ``text`` (see the module's docstring)."""
     return list(_name_spans(text))
 
 
 @lru_cache(maxsize=8192)
-def _name_spans(text: str) -> tuple[tuple[int, int], ...]:
+def _name_spans(text: str) -> tuple[Highlight, ...]:
     spans = []
     for group in _groups(text):
         before = text[: group[0][0]].rstrip()
@@ -89,7 +90,7 @@ def _name_spans(text: str) -> tuple[tuple[int, int], ...]:
             title_word = first[:1].isupper() and first[1:].islower() and first.isalpha()
             if title_word and (not before or before[-1] in _SENTENCE_START):
                 continue
-        spans.append((group[0][0], group[-1][1]))
+        spans.append(Highlight(group[0][0], group[-1][1]))
     return tuple(spans)
 
 

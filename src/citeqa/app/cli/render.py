@@ -77,14 +77,14 @@ def print_check(
     console.print(Text(f"{_language_word(check.language)} {check.language} · {check.latency_ms:.0f} ms", style="dim"))
     for r in check.readings:  # what the reader read for each value, about the claim's subject
         line = Text(f"{lab['reading']}: ", style="dim")
-        if r.relation == "none" or not r.text:
+        if r.relation == "none" or not r.text or r.span is None:
             line.append(f"{r.claim_value}: {lab['reading_none']}")
         else:
             if r.relation == "different":
                 line.append(r.claim_value, style="strike")
                 line.append(" → ")
             line.append(f"“{r.text}”", style="bold")
-            line.append(f"  ({r.doc_id}, chars {r.start}-{r.end})", style="dim")
+            line.append(f"  ({r.span.doc_id}, chars {r.span.start}-{r.span.end})", style="dim")
         console.print(line)
     for number, e in enumerate(check.evidence, start=1):
         c = e.citation

@@ -47,6 +47,6 @@ def rule_answer(wanted: Wanted, text: str, lang: str) -> RuleAnswer:
         own_terms=frozenset(wanted.question_terms(lang)),
     )
     if short is not None:
-        return RuleAnswer(Highlight(*short), Highlight(*short))
+        return RuleAnswer(short, short)
     key = highlight_in(text, wanted.kind, wanted.words, lang, find=wanted.find_entities)
-    return RuleAnswer(None, Highlight(*key) if key is not None else None)
+    return RuleAnswer(None, key)

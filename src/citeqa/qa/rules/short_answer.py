@@ -13,6 +13,7 @@ from collections.abc import Set as AbstractSet
 from functools import cache
 
 from citeqa.qa.answer_types import AnswerType, FindEntities, QuestionShape, find_entities, find_entity, question_shape
+from citeqa.records import Highlight
 from citeqa.text import facts_words as fw
 from citeqa.text.analysis import fold_accents, terms
 from citeqa.text.lexicon import shared_list
@@ -24,7 +25,7 @@ def highlight_in(
     question_words: frozenset[str],
     lang: str | None = None,
     find: FindEntities | None = None,
-) -> tuple[int, int] | None:
+) -> Highlight | None:
     """The key phrase to highlight inside an answer (in ``lang``): its fact of the expected kind
     (``find`` finds the facts: :func:`find_entities` without it)."""
     kinds = [kind] if kind is not AnswerType.OTHER else []
@@ -87,10 +88,10 @@ def _text_tokens(text: str, lang: str) -> list[tuple[int, int, str | None]]:
     return out
 
 
-def _support(tokens: list[tuple[int, int, str | None]], span: tuple[int, int], weights: dict[str, float]) -> float:
+def _support(tokens: list[tuple[int, int, str | None]], span: Highlight, weights: dict[str, float]) -> float:
     """Sum over question terms of weight / (1 + distance) of the term's nearest occurrence
     outside ``span``, distance in content words (punctuation counts BOUNDARY_WORDS)."""
-    a, b = span
+    a, b = span.start, span.end
     best: dict[str, float] = {}
     left = [t for t in tokens if t[1] <= a][::-1]
     right = [t for t in tokens if t[0] >= b]
@@ -131,11 +132,11 @@ def _articles() -> frozenset[str]:
     return frozenset(shared_list("names", "articles"))
 
 
-def _next_to_head(answer: str, tokens: list[tuple[int, int, str | None]], span: tuple[int, int], head: str) -> bool:
+def _next_to_head(answer: str, tokens: list[tuple[int, int, str | None]], span: Highlight, head: str) -> bool:
     """Whether the question's noun stands right before the fact, maybe with a "de X"
     complement between ("su filial Norlax", "la unidad de IA Norlax", "el marco de trabajo
     Kivy"), or right after it as an apposition ("Zentra, the bakery", "Goya y Murillo — los pintores")."""
-    a, b = span
+    a, b = span.start, span.end
     left = [t for t in tokens if t[1] <= a][::-1]
     for i, (_, _, term) in enumerate(left[:6]):
         if term == head:
@@ -157,17 +158,17 @@ def _next_to_head(answer: str, tokens: list[tuple[int, int, str | None]], span: 
     return False
 
 
-def _lists(answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _lists(answer: str, spans: list[Highlight]) -> list[Highlight]:
     """Runs of two or more facts joined by commas or and/y/e/or ("GitLab, Zenodo e Figshare")."""
     runs = []
-    ordered = sorted(spans)
+    ordered = sorted(spans, key=lambda s: (s.start, s.end))
     i = 0
     while i < len(ordered):
         j = i
-        while j + 1 < len(ordered) and _list_gap().match(answer[ordered[j][1] : ordered[j + 1][0]]):
+        while j + 1 < len(ordered) and _list_gap().match(answer[ordered[j].end : ordered[j + 1].start]):
             j += 1
         if j > i:
-            runs.append((ordered[i][0], ordered[j][1]))
+            runs.append(Highlight(ordered[i].start, ordered[j].end))
         i = j + 1
     return runs
 
@@ -193,7 +194,7 @@ def short_answer_in(
     shape: QuestionShape | None = None,
     find: FindEntities | None = None,
     own_terms: AbstractSet[str] | None = None,
-) -> tuple[int, int] | None:
+) -> Highlight | None:
     """Offsets of the short answer inside ``answer``: the fact of the expected kind that the
     question's terms support most (nearest, on either side, within the same list item), or None.
 
@@ -236,15 +237,15 @@ def short_answer_in(
     if kind in (AnswerType.NAME, AnswerType.PLACE) and shape.plural:
         candidates += _lists(answer, spans)
 
-    def score(span: tuple[int, int]) -> float:
+    def score(span: Highlight) -> float:
         value = _support(tokens, span, weights)
-        inside = {t for s, e, t in tokens if s >= span[0] and e <= span[1] and t}
+        inside = {t for s, e, t in tokens if s >= span.start and e <= span.end and t}
         if kind is AnswerType.PRICE:
-            inside |= _currency_terms(answer[span[0] : span[1]], lang)
+            inside |= _currency_terms(answer[span.start : span.end], lang)
         if inside & own:  # the unit the question names ("5 teraFLOPS", "en dólares"), a maker ("Airbus A320")
             value += HEAD_BONUS if kind in (AnswerType.QUANTITY, AnswerType.PRICE) else 1.0
         if kind in (AnswerType.QUANTITY, AnswerType.PRICE):
-            counted = _next_word_term(tokens, span[1])
+            counted = _next_word_term(tokens, span.end)
             if counted is not None and counted in own:  # "200 mil coches" for "cuántos coches"
                 value += 1.0
         if head is not None and kind is AnswerType.NAME and _next_to_head(answer, tokens, span, head):
@@ -253,8 +254,9 @@ def short_answer_in(
             value += 0.5
         return value
 
-    scored = [(score(s), -s[0], s[1], s) for s in candidates]
-    best_score, _, _, best = max(scored)
+    scored = [(score(s), -s.start, s.end) for s in candidates]
+    top = max(scored)
+    best_score, best = top[0], candidates[scored.index(top)]  # equal keys are equal offsets
     if kind is AnswerType.NAME and not shape.person and best_score < MIN_NAME_SUPPORT:
         return None
     return best

@@ -105,13 +105,13 @@ def readings_html(check: ClaimCheck) -> str:
     items = []
     for r in check.readings:
         asked = f'<small class="citeqa-asked">{safe(lab["reading_asked"])}: {safe(r.question)}</small>'
-        if r.relation == "none" or not r.text:
+        if r.relation == "none" or not r.text or r.span is None:
             items.append(f"<li>{safe(r.claim_value)}: <em>{safe(lab['reading_none'])}</em> {asked}</li>")
             continue
-        a, b = r.value_start - r.start, r.value_end - r.start
-        span = marked(r.text, a, b, "strong") if 0 <= a <= b <= len(r.text) else safe(r.text)
+        at = r.value.within(r.span) if r.value is not None else None  # offsets into the text read
+        span = marked(r.text, at.start, at.end, "strong") if at is not None and at.end <= len(r.text) else safe(r.text)
         claim = f"<s>{safe(r.claim_value)}</s> → " if r.relation == "different" else ""
-        where = f"{safe(r.doc_id)} · {safe(r.lang)} · {safe(base['chars'])} {r.start}–{r.end}"
+        where = f"{safe(r.span.doc_id)} · {safe(r.lang)} · {safe(base['chars'])} {r.span.start}–{r.span.end}"
         items.append(
             f'<li class="citeqa-read-{safe(r.relation)}">{claim}“{span}” '
             f'<span class="citeqa-where">{where}</span> {asked}</li>'
