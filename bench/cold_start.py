@@ -34,8 +34,8 @@ QUESTION = "¿Qué modelo de Zhipu AI fue el primero entrenado por completo en c
 
 ONE_RUN = """
 import json, sys, time
-t = [("start", time.perf_counter())]
-def mark(name): t.append((name, time.perf_counter()))
+t = [("start", time.perf_counter(), time.process_time())]
+def mark(name): t.append((name, time.perf_counter(), time.process_time()))
 from citeqa.app.cli import commands as cli
 cli.process_defaults()  # the environment `citeqa` sets (libgomp's short spin: the embedder's speed on a busy machine)
 mark("import cli")
@@ -64,11 +64,13 @@ engine.reader.warm_up()
 mark("reader load")
 trace = engine.trace(sys.argv[2])
 mark("first answer")
-out = {name: (b - a) * 1e3 for (_, a), (name, b) in zip(t, t[1:])}
+out = {name: (b - a) * 1e3 for (_, a, _), (name, b, _) in zip(t, t[1:])}
 out.update({k: v * 1e3 for k, v in steps.items()})
 out.update({f"first answer: {k}": v for k, v in trace.timings_ms.items() if k != "total"})
 out["total"] = (t[-1][1] - t[0][1]) * 1e3
-print(json.dumps(out))
+cpu = {name: (b - a) * 1e3 for (_, _, a), (name, _, b) in zip(t, t[1:])}
+cpu["total"] = (t[-1][2] - t[0][2]) * 1e3
+print(json.dumps({"wall": out, "cpu": cpu, "modules": sorted(m for m in ("scipy", "bm25s", "faiss", "torch", "lingua") if m in sys.modules)}))
 """
 
 
@@ -84,7 +86,9 @@ def ask(index: str, reader: str) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024
 
 
-def phases(index: str) -> dict[str, float]:
+def phases(index: str) -> dict:
+    """One cold run's phases: ``wall`` ms of each, ``cpu`` ms (the process's CPU time, less swayed by the
+    machine's load than wall time) of the main phases, and which heavy modules were imported."""
     out = subprocess.check_output([sys.executable, "-c", ONE_RUN, index, QUESTION], text=True)
     return json.loads(out.strip().splitlines()[-1])
 
@@ -151,8 +155,9 @@ def cold_serve(index: Path, question: str, log: Path, timeout: float = 900) -> d
                 proc.wait()
 
 
-def show(name: str, values: list[float], unit: str = "ms") -> None:
-    print(f"  {name:36s} {statistics.median(values):8.1f} {unit}  [{min(values):.1f}, {max(values):.1f}]")
+def show(name: str, values: list[float], unit: str = "ms", cpu: list[float] | None = None) -> None:
+    line = f"  {name:36s} {statistics.median(values):8.1f} {unit}  [{min(values):.1f}, {max(values):.1f}]"
+    print(line + (f"  cpu {statistics.median(cpu):8.1f} {unit}" if cpu else ""))
 
 
 def main() -> None:
@@ -163,9 +168,12 @@ def main() -> None:
     ask(args.index, "on")  # builds what the first use builds, untimed
     runs = [phases(args.index) for _ in range(args.runs)]
     print(f"cold start, {args.runs} fresh processes each (median [lowest, highest])")
-    print("phases of a cold ask, in one process:")
-    for key in runs[0]:
-        show(key, [r.get(key, 0.0) for r in runs])
+    print("phases of a cold ask, in one process (wall, and the median CPU time of the main phases):")
+    for key in runs[0]["wall"]:
+        cpu = [r["cpu"][key] for r in runs] if key in runs[0]["cpu"] else None
+        show(key, [r["wall"].get(key, 0.0) for r in runs], cpu=cpu)
+    print("imported by the end:", ", ".join(runs[0]["modules"]) or "none of scipy, bm25s, faiss, torch, lingua")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     for reader in ("on", "off"):
         asked = [ask(args.index, reader) for _ in range(args.runs)]
         print(f"`citeqa ask --json --reader {reader}`:")
