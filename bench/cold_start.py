@@ -1,6 +1,6 @@
 """Where a cold ``citeqa ask`` with the reader spends its time, phase by phase, and its peak memory.
 
-    HF_HUB_OFFLINE=1 PYTHONPATH=src .venv/bin/python bench/cold_start.py [--index index] [--runs 5]
+    HF_HUB_OFFLINE=1 PYTHONPATH=src .venv/bin/python bench/cold_start.py [--index index] [--runs 5] [--against SRC]
 
 Each run is a fresh process (cold interpreter, warm page cache). ``phases`` opens the engine the
 way ``citeqa ask`` does and times, one after the other: the imports, ``Engine.open``, the
@@ -9,7 +9,9 @@ load split into its steps (the built file read and checked, the ONNX Runtime ses
 header, the tokenizer) and the first answer, with its own stages (``Engine.trace``). ``ask`` is the wall time and peak
 RSS of ``citeqa ask Q --index DIR --json``, reader on and off. One untimed ``ask`` comes first,
 so that no run times a build of the reader or of its saved optimised graph. Prints the median,
-lowest and highest of each in ms (and MB). Numbers depend on the machine's load: run it quiet.
+lowest and highest of each in ms (and MB), and the median CPU time of the main phases. Numbers
+depend on the machine's load: run it quiet, or compare two versions with ``--against`` (the
+other version's ``src``), whose runs alternate with this one's.
 
 bench/run.py takes the two whole-command figures from here for every size it builds:
 :func:`cold_ask` (``citeqa ask`` wall time, best of 2) and :func:`cold_serve` (``citeqa serve``
@@ -34,8 +36,8 @@ QUESTION = "¿Qué modelo de Zhipu AI fue el primero entrenado por completo en c
 
 ONE_RUN = """
 import json, sys, time
-t = [("start", time.perf_counter())]
-def mark(name): t.append((name, time.perf_counter()))
+t = [("start", time.perf_counter(), time.process_time())]
+def mark(name): t.append((name, time.perf_counter(), time.process_time()))
 from citeqa.app.cli import commands as cli
 cli.process_defaults()  # the environment `citeqa` sets (libgomp's short spin: the embedder's speed on a busy machine)
 mark("import cli")
@@ -64,19 +66,21 @@ engine.reader.warm_up()
 mark("reader load")
 trace = engine.trace(sys.argv[2])
 mark("first answer")
-out = {name: (b - a) * 1e3 for (_, a), (name, b) in zip(t, t[1:])}
+out = {name: (b - a) * 1e3 for (_, a, _), (name, b, _) in zip(t, t[1:])}
 out.update({k: v * 1e3 for k, v in steps.items()})
 out.update({f"first answer: {k}": v for k, v in trace.timings_ms.items() if k != "total"})
 out["total"] = (t[-1][1] - t[0][1]) * 1e3
-print(json.dumps(out))
+cpu = {name: (b - a) * 1e3 for (_, _, a), (name, _, b) in zip(t, t[1:])}
+cpu["total"] = (t[-1][2] - t[0][2]) * 1e3
+print(json.dumps({"wall": out, "cpu": cpu, "modules": sorted(m for m in ("scipy", "bm25s", "faiss", "torch", "lingua") if m in sys.modules)}))
 """
 
 
-def ask(index: str, reader: str) -> tuple[float, float]:
-    """Wall ms and peak RSS (MB) of one ``citeqa ask`` in a new process."""
+def ask(index: str, reader: str, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall ms and peak RSS (MB) of one ``citeqa ask`` in a new process (``env``: its environment)."""
     cmd = [citeqa_bin(), "ask", QUESTION, "--index", index, "--json", "--reader", reader]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = (time.perf_counter() - t0) * 1e3
     if status != 0:
@@ -84,8 +88,10 @@ def ask(index: str, reader: str) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024
 
 
-def phases(index: str) -> dict[str, float]:
-    out = subprocess.check_output([sys.executable, "-c", ONE_RUN, index, QUESTION], text=True)
+def phases(index: str, env: dict[str, str] | None = None) -> dict:
+    """One cold run's phases: ``wall`` ms of each, ``cpu`` ms (the process's CPU time, less swayed by the
+    machine's load than wall time) of the main phases, and which heavy modules were imported."""
+    out = subprocess.check_output([sys.executable, "-c", ONE_RUN, index, QUESTION], text=True, env=env)
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -151,26 +157,56 @@ def cold_serve(index: Path, question: str, log: Path, timeout: float = 900) -> d
                 proc.wait()
 
 
-def show(name: str, values: list[float], unit: str = "ms") -> None:
-    print(f"  {name:36s} {statistics.median(values):8.1f} {unit}  [{min(values):.1f}, {max(values):.1f}]")
+def cells(values: list[float], cpu: list[float] | None = None) -> str:
+    """``median [lowest, highest]``, and the median CPU time where given."""
+    text = f"{statistics.median(values):8.1f} [{min(values):.0f}, {max(values):.0f}]"
+    return f"{text:>22}" + (f" cpu {statistics.median(cpu):6.0f}" if cpu else " " * 11)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", default=str(ROOT / "index"))
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument(
+        "--against",
+        metavar="SRC",
+        help="the src folder of another version (`git archive REV src | tar -x -C DIR`): its runs alternate "
+        "with this one's (PYTHONPATH), so that both see the same load, and print beside them",
+    )
     args = ap.parse_args()
-    ask(args.index, "on")  # builds what the first use builds, untimed
-    runs = [phases(args.index) for _ in range(args.runs)]
-    print(f"cold start, {args.runs} fresh processes each (median [lowest, highest])")
-    print("phases of a cold ask, in one process:")
-    for key in runs[0]:
-        show(key, [r.get(key, 0.0) for r in runs])
+    here = os.environ.get("PYTHONPATH", str(ROOT / "src"))
+    trees = {"before": args.against, "after": here} if args.against else {"this": here}
+    envs = {name: {**os.environ, "PYTHONPATH": src} for name, src in trees.items()}
+    for env in envs.values():
+        ask(args.index, "on", env)  # builds what the first use builds, untimed
+    runs: dict[str, list[dict]] = {name: [] for name in trees}
+    asked: dict[str, dict[str, list[tuple[float, float]]]] = {name: {"on": [], "off": []} for name in trees}
+    for _ in range(args.runs):
+        for name, env in envs.items():
+            runs[name].append(phases(args.index, env))
+            for reader in ("on", "off"):
+                asked[name][reader].append(ask(args.index, reader, env))
+    print(f"cold start, {args.runs} fresh processes each (median [lowest, highest] ms, median CPU ms)")
+    print(" " * 36 + "".join(f"{name:>33}" for name in trees))
+    first = next(iter(runs.values()))[0]
+    for key in first["wall"]:
+        row = [
+            cells([r["wall"].get(key, 0.0) for r in rs], [r["cpu"][key] for r in rs] if key in first["cpu"] else None)
+            for rs in runs.values()
+        ]
+        print(f"  {key:34s}" + "".join(row))
     for reader in ("on", "off"):
-        asked = [ask(args.index, reader) for _ in range(args.runs)]
-        print(f"`citeqa ask --json --reader {reader}`:")
-        show("wall", [w for w, _ in asked])
-        show("peak RSS", [m for _, m in asked], "MB")
+        print(
+            f"  {f'citeqa ask --reader {reader}: wall':34s}"
+            + "".join(cells([w for w, _ in a[reader]]) for a in asked.values())
+        )
+        print(
+            f"  {f'citeqa ask --reader {reader}: peak MB':34s}"
+            + "".join(cells([m for _, m in a[reader]]) for a in asked.values())
+        )
+    for name, rs in runs.items():
+        print(f"{name} imported:", ", ".join(rs[0]["modules"]) or "none of scipy, bm25s, faiss, torch, lingua")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -208,3 +208,25 @@ def test_adjusted_keeps_the_index_and_changes_only_what_is_given(engine: Engine)
     other = engine.adjusted(settings)
     assert other.settings == settings and other.documents is engine.documents and other.reader is engine.reader
     assert engine.adjusted().settings == engine.settings
+
+
+def test_answering_imports_neither_the_upload_path_nor_bm25s(built_index: Path):
+    """A cold ``citeqa ask`` pays for what answering uses: adding documents (parsers, the parse
+    budget) and bm25s (scipy) load only when a corpus changes or an index is built."""
+    import subprocess
+    import sys
+
+    from tests.paths import REPO
+
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from citeqa.embedding.keyword import KeywordEmbedder\n"
+        "from citeqa.engine import Engine\n"
+        f"engine = Engine.open(Path({str(built_index)!r}), embedder=KeywordEmbedder(), reader='off')\n"
+        "engine.ask('¿Cuánto mide el faro?')\n"
+        "print(sorted(m for m in ('bm25s', 'scipy', 'citeqa.corpus.add', 'citeqa.ingest.readers') if m in sys.modules))\n"
+    )
+    env = {"PYTHONPATH": f"{REPO / 'src'}:{REPO}", "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from citeqa.claims.thresholds import ClaimThresholds, fitted_thresholds
-from citeqa.corpus.add import DEFAULT_MAX_BYTES, AddWatch, UploadResult, add_files
-from citeqa.corpus.remove import RemovalResult, recover_removals, remove_document
 from citeqa.embedding import Embedder, encode_queries, load_embedder, token_counter
 from citeqa.errors import ConfigError
 from citeqa.index.manifest import check_model
@@ -31,7 +29,9 @@ from citeqa.reader.reader import Reader
 from citeqa.records import Answer, Document, DocumentInfo
 from citeqa.settings import Settings
 
-if TYPE_CHECKING:  # loaded where used: opening an index needs no build
+if TYPE_CHECKING:  # loaded where used: opening an index needs no build, answering no upload
+    from citeqa.corpus.add import AddWatch, UploadResult
+    from citeqa.corpus.remove import RemovalResult
     from citeqa.index.builder import BuildSteps, IndexReport
     from citeqa.index.manifest import Manifest
     from citeqa.ingest.budget import ParseBudget
@@ -363,6 +363,8 @@ class Engine:
         files: re-scan it); see :func:`citeqa.corpus.add.add_files`. Returns what the add did and the
         engine to answer from now on: one over the new live generation when the add was indexed, else
         this one. A failed or cancelled add leaves the corpus and the live index as they were."""
+        from citeqa.corpus.add import DEFAULT_MAX_BYTES, add_files
+
         folder = self._folder()
         limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
         result = add_files(files, corpus, folder, self.embedder, limit, watch, budget)
@@ -372,12 +374,16 @@ class Engine:
         """Delete the file of ``doc_id`` (an indexed document) from ``corpus`` and drop its passages from
         the index (see :func:`citeqa.corpus.remove.remove_document`; an UploadError refuses the name).
         Returns what the removal did and the engine to answer from now on, as :meth:`add` does."""
+        from citeqa.corpus.remove import remove_document
+
         result = remove_document(doc_id, corpus, self._folder(), self.embedder, frozenset(self._data.documents))
         return result, (self.reload() if result.removed else self)
 
     def settle_removals(self, corpus: Path) -> list[str]:
         """Settle the removals from ``corpus`` a crash cut short, by whether this index still lists each
         document (see :func:`citeqa.corpus.remove.recover_removals`); the documents settled."""
+        from citeqa.corpus.remove import recover_removals
+
         return recover_removals(corpus, frozenset(self._data.documents))
 
     def _folder(self) -> Path:

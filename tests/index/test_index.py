@@ -366,3 +366,45 @@ def test_an_hnsw_graph_gains_appended_passages_and_is_rebuilt_otherwise(
     (fixture_corpus / "a.txt").write_text("A first file, sorted before the others.\n", encoding="utf-8")
     update_index(fixture_corpus, index_dir, KeywordEmbedder())
     assert len(built) == 2 and load_index(index_dir).chunks[0].doc_id == "a.txt"  # rows moved: rebuilt
+
+
+def test_the_saved_bm25_scores_are_bm25s_own_bit_for_bit(built_index: Path):
+    import random
+
+    import bm25s
+
+    from citeqa.index.backends import SavedBM25
+
+    folder = current_generation(built_index)
+    assert folder is not None
+    ours, theirs = SavedBM25(folder / "bm25"), bm25s.BM25.load(str(folder / "bm25"), load_corpus=False)
+    terms = len(ours.scores["indptr"]) - 1
+    rng = random.Random(0)
+    queries = [[t] for t in range(terms)] + [
+        [rng.randrange(terms) for _ in range(rng.randint(1, 12))] for _ in range(200)
+    ]
+    for ids in queries:
+        got, want = ours.get_scores_from_ids(ids), theirs.get_scores_from_ids(ids)
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), ids
+    assert ours.vocab_dict == theirs.vocab_dict
+    with pytest.raises(ValueError):
+        ours.get_scores_from_ids([terms])
+
+
+def test_searching_an_index_imports_neither_bm25s_nor_scipy(built_index: Path):
+    import subprocess
+    import sys
+
+    from tests.paths import REPO
+
+    script = (
+        "import sys\n"
+        "from pathlib import Path\nfrom citeqa.index.store import load_index\n"
+        "from citeqa.text.analysis import query_terms\n"
+        f"data = load_index(Path({str(built_index)!r}))\n"
+        "assert data.lexical_search(query_terms('¿Dónde está el faro?', ['es']), 3)\n"
+        "print(sorted(m for m in ('bm25s', 'scipy', 'tqdm') if m in sys.modules))\n"
+    )
+    env = {"PYTHONPATH": str(REPO / "src"), "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "[]"

@@ -16,3 +16,14 @@ def test_cognate_keys_keep_numbers_and_drop_stopwords():
 def test_query_terms_stem_once_per_language_without_repeats():
     found = query_terms("chips chips", ("es", "en"))
     assert found == list(dict.fromkeys(found)) and found
+
+
+def test_bm25s_stopwords_read_from_their_file_are_bm25s_own_lists():
+    import bm25s.stopwords
+
+    from citeqa.text.analysis import read_bm25s_stopwords
+    from citeqa.text.language import language_data
+
+    read = read_bm25s_stopwords()
+    names = set(language_data()["stopwords"].values())
+    assert names and all(getattr(read, name) == getattr(bm25s.stopwords, name) for name in names)

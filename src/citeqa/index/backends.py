@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -81,7 +84,53 @@ def dense_search(index: faiss.Index, vector: np.ndarray, n: int) -> dict[int, fl
     return {int(i): float(s) for s, i in zip(scores[0], ids[0]) if i >= 0}
 
 
-def lexical_scores(bm25: bm25s.BM25, terms: Terms, query: Sequence[str]) -> np.ndarray | None:
+class LexicalScorer(Protocol):
+    """What searching needs of a BM25 index: every passage's score for some term ids."""
+
+    def get_scores_from_ids(self, query_tokens_ids: list[int]) -> np.ndarray: ...
+
+
+class SavedBM25:
+    """A saved bm25s index (``bm25s.BM25.save``) read back without importing bm25s, whose import
+    (scipy.sparse, tqdm) cost more than the rest of opening an index. It holds the same arrays as
+    ``bm25s.BM25.load(folder, load_corpus=False, allow_pickle=False)`` and scores with bm25s's own
+    arithmetic (each term's postings added in the query's order with ``np.add.at``), so the scores
+    are the same numbers, bit for bit (tests/index/test_index.py)."""
+
+    def __init__(self, folder: Path) -> None:
+        params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
+        if params.get("method") in ("bm25l", "bm25+"):  # they add a non-occurrence score: not read here
+            raise ValueError(f"BM25 method {params['method']!r} is not read without bm25s")
+        self.folder = folder
+        self.dtype = np.dtype(params["dtype"])
+        self.int_dtype = np.dtype(params["int_dtype"])
+        self.scores = {
+            "data": np.load(folder / "data.csc.index.npy", allow_pickle=False),
+            "indices": np.load(folder / "indices.csc.index.npy", allow_pickle=False),
+            "indptr": np.load(folder / "indptr.csc.index.npy", allow_pickle=False),
+            "num_docs": params["num_docs"],
+        }
+
+    @cached_property
+    def vocab_dict(self) -> dict[str, int]:
+        """bm25s's vocabulary (term -> column); searching uses :class:`Terms`' instead."""
+        vocab: dict[str, int] = json.loads((self.folder / "vocab.index.json").read_text(encoding="utf-8"))
+        return vocab
+
+    def get_scores_from_ids(self, query_tokens_ids: list[int]) -> np.ndarray:
+        """BM25 score of every passage for the term ids, as ``bm25s.BM25.get_scores_from_ids``."""
+        data, indices, indptr = self.scores["data"], self.scores["indices"], self.scores["indptr"]
+        ids = np.asarray(query_tokens_ids, dtype=self.int_dtype)
+        if int(ids.max(initial=0)) >= len(indptr) - 1:
+            raise ValueError("a query term id is beyond the index's vocabulary")
+        starts, ends = indptr[ids], indptr[ids + 1]
+        scores = np.zeros(self.scores["num_docs"], dtype=self.dtype)
+        for start, end in zip(starts, ends):
+            np.add.at(scores, indices[start:end], data[start:end])
+        return scores
+
+
+def lexical_scores(bm25: LexicalScorer, terms: Terms, query: Sequence[str]) -> np.ndarray | None:
     """BM25 score of every passage for the query terms, or None when no term is indexed."""
     index = terms.index
     ids = [index[t] for t in query if t in index]
@@ -90,7 +139,7 @@ def lexical_scores(bm25: bm25s.BM25, terms: Terms, query: Sequence[str]) -> np.n
     return bm25.get_scores_from_ids(ids)
 
 
-def lexical_search(bm25: bm25s.BM25, terms: Terms, query: Sequence[str], n: int) -> dict[int, float]:
+def lexical_search(bm25: LexicalScorer, terms: Terms, query: Sequence[str], n: int) -> dict[int, float]:
     """BM25 score of the top ``n`` passages with a positive score (chunk index -> score)."""
     scores = lexical_scores(bm25, terms, query)
     if scores is None:

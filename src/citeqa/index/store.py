@@ -34,7 +34,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from citeqa.errors import IndexCorruptError, IndexMissingError, IndexStoreError
-from citeqa.index.backends import HNSW_EF_SEARCH, dense_search, lexical_idf, lexical_scores, lexical_search
+from citeqa.index.backends import (
+    HNSW_EF_SEARCH,
+    LexicalScorer,
+    SavedBM25,
+    dense_search,
+    lexical_idf,
+    lexical_scores,
+    lexical_search,
+)
 from citeqa.index.manifest import REBUILD_HINT, Manifest, read_manifest, write_manifest
 from citeqa.index.spans import SPAN_DIR, SpanVectors
 from citeqa.index.terms import TERMS_DIR, Terms
@@ -61,7 +69,7 @@ class IndexData:
     documents: dict[str, Document]
     chunks: tuple[Chunk, ...]
     dense: faiss.Index
-    lexical: bm25s.BM25
+    lexical: LexicalScorer
     terms: Terms
     spans: SpanVectors | None = None
 
@@ -144,7 +152,6 @@ def load_index(index_dir: Path) -> IndexData:
 
 
 def _load_generation(folder: Path) -> IndexData:
-    import bm25s
     import faiss
 
     if not folder.is_dir():
@@ -160,7 +167,7 @@ def _load_generation(folder: Path) -> IndexData:
         dense = faiss.read_index(str(folder / DENSE))
         if manifest.ann == "hnsw":
             dense.hnsw.efSearch = HNSW_EF_SEARCH  # type: ignore[attr-defined]  # read_index gives the IndexHNSWFlat; an index built before a change of the setting follows it
-        lexical = bm25s.BM25.load(str(folder / BM25_DIR), load_corpus=False, allow_pickle=False)
+        lexical = SavedBM25(folder / BM25_DIR)  # bm25s's files, read without importing bm25s
         spans = SpanVectors.load(folder / SPAN_DIR)
         terms = Terms.load(folder / TERMS_DIR)
     except Exception as exc:  # faiss raises RuntimeError, bm25s many kinds

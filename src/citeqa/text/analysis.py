@@ -9,11 +9,14 @@ stripped of accents, never stemmed as if it were English. Numbers keep their dec
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable
 from functools import cache, lru_cache
 from importlib import resources
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from citeqa.text.language import language_data, stemmer_name
@@ -53,16 +56,39 @@ SHARED_STOPWORDS = ("en", "es", "pt")
 def own_stopwords(lang: str) -> tuple[str, ...]:
     """The stopwords of ``lang`` alone: bm25s's list (named in languages.json), else the list
     citeqa ships in ``text/stopwords/<lang>.txt``, else none (docs/languages.md lists which)."""
-    from bm25s import stopwords as sw
-
     name = language_data()["stopwords"].get(lang)
     if name:
-        return tuple(getattr(sw, name, ()))
+        return tuple(getattr(_bm25s_stopwords(), name, ()))
     shipped = resources.files("citeqa.text").joinpath("stopwords", f"{lang}.txt")
     if not shipped.is_file():
         return ()
     lines = (line.strip() for line in shipped.read_text(encoding="utf-8").splitlines())
     return tuple(line for line in lines if line and not line.startswith("#"))
+
+
+@cache
+def _bm25s_stopwords() -> ModuleType:
+    """``bm25s.stopwords``: bm25s's own module where bm25s is imported, else :func:`read_bm25s_stopwords`."""
+    loaded = sys.modules.get("bm25s.stopwords")
+    return loaded if loaded is not None else read_bm25s_stopwords()
+
+
+def read_bm25s_stopwords() -> ModuleType:
+    """``bm25s/stopwords.py`` (tuples of words, it imports nothing) run from its file without running
+    ``bm25s/__init__``, which imports scipy.sparse and tqdm: a question needs neither, and they were
+    about half a second of a cold ``citeqa ask``."""
+    package = importlib.util.find_spec("bm25s")  # finds the package without running it
+    folders = list(package.submodule_search_locations or ()) if package is not None else []
+    spec = (
+        importlib.util.spec_from_file_location("citeqa._bm25s_stopwords", f"{folders[0]}/stopwords.py")
+        if folders
+        else None
+    )
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError("bm25s.stopwords is not found", name="bm25s.stopwords")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @cache
