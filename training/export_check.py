@@ -29,7 +29,7 @@ from squad import Example, load_examples, squad_scores
 
 from citeqa.reader.decode import best_spans, window_spans
 from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_e5, read_header
-from citeqa.reader.onnx_build import export_fp32
+from citeqa.reader.onnx_build import export_fp32, is_feed_forward_output
 from citeqa.reader.tokenizer import E5Tokenizer
 from citeqa.reader.windows import batch_arrays, make_windows
 
@@ -113,7 +113,7 @@ def _recipes(fp32: Path, out: Path, layers: int) -> dict[str, Path]:
         "int8 per-channel, 7-bit (recipe 2 without VNNI)": (True, []),
         "int8 per-channel, 8-bit (recipe 2 with VNNI)": (False, []),
         "int8 8-bit, last 2 layers fp32": (False, [m for m in matmuls if (layer_of(m) or 0) >= layers - 2]),
-        "int8 8-bit, FFN outputs fp32": (False, [m for m in matmuls if "/output/dense/" in m and "attention" not in m]),
+        "int8 8-bit, FFN outputs fp32 (recipe 3 with VNNI)": (False, [m for m in matmuls if is_feed_forward_output(m)]),
         "int8 8-bit, head + last layer fp32": (
             False,
             [m for m in matmuls if (layer_of(m) or 0) >= layers - 1 or "qa_outputs" in m],

@@ -196,3 +196,20 @@ def test_no_answer_odds_is_a_two_way_softmax() -> None:
     assert no_answer_odds(1000.0, 0.0) == 1.0 and no_answer_odds(-1000.0, 0.0) == 0.0
     assert no_answer_odds(2.0, 0.0) == pytest.approx(1 / (1 + np.exp(-2.0)))
     assert np.isnan(no_answer_odds(float("nan"), 0.0))
+
+
+@pytest.mark.slow
+def test_the_build_keeps_the_feed_forward_outputs_float_and_quantises_the_rest() -> None:
+    import onnx
+
+    graph = onnx.load(str(onnx_build.reader_onnx(onnx_build.default_cache()))).graph
+    kept = [n.name for n in graph.node if n.op_type == "MatMul" and onnx_build.is_feed_forward_output(n.name)]
+    quantised = [n.name for n in graph.node if n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")]
+    assert len(kept) == 12  # one per layer
+    assert quantised and not any(onnx_build.is_feed_forward_output(name) for name in quantised)
+
+
+def test_feed_forward_outputs_are_told_from_the_attention_outputs() -> None:
+    assert onnx_build.is_feed_forward_output("/bert/encoder/layer.3/output/dense/MatMul")
+    assert not onnx_build.is_feed_forward_output("/bert/encoder/layer.3/attention/output/dense/MatMul")
+    assert not onnx_build.is_feed_forward_output("/bert/encoder/layer.3/intermediate/dense/MatMul")
