@@ -86,8 +86,9 @@ def _doc(text: str, lang: str = "en", doc_id: str = "plan.md") -> Document:
             "Der Stausee fasst 41 Millionen Kubikmeter.",
             "de",
             "replace",
-            "Der Stausee fasst wie viele Millionen Kubikmeter?",
+            "Der Stausee fasst wie viel?",  # the number with its scale and unit (de.json), as in es/en
         ),
+        ("Le sommet culmine à 4808 mètres.", "fr", "replace", "Le sommet culmine à combien?"),
     ],
 )
 def test_the_value_is_masked_by_the_question_word_of_the_claims_language(claim, lang, form, question):

@@ -56,6 +56,19 @@ def test_a_name_that_is_the_claims_value_must_be_there():
     assert relation(claim, "es", "Larkspur Press was founded in Bristol in 1965.", "en") == "supports"
 
 
+@pytest.mark.parametrize(
+    ("claim", "lang", "value"),
+    [
+        ("Die Brücke wurde von Gustave Eiffel entworfen.", "de", {"gustave", "eiffel"}),
+        ("Larkspur Press wurde 1965 in Bristol gegründet.", "de", {"bristol"}),
+        ("Le pont a été conçu par Gustave Eiffel.", "fr", {"gustave", "eiffel"}),
+        ("Larkspur Press a été fondée à Bristol en 1965.", "fr", {"bristol"}),
+    ],
+)
+def test_german_and_french_value_prepositions_make_a_name_the_claims_value(claim, lang, value):
+    assert analyse_claim(claim, lang).value_names == value
+
+
 def test_a_name_the_document_shortens_is_still_found():
     parts = analyse_claim("Corrington Rovers clinched the title on 20 April 2024.", "en")
     sentence = "Corrington, unbeaten since New Year, clinched the title on 20 April 2024."
@@ -201,3 +214,18 @@ def test_both_claim_fits_record_how_they_were_fitted_the_same_way(repo: Path, mo
     assert block["by"] == "eval/fit_claims.py --set a.jsonl=index --set b.jsonl=idx --folds 5 --write"
     assert block["held_out_accuracy"] == 0.75 and block["claims"] == 12
     assert fit_claim_reading.fitted_block is fit_claims.fitted_block
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Wann wurde die Brücke in Bristol eröffnet.",
+        "Wie viele Menschen leben in Bristol.",
+        "Quand le pont de Bristol a-t-il ouvert.",
+    ],
+)
+def test_a_german_or_french_question_is_no_claim(text):
+    from citeqa.claims.check import looks_like_claim
+
+    assert not looks_like_claim(text)
+    assert looks_like_claim("Die Brücke in Bristol wurde 1864 eröffnet.")

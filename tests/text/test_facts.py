@@ -198,7 +198,8 @@ def test_a_language_without_a_word_list_keeps_the_language_free_rules():
     assert "xx" not in lexicon.languages()
     assert lexicon.word_list("xx", "facts", "months") == ()
     assert [(f.text, f.type) for f in find_facts(text, "xx")] == [("2026", "year"), ("40 GB", "quantity")]
-    assert [f.text for f in find_names(text)] == ["Die Firma", "GB", "Huawei Connect 2026"]
+    # names are read with every file's words: "Die" is a German article since de.json has them
+    assert [f.text for f in find_names(text)] == ["Firma", "GB", "Huawei Connect 2026"]
     assert number_words("zweihundert Jahre", "xx") == []
 
 
@@ -274,3 +275,55 @@ def test_names_are_highlights_of_the_text_and_records_shares_the_type():
     (name,) = name_spans(text)
     assert isinstance(name, TextHighlight) and text[name.start : name.end] == "Huawei Connect 2026"
     assert records.Highlight is TextHighlight  # one type for offsets into a string
+
+
+# --- German and French word lists (de.json, fr.json) ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "expected"),
+    [
+        ("Der Stausee fasst 41 Millionen Kubikmeter Wasser.", "de", ("41 Millionen Kubikmeter", 41e6, "m³")),
+        ("Das Projekt kostete 2,5 Milliarden Euro.", "de", ("2,5 Milliarden Euro", 2.5e9, "eur")),
+        ("Die Firma beschäftigt 3.000 Mitarbeiter in Berlin.", "de", ("3.000 Mitarbeiter", 3000.0, "employee")),
+        ("Der Umsatz stieg um 12 Prozent.", "de", ("12 Prozent", 12.0, "%")),
+        ("Zwölf Monate später zog er nach Hamburg.", "de", ("Zwölf Monate", 12.0, "month")),
+        ("Le projet a coûté 2,5 milliards d'euros.", "fr", ("2,5 milliards d'euros", 2.5e9, "eur")),
+        ("Le projet a coûté 2,5 milliards d’euros.", "fr", ("2,5 milliards d’euros", 2.5e9, "eur")),
+        ("La société emploie 300 salariés.", "fr", ("300 salariés", 300.0, "employee")),
+        ("Il a vécu douze ans à Lyon.", "fr", ("douze ans", 12.0, "year")),
+    ],
+)
+def test_german_and_french_quantities_keep_their_scale_and_unit(text, lang, expected):
+    (fact,) = find_quantities(text, lang)
+    assert (fact.text, fact.number, fact.unit) == expected
+
+
+def test_an_apostrophe_after_a_number_is_no_elision():
+    (fact, _) = find_facts("Boeing delivered 737's in 2024.", "en")
+    assert (fact.text, fact.unit) == ("737", "")
+
+
+@pytest.mark.parametrize(
+    ("text", "point"),
+    [
+        ("Der Umsatz stieg im dritten Quartal 2025.", DatePoint(2025, 3)),
+        ("Die Linie öffnet im ersten Quartal des Jahres 2027.", DatePoint(2027, 1)),
+        ("Die Anlage geht im Frühjahr 2027 in Betrieb.", DatePoint(2027)),
+        ("Die Mauer fiel am 9. November 1989.", DatePoint(1989, None, 11, 9)),
+        ("Ende 2025 war der Bau fertig.", DatePoint(2025)),
+        ("Le chiffre a augmenté au troisième trimestre 2025.", DatePoint(2025, 3)),
+        ("Le mur est tombé le 9 novembre 1989.", DatePoint(1989, None, 11, 9)),
+        ("La ligne ouvrira fin 2026.", DatePoint(2026)),
+        ("Le barrage fut achevé en août 1964.", DatePoint(1964, None, 8)),
+    ],
+)
+def test_german_and_french_dates_are_read(text, point):
+    (fact,) = find_dates(text)
+    assert fact.date == point
+
+
+def test_the_german_billion_does_not_change_the_english_one():
+    (en,) = find_quantities("a fund of 3 billion dollars", "en")
+    (de,) = find_quantities("ein Fonds von 3 Billionen Dollar", "de")
+    assert (en.number, en.unit) == (3e9, "usd") and (de.number, de.unit) == (3e12, "usd")

@@ -53,3 +53,17 @@ def test_a_malformed_section_is_a_config_error(tmp_path):
 def test_a_missing_language_or_an_odd_name_has_no_words():
     assert lexicon.word_list("xx", "questions", "wh") == ()
     assert lexicon.entry("../../pyproject", "facts", "months", "none") == "none"
+
+
+@pytest.mark.parametrize("lang", ["de", "fr"])
+def test_german_and_french_have_facts_names_and_value_prepositions_but_no_wh_words_yet(lang):
+    assert len(lexicon.word_list(lang, "facts", "months")) >= 12
+    assert lexicon.entry(lang, "facts", "scales") and lexicon.entry(lang, "facts", "units")
+    assert lexicon.word_list(lang, "names", "articles") and lexicon.value_prepositions(lang)
+    assert lexicon.entry(lang, "questions", "wh") is None  # questions are the trained reader's (README.md)
+
+
+def test_a_word_two_languages_read_differently_is_left_out():
+    scales = lexicon.shared_table("facts", "scales")
+    assert scales["billion"] == 1e9 and scales["billionen"] == 1e12  # "Billion" (de, fr) is 1e12
+    assert "an" not in lexicon.shared_table("facts", "units")  # an English article, "an" (fr) a year

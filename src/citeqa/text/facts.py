@@ -134,7 +134,8 @@ def unit_key(word: str) -> str:
 
 
 _NUMBER_TOKEN = re.compile(r"(?<![\w])\d+(?:[.,]\d+)*(?:[a-zA-Z%]+)?")
-_NEXT_WORD = re.compile(r"[\s\-]*(%|[^\W\d_][\w\-]*|\d+[\w]*)")
+#: The next word after a number; an elided word ends at its apostrophe ("d'euros"), a number does not ("737's").
+_NEXT_WORD = re.compile(r"(?:[\s\-]|(?<=[^\W\d_])['\u2019])*(%|[^\W\d_][\w\-]*|\d+[\w]*)")
 _WORD_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
