@@ -46,11 +46,11 @@ def test_unanswerable_question_abstains_with_closest_passages(real_engine: Engin
 #: a small margin for floating-point and library-version noise, not for regressions.
 REPORTED = {
     "hit1": 0.867,
-    "hit5": 0.965,
-    "accuracy": 0.788,
+    "hit5": 0.973,
+    "accuracy": 0.796,
     "short_accuracy": 0.664,
-    "exact_match": 0.602,
-    "f1": 0.692,
+    "exact_match": 0.611,
+    "f1": 0.695,
     "lang_first": 1.000,
     "abstain_recall": 0.542,
 }
@@ -83,7 +83,7 @@ def test_dev_set_numbers_do_not_drop(qa_results: list):
     overall = ev.summarize(qa_results).overall
     for name, value in REPORTED.items():
         assert getattr(overall, name) >= value - MARGIN, name
-    assert overall.false_abstention <= 0.080 + MARGIN
+    assert overall.false_abstention <= 0.062 + MARGIN
     assert overall.citation_exact == 1.0
     assert overall.answer_len < 200
 
@@ -98,7 +98,7 @@ def test_second_dev_set_numbers_do_not_drop(dev2_results: list):
     assert overall.citation_exact == 1.0
 
 
-DEV2_REPORTED = {"hit1": 0.847, "hit5": 0.988, "accuracy": 0.765, "short_accuracy": 0.694, "exact_match": 0.671}
+DEV2_REPORTED = {"hit1": 0.847, "hit5": 0.988, "accuracy": 0.765, "short_accuracy": 0.694, "exact_match": 0.659}
 
 
 @pytest.mark.parametrize("results,snapshot", [("qa_results", "corpus.jsonl"), ("dev2_results", "dev2.jsonl")])
