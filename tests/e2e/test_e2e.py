@@ -45,14 +45,14 @@ def test_unanswerable_question_abstains_with_closest_passages(real_engine: Engin
 #: Overall numbers of `citeqa eval eval/qa.jsonl` quoted in the README; the test allows
 #: a small margin for floating-point and library-version noise, not for regressions.
 REPORTED = {
-    "hit1": 0.867,
+    "hit1": 0.876,
     "hit5": 0.973,
-    "accuracy": 0.796,
-    "short_accuracy": 0.664,
+    "accuracy": 0.805,
+    "short_accuracy": 0.655,
     "exact_match": 0.611,
-    "f1": 0.695,
+    "f1": 0.691,
     "lang_first": 1.000,
-    "abstain_recall": 0.542,
+    "abstain_recall": 0.583,
 }
 MARGIN = 0.03
 
@@ -98,7 +98,7 @@ def test_second_dev_set_numbers_do_not_drop(dev2_results: list):
     assert overall.citation_exact == 1.0
 
 
-DEV2_REPORTED = {"hit1": 0.847, "hit5": 0.988, "accuracy": 0.765, "short_accuracy": 0.694, "exact_match": 0.659}
+DEV2_REPORTED = {"hit1": 0.847, "hit5": 0.976, "accuracy": 0.753, "short_accuracy": 0.671, "exact_match": 0.647}
 
 
 @pytest.mark.parametrize("results,snapshot", [("qa_results", "corpus.jsonl"), ("dev2_results", "dev2.jsonl")])
