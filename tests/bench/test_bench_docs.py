@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 
 def test_benchmark_tables_are_rendered_from_the_results_files(load_script) -> None:
     docs = load_script("bench/docs.py")
@@ -14,8 +16,9 @@ def test_a_changed_result_changes_the_table(load_script, tmp_path, monkeypatch) 
     docs = load_script("bench/docs.py")
     for results in docs.RESULTS.glob("*.json"):  # every block needs its file
         (tmp_path / results.name).write_text(results.read_text(encoding="utf-8"), encoding="utf-8")
-    data = (docs.RESULTS / "reader.json").read_text(encoding="utf-8").replace("238.1", "999.9")
-    (tmp_path / "reader.json").write_text(data, encoding="utf-8")
+    data = json.loads((docs.RESULTS / "reader.json").read_text(encoding="utf-8"))
+    data["warm_reader_on"]["p95_ms"] = 999.9  # whatever the last run measured
+    (tmp_path / "reader.json").write_text(json.dumps(data), encoding="utf-8")
     monkeypatch.setattr(docs, "RESULTS", tmp_path)
     assert "999.9 ms" in docs.render(docs.DOC.read_text(encoding="utf-8"))
 
