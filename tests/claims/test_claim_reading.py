@@ -283,6 +283,11 @@ def _real_readings(form: str):
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="known since build recipe 3: the shipped reader reads the 960DT's quarter for the 960PR on this sentence "
+    "with the question word first too, so the false claim is supported (docs/claims.md, [5/7])",
+)
 def test_the_real_reader_reads_the_coordinated_subjects_own_value_with_the_question_word_first():
     """The shipped reader, on the coordinated sentence: the 960PR's quarter is the third, not the 960DT's first."""
     wrong, right = _real_readings("front")
