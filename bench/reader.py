@@ -10,8 +10,8 @@ and the same weights in a plain ``transformers`` question-answering pipeline.
 * memory: peak RSS of a process that answered every question with the reader, and of one without.
 * peer: the same weights as a plain float32 torch ``transformers.BertForQuestionAnswering`` (what
   a user would pick instead; transformers 5 has no question-answering pipeline any more), reading
-  the same passages the engine's reader read; its p50/p95 for the read alone, its RSS and how often
-  its best span equals citeqa's (int8 ONNX).
+  exactly the windows the engine's reader read for each answer; its p50/p95 for the read alone,
+  its RSS and how often its best span equals citeqa's (int8 ONNX) over the same windows.
 
 Prints a table and writes OUT/results.json. Numbers depend on the machine's load: run it quiet.
 """
@@ -60,8 +60,10 @@ def warm(index: str, reader: str, rounds: int) -> dict:
 
 
 def peer(index: str) -> dict:
-    """The same weights as a plain torch ``BertForQuestionAnswering`` (float32), on the passages
-    citeqa's reader read, through the same windows and span decoding.
+    """The same weights as a plain torch ``BertForQuestionAnswering`` (float32), reading exactly the
+    windows citeqa's reader read (every ``Reader.run`` call of each answer, recorded), through the
+    same span decoding: its p50/p95 for the read alone, its RSS, and how often its best span equals
+    the best of citeqa's int8 ONNX reader over the same calls.
 
     transformers 5 removed its ``question-answering`` pipeline, so the model is called directly.
     """
@@ -74,32 +76,50 @@ def peer(index: str) -> dict:
     from citeqa.reader.onnx_build import shipped_path
     from citeqa.reader.tokenizer import E5Tokenizer
     from citeqa.reader.torch_model import base_state, build_reader
-    from citeqa.reader.windows import batch_arrays, make_windows
+    from citeqa.reader.windows import batch_arrays, first_windows, make_windows
 
     weights = read_e5()
     model = build_reader(weights, read_delta(shipped_path(), base_state(weights), weights.sha256)).eval()
     tok = E5Tokenizer(weights.vocab)
     engine = Engine.open(index, reader="on")
     engine.warm_up()
+    reader = engine.pipeline.reader
+    assert reader is not None
+    calls: list[tuple] = []
+    original = reader.run
+
+    def recorded(question, passages, top=10, max_windows=None, turn=None):  # type: ignore[no-untyped-def]
+        result = original(question, passages, top=top, max_windows=max_windows, turn=turn)
+        calls.append((question, list(passages), top, max_windows, result))
+        return result
+
+    reader.run = recorded  # type: ignore[method-assign]
     times, same = [], 0
     asked = questions()
     for q in asked:
-        trace = engine.trace(q)
-        pool = sorted({s.passage for s in trace.read}) or [0]
+        calls.clear()
+        engine.trace(q)
         t0 = time.perf_counter()
-        windows = make_windows(tok, q, [trace.hits[i].chunk.text for i in pool])
-        ids, mask = batch_arrays(windows, tok.pad)
-        with torch.no_grad():
-            out = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
-        spans = []
-        for w, st, en in zip(windows, out.start_logits.numpy(), out.end_logits.numpy()):
-            spans.extend(window_spans(w, st, en))
-        best = best_spans(spans, 1)
+        theirs = []  # (score, doc span) of torch's best span in each call
+        for question, passages, top, max_windows, _ in calls:
+            windows = first_windows(make_windows(tok, question, [c.text for c in passages]), max_windows)
+            if not windows:
+                continue
+            ids, mask = batch_arrays(windows, tok.pad)
+            with torch.no_grad():
+                out = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
+            spans = []
+            for w, st, en in zip(windows, out.start_logits.numpy(), out.end_logits.numpy()):
+                spans.extend(window_spans(w, st, en, top))
+            best = best_spans(spans, 1)
+            if best:
+                chunk = passages[best[0].passage]
+                theirs.append((best[0].score, (chunk.doc_id, chunk.start + best[0].start, chunk.start + best[0].end)))
         times.append((time.perf_counter() - t0) * 1000)
-        mine = trace.read[0] if trace.read else None
-        if best and mine is not None:
-            chunk = trace.hits[pool[best[0].passage]].chunk
-            same += (chunk.start + best[0].start, chunk.start + best[0].end) == (mine.span.start, mine.span.end)
+        mine = [a for *_, result in calls for a in result.answers]
+        if theirs and mine:
+            top_mine = max(mine, key=lambda a: a.score).span
+            same += max(theirs)[1] == (top_mine.doc_id, top_mine.start, top_mine.end)
     rss = maxrss_mb()
     return {
         "read_p50_ms": nearest_rank(times, 0.5),
