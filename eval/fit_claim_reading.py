@@ -6,8 +6,10 @@
         --set eval/fr/claims.jsonl=out/fr-index --folds 5 [--cache out/claim-readings.json] [--write]
 
 Every claim is checked once by the sentence judge (its rows, as ``eval/fit_claims.py`` stores them)
-and read once per question form (``replace``, ``front``): one reader question per value of the
-claim over the best passages. Claims are split into ``--folds`` folds by a hash of their id (the
+and read once per way of reading: each question form (``replace``, ``front``) with each holder
+margin (:data:`HOLDERS`: how sure the reader must be that another name holds a value read,
+``ReadingRule.holder_margin``); one reader question per value of the claim over the best passages,
+and one short one per value read asking who holds it. Claims are split into ``--folds`` folds by a hash of their id (the
 same folds as ``eval/fit_claims.py``); on the other folds, the judge's thresholds are fitted twice
 (as today, calling no not_found claim supported on its training claims, and without that
 condition), then the rule that combines a judge with the readings (form, support and conflict
@@ -74,21 +76,54 @@ from citeqa.reader.reader import Reader
 MARGINS = (-4.0, 0.0, 2.0, 4.0, 6.0, 8.0)
 VETOES = (8.0, math.inf)
 NAMES = (0.0, 0.5, 0.75, 1.0)
+#: how sure the reader must be that another name holds a value for the value to count as that
+#: name's (ReadingRule.holder_margin; +inf: holders not asked)
+HOLDERS = (math.inf, -2.0, 0.0, 2.0, 4.0)
+
+
+def variant(form: str, holder: float) -> str:
+    """The cache key of one way of reading: a question form and a holder margin ("front@2")."""
+    return f"{form}@{holder:g}"
+
+
+VARIANTS = [(form, h) for form in FORMS for h in HOLDERS]
+
+
+class MemoReader:
+    """A reader that reads each (question, passages) once: the ways of reading share their questions."""
+
+    def __init__(self, reader: Reader) -> None:
+        self.reader, self.memo = reader, {}
+
+    def run(self, question, passages, top=10, max_windows=None, turn=None):  # type: ignore[no-untyped-def]
+        key = (question, tuple(p.chunk_id for p in passages), top, max_windows)
+        if key not in self.memo:
+            self.memo[key] = self.reader.run(question, passages, top=top, max_windows=max_windows, turn=turn)
+        return self.memo[key]
 
 
 def readings(engine: Engine, reader: Reader, path: Path, cache: dict) -> dict[str, dict[str, list]]:
-    """claim id -> form -> [(relation, margin), ...] (one per value), read or from ``cache``."""
+    """claim id -> way of reading (:func:`variant`) -> [(relation, margin, names, cover), ...] (one
+    per value; a value the way counts as another name's is ``none``), read or from ``cache``."""
     out = {}
+    memo = MemoReader(reader)
     for item in load_claims(path):
         key = f"{path}::{item.id}"
-        if key not in cache:
+        if key not in cache or any(variant(f, h) not in cache[key] for f, h in VARIANTS):
             inputs = engine.claim_inputs(item.claim)
             parts = analyse_claim(inputs.claim, inputs.language)
             cache[key] = {}
-            for form in FORMS:
-                rs = read_claim(reader, parts, inputs.hits, ReadingRule(form=form), documents=engine.documents)
-                cache[key][form] = [
-                    (r.relation, r.margin if math.isfinite(r.margin) else -99.0, r.names, r.cover) for r in rs
+            for form, holder in VARIANTS:
+                rule = ReadingRule(form=form, holder_margin=holder)
+                rs = read_claim(memo, parts, inputs.hits, rule, documents=engine.documents)  # type: ignore[arg-type]
+                cache[key][variant(form, holder)] = [
+                    (
+                        "none" if r.is_anothers(rule) else r.relation,
+                        r.margin if math.isfinite(r.margin) else -99.0,
+                        r.names,
+                        r.cover,
+                    )
+                    for r in rs
                 ]
         out[item.id] = cache[key]
     return out
@@ -164,7 +199,7 @@ def fit_joint(claims: list[Claim], read: dict) -> tuple[ClaimThresholds, Reading
     most supported claims and no not_found or conflicting one. Conflict: then, on the claims not
     supported, the judge's conflict thresholds, the reading's conflict margin and names share and
     how they combine, the most accurate. Each stage takes the middle of its tie (grid order); the
-    question form is the one of the two that gets more right."""
+    way of reading (question form and holder margin) is the one that gets more right."""
     gold = np.asarray([c.gold for c in claims])
     plain = fit(claims)
     s_judge, s_combos = _support_judge(claims, plain)  # [k, i]
@@ -172,8 +207,8 @@ def fit_joint(claims: list[Claim], read: dict) -> tuple[ClaimThresholds, Reading
     c_judge = _conflict_table(claims, c_combos)  # [c, i]
     params = list(itertools.product(MARGINS, NAMES))
     best: tuple | None = None
-    for form in FORMS:
-        has, same, same_n, diff, diff_n = _arrays(claims, read, form)
+    for form, holder in VARIANTS:
+        has, same, same_n, diff, diff_n = _arrays(claims, read, variant(form, holder))
         r_s = np.stack([has & (same >= m) & (same_n >= n) for m, n in params])  # [p, i]
         r_o = np.stack([(diff >= m) & (diff_n >= n) for m, n in params])  # a value read as another
         r_c = np.stack([(diff >= m) & (diff_n >= n) for m, n in params])
@@ -215,7 +250,17 @@ def fit_joint(claims: list[Claim], read: dict) -> tuple[ClaimThresholds, Reading
         key = (-int(false_s[sm, k, p]), total)
         if best is None or key > best[0]:
             rule = ReadingRule(
-                form, 4, 5, MODES[sm], MODES[cm], params[p][0], params[q][0], math.inf, params[p][1], params[q][1]
+                form,
+                4,
+                5,
+                MODES[sm],
+                MODES[cm],
+                params[p][0],
+                params[q][0],
+                math.inf,
+                params[p][1],
+                params[q][1],
+                holder,
             )
             values = asdict(plain) | dict(zip(FACTS_GRID, s_combos[k])) | dict(zip(CONFLICT_GRID, c_combos[c]))
             best = (key, ClaimThresholds(**{n: float(v) for n, v in values.items()}), rule)
@@ -268,15 +313,17 @@ def main(argv: list[str] | None = None) -> int:
         test = [c for c in claims if fold_of(c.id, args.folds) == f]
         before.update(zip([c.id for c in test], verdicts(test, fit(train))))
         judge_t, rule, _ = fit_joint(train, read)
-        got = combined(np.asarray(verdicts(test, judge_t)), _arrays(test, read, rule.form), rule)
+        got = combined(
+            np.asarray(verdicts(test, judge_t)), _arrays(test, read, variant(rule.form, rule.holder_margin)), rule
+        )
         after.update(zip([c.id for c in test], got.tolist()))
         j = asdict(judge_t)
         print(f"fold {f}: judge {j}, rule {rule_dict(rule)}")
     per_set("judge refitted out of fold", before)
     print("== after: the judge and the reading, out of fold")
     per_set("reading, out of fold", after)
-    for form in FORMS:  # which question form reads best: values read back / read as another, per gold verdict
-        arrays = _arrays(claims, read, form)
+    for form, holder in VARIANTS:  # which way reads best: values read back / read as another, per gold verdict
+        arrays = _arrays(claims, read, variant(form, holder))
         gold = np.asarray([c.gold for c in claims])
         line = []
         for v in ("supported", "conflicting", "not_found"):
@@ -285,9 +332,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{v}: read back {int((arrays[1][m] > -math.inf).sum())}/{int(m.sum())}, "
                 f"other value {int((arrays[3][m] > -math.inf).sum())}/{int(m.sum())}"
             )
-        print(f"form {form}: " + "; ".join(line))
+        print(f"form {variant(form, holder)}: " + "; ".join(line))
     judge_t, rule, _ = fit_joint(claims, read)
-    final = combined(np.asarray(verdicts(claims, judge_t)), _arrays(claims, read, rule.form), rule)
+    final = combined(
+        np.asarray(verdicts(claims, judge_t)), _arrays(claims, read, variant(rule.form, rule.holder_margin)), rule
+    )
     j = asdict(judge_t)
     per_set("fitted on every claim (in-sample)", dict(zip([c.id for c in claims], final.tolist())))
     print("fitted:", j, rule_dict(rule))

@@ -19,11 +19,14 @@ from citeqa.claims.reading import (
     SAME,
     ReadingRule,
     ValueReading,
+    claim_subject,
     claim_values,
     combine,
     compare,
+    holder_question,
     read_claim,
     reading_rule,
+    reading_says,
     slot_question,
     slot_words,
 )
@@ -40,22 +43,24 @@ class ScriptedReader:
     """A reader that reads, for a question naming a subject, the text scripted for that subject
     (the first occurrence after the subject's first mention, else anywhere), with a fixed score."""
 
-    def __init__(self, answers: dict[str, str], score: float = 8.0, null: float = 0.0) -> None:
+    def __init__(self, answers: dict[str, str | tuple[str, ...]], score: float = 8.0, null: float = 0.0) -> None:
         self.answers, self.score, self.null = answers, score, null
         self.questions: list[str] = []
 
     def read(self, question, passages, top=10, max_windows=None, turn=None) -> Reading:
+        """Several answers scripted for a subject are read best first, one point apart."""
         self.questions.append(question)
         spans = []
-        for subject, answer in self.answers.items():
+        for subject, scripted in self.answers.items():
             if subject not in question:
                 continue
-            for i, text in enumerate(passages):
-                at = text.find(answer, max(0, text.find(subject)))
-                at = at if at >= 0 else text.find(answer)
-                if at >= 0:
-                    spans.append(SpanScore(i, at, at + len(answer), self.score, self.null))
-        return Reading(tuple(spans), tuple(self.null for _ in passages))
+            for rank, answer in enumerate((scripted,) if isinstance(scripted, str) else scripted):
+                for i, text in enumerate(passages):
+                    at = text.find(answer, max(0, text.find(subject)))
+                    at = at if at >= 0 else text.find(answer)
+                    if at >= 0:
+                        spans.append(SpanScore(i, at, at + len(answer), self.score - rank, self.null))
+        return Reading(tuple(sorted(spans, key=lambda s: -s.score)), tuple(self.null for _ in passages))
 
     def run(self, question, passages, top=10, max_windows=None, turn=None) -> ReaderResult:
         """The reader's contract: the reading of the passages' texts, in document offsets."""
@@ -249,11 +254,120 @@ def test_the_claim_view_strikes_the_claims_value_where_the_reader_read_another()
     assert claim_labels("es")["reading"] in html and "10–19" in html
     assert "~~first quarter of 2027~~" in check_markdown(check)
     assert readings_html(ClaimCheck("x", "en", "not_found", "…")) == ""
+    anothers = replace(reading, relation=SAME, holder=Span("plan.md", 0, 5), holder_text="<960DT>", holder_subject=0.0)
+    shown = replace(check, readings=(anothers,))
+    label = claim_labels("es")["reading_holder"]
+    assert f"{label} “&#60;960DT&#62;”" in readings_html(shown) and "<960DT>" not in readings_html(shown)
+    assert label in check_markdown(shown) and label not in check_markdown(check)
     for lang in catalogue_languages():
         labels = claim_labels(lang)
-        assert {"reading", "reading_asked", "reading_none"} <= set(labels)
+        assert {"reading", "reading_asked", "reading_none", "reading_holder"} <= set(labels)
         if lang != "en":
             assert labels["reading"] != claim_labels("en")["reading"]  # translated, not copied
+
+
+# --- whose value: the claim's subject asked for ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("claim", "lang", "subject"),
+    [
+        ("The 960PR arrives in the first quarter of 2027.", "en", "960PR"),
+        ("The Clifton bridge was designed by Isambard Brunel in 1831.", "en", "Clifton"),
+        ("In 2027, Huawei launched the Ascend 950.", "en", "Huawei"),
+        ("El 960PR llega en el primer trimestre de 2027.", "es", "960PR"),
+    ],
+)
+def test_the_subject_is_the_claims_first_name_that_is_no_value(claim, lang, subject):
+    parts = analyse_claim(claim, lang)
+    at = claim_subject(parts, claim_values(parts))
+    assert at is not None and claim[at.start : at.end] == subject
+
+
+def test_a_claim_whose_names_are_all_values_has_no_subject():
+    parts = analyse_claim("It was designed by Isambard Brunel.", "en")
+    assert claim_subject(parts, claim_values(parts)) is None
+
+
+@pytest.mark.parametrize(
+    ("claim", "lang", "value", "question"),
+    [
+        ("The 960PR arrives in the first quarter of 2027.", "en", "third", "Who or what arrives in the third?"),
+        (
+            "El 960PR llega en el primer trimestre de 2027.",
+            "es",
+            "primer trimestre de 2027",
+            "¿Quién o qué llega en el primer trimestre de 2027?",
+        ),
+        (
+            "Der 960PR kommt im ersten Quartal 2027.",
+            "de",
+            "ersten Quartal 2027",
+            "Wer oder was kommt im ersten Quartal 2027?",
+        ),
+        ("In 2027, Huawei launched the Ascend 950.", "en", "2027", "In 2027, who or what launched the Ascend 950?"),
+    ],
+)
+def test_the_holder_question_masks_the_subject_and_asks_with_the_documents_value(claim, lang, value, question):
+    parts = analyse_claim(claim, lang)
+    values = [v for v in claim_values(parts) if v.kind == "date"]
+    subject = claim_subject(parts, values)
+    assert subject is not None
+    assert holder_question(claim, subject, values[0], value, lang) == question
+
+
+def _coordinated_reader() -> ScriptedReader:
+    """Reads the 960DT's quarter first for either subject (as the shipped reader did), the third
+    next; asked who arrives in a quarter, reads the name that does."""
+    return ScriptedReader(
+        {
+            "960PR": ("first quarter of 2027", "third"),
+            "960DT": "first quarter of 2027",
+            "arrives in the first quarter of 2027": "960DT",
+            "arrives in the third": "960PR",
+        }
+    )
+
+
+def test_a_value_the_reader_gives_to_another_name_is_passed_over_for_the_subjects_own():
+    doc, rule = _doc(PLAN), ReadingRule(holder_margin=0.0)
+    reader = _coordinated_reader()
+    (wrong,) = read_claim(
+        reader, analyse_claim("The 960PR arrives in the first quarter of 2027.", "en"), _hits(doc), rule
+    )
+    assert (wrong.relation, wrong.document_value, wrong.holder_text, wrong.holder_subject) == (
+        DIFFERENT,
+        "third",
+        "960PR",
+        1.0,
+    )
+    assert reader.questions[1:] == [
+        "Who or what arrives in the first quarter of 2027?",
+        "Who or what arrives in the third?",
+    ]
+    assert wrong.holder is not None and doc.text[wrong.holder.start : wrong.holder.end] == "960PR"
+    (right,) = read_claim(
+        reader, analyse_claim("The 960DT arrives in the first quarter of 2027.", "en"), _hits(doc), rule
+    )
+    assert (right.relation, right.holder_text, right.is_anothers(rule)) == (SAME, "960DT", False)
+    assert combine("supported", [wrong], rule) != "supported" and combine("supported", [right], rule) == "supported"
+
+
+def test_without_a_holder_margin_no_holder_is_asked():
+    reader = _coordinated_reader()
+    parts = analyse_claim("The 960PR arrives in the first quarter of 2027.", "en")
+    (r,) = read_claim(reader, parts, _hits(_doc(PLAN)), ReadingRule())
+    assert (r.relation, r.holder, len(reader.questions)) == (SAME, None, 1)  # the old reading: fooled
+
+
+def test_a_value_every_reading_gives_to_another_name_counts_for_neither():
+    doc = _doc("Roadmap\n\nThe 960DT arrives in the first quarter of 2027. Both share one board.")
+    reader = ScriptedReader({"960PR": "first quarter of 2027", "arrives in the first quarter of 2027": "960DT"})
+    rule = ReadingRule(holder_margin=0.0)
+    (r,) = read_claim(reader, analyse_claim("The 960PR arrives in the first quarter of 2027.", "en"), _hits(doc), rule)
+    assert (r.relation, r.holder_text, r.is_anothers(rule)) == (SAME, "960DT", True)
+    assert reading_says([r], rule) == (False, False)
+    assert not replace(r, holder_margin=-1.0).is_anothers(rule)  # less sure than the rule's margin
 
 
 # --- the rule as data -------------------------------------------------------------------------------

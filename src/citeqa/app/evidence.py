@@ -279,7 +279,8 @@ def check_markdown(
                 continue
             struck = f"~~{md_escape(r.claim_value)}~~ → " if r.relation == "different" else ""
             where = f"{md_escape(r.span.doc_id)}, {r.span.start}–{r.span.end}"
-            lines.append(f"- {struck}“{md_escape(r.text)}” ({where})")
+            holder = f" ({md_escape(lab['reading_holder'])} “{md_escape(r.other_holder)}”)" if r.other_holder else ""
+            lines.append(f"- {struck}“{md_escape(r.text)}”{holder} ({where})")
         lines.append("")
     quotes = check_quotes(check, infos, documents)
     if quotes:

@@ -14,6 +14,13 @@ the first span it reads that holds a value of the claim value's kind is compared
 * ``different``: another value of the same kind and unit is read for it;
 * ``none``: no span of that kind (the reader abstains or reads something else).
 
+A reader asked "When does the 960PR arrive?" over "the 960DT arrives in the first quarter of 2027
+and the 960PR in the third" may still read the 960DT's quarter. So a value read is asked about the
+other way round too (:func:`read_holder`): the claim with its subject masked and the value kept,
+"Who or what arrives in the first quarter of 2027?", read over the few words around the value the
+document gives. When the reader reads another name there ("The 960DT") the value is the
+neighbour's (:attr:`ValueReading.holder_subject` 0), and the rule may then count it as not read.
+
 How the readings and the sentence judge's verdict combine into the claim's verdict is a small
 rule with fitted margins (:class:`ReadingRule`), data in ``claims/weights/claim_reading.json``
 written by ``eval/fit_claims.py --reading --write``.
@@ -24,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from functools import cache
 from pathlib import Path
@@ -34,9 +41,9 @@ from typing import Any
 from citeqa.claims.judge import judge_unit, units_of
 from citeqa.claims.parts import ClaimParts, tokens_of
 from citeqa.errors import ConfigError
-from citeqa.qa.reading import trimmed_span
+from citeqa.qa.reading import trimmed_span, widened
 from citeqa.reader.reader import ExtractiveReader, ReaderResult, Turn
-from citeqa.records import Document, Hit, Span
+from citeqa.records import Chunk, Document, Highlight, Hit, Span
 from citeqa.text.facts import DATE, NAME, QUANTITY, Fact, find_facts, find_names
 from citeqa.text.lexicon import entry, folded
 from citeqa.text.quantities import date_relation, same_slot, same_value
@@ -49,6 +56,9 @@ FORMS = ("replace", "front")
 #: ``unless`` (support only): the judge supports and no value is read as another with the support margin.
 MODES = ("judge", "reader", "both", "either", "unless")
 RULE_FILE = Path(__file__).parent / "weights" / "claim_reading.json"
+#: Spans read for a value, best first, whose holder is asked before the value counts as another
+#: name's (each costs one short reading).
+HOLDER_TRIES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +82,11 @@ class ReadingRule:
     #: share of the claim's names the sentence read must have for the reading to support / conflict
     support_names: float = 0.0
     conflict_names: float = 0.0
+    #: a value read counts as another name's, neither support nor conflict, when the reader reads
+    #: that name as its holder (:func:`read_holder`) with this margin (+inf: holders not asked)
+    holder_margin: float = math.inf
+    #: words either side of the document's value that the holder question is read over
+    holder_words: int = 30
 
 
 def reading_rule(values: Mapping[str, Any] | None = None) -> ReadingRule:
@@ -96,6 +111,8 @@ def reading_rule(values: Mapping[str, Any] | None = None) -> ReadingRule:
         float(rule.veto_conflict_margin),
         float(rule.support_names),
         float(rule.conflict_names),
+        math.inf if rule.holder_margin is None else float(rule.holder_margin),  # null: holders not asked
+        int(rule.holder_words),
     )
 
 
@@ -137,6 +154,23 @@ class ValueReading:
     #: title: :mod:`citeqa.claims.judge`'s unit), and of its other words: is the span about the subject?
     names: float = 0.0
     cover: float = 0.0
+    #: what the reader read as holding the value when asked with the claim's subject masked
+    #: (:func:`read_holder`; document offsets; None when not asked or no name was read)
+    holder: Span | None = None
+    holder_text: str = ""
+    holder_margin: float = -math.inf
+    #: share of the claim's subject words in :attr:`holder_text` (1.0 when no holder was read)
+    holder_subject: float = 1.0
+
+    @property
+    def other_holder(self) -> str:
+        """The name the reader read as holding the value when it is not the claim's subject ("" else)."""
+        return self.holder_text if self.holder is not None and self.holder_subject < 0.5 else ""
+
+    def is_anothers(self, rule: ReadingRule) -> bool:
+        """Whether the rule counts the value read as another name's: the reader read a holder
+        without the claim's subject, at least as sure as ``rule.holder_margin``."""
+        return self.holder is not None and self.holder_subject < 0.5 and self.holder_margin >= rule.holder_margin
 
 
 # --- the values of a claim and their questions -------------------------------------------------
@@ -274,11 +308,11 @@ def _read_values(claim_fact: Fact, p: _Passage, span: Span) -> list[Fact]:
     return [_placed(f, a) for f in own]
 
 
-def value_reading(
+def value_readings(
     claim_fact: Fact, question: str, result: ReaderResult, passages: Sequence[_Passage], spans: int
-) -> ValueReading:
-    """The first of the reader's best ``spans`` (document offsets) that holds a value comparable
-    with ``claim_fact``."""
+) -> Iterator[ValueReading]:
+    """Each of the reader's best ``spans`` (document offsets) that holds a value comparable with
+    ``claim_fact``, best first."""
     for answer in result.answers[:spans]:
         p = passages[answer.passage]
         chunk = p.hit.chunk
@@ -296,7 +330,7 @@ def value_reading(
             continue  # "63 ... and 39 ...": a span that holds the value and another singles out neither
         doc, relation = best[0]
         null = result.null[answer.passage]
-        return ValueReading(
+        yield ValueReading(
             claim_fact.text,
             claim_fact.type,
             question,
@@ -308,7 +342,16 @@ def value_reading(
             doc.text,
             round(float(answer.score - null), 4),
         )
-    return ValueReading(claim_fact.text, claim_fact.type, question, NONE)
+
+
+def value_reading(
+    claim_fact: Fact, question: str, result: ReaderResult, passages: Sequence[_Passage], spans: int
+) -> ValueReading:
+    """The first of :func:`value_readings` (relation ``none`` when there is none)."""
+    return next(
+        value_readings(claim_fact, question, result, passages, spans),
+        ValueReading(claim_fact.text, claim_fact.type, question, NONE),
+    )
 
 
 def read_claim(
@@ -319,13 +362,17 @@ def read_claim(
     turn: Turn | None = None,
     max_windows: int | None = None,
     documents: Mapping[str, Document] | None = None,
+    holders: bool | None = None,
 ) -> tuple[ValueReading, ...]:
     """One reading per value of the claim (:func:`claim_values`): its question read over the
     ``rule.passages`` best passages; with ``documents``, how much the sentence read is about the
-    claim's names and words (:attr:`ValueReading.names`, ``cover``)."""
+    claim's names and words (:attr:`ValueReading.names`, ``cover``); with ``holders`` (by default
+    when the rule uses them), who the reader says holds each value read (:func:`read_holder`)."""
     values = claim_values(parts)
     if not values or not hits:
         return ()
+    ask_holders = math.isfinite(rule.holder_margin) if holders is None else holders
+    subject = claim_subject(parts, values)
     passages = [_passage(h) for h in hits[: rule.passages]]
     out = []
     for fact in values:
@@ -333,9 +380,133 @@ def read_claim(
         result = reader.run(
             question, [p.hit.chunk for p in passages], top=max(rule.spans, 1), max_windows=max_windows, turn=turn
         )
-        found = value_reading(fact, question, result, passages, rule.spans)
-        out.append(_about_subject(found, parts, hits[: rule.passages], documents or {}))
+        out.append(
+            _first_of_subject(
+                reader, parts, subject, fact, question, result, passages, rule, turn, ask_holders, documents or {}
+            )
+        )
     return tuple(out)
+
+
+# --- whose value: the claim's subject asked for ------------------------------------------------
+
+
+def _first_of_subject(
+    reader: ExtractiveReader,
+    parts: ClaimParts,
+    subject: Highlight | None,
+    fact: Fact,
+    question: str,
+    result: ReaderResult,
+    passages: Sequence[_Passage],
+    rule: ReadingRule,
+    turn: Turn | None,
+    holders: bool,
+    documents: Mapping[str, Document],
+) -> ValueReading:
+    """The first value read for ``fact`` (:func:`value_readings`) that the rule does not count as
+    another name's, asking up to :data:`HOLDER_TRIES` values' holders (a value the document gives
+    in several spans is asked once); the first value read when all are others'."""
+    first: ValueReading | None = None
+    asked: dict[Span, ValueReading] = {}
+    hits = [p.hit for p in passages]
+    for read in value_readings(fact, question, result, passages, rule.spans):
+        read = _about_subject(read, parts, hits, documents)
+        if holders and subject is not None and read.value is not None:
+            if read.value not in asked and len(asked) >= HOLDER_TRIES:
+                break
+            seen = asked.get(read.value)
+            if seen is None:
+                read = asked.setdefault(
+                    read.value, read_holder(reader, parts, subject, fact, read, passages, rule, turn)
+                )
+            else:
+                read = replace(
+                    read,
+                    holder=seen.holder,
+                    holder_text=seen.holder_text,
+                    holder_margin=seen.holder_margin,
+                    holder_subject=seen.holder_subject,
+                )
+        if not read.is_anothers(rule):
+            return read
+        first = first if first is not None else read
+    return first if first is not None else ValueReading(fact.text, fact.type, question, NONE)
+
+
+def claim_subject(parts: ClaimParts, values: Sequence[Fact]) -> Highlight | None:
+    """Where the claim's subject stands (offsets into the claim): its first run of name words that
+    is no value of the claim ("960PR" in "The 960PR arrives in the first quarter of 2027."); None
+    when every name is a value."""
+    names = parts.names | parts.soft_names
+    run: tuple[int, int] | None = None
+    for a, b, tok in parts.tokens:
+        is_subject = tok in names and tok not in parts.value_names and not any(f.start <= a < f.end for f in values)
+        if is_subject and (run is None or not parts.text[run[1] : a].strip()):
+            run = (run[0] if run is not None else a, b)
+        elif run is not None:
+            break
+    return Highlight(*run) if run is not None else None
+
+
+def holder_question(claim: str, subject: Highlight, fact: Fact, value: str, lang: str) -> str:
+    """The question that asks who holds ``value`` in the claim's place of ``fact``: the claim with
+    its subject (and the article before it) replaced by the language's word for a name and the value
+    written as the document writes it ("Who or what arrives in the first quarter of 2027?")."""
+    words = slot_words(lang)
+    pieces = sorted([(subject.start, subject.end, words.get("name", "")), (fact.start, fact.end, value)])
+    text, at = "", 0
+    for a, b, put in pieces:
+        head = claim[at:a]
+        if a == subject.start:  # "the 960PR" asks "who or what", not "the who or what"
+            head = _drop_last_words(head, words.get("_drop_before_name", ""))
+        text, at = text + head + put, b
+    body = " ".join(_END.sub("", text + claim[at:]).split())
+    return f"{words.get('_open', '')}{body[:1].upper()}{body[1:]}?"
+
+
+def read_holder(
+    reader: ExtractiveReader,
+    parts: ClaimParts,
+    subject: Highlight,
+    fact: Fact,
+    found: ValueReading,
+    passages: Sequence[_Passage],
+    rule: ReadingRule,
+    turn: Turn | None = None,
+) -> ValueReading:
+    """``found`` with who the reader says holds its value: :func:`holder_question` read over
+    ``rule.holder_words`` words either side of the document's value; the first of the best spans
+    that holds a name, with the share of the claim's subject words in it."""
+    assert found.value is not None
+    at = found.value
+    chunk = next(
+        (
+            p.hit.chunk
+            for p in passages
+            if p.hit.chunk.doc_id == at.doc_id and p.hit.chunk.start <= at.start < p.hit.chunk.end
+        ),
+        None,
+    )
+    if chunk is None:
+        return found
+    near = widened(chunk.text, at.start - chunk.start, min(at.end, chunk.end) - chunk.start, rule.holder_words)
+    window = Chunk.make(
+        chunk.doc_id, chunk.start + near.start, chunk.start + near.end, chunk.text[near.start : near.end], chunk.lang
+    )
+    question = holder_question(parts.text, subject, fact, found.document_value, parts.lang)
+    result = reader.run(question, [window], top=3, turn=turn)
+    wanted = {tok for a, _, tok in parts.tokens if subject.start <= a < subject.end}
+    for answer in result.answers:
+        span = trimmed_span(answer.span, window.text, window.start)
+        text = window.text_at(span.start, span.end)
+        have = {tok for _, _, tok in tokens_of(text)}
+        share = len(wanted & have) / len(wanted)
+        if share == 0 and not find_names(text):
+            continue  # "it", "the company": no name, no answer to whose value it is
+        margin = round(float(answer.score - result.null[0]), 4)
+        return replace(found, holder=span, holder_text=text, holder_margin=margin, holder_subject=round(share, 4))
+    return found
 
 
 def _about_subject(
@@ -360,12 +531,19 @@ def _about_subject(
 
 def reading_says(readings: Sequence[ValueReading], rule: ReadingRule) -> tuple[bool, bool]:
     """(supports, conflicts): every value read back with the support margin; some value read as
-    another with the conflict margin."""
+    another with the conflict margin; a value the reader gives to another name counts for neither."""
     supports = bool(readings) and all(
-        r.relation == SAME and r.margin >= rule.support_margin and r.names >= rule.support_names for r in readings
+        r.relation == SAME
+        and r.margin >= rule.support_margin
+        and r.names >= rule.support_names
+        and not r.is_anothers(rule)
+        for r in readings
     )
     conflicts = any(
-        r.relation == DIFFERENT and r.margin >= rule.conflict_margin and r.names >= rule.conflict_names
+        r.relation == DIFFERENT
+        and r.margin >= rule.conflict_margin
+        and r.names >= rule.conflict_names
+        and not r.is_anothers(rule)
         for r in readings
     )
     return supports, conflicts
@@ -391,7 +569,10 @@ def combine(judge_verdict: str, readings: Sequence[ValueReading], rule: ReadingR
     supports, conflicts = reading_says(readings, rule)
     if rule.support == "unless":
         other = any(
-            r.relation == DIFFERENT and r.margin >= rule.support_margin and r.names >= rule.support_names
+            r.relation == DIFFERENT
+            and r.margin >= rule.support_margin
+            and r.names >= rule.support_names
+            and not r.is_anothers(rule)
             for r in readings
         )
         if judge_verdict == "supported" and not other:
@@ -399,7 +580,9 @@ def combine(judge_verdict: str, readings: Sequence[ValueReading], rule: ReadingR
     elif _mode(rule.support, judge_verdict == "supported", supports):
         return "supported"
     judge_conflicts = judge_verdict == "conflicting"
-    if judge_conflicts and all(r.relation == SAME and r.margin >= rule.veto_conflict_margin for r in readings):
+    if judge_conflicts and all(
+        r.relation == SAME and r.margin >= rule.veto_conflict_margin and not r.is_anothers(rule) for r in readings
+    ):
         judge_conflicts = False
     if _mode(rule.conflict, judge_conflicts, conflicts):
         return "conflicting"
@@ -410,6 +593,8 @@ def rule_dict(rule: ReadingRule) -> dict[str, Any]:
     data = asdict(rule)
     if math.isinf(rule.veto_conflict_margin):
         data["veto_conflict_margin"] = 1e9
+    if math.isinf(rule.holder_margin):
+        data["holder_margin"] = None
     return data
 
 

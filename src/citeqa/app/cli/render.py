@@ -84,6 +84,8 @@ def print_check(
                 line.append(r.claim_value, style="strike")
                 line.append(" → ")
             line.append(f"“{r.text}”", style="bold")
+            if r.other_holder:
+                line.append(f" ({lab['reading_holder']} “{r.other_holder}”)")
             line.append(f"  ({r.span.doc_id}, chars {r.span.start}-{r.span.end})", style="dim")
         console.print(line)
     for number, e in enumerate(check.evidence, start=1):

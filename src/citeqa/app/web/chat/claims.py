@@ -96,7 +96,8 @@ def check_sources_html(
 def readings_html(check: ClaimCheck) -> str:
     """What the reader read for each value of the claim, about the claim's subject: the span it read
     (document offsets, the document's value in bold), the claim's value struck through where the
-    span gives another, the question it was asked; empty without readings."""
+    span gives another, the name the document gives the value to when it is not the claim's subject,
+    the question it was asked; empty without readings."""
     from citeqa.messages import claim_labels
 
     if not getattr(check, "readings", ()):
@@ -112,8 +113,13 @@ def readings_html(check: ClaimCheck) -> str:
         span = marked(r.text, at.start, at.end, "strong") if at is not None and at.end <= len(r.text) else safe(r.text)
         claim = f"<s>{safe(r.claim_value)}</s> → " if r.relation == "different" else ""
         where = f"{safe(r.span.doc_id)} · {safe(r.lang)} · {safe(base['chars'])} {r.span.start}–{r.span.end}"
+        holder = (
+            f' <span class="citeqa-holder">({safe(lab["reading_holder"])} “{safe(r.other_holder)}”)</span>'
+            if r.other_holder
+            else ""
+        )
         items.append(
-            f'<li class="citeqa-read-{safe(r.relation)}">{claim}“{span}” '
+            f'<li class="citeqa-read-{safe(r.relation)}">{claim}“{span}”{holder} '
             f'<span class="citeqa-where">{where}</span> {asked}</li>'
         )
     return f'<div class="citeqa-readings"><h3>{safe(lab["reading"])}</h3><ul>{"".join(items)}</ul></div>'
