@@ -276,6 +276,8 @@ def test_the_claim_view_strikes_the_claims_value_where_the_reader_read_another()
         ("The Clifton bridge was designed by Isambard Brunel in 1831.", "en", "Clifton"),
         ("In 2027, Huawei launched the Ascend 950.", "en", "Huawei"),
         ("El 960PR llega en el primer trimestre de 2027.", "es", "960PR"),
+        ("El faro de Punta Brava se construyó en 1887.", "es", "Punta Brava"),
+        ("Alibaba compró Nvidia en 2026.", "es", "Alibaba"),
     ],
 )
 def test_the_subject_is_the_claims_first_name_that_is_no_value(claim, lang, subject):
@@ -386,9 +388,10 @@ def test_the_rule_is_data_and_unknown_settings_are_refused(tmp_path):
 
 
 def _real_readings(form: str):
+    """The shipped reader and rule (the question ``form`` given) on the coordinated sentence."""
     from citeqa.reader.reader import Reader
 
-    doc, reader, rule = _doc(PLAN), Reader(), ReadingRule(form=form)
+    doc, reader, rule = _doc(PLAN), Reader(), replace(reading_rule(), form=form)
     wrong = read_claim(reader, analyse_claim("The 960PR arrives in the first quarter of 2027.", "en"), _hits(doc), rule)
     right = read_claim(reader, analyse_claim("The 960DT arrives in the first quarter of 2027.", "en"), _hits(doc), rule)
     for r in wrong + right:
@@ -397,26 +400,15 @@ def _real_readings(form: str):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="known since build recipe 3: the shipped reader reads the 960DT's quarter for the 960PR on this sentence "
-    "with the question word first too, so the false claim is supported (docs/claims.md, [5/7])",
-)
-def test_the_real_reader_reads_the_coordinated_subjects_own_value_with_the_question_word_first():
-    """The shipped reader, on the coordinated sentence: the 960PR's quarter is the third, not the 960DT's first."""
-    wrong, right = _real_readings("front")
+@pytest.mark.parametrize("form", ["front", "replace"])
+def test_the_real_reader_reads_the_coordinated_subjects_own_value(form):
+    """The shipped reader and rule: the 960PR's quarter is the third, not the 960DT's first (the
+    reader reads the 960DT's first, then asked who arrives in it reads the 960DT)."""
+    wrong, right = _real_readings(form)
     assert [(r.relation, r.document_value) for r in wrong] == [(DIFFERENT, "third")]
     assert [r.relation for r in right] == [SAME]
-
-
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: with the value replaced in place, the reader reads the 960DT's quarter for the 960PR on this sentence (docs/claims.md)",
-)
-def test_the_real_reader_reads_the_coordinated_subjects_own_value_with_the_value_replaced():
-    wrong, right = _real_readings("replace")
-    assert [r.relation for r in wrong] != [SAME] and [r.relation for r in right] == [SAME]
+    rule = reading_rule()
+    assert combine("supported", wrong, rule) != "supported" and combine("supported", right, rule) == "supported"
 
 
 def test_a_span_that_holds_the_value_and_another_reads_neither():
@@ -449,7 +441,8 @@ def test_engine_check_reads_each_value_and_cites_the_span_by_document_offsets(bu
         "replace": "¿El faro de Punta Brava se construyó en qué año?",
         "front": "¿En qué año El faro de Punta Brava se construyó?",
     }
-    assert reader.questions == [asked[reading_rule().form]]
+    holder = ["¿El faro de quién o qué se construyó en 1887?"] if math.isfinite(reading_rule().holder_margin) else []
+    assert reader.questions == [asked[reading_rule().form], *holder]  # and who holds the value read
     (r,) = check.readings
     assert r.relation == SAME and r.span is not None and r.value is not None
     assert r.span.doc_id == r.value.doc_id == "faro.txt" and r.text == "1887"

@@ -44,6 +44,7 @@ from citeqa.errors import ConfigError
 from citeqa.qa.reading import trimmed_span, widened
 from citeqa.reader.reader import ExtractiveReader, ReaderResult, Turn
 from citeqa.records import Chunk, Document, Highlight, Hit, Span
+from citeqa.text.analysis import stopwords
 from citeqa.text.facts import DATE, NAME, QUANTITY, Fact, find_facts, find_names
 from citeqa.text.lexicon import entry, folded
 from citeqa.text.quantities import date_relation, same_slot, same_value
@@ -436,13 +437,15 @@ def _first_of_subject(
 
 def claim_subject(parts: ClaimParts, values: Sequence[Fact]) -> Highlight | None:
     """Where the claim's subject stands (offsets into the claim): its first run of name words that
-    is no value of the claim ("960PR" in "The 960PR arrives in the first quarter of 2027."); None
-    when every name is a value."""
-    names = parts.names | parts.soft_names
+    is no value of the claim ("960PR" in "The 960PR arrives in the first quarter of 2027."; a
+    capitalised first word counts unless it is a function word: "Alibaba", not "El"); None when
+    every name is a value."""
+    stop = stopwords(parts.lang)
+    names = parts.names | {n for n in parts.soft_names if n not in stop}
     run: tuple[int, int] | None = None
     for a, b, tok in parts.tokens:
-        is_subject = tok in names and tok not in parts.value_names and not any(f.start <= a < f.end for f in values)
-        if is_subject and (run is None or not parts.text[run[1] : a].strip()):
+        free = tok in names and tok not in parts.value_names and not any(f.start <= a < f.end for f in values)
+        if free and (run is None or not parts.text[run[1] : a].strip()):
             run = (run[0] if run is not None else a, b)
         elif run is not None:
             break
