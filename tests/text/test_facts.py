@@ -327,3 +327,59 @@ def test_the_german_billion_does_not_change_the_english_one():
     (en,) = find_quantities("a fund of 3 billion dollars", "en")
     (de,) = find_quantities("ein Fonds von 3 Billionen Dollar", "de")
     assert (en.number, en.unit) == (3e9, "usd") and (de.number, de.unit) == (3e12, "usd")
+
+
+# --- numbers grouped by spaces (fr, de; any language's digits) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("token", "value"),
+    [
+        ("40 000", 40000.0),
+        ("4 808", 4808.0),
+        ("1 200 000", 1.2e6),
+        ("4\u202f808", 4808.0),  # narrow no-break space (French typography)
+        ("40\u00a0000", 40000.0),  # no-break space
+        ("12 000,5", 12000.5),
+        ("1 234 567,89", 1234567.89),
+        ("12 3456", None),  # a group of four digits is no group
+        ("1998 200", None),  # a first group of four digits neither
+        ("012 345", None),
+    ],
+)
+def test_parse_number_reads_groups_of_three_after_spaces(token, value):
+    assert parse_number(token) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "expected"),
+    [
+        ("Il y avait environ 40 000 habitants.", "fr", [("40 000 habitants", 40000.0)]),
+        ("Le sommet culmine à 4 808 mètres.", "fr", [("4 808 mètres", 4808.0)]),
+        ("Le sommet culmine à 4\u202f808 mètres.", "fr", [("4\u202f808 mètres", 4808.0)]),
+        ("Le projet a coûté 1 200 000 euros.", "fr", [("1 200 000 euros", 1.2e6)]),
+        ("Le lac couvre 12 000,5 km.", "fr", [("12 000,5 km", 12000.5)]),
+        ("Die Stadt hat rund 40 000 Einwohner.", "de", [("40 000", 40000.0)]),
+        ("Die Zugspitze ist 2\u00a0962 Meter hoch.", "de", [("2\u00a0962 Meter", 2962.0)]),
+        ("En 2019, 1 500 personas votaron.", "es", [("1 500 personas", 1500.0)]),
+    ],
+)
+def test_a_number_grouped_by_spaces_is_one_number(text, lang, expected):
+    facts = find_quantities(text, lang)
+    assert [(f.text, f.number) for f in facts] == expected
+    assert all(text[f.start : f.end] == f.text for f in facts)
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "numbers"),
+    [
+        ("In 1998 200 people died in the floods.", "en", [200.0]),  # a year, then a count
+        ("En 2019 200 personas votaron.", "es", [200.0]),
+        ("On March 5 200 people came.", "en", [200.0]),  # the day is the date's
+        ("Il a 3 enfants et 200 000 euros.", "fr", [3.0, 2e5]),
+        ("Der Plan nennt 12 3456 als Nummern.", "de", [12.0, 3456.0]),  # a group of four digits
+        ("Sie zahlte 0,5 000 Euro.", "de", [0.5, 0.0]),  # a decimal starts no group
+    ],
+)
+def test_numbers_apart_are_not_grouped(text, lang, numbers):
+    assert [f.number for f in find_facts(text, lang) if f.kind == "quantity"] == numbers
