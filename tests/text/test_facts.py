@@ -10,6 +10,7 @@ from citeqa.qa.answer_types import AnswerType, find_entities
 from citeqa.qa.questions import expected_type, question_words, wh_roles
 from citeqa.qa.rules.short_answer import short_answer_in
 from citeqa.records import Highlight
+from citeqa.text import facts_words as fw
 from citeqa.text import lexicon
 from citeqa.text.analysis import fold_accents, query_terms, words
 from citeqa.text.facts import DatePoint, find_dates, find_facts, find_names, find_quantities, number_words, parse_number
@@ -383,3 +384,37 @@ def test_a_number_grouped_by_spaces_is_one_number(text, lang, expected):
 )
 def test_numbers_apart_are_not_grouped(text, lang, numbers):
     assert [f.number for f in find_facts(text, lang) if f.kind == "quantity"] == numbers
+
+
+# --- hedged numbers ("environ", "knapp", "more than"): facts.hedges ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "approx"),
+    [
+        ("Il y avait environ 40 000 habitants.", "fr", "about"),
+        ("La ville compte près de 40 000 habitants.", "fr", "about"),
+        ("Le col est à presque 2 000 mètres.", "fr", "almost"),
+        ("Die Stadt hat rund 40 000 Einwohner.", "de", "about"),
+        ("Der Berg ist knapp 3000 Meter hoch.", "de", "almost"),
+        ("Das kostet ca. 12 Euro.", "de", "about"),
+        ("The city has about 40,000 inhabitants.", "en", "about"),
+        ("More than a million people came.", "en", "over"),
+        ("Up to 10 % of the water is lost.", "en", "under"),
+        ("Tiene unos 300 coches.", "es", "about"),
+        ("Costó cerca de 40 millones de euros.", "es", "about"),
+        ("Custou quase 40 milhões de euros.", "pt", "almost"),
+        ("The city has 40,000 inhabitants.", "en", ""),
+        ("Die Stadt hat 40 000 Einwohner.", "de", ""),
+    ],
+)
+def test_a_hedge_before_a_number_marks_it_approximate(text, lang, approx):
+    (fact,) = find_quantities(text, lang)
+    assert fact.approx == approx
+    assert text[fact.start : fact.end] == fact.text and not any(w in fact.text for w in ("environ", "rund", "knapp"))
+
+
+def test_every_hedge_kind_in_the_word_lists_is_known():
+    kinds = {kind for lang in lexicon.languages() for kind in lexicon.entry(lang, "facts", "hedges", {}) or {}}
+    assert kinds == set(fw.HEDGES)
+    assert fw.hedge_words()["knapp"] == "almost" and fw.hedge_words()["a peu pres"] == "about"

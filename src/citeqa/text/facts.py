@@ -62,6 +62,9 @@ class Fact:
     date: DatePoint | None = None
     measure_end: int = -1
     spelled: bool = False  #: the number is written in words ("tres trimestres")
+    #: A hedge before the number (:data:`~citeqa.text.facts_words.HEDGES`): "about" ("environ 40 000"),
+    #: "almost" ("knapp 3000"), "over" ("more than a million"), "under" ("bis zu 10 %"); "" when exact.
+    approx: str = ""
 
     @property
     def measure(self) -> Highlight:
@@ -189,6 +192,22 @@ def _not_a_noun() -> re.Pattern[str]:
     return re.compile(rf"(?:{fw.alternation(fw.words_of('not_a_noun_endings'))})$")
 
 
+@cache
+def _hedge_pattern() -> re.Pattern[str]:
+    """A hedge word ("environ", "rund", "more than a") that ends the text just before a number."""
+    return re.compile(rf"(?<![\w])({fw.alternation(fw.hedge_words())})\s+$", re.I)
+
+
+def _hedge_before(text: str, start: int) -> str:
+    """What the words just before ``text[start:]`` say of its number: a :data:`~citeqa.text.
+    facts_words.HEDGES` kind, or "" (an exact value)."""
+    m = _hedge_pattern().search(text, max(0, start - 40), start)
+    if m is None:
+        return ""
+    said = " ".join(m.group(1).casefold().split())
+    return fw.hedge_words().get(said) or fw.hedge_words().get(folded(said), "")
+
+
 def _name_number(text: str, a: int) -> bool:
     """Whether the number at ``text[a:]`` is glued into a name ("P800", "GLM-5", "GPT-5.2") or
     follows a word that designates ("série 3600")."""
@@ -283,7 +302,16 @@ def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
     currency = _currency_before().search(text, max(0, a - 4), a)
     if currency is not None:
         unit, start = fw.currency_signs()[currency.group(0).strip().casefold()], currency.start()
-    return Fact(QUANTITY, start, end, text[start:end], number=value, unit=unit, measure_end=max(measure, start))
+    return Fact(
+        QUANTITY,
+        start,
+        end,
+        text[start:end],
+        number=value,
+        unit=unit,
+        measure_end=max(measure, start),
+        approx=_hedge_before(text, start),
+    )
 
 
 def number_words(text: str, lang: str | None) -> list[tuple[int, int, float]]:
