@@ -142,6 +142,21 @@ def test_values_compare_by_normalised_value_unit_and_granularity(claim, doc, rel
     assert compare(_fact(claim), _fact(doc)) == relation
 
 
+@pytest.mark.parametrize(
+    ("claim", "lang", "doc", "relation"),
+    [
+        ("Die Zugspitze ist knapp 3000 Meter hoch.", "de", "2962 m", SAME),  # before: DIFFERENT
+        ("Die Zugspitze ist knapp 3000 Meter hoch.", "de", "3100 m", DIFFERENT),
+        ("La ville compte environ 40 000 habitants.", "fr", "41 500 habitants", SAME),
+        ("La ville compte environ 40 000 habitants.", "fr", "52 000 habitants", DIFFERENT),
+        ("More than a million people came.", "en", "1.2 million people", SAME),
+        ("La ville compte 40 000 habitants.", "fr", "41 500 habitants", DIFFERENT),  # exact stays exact
+    ],
+)
+def test_a_hedged_claim_value_is_the_same_within_its_rounding(claim, lang, doc, relation):
+    assert compare(_fact(claim, lang), _fact(doc)) == relation
+
+
 def test_a_date_is_never_compared_with_a_quantity():
     assert compare(_fact("in 2027"), _fact("41 hm³")) is None
 

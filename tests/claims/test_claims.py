@@ -97,6 +97,14 @@ def test_another_value_for_the_same_thing_conflicts(claim, lang, sentence, other
     assert judged.different is not None and judged.different.doc.text == other
 
 
+def test_a_hedged_value_supports_the_value_it_rounds():
+    parts = analyse_claim("Die Zugspitze ist knapp 3000 Meter hoch.", "de")
+    assert judge_sentence(parts, "Die Zugspitze ist 2962 Meter hoch.", "de").matches[0].relation == "same"
+    assert judge_sentence(parts, "Die Zugspitze ist 3100 Meter hoch.", "de").matches[0].relation == "different"
+    french = analyse_claim("Lyon compte environ 520 000 habitants.", "fr")
+    assert judge_sentence(french, "Lyon compte 522 250 habitants en 2021.", "fr").matches[0].relation == "same"
+
+
 def test_the_value_in_place_of_the_claims_is_compared_not_any_value():
     sentence = (
         "Arquitectura híbrida: un modelo autorregresivo de 9 mil millones de parámetros y un "

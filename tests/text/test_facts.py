@@ -10,6 +10,7 @@ from citeqa.qa.answer_types import AnswerType, find_entities
 from citeqa.qa.questions import expected_type, question_words, wh_roles
 from citeqa.qa.rules.short_answer import short_answer_in
 from citeqa.records import Highlight
+from citeqa.text import facts_words as fw
 from citeqa.text import lexicon
 from citeqa.text.analysis import fold_accents, query_terms, words
 from citeqa.text.facts import DatePoint, find_dates, find_facts, find_names, find_quantities, number_words, parse_number
@@ -327,3 +328,93 @@ def test_the_german_billion_does_not_change_the_english_one():
     (en,) = find_quantities("a fund of 3 billion dollars", "en")
     (de,) = find_quantities("ein Fonds von 3 Billionen Dollar", "de")
     assert (en.number, en.unit) == (3e9, "usd") and (de.number, de.unit) == (3e12, "usd")
+
+
+# --- numbers grouped by spaces (fr, de; any language's digits) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("token", "value"),
+    [
+        ("40 000", 40000.0),
+        ("4 808", 4808.0),
+        ("1 200 000", 1.2e6),
+        ("4\u202f808", 4808.0),  # narrow no-break space (French typography)
+        ("40\u00a0000", 40000.0),  # no-break space
+        ("12 000,5", 12000.5),
+        ("1 234 567,89", 1234567.89),
+        ("12 3456", None),  # a group of four digits is no group
+        ("1998 200", None),  # a first group of four digits neither
+        ("012 345", None),
+    ],
+)
+def test_parse_number_reads_groups_of_three_after_spaces(token, value):
+    assert parse_number(token) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "expected"),
+    [
+        ("Il y avait environ 40 000 habitants.", "fr", [("40 000 habitants", 40000.0)]),
+        ("Le sommet culmine à 4 808 mètres.", "fr", [("4 808 mètres", 4808.0)]),
+        ("Le sommet culmine à 4\u202f808 mètres.", "fr", [("4\u202f808 mètres", 4808.0)]),
+        ("Le projet a coûté 1 200 000 euros.", "fr", [("1 200 000 euros", 1.2e6)]),
+        ("Le lac couvre 12 000,5 km.", "fr", [("12 000,5 km", 12000.5)]),
+        ("Die Stadt hat rund 40 000 Einwohner.", "de", [("40 000", 40000.0)]),
+        ("Die Zugspitze ist 2\u00a0962 Meter hoch.", "de", [("2\u00a0962 Meter", 2962.0)]),
+        ("En 2019, 1 500 personas votaron.", "es", [("1 500 personas", 1500.0)]),
+    ],
+)
+def test_a_number_grouped_by_spaces_is_one_number(text, lang, expected):
+    facts = find_quantities(text, lang)
+    assert [(f.text, f.number) for f in facts] == expected
+    assert all(text[f.start : f.end] == f.text for f in facts)
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "numbers"),
+    [
+        ("In 1998 200 people died in the floods.", "en", [200.0]),  # a year, then a count
+        ("En 2019 200 personas votaron.", "es", [200.0]),
+        ("On March 5 200 people came.", "en", [200.0]),  # the day is the date's
+        ("Il a 3 enfants et 200 000 euros.", "fr", [3.0, 2e5]),
+        ("Der Plan nennt 12 3456 als Nummern.", "de", [12.0, 3456.0]),  # a group of four digits
+        ("Sie zahlte 0,5 000 Euro.", "de", [0.5, 0.0]),  # a decimal starts no group
+    ],
+)
+def test_numbers_apart_are_not_grouped(text, lang, numbers):
+    assert [f.number for f in find_facts(text, lang) if f.kind == "quantity"] == numbers
+
+
+# --- hedged numbers ("environ", "knapp", "more than"): facts.hedges ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "approx"),
+    [
+        ("Il y avait environ 40 000 habitants.", "fr", "about"),
+        ("La ville compte près de 40 000 habitants.", "fr", "about"),
+        ("Le col est à presque 2 000 mètres.", "fr", "almost"),
+        ("Die Stadt hat rund 40 000 Einwohner.", "de", "about"),
+        ("Der Berg ist knapp 3000 Meter hoch.", "de", "almost"),
+        ("Das kostet ca. 12 Euro.", "de", "about"),
+        ("The city has about 40,000 inhabitants.", "en", "about"),
+        ("More than a million people came.", "en", "over"),
+        ("Up to 10 % of the water is lost.", "en", "under"),
+        ("Tiene unos 300 coches.", "es", "about"),
+        ("Costó cerca de 40 millones de euros.", "es", "about"),
+        ("Custou quase 40 milhões de euros.", "pt", "almost"),
+        ("The city has 40,000 inhabitants.", "en", ""),
+        ("Die Stadt hat 40 000 Einwohner.", "de", ""),
+    ],
+)
+def test_a_hedge_before_a_number_marks_it_approximate(text, lang, approx):
+    (fact,) = find_quantities(text, lang)
+    assert fact.approx == approx
+    assert text[fact.start : fact.end] == fact.text and not any(w in fact.text for w in ("environ", "rund", "knapp"))
+
+
+def test_every_hedge_kind_in_the_word_lists_is_known():
+    kinds = {kind for lang in lexicon.languages() for kind in lexicon.entry(lang, "facts", "hedges", {}) or {}}
+    assert kinds == set(fw.HEDGES)
+    assert fw.hedge_words()["knapp"] == "almost" and fw.hedge_words()["a peu pres"] == "about"

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
+
 from citeqa.text.facts import DatePoint, find_quantities, unit_key
-from citeqa.text.quantities import date_relation, same_slot, same_value
+from citeqa.text.quantities import (
+    APPROX_TOLERANCE,
+    date_relation,
+    hedge_tolerance,
+    numbers_agree,
+    same_slot,
+    same_value,
+    value_range,
+)
 
 
 def _only(text: str, lang: str):
@@ -38,3 +48,49 @@ def test_unit_key_matches_cognates():
     assert unit_key("parámetros") == unit_key("parâmetros") == unit_key("parameters") == "param"
     assert unit_key("visitantes") == unit_key("visitors")
     assert unit_key("dólares") == unit_key("dollars") == unit_key("US$") == "usd"
+
+
+# --- hedged numbers ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("claim", "claim_lang", "doc", "doc_lang", "same"),
+    [
+        ("knapp 3000 Meter", "de", "2962 m", "en", True),  # just under 3000
+        ("knapp 3000 Meter", "de", "3050 m", "en", False),  # "knapp" is under
+        ("knapp 3000 Meter", "de", "2500 m", "en", False),  # further than the tolerance
+        ("rund 40 000 Einwohner", "de", "41 500 Einwohner", "de", True),
+        ("environ 40 000 habitants", "fr", "41 500 habitants", "fr", True),
+        ("environ 40 000 habitants", "fr", "50 000 habitants", "fr", False),
+        ("41 500 habitants", "fr", "environ 40 000 habitants", "fr", True),  # a hedged document
+        ("about 40,000 people", "en", "unos 39.000 personas", "es", True),
+        (
+            "unos 800 mil millones de parámetros",
+            "es",
+            "744 mil millones de parámetros",
+            "es",
+            False,
+        ),  # 800 is no rounding of 744
+        ("cerca de 750 mil millones de parámetros", "es", "744 billion parameters", "en", True),
+        ("more than a million people", "en", "1.2 million people", "en", True),
+        ("more than a million people", "en", "900,000 people", "en", False),
+        ("up to 10 %", "en", "8 %", "en", True),
+        ("up to 10 %", "en", "12 %", "en", False),
+        ("quase 40 milhões de euros", "pt", "39,5 millones de euros", "es", True),
+        ("40 000 habitants", "fr", "41 500 habitants", "fr", False),  # exact numbers stay exact
+        ("40 000 habitants", "fr", "40 000 habitants", "fr", True),
+    ],
+)
+def test_a_hedged_number_is_the_same_within_its_rounding(claim, claim_lang, doc, doc_lang, same):
+    c, d = _only(claim, claim_lang), _only(doc, doc_lang)
+    assert same_value(c, d) is same
+    assert same_slot(c, d)  # another value in the same place: a conflict when not the same
+
+
+def test_the_hedge_tolerance_is_half_the_last_digit_at_most_the_named_share():
+    assert hedge_tolerance(800) == 50 and hedge_tolerance(3.4e6) == 5e4
+    assert hedge_tolerance(750) == 25  # a 5 rounds to fifties
+    assert hedge_tolerance(3000) == APPROX_TOLERANCE * 3000  # half a thousand is more than 10 %
+    exact, hedged = _only("40 000 habitants", "fr"), _only("environ 40 000 habitants", "fr")
+    assert value_range(exact) == (40000, 40000) and value_range(hedged) == (36000, 44000)
+    assert numbers_agree(hedged, exact)

@@ -62,6 +62,9 @@ class Fact:
     date: DatePoint | None = None
     measure_end: int = -1
     spelled: bool = False  #: the number is written in words ("tres trimestres")
+    #: A hedge before the number (:data:`~citeqa.text.facts_words.HEDGES`): "about" ("environ 40 000"),
+    #: "almost" ("knapp 3000"), "over" ("more than a million"), "under" ("bis zu 10 %"); "" when exact.
+    approx: str = ""
 
     @property
     def measure(self) -> Highlight:
@@ -84,11 +87,19 @@ class Fact:
 
 # --- numbers -------------------------------------------------------------------------------
 
-_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+#: Spaces that group thousands: a space, a no-break space (U+00A0), a narrow no-break space
+#: (U+202F, French typography) or a thin space (U+2009).
+GROUP_SPACES = " \u00a0\u202f\u2009"
+#: A number grouped by spaces ("40 000", "1 200 000", "4\u202f808", "12 000,5"): a first group of
+#: one to three digits (no leading zero), then groups of exactly three, each after one space; the
+#: digits around it ("1998 200", "12 3456") are no group, so a year and a count stay two numbers.
+_SPACED = rf"[1-9]\d{{0,2}}(?:[{GROUP_SPACES}]\d{{3}})+(?!\d)(?:[.,]\d+)?"
+_DIGITS = re.compile(rf"{_SPACED}|\d+(?:[.,]\d+)*")
 
 
 def parse_number(token: str) -> float | None:
-    """The value of a written number: "744", "0,1" and "0.1", "3.000" (es/pt) and "250,000" (en).
+    """The value of a written number: "744", "0,1" and "0.1", "3.000" (es/pt), "250,000" (en) and
+    "40 000" (fr, de: groups of three digits after spaces, see :data:`GROUP_SPACES`).
 
     A separator followed by exactly three digits after a non-zero whole part groups
     thousands ("1.200", "1,200"); otherwise it is the decimal mark ("0,979", "1,2", "4.5").
@@ -97,6 +108,8 @@ def parse_number(token: str) -> float | None:
     token = token.strip()
     if not token or not _DIGITS.fullmatch(token):
         return None
+    if re.fullmatch(_SPACED, token):  # "40 000", "1 234 567,89": the spaces only group
+        token = re.sub(f"[{GROUP_SPACES}]", "", token)
     dots, commas = token.count("."), token.count(",")
     if dots and commas:
         decimal = "." if token.rfind(".") > token.rfind(",") else ","
@@ -133,7 +146,9 @@ def unit_key(word: str) -> str:
     return singular[:5]
 
 
-_NUMBER_TOKEN = re.compile(r"(?<![\w])\d+(?:[.,]\d+)*(?:[a-zA-Z%]+)?")
+_NUMBER_TOKEN = re.compile(rf"(?<![\w])(?:{_SPACED}|\d+(?:[.,]\d+)*)(?:[a-zA-Z%]+)?")
+#: The same without spaced groups: the numbers of a spaced match that overlaps a date ("March 5 200").
+_PLAIN_NUMBER_TOKEN = re.compile(r"(?<![\w])\d+(?:[.,]\d+)*(?:[a-zA-Z%]+)?")
 #: The next word after a number; an elided word ends at its apostrophe ("d'euros"), a number does not ("737's").
 _NEXT_WORD = re.compile(r"(?:[\s\-]|(?<=[^\W\d_])['\u2019])*(%|[^\W\d_][\w\-]*|\d+[\w]*)")
 _WORD_TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -175,6 +190,22 @@ def _function_words() -> frozenset[str]:
 def _not_a_noun() -> re.Pattern[str]:
     """Endings of adjectives, participles and adverbs: a word after a number that ends so is not its unit."""
     return re.compile(rf"(?:{fw.alternation(fw.words_of('not_a_noun_endings'))})$")
+
+
+@cache
+def _hedge_pattern() -> re.Pattern[str]:
+    """A hedge word ("environ", "rund", "more than a") that ends the text just before a number."""
+    return re.compile(rf"(?<![\w])({fw.alternation(fw.hedge_words())})\s+$", re.I)
+
+
+def _hedge_before(text: str, start: int) -> str:
+    """What the words just before ``text[start:]`` say of its number: a :data:`~citeqa.text.
+    facts_words.HEDGES` kind, or "" (an exact value)."""
+    m = _hedge_pattern().search(text, max(0, start - 40), start)
+    if m is None:
+        return ""
+    said = " ".join(m.group(1).casefold().split())
+    return fw.hedge_words().get(said) or fw.hedge_words().get(folded(said), "")
 
 
 def _name_number(text: str, a: int) -> bool:
@@ -271,7 +302,16 @@ def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
     currency = _currency_before().search(text, max(0, a - 4), a)
     if currency is not None:
         unit, start = fw.currency_signs()[currency.group(0).strip().casefold()], currency.start()
-    return Fact(QUANTITY, start, end, text[start:end], number=value, unit=unit, measure_end=max(measure, start))
+    return Fact(
+        QUANTITY,
+        start,
+        end,
+        text[start:end],
+        number=value,
+        unit=unit,
+        measure_end=max(measure, start),
+        approx=_hedge_before(text, start),
+    )
 
 
 def number_words(text: str, lang: str | None) -> list[tuple[int, int, float]]:
@@ -335,11 +375,24 @@ def find_quantities(text: str, lang: str | None = "", dates: list[Fact] | None =
     return list(_quantities(text, lang, tuple(Highlight(d.start, d.end) for d in dates)))
 
 
+def _number_tokens(text: str, taken: tuple[Highlight, ...]) -> list[re.Match[str]]:
+    """The numbers of ``text``, one per match; a number grouped by spaces that overlaps a date
+    ("March 5 200 people") is read as its separate numbers again."""
+    out: list[re.Match[str]] = []
+    for m in _NUMBER_TOKEN.finditer(text):
+        spaced = any(c in GROUP_SPACES for c in m.group(0))
+        if spaced and any(t.start < m.end() and m.start() < t.end for t in taken):
+            out.extend(_PLAIN_NUMBER_TOKEN.finditer(text, m.start(), m.end()))
+        else:
+            out.append(m)
+    return out
+
+
 @lru_cache(maxsize=8192)
 def _quantities(text: str, lang: str | None, taken: tuple[Highlight, ...]) -> tuple[Fact, ...]:
     names = tuple(name_spans(fw.folded_copy(text)))
     out = []
-    for m in _NUMBER_TOKEN.finditer(text):
+    for m in _number_tokens(text, taken):
         a = m.start()
         digits = _DIGITS.match(m.group(0))
         b = a + digits.end() if digits is not None else a

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from functools import cache, lru_cache
 from typing import Any
 
+from citeqa.errors import ConfigError
 from citeqa.text.analysis import fold_accents
 from citeqa.text.lexicon import entry, folded, languages, shared_list, shared_table
 
@@ -155,6 +156,27 @@ def measure_units() -> frozenset[str]:
     """Units a short answer keeps with its number ("5 teraFLOPS", "3 meses"): symbols and the
     words of each language's ``measure_units``; a counted noun ("200 mil coches") is not one."""
     return symbol_units() | frozenset(facts_list("measure_units"))
+
+
+#: What a hedge before a number says of it (the keys of ``facts.hedges``): ``about`` ("environ",
+#: "rund"), ``almost`` (just under: "knapp", "nearly"), ``over`` (a lower bound: "more than", "plus
+#: de") and ``under`` (an upper bound: "less than", "bis zu").
+HEDGES = ("about", "almost", "over", "under")
+
+
+@cache
+def hedge_words() -> dict[str, str]:
+    """Hedge word or phrase written before a number (case-folded, as written and folded, one space
+    between words) -> what it says of the number, one of :data:`HEDGES`."""
+    out: dict[str, str] = {}
+    for lang in languages():
+        for kind, group in (entry(lang, "facts", "hedges", {}) or {}).items():
+            if kind not in HEDGES:
+                raise ConfigError(f"{lang}.json: facts.hedges.{kind} is none of {HEDGES}")
+            for word in group:
+                for form in (word.casefold(), folded(word)):
+                    out.setdefault(" ".join(form.split()), kind)
+    return out
 
 
 @cache

@@ -4,12 +4,14 @@ its place, or neither?
 The facts themselves come from :mod:`citeqa.text.facts` ("744 mil millones de parámetros",
 "744 bilhões de parâmetros" and "744 billion parameters" are one value, 7.44e11 ``param``;
 "31 de julio de 2026" and "July 31, 2026" one date): :func:`same_value` and :func:`same_slot`
-compare two of them, :func:`date_relation` two dates.
+compare two of them, :func:`date_relation` two dates, :func:`numbers_agree` two numbers (a
+hedged one, "environ 40 000", "knapp 3000 Meter", within its rounding).
 """
 
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from functools import cache
 
 from citeqa.text import facts_words as fw
@@ -20,8 +22,49 @@ from citeqa.text.facts import DATE, QUANTITY, DatePoint, Fact
 SAME_NUMBER_TOLERANCE = 1e-6
 
 
+#: The most a hedge stretches a number, relative to it ("knapp 3000 Meter" covers 2700-3000 m, not
+#: 2600): see :func:`hedge_tolerance`. Exact numbers keep :data:`SAME_NUMBER_TOLERANCE`.
+APPROX_TOLERANCE = 0.1
+
+
 def same_number(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=SAME_NUMBER_TOLERANCE, abs_tol=1e-12)
+
+
+def hedge_tolerance(number: float) -> float:
+    """How far a hedged number ("environ 40 000", "unos 800") may be from the value it stands for:
+    half a unit of its last non-zero digit (who writes "unos 800" rounded something in 750-850, and
+    would have written "unos 750" for 744), of five units when that digit is a 5 ("about 750" is
+    also 744 rounded to fifties: 725-775), at most :data:`APPROX_TOLERANCE` of it ("rund 40 000":
+    36 000-44 000)."""
+    if not math.isfinite(number) or number == 0:
+        return 0.0
+    written = Decimal(f"{number:.12g}").normalize().as_tuple()
+    place = 10.0 ** int(written.exponent) * (5 if written.digits[-1] == 5 else 1)
+    return min(place / 2, APPROX_TOLERANCE * abs(number))
+
+
+def value_range(fact: Fact) -> tuple[float, float]:
+    """The numbers a quantity is true of: its number when exact; within :func:`hedge_tolerance`
+    for "about", up to it for "almost" ("knapp 3000": 2700-3000); from or up to it for the bounds
+    "over" ("more than a million") and "under" ("bis zu 10 %")."""
+    v = fact.number if fact.number is not None else math.nan
+    t = hedge_tolerance(v)
+    ranges = {"": (v, v), "almost": (v - t, v), "over": (v, math.inf), "under": (-math.inf, v)}
+    return ranges.get(fact.approx, (v - t, v + t))
+
+
+def numbers_agree(claim: Fact, doc: Fact) -> bool:
+    """Whether two quantities' numbers can be one value: equal when both are exact, else one in the
+    other's :func:`value_range` ("knapp 3000 Meter" and 2962 m; not "unos 800" and "aproximadamente
+    744"). An end equal up to rounding counts: "more than a million" and 1,000,000."""
+    if claim.number is None or doc.number is None:
+        return False
+    if not claim.approx and not doc.approx:
+        return same_number(claim.number, doc.number)
+    (a, b), (c, d) = value_range(claim), value_range(doc)
+    low, high = max(a, c), min(b, d)
+    return low <= high or same_number(low, high)
 
 
 @cache
@@ -57,14 +100,14 @@ def date_relation(claim: DatePoint, doc: DatePoint) -> str:
 def same_value(claim: Fact, doc: Fact) -> bool:
     """Whether ``doc`` states the value of ``claim``: same date, or the same number in the same
     unit (a unit written on one side only is taken as the same: "744 billion" and "744 mil
-    millones de parámetros")."""
+    millones de parámetros"); a hedged number is the same within :func:`numbers_agree`."""
     if claim.kind != doc.kind:
         return False
     if claim.kind == DATE:
         return claim.date is not None and doc.date is not None and date_relation(claim.date, doc.date) == "same"
     if claim.kind != QUANTITY or claim.number is None or doc.number is None:
         return False
-    if not same_number(claim.number, doc.number):
+    if not numbers_agree(claim, doc):
         return False
     return not claim.unit or not doc.unit or claim.unit == doc.unit
 
