@@ -59,9 +59,9 @@ from fit_claims import (
 from citeqa.claims.check import ClaimThresholds
 from citeqa.claims.judge import FEATURES
 from citeqa.claims.parts import analyse_claim
+from citeqa.claims.questions import FORMS
 from citeqa.claims.reading import (
     DIFFERENT,
-    FORMS,
     MODES,
     RULE_FILE,
     SAME,

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from functools import cache
@@ -40,19 +39,15 @@ from typing import Any
 
 from citeqa.claims.judge import judge_unit, units_of
 from citeqa.claims.parts import ClaimParts, tokens_of
+from citeqa.claims.questions import FORMS, claim_subject, claim_values, holder_question, slot_question
 from citeqa.errors import ConfigError
 from citeqa.qa.reading import trimmed_span, widened
 from citeqa.reader.reader import ExtractiveReader, ReaderResult, Turn
 from citeqa.records import Chunk, Document, Highlight, Hit, Span
-from citeqa.text.analysis import stopwords
-from citeqa.text.facts import DATE, NAME, QUANTITY, Fact, find_facts, find_names
-from citeqa.text.lexicon import entry, folded
+from citeqa.text.facts import DATE, NAME, Fact, find_facts, find_names
 from citeqa.text.quantities import date_relation, same_slot, same_value
 
 SAME, DIFFERENT, NONE = "same", "different", "none"
-#: How the question is formed: the value replaced by the question word where it stood ("replace"),
-#: or the question word first and the value left out ("front").
-FORMS = ("replace", "front")
 #: How a verdict of the reading and one of the sentence judge combine (:func:`combine`).
 #: ``unless`` (support only): the judge supports and no value is read as another with the support margin.
 MODES = ("judge", "reader", "both", "either", "unless")
@@ -172,81 +167,6 @@ class ValueReading:
         """Whether the rule counts the value read as another name's: the reader read a holder
         without the claim's subject, at least as sure as ``rule.holder_margin``."""
         return self.holder is not None and self.holder_subject < 0.5 and self.holder_margin >= rule.holder_margin
-
-
-# --- the values of a claim and their questions -------------------------------------------------
-
-
-def claim_values(parts: ClaimParts) -> list[Fact]:
-    """The values a claim states: its dates and quantities, and each name that is its value
-    ("fundada en Bristol", "by Gustave Eiffel") as one name fact, in claim order."""
-    values = [f for f in parts.facts if f.kind in (DATE, QUANTITY)]
-    toks = parts.tokens
-    i = 0
-    while i < len(toks):
-        if toks[i][2] in parts.value_names and not any(f.start <= toks[i][0] < f.end for f in values):
-            j = i
-            while (
-                j + 1 < len(toks)
-                and toks[j + 1][2] in parts.value_names
-                and not parts.text[toks[j][1] : toks[j + 1][0]].strip()
-            ):
-                j += 1
-            a, b = toks[i][0], toks[j][1]
-            values.append(Fact(NAME, a, b, parts.text[a:b], measure_end=b))
-            i = j + 1
-        else:
-            i += 1
-    return sorted(values, key=lambda f: f.start)
-
-
-@cache
-def slot_words(lang: str) -> dict[str, str]:
-    """The question words that ask for each type of value in ``lang`` (``claim_slots`` of its word
-    list; English where the language has none)."""
-    table = entry(lang, "", "claim_slots") or entry("en", "", "claim_slots") or {}
-    if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
-        raise ConfigError(f"claim_slots of {lang}: a table from value types to question words")
-    return dict(table)
-
-
-def slot_word(fact: Fact, lang: str) -> str:
-    """The question word for ``fact``'s type in ``lang`` (its kind's when the type has none)."""
-    table = slot_words(lang)
-    return table.get(fact.type) or table.get(fact.kind) or table.get("other", "")
-
-
-_END = re.compile(r"[\s.!。;:]+$")
-
-
-def slot_question(claim: str, fact: Fact, lang: str, form: str = "replace") -> str:
-    """The question that asks for ``fact`` about the claim's subject: the claim with the value
-    replaced by the question word ("The 960PR arrives in when?"), or (``front``) the question word
-    first and the value left out ("when the 960PR arrives in?"). Opening marks where the language
-    writes them (``claim_slots._open``)."""
-    word = slot_word(fact, lang)
-    before, after = claim[: fact.start], claim[fact.end :]
-    after = _END.sub("", after)
-    if fact.kind == DATE:  # "arrives in the first quarter of 2027" asks "arrives when"
-        before = _drop_last_words(before, slot_words(lang).get("_drop_before_date", ""))
-    if form == "front":
-        body = " ".join(f"{word} {before} {after}".split())
-    else:
-        body = " ".join(f"{before}{word}{after}".split())
-    body = body[:1].upper() + body[1:]
-    opening = slot_words(lang).get("_open", "")
-    return f"{opening}{body}?"
-
-
-def _drop_last_words(text: str, words: str) -> str:
-    """``text`` without the words of ``words`` (space-separated) that end it ("arrives in the ")."""
-    drop = {folded(w) for w in words.split()}
-    cut = len(text)
-    for a, b, tok in reversed(tokens_of(text)):
-        if tok not in drop or text[b:cut].strip(" '’"):
-            break
-        cut = a
-    return text[:cut]
 
 
 # --- comparing what was read with the claim's value -----------------------------------------------
@@ -433,39 +353,6 @@ def _first_of_subject(
             return read
         first = first if first is not None else read
     return first if first is not None else ValueReading(fact.text, fact.type, question, NONE)
-
-
-def claim_subject(parts: ClaimParts, values: Sequence[Fact]) -> Highlight | None:
-    """Where the claim's subject stands (offsets into the claim): its first run of name words that
-    is no value of the claim ("960PR" in "The 960PR arrives in the first quarter of 2027."; a
-    capitalised first word counts unless it is a function word: "Alibaba", not "El"); None when
-    every name is a value."""
-    stop = stopwords(parts.lang)
-    names = parts.names | {n for n in parts.soft_names if n not in stop}
-    run: tuple[int, int] | None = None
-    for a, b, tok in parts.tokens:
-        free = tok in names and tok not in parts.value_names and not any(f.start <= a < f.end for f in values)
-        if free and (run is None or not parts.text[run[1] : a].strip()):
-            run = (run[0] if run is not None else a, b)
-        elif run is not None:
-            break
-    return Highlight(*run) if run is not None else None
-
-
-def holder_question(claim: str, subject: Highlight, fact: Fact, value: str, lang: str) -> str:
-    """The question that asks who holds ``value`` in the claim's place of ``fact``: the claim with
-    its subject (and the article before it) replaced by the language's word for a name and the value
-    written as the document writes it ("Who or what arrives in the first quarter of 2027?")."""
-    words = slot_words(lang)
-    pieces = sorted([(subject.start, subject.end, words.get("name", "")), (fact.start, fact.end, value)])
-    text, at = "", 0
-    for a, b, put in pieces:
-        head = claim[at:a]
-        if a == subject.start:  # "the 960PR" asks "who or what", not "the who or what"
-            head = _drop_last_words(head, words.get("_drop_before_name", ""))
-        text, at = text + head + put, b
-    body = " ".join(_END.sub("", text + claim[at:]).split())
-    return f"{words.get('_open', '')}{body[:1].upper()}{body[1:]}?"
 
 
 def read_holder(

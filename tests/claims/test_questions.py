@@ -1,0 +1,101 @@
+"""The questions a claim is checked with (citeqa.claims.questions): each value masked by the question
+word of the claim's language, and the claim's subject masked to ask who holds a value."""
+
+from __future__ import annotations
+
+import pytest
+
+from citeqa.claims.parts import analyse_claim
+from citeqa.claims.questions import claim_subject, claim_values, holder_question, slot_question, slot_words
+from citeqa.text.facts import find_facts
+
+# --- the question for each value, per language ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("claim", "lang", "form", "question"),
+    [
+        ("The 960PR arrives in the first quarter of 2027.", "en", "replace", "The 960PR arrives when?"),
+        ("The 960PR arrives in the first quarter of 2027.", "en", "front", "When The 960PR arrives?"),
+        ("El 960PR llega en el tercer trimestre de 2027.", "es", "replace", "¿El 960PR llega cuándo?"),
+        ("O 960PR chega no terceiro trimestre de 2027.", "pt", "front", "Quando O 960PR chega?"),
+        ("Der Damm wurde im März 1955 fertiggestellt.", "de", "replace", "Der Damm wurde wann fertiggestellt?"),
+        ("Le pont fut achevé en 1887.", "fr", "replace", "Le pont fut achevé en quelle année?"),
+        (
+            "Der Stausee fasst 41 Millionen Kubikmeter.",
+            "de",
+            "replace",
+            "Der Stausee fasst wie viel?",  # the number with its scale and unit (de.json), as in es/en
+        ),
+        ("Le sommet culmine à 4808 mètres.", "fr", "replace", "Le sommet culmine à combien?"),
+    ],
+)
+def test_the_value_is_masked_by_the_question_word_of_the_claims_language(claim, lang, form, question):
+    (fact,) = [f for f in find_facts(claim, lang)]
+    assert slot_question(claim, fact, lang, form) == question
+
+
+def test_question_words_are_data_with_english_where_a_language_has_none():
+    assert slot_words("es")["date"] == "cuándo" and slot_words("fr")["date"] == "quand"
+    assert slot_words("it") == slot_words("en")  # no Italian word list: the English words ask
+    for lang in ("en", "es", "pt", "de", "fr"):
+        assert {"date", "year", "quantity", "number", "money", "percent", "name"} <= set(slot_words(lang))
+
+
+def test_a_claims_values_are_its_dates_quantities_and_value_names():
+    parts = analyse_claim("The Clifton bridge was designed by Isambard Brunel in 1831.", "en")
+    values = [(v.kind, v.text) for v in claim_values(parts)]
+    assert values == [("name", "Isambard Brunel"), ("date", "1831")]
+    assert claim_values(analyse_claim("Regular stretching helps prevent running injuries.", "en")) == []
+
+
+# --- the claim's subject and who holds a value ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("claim", "lang", "subject"),
+    [
+        ("The 960PR arrives in the first quarter of 2027.", "en", "960PR"),
+        ("The Clifton bridge was designed by Isambard Brunel in 1831.", "en", "Clifton"),
+        ("In 2027, Huawei launched the Ascend 950.", "en", "Huawei"),
+        ("El 960PR llega en el primer trimestre de 2027.", "es", "960PR"),
+        ("El faro de Punta Brava se construyó en 1887.", "es", "Punta Brava"),
+        ("Alibaba compró Nvidia en 2026.", "es", "Alibaba"),
+    ],
+)
+def test_the_subject_is_the_claims_first_name_that_is_no_value(claim, lang, subject):
+    parts = analyse_claim(claim, lang)
+    at = claim_subject(parts, claim_values(parts))
+    assert at is not None and claim[at.start : at.end] == subject
+
+
+def test_a_claim_whose_names_are_all_values_has_no_subject():
+    parts = analyse_claim("It was designed by Isambard Brunel.", "en")
+    assert claim_subject(parts, claim_values(parts)) is None
+
+
+@pytest.mark.parametrize(
+    ("claim", "lang", "value", "question"),
+    [
+        ("The 960PR arrives in the first quarter of 2027.", "en", "third", "Who or what arrives in the third?"),
+        (
+            "El 960PR llega en el primer trimestre de 2027.",
+            "es",
+            "primer trimestre de 2027",
+            "¿Quién o qué llega en el primer trimestre de 2027?",
+        ),
+        (
+            "Der 960PR kommt im ersten Quartal 2027.",
+            "de",
+            "ersten Quartal 2027",
+            "Wer oder was kommt im ersten Quartal 2027?",
+        ),
+        ("In 2027, Huawei launched the Ascend 950.", "en", "2027", "In 2027, who or what launched the Ascend 950?"),
+    ],
+)
+def test_the_holder_question_masks_the_subject_and_asks_with_the_documents_value(claim, lang, value, question):
+    parts = analyse_claim(claim, lang)
+    values = [v for v in claim_values(parts) if v.kind == "date"]
+    subject = claim_subject(parts, values)
+    assert subject is not None
+    assert holder_question(claim, subject, values[0], value, lang) == question
