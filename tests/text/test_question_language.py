@@ -126,6 +126,10 @@ def test_the_full_models_read_what_the_trigrams_and_function_words_disagree_on(m
     # the trigrams alone: Italian at 0.996 with the function words; its "how", "do", "my" are English
     assert question_language("How do I reset my password?", (), every(), "es", SHIPPED) == "en"
     assert made == [True, False]
+    made.clear()
+    # "de" is es, pt, fr and ca alike: no trigram reading could be clear, so none is made
+    assert question_language("Població de Girona?", (), every(), "es", SHIPPED) == "es"
+    assert made == [False]
 
 
 def test_every_interface_language_has_function_words():

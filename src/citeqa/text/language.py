@@ -205,15 +205,18 @@ def question_ranking(question: str, candidates: Collection[str], prior: str | No
     question's words and by :data:`PRIOR_WEIGHT` for ``prior`` (the page's language). Empty when the
     question has nothing but names and numbers.
 
-    lingua's trigrams are read first; their reading stands when it is clear (:func:`_clear`), and
-    only otherwise are the full-accuracy models loaded (most of a cold ``citeqa ask``'s time)."""
+    lingua's trigrams are read first; their reading stands when it is clear (its best language has
+    :data:`CLEAR_SHARE` or more and is :func:`_function_word_leader`), and only otherwise are the
+    full-accuracy models loaded (most of a cold ``citeqa ask``'s time)."""
     evidence = language_evidence(question)
     if not evidence:
         return ()
     shares = _function_word_shares(words(question), candidates)
-    quick = _weighed(ranked(evidence, candidates, low_accuracy=True), shares, prior)
-    if _clear(quick, shares):
-        return quick
+    leader = _function_word_leader(shares)
+    if leader is not None:  # else no trigram reading could be clear: straight to the full models
+        quick = _weighed(ranked(evidence, candidates, low_accuracy=True), shares, prior)
+        if quick and quick[0].lang == leader and quick[0].confidence >= CLEAR_SHARE:
+            return quick
     return _weighed(ranked(evidence, candidates), shares, prior)
 
 
@@ -251,14 +254,12 @@ def _weighed(found: Sequence[Detection], shares: dict[str, float], prior: str | 
     return tuple(Detection(lang, score / total if total > 0 else 0.0) for lang, score in ordered)
 
 
-def _clear(found: Sequence[Detection], shares: dict[str, float]) -> bool:
-    """Whether a weighed reading is clear: its best language has :data:`CLEAR_SHARE` or more and is
-    the one language with the most function words of the question (at least one)."""
-    if not found or found[0].confidence < CLEAR_SHARE:
-        return False
+def _function_word_leader(shares: dict[str, float]) -> str | None:
+    """The one language with the most of the question's function words, None when none has any or
+    several have as many."""
     most = max(shares.values(), default=0.0)
     leaders = [lang for lang, share in shares.items() if share == most]
-    return most > 0 and leaders == [found[0].lang]
+    return leaders[0] if most > 0 and len(leaders) == 1 else None
 
 
 def question_language(
