@@ -10,6 +10,7 @@ import pytest
 
 from citeqa.engine import Engine
 from citeqa.messages import catalogue_languages
+from citeqa.text import language
 from citeqa.text.language import function_words, language_evidence, question_candidates, question_language
 
 UI = ("es", "pt", "en")
@@ -99,6 +100,36 @@ def test_the_corpus_languages_only_break_a_tie():
     assert question_language("Població de Girona?", (), every(), "es", SHIPPED, prior="ca") == "ca"
     # a clear French question stays French on an es/pt/en corpus
     assert question_language("Quelle est la capitale de l'Australie ?", (), every(), "es", SHIPPED) == "fr"
+
+
+def passes(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Records each lingua pass a reading makes: True for trigrams only, False for the full models."""
+    made: list[bool] = []
+    inner = language._confidences
+
+    def recorded(text: str, codes: frozenset[str], low_accuracy: bool = False) -> list[tuple[str, float]]:
+        made.append(low_accuracy)
+        return inner(text, codes, low_accuracy)
+
+    monkeypatch.setattr(language, "_confidences", recorded)
+    return made
+
+
+def test_a_clear_question_is_read_from_trigrams_alone(monkeypatch: pytest.MonkeyPatch):
+    made = passes(monkeypatch)
+    assert question_language("¿Cuántos parámetros tiene GLM-5?", (), every(), "en", SHIPPED) == "es"
+    assert made == [True]  # the full models (most of a cold ask) are not loaded
+
+
+def test_the_full_models_read_what_the_trigrams_and_function_words_disagree_on(monkeypatch: pytest.MonkeyPatch):
+    made = passes(monkeypatch)
+    # the trigrams alone: Italian at 0.996 with the function words; its "how", "do", "my" are English
+    assert question_language("How do I reset my password?", (), every(), "es", SHIPPED) == "en"
+    assert made == [True, False]
+    made.clear()
+    # "de" is es, pt, fr and ca alike: no trigram reading could be clear, so none is made
+    assert question_language("Població de Girona?", (), every(), "es", SHIPPED) == "es"
+    assert made == [False]
 
 
 def test_every_interface_language_has_function_words():
