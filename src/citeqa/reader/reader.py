@@ -44,7 +44,10 @@ if TYPE_CHECKING:
     from citeqa.reader.e5_file import WordEmbeddings
     from citeqa.reader.tokenizer import E5Tokenizer
 
-#: Windows run through the model together.
+#: Windows of one question run through the model together (the default bounds read at most 8 a question).
+#: Concurrent questions' windows are not merged into one run: on 2 cores that was slower (the
+#: padding costs more than the bigger batch saves) and changed answers (int8 activations are
+#: quantised per run); docs/benchmarks.md, "Under load", bench/reader_batch.py.
 BATCH = 8
 #: ONNX Runtime run options: shrink the CPU arena back after every run (see the module's docstring).
 RUN_CONFIG = {"memory.enable_memory_arena_shrinkage": "cpu:0"}
