@@ -135,7 +135,7 @@ class ScriptedLogits(Reader):
         if self._session is None:
             self._tok, self._session = E5Tokenizer(read_header_file(e5_path()).vocab), object()
 
-    def _run(self, windows):
+    def logits(self, windows):
         self.windows.extend(windows)
         width = max(len(w.ids) for w in windows)
         starts, ends = np.full((2, len(windows), width), -10.0, dtype=np.float32)

@@ -44,7 +44,10 @@ if TYPE_CHECKING:
     from citeqa.reader.e5_file import WordEmbeddings
     from citeqa.reader.tokenizer import E5Tokenizer
 
-#: Windows run through the model together.
+#: Windows of one question run through the model together (the default bounds read at most 8 a question).
+#: Concurrent questions' windows are not merged into one run: on 2 cores that was slower (the
+#: padding costs more than the bigger batch saves) and changed answers (int8 activations are
+#: quantised per run); docs/benchmarks.md, "Under load", bench/reader_batch.py.
 BATCH = 8
 #: ONNX Runtime run options: shrink the CPU arena back after every run (see the module's docstring).
 RUN_CONFIG = {"memory.enable_memory_arena_shrinkage": "cpu:0"}
@@ -238,7 +241,7 @@ class Reader:
         for lo in range(0, len(order), BATCH):
             part = [windows[i] for i in order[lo : lo + BATCH]]
             with turn(sum(len(w.ids) for w in part)) if turn is not None else contextlib.nullcontext():
-                starts, ends = self._run(part)
+                starts, ends = self.logits(part)
             for w, s, e in zip(part, starts, ends):
                 found = window_spans(w, s, e, top)
                 spans.extend(found)
@@ -246,7 +249,11 @@ class Reader:
                     null[w.passage] = min(null[w.passage], found[0].null)
         return Reading(tuple(best_spans(spans, top)), tuple(null))
 
-    def _run(self, windows: Sequence[Window]) -> tuple[np.ndarray, np.ndarray]:
+    def logits(self, windows: Sequence[Window]) -> tuple[np.ndarray, np.ndarray]:
+        """The start and end logits of ``windows`` (rows padded to the longest), in one session run:
+        what :meth:`read` runs for each batch; public so that a benchmark can time the model alone
+        (bench/reader_batch.py). Call :meth:`warm_up` first. The int8 graph quantises its MatMul
+        inputs per run, so a window's logits shift slightly with its batch-mates and padding."""
         from citeqa.reader.windows import batch_arrays
 
         ids, mask = batch_arrays(windows, self._tok.pad)
