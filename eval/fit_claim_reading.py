@@ -190,7 +190,9 @@ def _support_judge(claims: list[Claim], plain: ClaimThresholds) -> tuple[np.ndar
     return out, s_combos
 
 
-def fit_joint(claims: list[Claim], read: dict) -> tuple[ClaimThresholds, ReadingRule, dict]:
+def fit_joint(
+    claims: list[Claim], read: dict, variants: list[tuple[str, float]] = VARIANTS
+) -> tuple[ClaimThresholds, ReadingRule, dict]:
     """The judge's thresholds and the reading rule fitted together on ``claims``, in two stages.
 
     Support: among the judge's support thresholds (``fit_claims.FACTS_GRID``; a claim without
@@ -207,7 +209,7 @@ def fit_joint(claims: list[Claim], read: dict) -> tuple[ClaimThresholds, Reading
     c_judge = _conflict_table(claims, c_combos)  # [c, i]
     params = list(itertools.product(MARGINS, NAMES))
     best: tuple | None = None
-    for form, holder in VARIANTS:
+    for form, holder in variants:
         has, same, same_n, diff, diff_n = _arrays(claims, read, variant(form, holder))
         r_s = np.stack([has & (same >= m) & (same_n >= n) for m, n in params])  # [p, i]
         r_o = np.stack([(diff >= m) & (diff_n >= n) for m, n in params])  # a value read as another
@@ -273,8 +275,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", required=True, metavar="CLAIMS=INDEX")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--cache", type=Path, help="a JSON file keeping the readings between runs")
+    parser.add_argument(
+        "--holders",
+        default=",".join(f"{h:g}" for h in HOLDERS),
+        help="the holder margins the fit may choose, comma-separated (inf: no holder question); all by default",
+    )
     parser.add_argument("--write", action="store_true", help=f"write the rule fitted on every claim to {RULE_FILE}")
     args = parser.parse_args(argv)
+    variants = [(f, h) for f, h in VARIANTS if h in {float(v) for v in args.holders.split(",")}]
     cache = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
     reader = Reader()
     claims: list[Claim] = []
@@ -312,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         train = [c for c in claims if fold_of(c.id, args.folds) != f]
         test = [c for c in claims if fold_of(c.id, args.folds) == f]
         before.update(zip([c.id for c in test], verdicts(test, fit(train))))
-        judge_t, rule, _ = fit_joint(train, read)
+        judge_t, rule, _ = fit_joint(train, read, variants)
         got = combined(
             np.asarray(verdicts(test, judge_t)), _arrays(test, read, variant(rule.form, rule.holder_margin)), rule
         )
@@ -333,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"other value {int((arrays[3][m] > -math.inf).sum())}/{int(m.sum())}"
             )
         print(f"form {variant(form, holder)}: " + "; ".join(line))
-    judge_t, rule, _ = fit_joint(claims, read)
+    judge_t, rule, _ = fit_joint(claims, read, variants)
     final = combined(
         np.asarray(verdicts(claims, judge_t)), _arrays(claims, read, variant(rule.form, rule.holder_margin)), rule
     )
