@@ -103,13 +103,14 @@ class MemoReader:
 
 
 def readings(engine: Engine, reader: Reader, path: Path, cache: dict) -> dict[str, dict[str, list]]:
-    """claim id -> way of reading (:func:`variant`) -> [(relation, margin, names, cover), ...] (one
-    per value; a value the way counts as another name's is ``none``), read or from ``cache``."""
+    """claim id -> way of reading (:func:`variant`) -> [(relation, margin, names, cover, another's),
+    ...] (one per value; a value the way counts as another name's is ``none``), read or from ``cache``."""
     out = {}
     memo = MemoReader(reader)
     for item in load_claims(path):
         key = f"{path}::{item.id}"
-        if key not in cache or any(variant(f, h) not in cache[key] for f, h in VARIANTS):
+        stale = key in cache and any(len(row) < 5 for rows in cache[key].values() for row in rows)
+        if key not in cache or stale or any(variant(f, h) not in cache[key] for f, h in VARIANTS):
             inputs = engine.claim_inputs(item.claim)
             parts = analyse_claim(inputs.claim, inputs.language)
             cache[key] = {}
@@ -122,6 +123,7 @@ def readings(engine: Engine, reader: Reader, path: Path, cache: dict) -> dict[st
                         r.margin if math.isfinite(r.margin) else -99.0,
                         r.names,
                         r.cover,
+                        r.is_anothers(rule),
                     )
                     for r in rs
                 ]
@@ -131,8 +133,9 @@ def readings(engine: Engine, reader: Reader, path: Path, cache: dict) -> dict[st
 
 def _arrays(claims: list[Claim], read: dict, form: str) -> tuple[np.ndarray, ...]:
     """Per claim: has values; the least margin and names share of the values read back (-inf unless
-    all are); the most margin of a value read as another and that value's names share (-inf when none)."""
-    has, same, same_n, diff, diff_n = [], [], [], [], []
+    all are); the most margin of a value read as another and that value's names share (-inf when none);
+    every value read is another name's."""
+    has, same, same_n, diff, diff_n, others = [], [], [], [], [], []
     for c in claims:
         rs = read[c.id][form]
         has.append(bool(rs))
@@ -142,7 +145,8 @@ def _arrays(claims: list[Claim], read: dict, form: str) -> tuple[np.ndarray, ...
         other = max((r for r in rs if r[0] == DIFFERENT), key=lambda r: (r[2], r[1]), default=None)
         diff.append(other[1] if other else -math.inf)
         diff_n.append(other[2] if other else -math.inf)
-    return tuple(np.asarray(a) for a in (has, same, same_n, diff, diff_n))
+        others.append(bool(rs) and all(r[4] for r in rs))
+    return tuple(np.asarray(a) for a in (has, same, same_n, diff, diff_n, others))
 
 
 def _mode(mode: str, judge: np.ndarray, reader: np.ndarray) -> np.ndarray:
@@ -157,13 +161,15 @@ def _mode(mode: str, judge: np.ndarray, reader: np.ndarray) -> np.ndarray:
 
 def combined(judge: np.ndarray, arrays: tuple[np.ndarray, ...], rule: ReadingRule) -> np.ndarray:
     """The verdicts of :func:`citeqa.claims.reading.combine`, vectorised over claims."""
-    has, same, same_n, diff, diff_n = arrays
+    has, same, same_n, diff, diff_n, others = arrays
     j_s, j_c = judge == "supported", judge == "conflicting"
     r_s = has & (same >= rule.support_margin) & (same_n >= rule.support_names)
     r_c = (diff >= rule.conflict_margin) & (diff_n >= rule.conflict_names)
     r_o = (diff >= rule.support_margin) & (diff_n >= rule.support_names)
     sup = _mode(rule.support, j_s, r_o if rule.support == "unless" else r_s)
     veto = has & (same >= rule.veto_conflict_margin)
+    if rule.holder_veto:
+        veto |= others
     con = _mode(rule.conflict, j_c & ~veto, r_c)
     out = np.where(sup, "supported", np.where(con, "conflicting", "not_found"))
     return np.where(has, out, judge)
@@ -210,7 +216,7 @@ def fit_joint(
     params = list(itertools.product(MARGINS, NAMES))
     best: tuple | None = None
     for form, holder in variants:
-        has, same, same_n, diff, diff_n = _arrays(claims, read, variant(form, holder))
+        has, same, same_n, diff, diff_n, others = _arrays(claims, read, variant(form, holder))
         r_s = np.stack([has & (same >= m) & (same_n >= n) for m, n in params])  # [p, i]
         r_o = np.stack([(diff >= m) & (diff_n >= n) for m, n in params])  # a value read as another
         r_c = np.stack([(diff >= m) & (diff_n >= n) for m, n in params])
@@ -232,21 +238,29 @@ def fit_joint(
         score = np.where(false_s == false_s.min(), right_s, -1)
         sm, k, p = _middle(score == score.max())
         chosen_sup, judge_sup = sup[sm, k, p], s_judge[k]
-        j_c = c_judge & ~judge_sup  # the judge's verdict is conflicting only where it supports nowhere
-        con = np.stack(
-            [
-                np.where(
-                    has,
-                    np.broadcast_to(
-                        _mode(mode, j_c[:, None, :], r_c[None, :, :]), (len(c_combos), len(params), len(claims))
-                    ),
-                    j_c[:, None, :],
-                )
-                for mode in MODES[:4]  # "unless" is a support mode
-            ]
-        )  # [mode, c, q, i]
-        right_c = ((con & (gold == "conflicting")) | (~con & (gold == "not_found"))) & ~chosen_sup
-        score_c = right_c.sum(axis=-1)
+        best_c: tuple | None = None
+        for holder_veto in (False, True):  # a judge's conflict set aside when every value read is another's
+            j_c = c_judge & ~judge_sup  # the judge's verdict is conflicting only where it supports nowhere
+            if holder_veto:
+                j_c = j_c & ~others[None, :]
+            con = np.stack(
+                [
+                    np.where(
+                        has,
+                        np.broadcast_to(
+                            _mode(mode, j_c[:, None, :], r_c[None, :, :]), (len(c_combos), len(params), len(claims))
+                        ),
+                        j_c[:, None, :],
+                    )
+                    for mode in MODES[:4]  # "unless" is a support mode
+                ]
+            )  # [mode, c, q, i]
+            right_c = ((con & (gold == "conflicting")) | (~con & (gold == "not_found"))) & ~chosen_sup
+            score_c = right_c.sum(axis=-1)
+            if best_c is None or score_c.max() > best_c[0].max():
+                best_c = (score_c, holder_veto)
+        assert best_c is not None
+        score_c, holder_veto = best_c
         cm, c, q = _middle(score_c == score_c.max())
         total = int(right_s[sm, k, p]) + int(score_c[cm, c, q])
         key = (-int(false_s[sm, k, p]), total)
@@ -263,6 +277,7 @@ def fit_joint(
                 params[p][1],
                 params[q][1],
                 holder,
+                holder_veto=holder_veto,
             )
             values = asdict(plain) | dict(zip(FACTS_GRID, s_combos[k])) | dict(zip(CONFLICT_GRID, c_combos[c]))
             best = (key, ClaimThresholds(**{n: float(v) for n, v in values.items()}), rule)

@@ -293,6 +293,28 @@ def test_a_value_every_reading_gives_to_another_name_counts_for_neither():
     assert not replace(r, holder_margin=-1.0).is_anothers(rule)  # less sure than the rule's margin
 
 
+def test_a_judges_conflict_with_a_neighbours_value_is_set_aside_with_the_holder_veto():
+    anothers = ValueReading("third quarter of 2027", "date", "q", DIFFERENT, Span("p", 0, 5), margin=6.0)
+    anothers = replace(anothers, holder=Span("p", 9, 14), holder_text="960DT", holder_margin=7.9, holder_subject=0.0)
+    rule = ReadingRule(holder_margin=4.0, conflict="judge")
+    assert combine("conflicting", [anothers], rule) == "conflicting"
+    assert combine("conflicting", [anothers], replace(rule, holder_veto=True)) == "not_found"
+    own = replace(anothers, holder_text="960PR", holder_subject=1.0)
+    assert combine("conflicting", [own], replace(rule, holder_veto=True)) == "conflicting"
+
+
+def test_the_message_never_quotes_a_value_the_reader_gave_to_another_name():
+    from citeqa.claims.check import _reading_shown
+
+    read = ValueReading(
+        "third quarter of 2027", "date", "q", DIFFERENT, Span("p", 0, 5), document_value="first quarter"
+    )
+    anothers = replace(read, holder=Span("p", 9, 14), holder_text="960DT", holder_subject=0.0)
+    assert _reading_shown([read], "conflicting") == read
+    assert _reading_shown([anothers], "conflicting") is None
+    assert _reading_shown([anothers, replace(read, document_value="third")], "conflicting").document_value == "third"
+
+
 # --- the rule as data -------------------------------------------------------------------------------
 
 

@@ -232,9 +232,9 @@ def check_claim(
 
 def _reading_shown(readings: Sequence[ValueReading], verdict: str) -> ValueReading | None:
     """The reading the message quotes: a value read as another after ``conflicting``, one read back
-    after ``supported``."""
+    after ``supported``; never a value the reader gave to another name than the claim's subject."""
     wanted = {CONFLICTING: "different", SUPPORTED: "same"}.get(verdict)
-    return next((r for r in readings if r.relation == wanted and r.document_value), None)
+    return next((r for r in readings if r.relation == wanted and r.document_value and not r.other_holder), None)
 
 
 def _evidence(

@@ -83,6 +83,9 @@ class ReadingRule:
     holder_margin: float = math.inf
     #: words either side of the document's value that the holder question is read over
     holder_words: int = 30
+    #: the judge's conflict is set aside when every value read is another name's: the value it
+    #: conflicts with is a neighbour's, not the subject's
+    holder_veto: bool = False
 
 
 def reading_rule(values: Mapping[str, Any] | None = None) -> ReadingRule:
@@ -109,6 +112,7 @@ def reading_rule(values: Mapping[str, Any] | None = None) -> ReadingRule:
         float(rule.conflict_names),
         math.inf if rule.holder_margin is None else float(rule.holder_margin),  # null: holders not asked
         int(rule.holder_words),
+        bool(rule.holder_veto),
     )
 
 
@@ -453,7 +457,8 @@ def combine(judge_verdict: str, readings: Sequence[ValueReading], rule: ReadingR
     """The claim's verdict from the sentence judge's and the readings. A claim without values (nothing
     to ask for) keeps the judge's. Otherwise ``supported`` when the judge's support and the reading's
     meet as ``rule.support`` says; else ``conflicting`` when their conflicts do (``rule.conflict``),
-    unless every value was read back more surely than ``veto_conflict_margin``; else ``not_found``."""
+    unless every value was read back more surely than ``veto_conflict_margin`` or (``holder_veto``,
+    for the judge's conflict) every value read is another name's; else ``not_found``."""
     if not readings:
         return judge_verdict
     supports, conflicts = reading_says(readings, rule)
@@ -470,6 +475,8 @@ def combine(judge_verdict: str, readings: Sequence[ValueReading], rule: ReadingR
     elif _mode(rule.support, judge_verdict == "supported", supports):
         return "supported"
     judge_conflicts = judge_verdict == "conflicting"
+    if judge_conflicts and rule.holder_veto and all(r.is_anothers(rule) for r in readings):
+        judge_conflicts = False  # the value the judge conflicts with is a neighbour's
     if judge_conflicts and all(
         r.relation == SAME and r.margin >= rule.veto_conflict_margin and not r.is_anothers(rule) for r in readings
     ):
@@ -486,9 +493,3 @@ def rule_dict(rule: ReadingRule) -> dict[str, Any]:
     if math.isinf(rule.holder_margin):
         data["holder_margin"] = None
     return data
-
-
-def documents_text(documents: Mapping[str, Document], r: ValueReading) -> str:
-    """``document_text[span.start:span.end]`` of a reading (what :attr:`ValueReading.text` must
-    equal; empty when nothing was read)."""
-    return documents[r.span.doc_id].text[r.span.start : r.span.end] if r.span is not None else ""
