@@ -89,3 +89,9 @@ def test_a_span_within_another_is_offsets_into_the_outer_text():
     assert Span("a.txt", 9, 12).within(outer) is None  # starts before
     assert Span("a.txt", 14, 20).within(outer) is None  # ends after
     assert Span("b.txt", 14, 19).within(outer) is None  # another document
+
+
+def test_a_part_of_a_span_is_placed_back_in_its_document():
+    outer = Span("a.txt", 10, 20)
+    assert outer.part(Highlight(4, 9)) == Span("a.txt", 14, 19)
+    assert outer.part(Span("a.txt", 14, 19).within(outer) or Highlight(0, 0)) == Span("a.txt", 14, 19)

@@ -220,6 +220,11 @@ class Span:
             return None
         return Highlight(self.start - outer.start, self.end - outer.start)
 
+    def part(self, at: Highlight) -> Span:
+        """Offsets ``at`` of this span's text (``document_text[start:end]``) as a span of the same
+        document: the way back from :meth:`within`."""
+        return Span(self.doc_id, self.start + at.start, self.start + at.end)
+
 
 @dataclass(frozen=True, slots=True)
 class Answer:

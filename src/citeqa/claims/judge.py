@@ -153,11 +153,6 @@ def document_words(text: str) -> frozenset[str]:
     return frozenset(t for _, _, t in tokens_of(text))
 
 
-def _placed(outer: Span, at: Highlight) -> Span:
-    """Offsets ``at`` of the text of ``outer`` as a span of the same document."""
-    return Span(outer.doc_id, outer.start + at.start, outer.start + at.end)
-
-
 def _passage(chunk: Chunk) -> Span:
     """Where a passage lies in its document."""
     return Span(chunk.doc_id, chunk.start, chunk.end)
@@ -197,13 +192,13 @@ class _Frame:
         at = self.inner(sentence)
         start = self.text.rfind("\n", 0, at.start) + 1
         end = self.text.find("\n", at.end)
-        return _placed(self.span, Highlight(start, end if end >= 0 else len(self.text)))
+        return self.span.part(Highlight(start, end if end >= 0 else len(self.text)))
 
 
 def _lead_of(frame: _Frame, line: Span, lang: str) -> Span | None:
     """The lead of the paragraph ``line`` (:func:`_lead`), placed in the document."""
     lead = _lead(frame.text_at(line), lang)
-    return _placed(line, lead) if lead is not None else None
+    return line.part(lead) if lead is not None else None
 
 
 def _joined(frame: _Frame, chunk: Chunk, lead: Span, sentence: Span) -> bool:
@@ -260,7 +255,7 @@ def units_of(
         frame = _Frame.of(chunk, doc)
         title = doc.title if doc is not None else ""
         words = document_words(doc.text) if doc is not None else frozenset()
-        for sentence in (_placed(_passage(chunk), s) for s in sentence_spans(chunk.text)):
+        for sentence in (_passage(chunk).part(s) for s in sentence_spans(chunk.text)):
             if is_heading(chunk.text_at(sentence.start, sentence.end)):
                 continue  # a heading is what sentences continue, never evidence on its own
             quoted = _quote(frame, chunk, sentence, chunk.lang)
