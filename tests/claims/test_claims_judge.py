@@ -222,6 +222,22 @@ def test_a_lead_joined_to_its_sentence_is_quoted_at_document_offsets_with_or_wit
         assert deep.span.doc_id == doc.doc_id
 
 
+def test_the_evidence_of_a_passage_mid_document_is_highlighted_in_its_citation():
+    """The quote and the value are shown at their place in the cited passage, not the document."""
+    head = "Another paragraph before the passage.\n"
+    text = head + EN
+    doc = _doc("en.txt", text, "en")
+    hit = Hit(Chunk.make(doc.doc_id, len(head), len(text), EN, "en"), 1.0, 0.8)
+    claim = ClaimInputs("GLM-5 has roughly 744 billion parameters.", "en", (hit,), (), ())
+    check = check_claim(claim, {doc.doc_id: doc}, k=1, thresholds=ClaimThresholds(support_dense_plain=1.1))
+    (first,) = check.evidence
+    assert first.relation == "supports" and first.citation.start == len(head)
+    assert first.highlight is not None and first.value is not None
+    quote = first.citation.text[first.highlight.start : first.highlight.end]
+    assert quote == "GLM-5, by Zhipu (February 2026). The leap in scale: roughly 744 billion parameters."
+    assert first.citation.text[first.value.start : first.value.end] == first.document_value
+
+
 def test_a_units_cosine_is_the_best_of_the_spans_starting_in_its_quote():
     """A candidate starting at the lead counts for the sentence that continues it; one of another hit does not."""
     text = "Intro line here.\n" + EN
