@@ -173,6 +173,11 @@ class Chunk:
         """The document's characters ``[start, end)`` (document offsets, inside this chunk)."""
         return self.text[start - self.start : end - self.start]
 
+    @property
+    def span(self) -> Span:
+        """Where this passage lies in its document."""
+        return Span(self.doc_id, self.start, self.end)
+
 
 @dataclass(frozen=True, slots=True)
 class Hit:

@@ -153,11 +153,6 @@ def document_words(text: str) -> frozenset[str]:
     return frozenset(t for _, _, t in tokens_of(text))
 
 
-def _passage(chunk: Chunk) -> Span:
-    """Where a passage lies in its document."""
-    return Span(chunk.doc_id, chunk.start, chunk.end)
-
-
 @dataclass(frozen=True, slots=True)
 class _Frame:
     """The text a passage's sentences are read in, placed in their document: the whole document when
@@ -173,7 +168,7 @@ class _Frame:
         """The whole document ``doc`` when there is one, else ``chunk`` alone."""
         if doc is not None:
             return _Frame(Span(chunk.doc_id, 0, len(doc.text)), doc.text)
-        return _Frame(_passage(chunk), chunk.text)
+        return _Frame(chunk.span, chunk.text)
 
     def inner(self, span: Span) -> Highlight:
         """``span`` (inside this frame) as offsets into :attr:`text`."""
@@ -255,7 +250,7 @@ def units_of(
         frame = _Frame.of(chunk, doc)
         title = doc.title if doc is not None else ""
         words = document_words(doc.text) if doc is not None else frozenset()
-        for sentence in (_passage(chunk).part(s) for s in sentence_spans(chunk.text)):
+        for sentence in (chunk.span.part(s) for s in sentence_spans(chunk.text)):
             if is_heading(chunk.text_at(sentence.start, sentence.end)):
                 continue  # a heading is what sentences continue, never evidence on its own
             quoted = _quote(frame, chunk, sentence, chunk.lang)
