@@ -89,3 +89,14 @@ def test_a_span_within_another_is_offsets_into_the_outer_text():
     assert Span("a.txt", 9, 12).within(outer) is None  # starts before
     assert Span("a.txt", 14, 20).within(outer) is None  # ends after
     assert Span("b.txt", 14, 19).within(outer) is None  # another document
+
+
+def test_a_part_of_a_span_is_placed_back_in_its_document():
+    outer = Span("a.txt", 10, 20)
+    assert outer.part(Highlight(4, 9)) == Span("a.txt", 14, 19)
+    assert outer.part(Span("a.txt", 14, 19).within(outer) or Highlight(0, 0)) == Span("a.txt", 14, 19)
+
+
+def test_a_chunks_span_is_where_its_text_lies():
+    chunk = Chunk.make("a.txt", 10, 15, "hello", "en")
+    assert chunk.span == Span("a.txt", 10, 15) and chunk.text_at(chunk.span.start, chunk.span.end) == "hello"

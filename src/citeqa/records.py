@@ -173,6 +173,11 @@ class Chunk:
         """The document's characters ``[start, end)`` (document offsets, inside this chunk)."""
         return self.text[start - self.start : end - self.start]
 
+    @property
+    def span(self) -> Span:
+        """Where this passage lies in its document."""
+        return Span(self.doc_id, self.start, self.end)
+
 
 @dataclass(frozen=True, slots=True)
 class Hit:
@@ -219,6 +224,11 @@ class Span:
         if self.doc_id != outer.doc_id or self.start < outer.start or self.end > outer.end or self.end < self.start:
             return None
         return Highlight(self.start - outer.start, self.end - outer.start)
+
+    def part(self, at: Highlight) -> Span:
+        """Offsets ``at`` of this span's text (``document_text[start:end]``) as a span of the same
+        document: the way back from :meth:`within`."""
+        return Span(self.doc_id, self.start + at.start, self.start + at.end)
 
 
 @dataclass(frozen=True, slots=True)

@@ -276,6 +276,18 @@ def test_a_value_the_reader_gives_to_another_name_is_passed_over_for_the_subject
     assert combine("supported", [wrong], rule) != "supported" and combine("supported", [right], rule) == "supported"
 
 
+def test_the_holder_is_read_around_the_value_at_its_place_when_the_passage_starts_mid_document():
+    """The window the holder is read in is cut from the passage at document offsets: a passage that
+    starts after the document's first paragraph reads the same holder at the same place."""
+    head = "An earlier paragraph about something else entirely, long enough to shift every offset.\n\n"
+    doc, rule = _doc(head + PLAN), ReadingRule(holder_margin=0.0)
+    parts = analyse_claim("The 960PR arrives in the first quarter of 2027.", "en")
+    (wrong,) = read_claim(_coordinated_reader(), parts, _hits(doc, len(head)), rule)
+    assert (wrong.relation, wrong.document_value, wrong.holder_text) == (DIFFERENT, "third", "960PR")
+    assert wrong.holder is not None and doc.text[wrong.holder.start : wrong.holder.end] == "960PR"
+    assert wrong.holder.start == doc.text.index("960PR")
+
+
 def test_without_a_holder_margin_no_holder_is_asked():
     reader = _coordinated_reader()
     parts = analyse_claim("The 960PR arrives in the first quarter of 2027.", "en")

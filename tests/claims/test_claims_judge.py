@@ -14,7 +14,8 @@ from citeqa.claims.check import ClaimInputs, ClaimThresholds, analyse_claim, che
 from citeqa.claims.judge import judge_text, unit_relation, units_of
 from citeqa.claims.translations import are_translations
 from citeqa.errors import ConfigError
-from citeqa.records import Chunk, Document, Hit, sha256_text
+from citeqa.qa.spans import Candidate
+from citeqa.records import Chunk, Document, Hit, Span, sha256_text
 from citeqa.text import lexicon
 
 T = ClaimThresholds()
@@ -203,6 +204,54 @@ def test_a_lead_in_the_passage_before_is_context_not_part_of_the_quote():
     assert unit.start == cut and unit.lead == "DeepSeek V4."
     judged = judge_text(analyse_claim("DeepSeek V4 moved its training to the Ascend 950.", "en"), unit.text, "en")
     assert judged.names < 1.0  # without its lead the sentence does not name DeepSeek V4
+
+
+def test_a_lead_joined_to_its_sentence_is_quoted_at_document_offsets_with_or_without_the_document():
+    """A passage in the middle of its document: with the document, and without it (the passage's text
+    is then all there is), the quote joins the lead and is placed, and cut, at document offsets."""
+    head = "Another paragraph before the passage.\n"
+    text = head + EN
+    doc = _doc("en.txt", text, "en")
+    cut = len(head)
+    hit = Hit(Chunk.make(doc.doc_id, cut, len(text), text[cut:], "en"), 1.0, 0.8)
+    want = "DeepSeek V4. Moved its training to the Ascend 950, dropping NVIDIA in the process."
+    for documents in ({doc.doc_id: doc}, {}):
+        deep = next(u for u in units_of([hit], [], [], documents) if u.text.startswith("DeepSeek"))
+        assert deep.text == want and text[deep.start : deep.end] == want and deep.lead == ""
+        assert deep.sentence_start == text.index("Moved its training")
+        assert deep.span.doc_id == doc.doc_id
+
+
+def test_the_evidence_of_a_passage_mid_document_is_highlighted_in_its_citation():
+    """The quote and the value are shown at their place in the cited passage, not the document."""
+    head = "Another paragraph before the passage.\n"
+    text = head + EN
+    doc = _doc("en.txt", text, "en")
+    hit = Hit(Chunk.make(doc.doc_id, len(head), len(text), EN, "en"), 1.0, 0.8)
+    claim = ClaimInputs("GLM-5 has roughly 744 billion parameters.", "en", (hit,), (), ())
+    check = check_claim(claim, {doc.doc_id: doc}, k=1, thresholds=ClaimThresholds(support_dense_plain=1.1))
+    (first,) = check.evidence
+    assert first.relation == "supports" and first.citation.start == len(head)
+    assert first.highlight is not None and first.value is not None
+    quote = first.citation.text[first.highlight.start : first.highlight.end]
+    assert quote == "GLM-5, by Zhipu (February 2026). The leap in scale: roughly 744 billion parameters."
+    assert first.citation.text[first.value.start : first.value.end] == first.document_value
+
+
+def test_a_units_cosine_is_the_best_of_the_spans_starting_in_its_quote():
+    """A candidate starting at the lead counts for the sentence that continues it; one of another hit does not."""
+    text = "Intro line here.\n" + EN
+    doc = _doc("en.txt", text, "en")
+    cut = len("Intro line here.\n")
+    hit = Hit(Chunk.make(doc.doc_id, cut, len(text), text[cut:], "en"), 1.0, 0.1)
+    lead = text.index("DeepSeek V4.")
+    cands = [
+        Candidate(0, Span(doc.doc_id, lead, lead + 12), "DeepSeek V4.", "en"),
+        Candidate(1, Span(doc.doc_id, lead, lead + 12), "DeepSeek V4.", "en"),
+    ]
+    units = units_of([hit], cands, [0.9, 0.99], {})
+    assert next(u for u in units if u.text.startswith("DeepSeek")).dense == 0.9
+    assert {u.dense for u in units if not u.text.startswith("DeepSeek")} == {0.1}
 
 
 def test_both_claim_fits_record_how_they_were_fitted_the_same_way(repo: Path, monkeypatch):

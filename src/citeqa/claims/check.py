@@ -308,8 +308,7 @@ def _one_evidence(
 ) -> ClaimEvidence:
     hit = hits[j.hit_index]
     citation = _citation(hit, documents)
-    offset = j.span.start - hit.chunk.start  # the unit lies in its hit's passage, the citation
-    highlight = Highlight(offset, offset + (j.span.end - j.span.start))
+    highlight = j.span.inside(citation)  # the unit lies in its hit's passage, the citation
     match = None
     if relation == CONFLICTS:
         match = j.judgement.different
@@ -317,7 +316,7 @@ def _one_evidence(
         match = next((m for m in j.judgement.matches if m.doc is not None), None)
     if match is None or match.doc is None:
         return ClaimEvidence(citation, relation, highlight)
-    value = Highlight(offset + match.doc.start, offset + match.doc.end)
+    value = j.span.part(Highlight(match.doc.start, match.doc.end)).inside(citation)  # found in the unit's text
     return ClaimEvidence(citation, relation, highlight, value, match.claim.text, match.doc.text)
 
 

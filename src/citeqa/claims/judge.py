@@ -42,7 +42,7 @@ from citeqa.claims.parts import (
 from citeqa.claims.thresholds import ClaimThresholds
 from citeqa.ingest.sentences import sentence_spans
 from citeqa.qa.spans import Candidate
-from citeqa.records import Document, Highlight, Hit, Span
+from citeqa.records import Chunk, Document, Highlight, Hit, Span
 from citeqa.text.analysis import COGNATE_PREFIX, cognate_keys, stem
 from citeqa.text.facts import find_facts
 from citeqa.text.facts_names import is_name_word
@@ -153,48 +153,114 @@ def document_words(text: str) -> frozenset[str]:
     return frozenset(t for _, _, t in tokens_of(text))
 
 
+@dataclass(frozen=True, slots=True)
+class _Frame:
+    """The text a passage's sentences are read in, placed in their document: the whole document when
+    the index holds it (a sentence's line and lead may begin before the passage), else the passage
+    alone. Every offset in and out of it is a document offset; only :meth:`inner`, :meth:`text_at` and
+    :meth:`line_around` look inside :attr:`text`."""
+
+    span: Span  #: where :attr:`text` lies in its document
+    text: str
+
+    @staticmethod
+    def of(chunk: Chunk, doc: Document | None) -> _Frame:
+        """The whole document ``doc`` when there is one, else ``chunk`` alone."""
+        if doc is not None:
+            return _Frame(Span(chunk.doc_id, 0, len(doc.text)), doc.text)
+        return _Frame(chunk.span, chunk.text)
+
+    def inner(self, span: Span) -> Highlight:
+        """``span`` (inside this frame) as offsets into :attr:`text`."""
+        at = span.within(self.span)
+        assert at is not None, f"{span} lies outside {self.span}"
+        return at
+
+    def text_at(self, span: Span) -> str:
+        """The document's text of ``span`` (inside this frame)."""
+        at = self.inner(span)
+        return self.text[at.start : at.end]
+
+    def line_around(self, sentence: Span) -> Span:
+        """The line that holds ``sentence``: from the newline before it to the next one at or after its
+        end (the frame's ends when there is none): where its paragraph's lead is looked for."""
+        at = self.inner(sentence)
+        start = self.text.rfind("\n", 0, at.start) + 1
+        end = self.text.find("\n", at.end)
+        return self.span.part(Highlight(start, end if end >= 0 else len(self.text)))
+
+
+def _lead_of(frame: _Frame, line: Span, lang: str) -> Span | None:
+    """The lead of the paragraph ``line`` (:func:`_lead`), placed in the document."""
+    lead = _lead(frame.text_at(line), lang)
+    return line.part(lead) if lead is not None else None
+
+
+def _joined(frame: _Frame, chunk: Chunk, lead: Span, sentence: Span) -> bool:
+    """Whether ``sentence`` continues ``lead`` directly (only blanks between them) and the lead lies in
+    the passage, so that the quote is both: a lead in the passage before is only context."""
+    between = Span(lead.doc_id, lead.end, sentence.start)
+    return not frame.text_at(between).strip() and lead.start >= chunk.start
+
+
+def _quote(frame: _Frame, chunk: Chunk, sentence: Span, lang: str) -> tuple[Span, str] | None:
+    """Where the unit of ``sentence`` is quoted from, with the lead it keeps as context ("" when none
+    or when the quote holds it); None when the sentence is itself a lead (it is quoted with the
+    sentence that continues it)."""
+    lead = _lead_of(frame, frame.line_around(sentence), lang)
+    if lead is not None and lead.start == sentence.start:
+        return None
+    if lead is None or lead.end > sentence.start:
+        return sentence, ""
+    if _joined(frame, chunk, lead, sentence):
+        return Span(sentence.doc_id, lead.start, sentence.end), ""
+    return sentence, frame.text_at(lead)  # earlier in the paragraph, or in the passage before
+
+
+def _cosines(cands: Sequence[Candidate], dense: Sequence[float | None]) -> dict[int, dict[int, float]]:
+    """Per hit, the best cosine of its candidate spans that start at each document offset (a sentence
+    and its first clause start together)."""
+    best: dict[int, dict[int, float]] = {}
+    for c, sim in zip(cands, dense):
+        if sim is not None:
+            starts = best.setdefault(c.hit_index, {})
+            starts[c.start] = max(starts.get(c.start, -1.0), float(sim))
+    return best
+
+
+def _cosine(starts: Mapping[int, float], quote: Span, passage: float) -> float:
+    """The best cosine of the candidate spans that start inside ``quote``; ``passage`` (the hit's own)
+    when there is none (an index without span vectors)."""
+    sims = [v for s, v in starts.items() if quote.start <= s < quote.end]
+    return max(sims) if sims else passage
+
+
 def units_of(
     hits: Sequence[Hit], cands: Sequence[Candidate], dense: Sequence[float | None], documents: Mapping[str, Document]
 ) -> list[Unit]:
     """Every sentence of every retrieved passage as a :class:`Unit` (headings are context, not units);
     its cosine is the best of its candidate spans (the sentence and its clauses), the passage's when
-    the index has no span vectors."""
-    best: dict[tuple[int, int], float] = {}
-    for c, sim in zip(cands, dense):
-        if sim is not None:
-            key = (c.hit_index, c.start)
-            best[key] = max(best.get(key, -1.0), float(sim))
+    the index has no span vectors. All offsets are document offsets: the passage's text when its
+    document is missing, the document's (for the line, lead and heading) when it is there."""
+    cosines = _cosines(cands, dense)
     out = []
     for i, hit in enumerate(hits):
         chunk = hit.chunk
         doc = documents.get(chunk.doc_id)
+        frame = _Frame.of(chunk, doc)
         title = doc.title if doc is not None else ""
-        spans = [(chunk.start + s.start, chunk.start + s.end) for s in sentence_spans(chunk.text)]
-        for a, b in spans:
-            if is_heading(doc.text[a:b] if doc is not None else chunk.text[a - chunk.start : b - chunk.start]):
+        words = document_words(doc.text) if doc is not None else frozenset()
+        for sentence in (chunk.span.part(s) for s in sentence_spans(chunk.text)):
+            if is_heading(chunk.text_at(sentence.start, sentence.end)):
                 continue  # a heading is what sentences continue, never evidence on its own
-            text = doc.text if doc is not None else chunk.text
-            base = 0 if doc is not None else chunk.start
-            line_start = text.rfind("\n", 0, a - base) + 1
-            line_end = text.find("\n", b - base)
-            line = text[line_start : line_end if line_end >= 0 else len(text)]
-            lead = _lead(line, chunk.lang)
-            if lead is not None and base + line_start + lead.start == a:
+            quoted = _quote(frame, chunk, sentence, chunk.lang)
+            if quoted is None:
                 continue  # a lead is quoted with the sentence that continues it
-            start, lead_text = a, ""
-            context = f"{title}\n{_heading(doc, a)}" if doc is not None else title
-            if lead is not None and base + line_start + lead.end <= a:
-                joined = not text[line_start + lead.end : a - base].strip()
-                if joined and base + line_start + lead.start >= chunk.start:
-                    start = base + line_start + lead.start  # the sentence continues the lead: quote both
-                else:  # earlier in the paragraph, or in the passage before: context for the names
-                    lead_text = line[lead.start : lead.end]
-            sims = [v for (h, s), v in best.items() if h == i and start <= s < b]
-            sim = max(sims) if sims else float(hit.dense)
-            words = document_words(doc.text) if doc is not None else frozenset()
-            unit_text = text[start - base : b - base]
-            span = Span(chunk.doc_id, start, b)
-            out.append(Unit(i, span, a, unit_text, chunk.lang, context, lead_text, sim, words))
+            quote, lead = quoted
+            context = f"{title}\n{_heading(doc, sentence.start)}" if doc is not None else title
+            sim = _cosine(cosines.get(i, {}), quote, float(hit.dense))
+            text = chunk.text_at(quote.start, quote.end)
+            out.append(Unit(i, quote, sentence.start, text, chunk.lang, context, lead, sim, words))
     return out
 
 

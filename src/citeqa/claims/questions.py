@@ -104,14 +104,14 @@ def claim_subject(parts: ClaimParts, values: Sequence[Fact]) -> Highlight | None
     every name is a value."""
     stop = stopwords(parts.lang)
     names = parts.names | {n for n in parts.soft_names if n not in stop}
-    run: tuple[int, int] | None = None
+    run: Highlight | None = None
     for a, b, tok in parts.tokens:
         free = tok in names and tok not in parts.value_names and not any(f.start <= a < f.end for f in values)
-        if free and (run is None or not parts.text[run[1] : a].strip()):
-            run = (run[0] if run is not None else a, b)
+        if free and (run is None or not parts.text[run.end : a].strip()):
+            run = Highlight(run.start if run is not None else a, b)
         elif run is not None:
             break
-    return Highlight(*run) if run is not None else None
+    return run
 
 
 def holder_question(claim: str, subject: Highlight, fact: Fact, value: str, lang: str) -> str:

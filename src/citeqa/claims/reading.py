@@ -384,10 +384,10 @@ def read_holder(
     )
     if chunk is None:
         return found
-    near = widened(chunk.text, at.start - chunk.start, min(at.end, chunk.end) - chunk.start, rule.holder_words)
-    window = Chunk.make(
-        chunk.doc_id, chunk.start + near.start, chunk.start + near.end, chunk.text[near.start : near.end], chunk.lang
-    )
+    value = replace(at, end=min(at.end, chunk.end)).within(chunk.span)  # cut to the passage that holds its start
+    assert value is not None
+    near = chunk.span.part(widened(chunk.text, value.start, value.end, rule.holder_words))
+    window = Chunk.make(chunk.doc_id, near.start, near.end, chunk.text_at(near.start, near.end), chunk.lang)
     question = holder_question(parts.text, subject, fact, found.document_value, parts.lang)
     result = reader.run(question, [window], top=3, turn=turn)
     wanted = {tok for a, _, tok in parts.tokens if subject.start <= a < subject.end}
