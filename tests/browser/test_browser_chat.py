@@ -52,11 +52,11 @@ def open_page(browser, url: str, width: int = 1366, height: int = 850, scheme: s
 
 
 def ask(page, question: str, expect: str) -> None:
-    """Type a question, press Enter, and wait until the newest reply holds ``expect``."""
-    replies = page.locator("#chat .citeqa-bot").count()
+    """Type a question, press Enter, and wait until the newest reply holds ``expect`` (the last reply,
+    looked up on every poll: counting replies before asking races the chat's re-render under load)."""
     page.locator("#question textarea").fill(question)
     page.locator("#question textarea").press("Enter")
-    page.locator("#chat .citeqa-bot").nth(replies).get_by_text(expect).filter(visible=True).first.wait_for()
+    page.locator("#chat .citeqa-bot").last.get_by_text(expect).filter(visible=True).first.wait_for()
 
 
 def reply(page, n: int):
@@ -144,15 +144,15 @@ def test_phone_layout_keeps_the_box_wide_and_the_page_still(browser, app_url, tm
 def test_blank_or_too_long_input_adds_nothing(browser, app_url):
     page = open_page(browser, app_url)
     send, box = page.locator("#ask"), page.locator("#question textarea")
-    page.wait_for_function("document.querySelector('#ask').disabled")  # empty at first
+    page.wait_for_function("document.querySelector('#ask')?.disabled")  # empty at first
     box.fill("   ")
-    page.wait_for_function("document.querySelector('#ask').disabled")
+    page.wait_for_function("document.querySelector('#ask')?.disabled")
     box.press("Enter")
     page.locator("#question-info .citeqa-refusal").wait_for()
     assert page.locator("#question-info .citeqa-refusal").inner_text() == "Type a question first."
     assert page.locator("#chat article").count() == 0
     box.fill("x" * 2001)
-    page.wait_for_function("document.querySelector('#ask').disabled")
+    page.wait_for_function("document.querySelector('#ask')?.disabled")
     assert page.locator("#question-count").inner_text() == "2001 / 2000 characters"
     box.press("Enter")
     page.get_by_text("The question is too long (2001 characters; the limit is 2000).").wait_for()
@@ -161,7 +161,7 @@ def test_blank_or_too_long_input_adds_nothing(browser, app_url):
     shown = page.evaluate(CONTRAST_JS.replace("#chat *", "#question-info *"))
     assert len(shown) == 2 and all(t["ratio"] >= 4.5 for t in shown), shown  # the refusal and the counter
     box.fill("When was the windmill of Greyhill restored?")
-    page.wait_for_function("!document.querySelector('#ask').disabled")
+    page.wait_for_function("document.querySelector('#ask')?.disabled === false")
     send.click()
     reply(page, 0).get_by_text("2004").first.wait_for()
     assert page.locator("#chat article").count() == 2 and page.locator("#question-info .citeqa-refusal").count() == 0
