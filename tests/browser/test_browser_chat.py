@@ -52,11 +52,18 @@ def open_page(browser, url: str, width: int = 1366, height: int = 850, scheme: s
 
 
 def ask(page, question: str, expect: str) -> None:
-    """Type a question, press Enter, and wait until the newest reply holds ``expect`` (the last reply,
-    looked up on every poll: counting replies before asking races the chat's re-render under load)."""
+    """Type a question, press Enter, and wait until the reply to it holds ``expect``: the last user
+    message is this question and has its reply (an earlier reply may hold ``expect`` too, and counting
+    replies before asking races the chat's re-render under load)."""
     page.locator("#question textarea").fill(question)
     page.locator("#question textarea").press("Enter")
+    page.wait_for_function(_ANSWERED, arg=question)
     page.locator("#chat .citeqa-bot").last.get_by_text(expect).filter(visible=True).first.wait_for()
+
+
+_ANSWERED = """(question) => { const users = document.querySelectorAll('#chat .citeqa-user');
+  const bots = document.querySelectorAll('#chat .citeqa-bot');
+  return users.length > 0 && bots.length === users.length && users[users.length - 1].textContent.includes(question); }"""
 
 
 def reply(page, n: int):
