@@ -170,7 +170,7 @@ class ValueReading:
     def is_anothers(self, rule: ReadingRule) -> bool:
         """Whether the rule counts the value read as another name's: the reader read a holder
         without the claim's subject, at least as sure as ``rule.holder_margin``."""
-        return self.holder is not None and self.holder_subject < 0.5 and self.holder_margin >= rule.holder_margin
+        return bool(self.other_holder) and self.holder_margin >= rule.holder_margin
 
 
 # --- comparing what was read with the claim's value -----------------------------------------------
@@ -267,16 +267,6 @@ def value_readings(
             doc.text,
             round(float(answer.score - null), 4),
         )
-
-
-def value_reading(
-    claim_fact: Fact, question: str, result: ReaderResult, passages: Sequence[_Passage], spans: int
-) -> ValueReading:
-    """The first of :func:`value_readings` (relation ``none`` when there is none)."""
-    return next(
-        value_readings(claim_fact, question, result, passages, spans),
-        ValueReading(claim_fact.text, claim_fact.type, question, NONE),
-    )
 
 
 def read_claim(
