@@ -4,7 +4,10 @@
 
 Runs for at most ``--minutes``, saving a checkpoint every ``--save-every`` steps and at the end;
 run it again with the same arguments to go on from the last checkpoint (the data order, the
-learning-rate schedule and the random state resume exactly). Logs loss and dev F1 to
+learning-rate schedule and the random state resume exactly). Where the checkpoint is lost but
+a milestone was exported, ``--init DELTA --init-step N`` goes on from the shipped weights at
+step N: the same data order and schedule, fresh optimiser moments (re-warmed over ``--rewarm``
+steps), weights as exported (int8 changes). Logs loss and dev F1 to
 ``log.jsonl``. The word embeddings stay frozen (they are most of the model and the base
 is shared with retrieval); the 12 encoder layers and the span head are trained.
 """
@@ -16,6 +19,7 @@ import json
 import random
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -25,9 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from squad import Example, encode_examples, load_examples, predict_with_null, squad_scores
 
+from citeqa.reader.delta import read_delta
 from citeqa.reader.e5_file import read_e5
 from citeqa.reader.tokenizer import E5Tokenizer
-from citeqa.reader.torch_model import build_reader
+from citeqa.reader.torch_model import base_state, build_reader
 from citeqa.reader.windows import batch_arrays
 
 
@@ -46,13 +51,16 @@ def main(argv: list[str] | None = None) -> None:
     steps_total = args.epochs * len(features) // args.batch
     if args.max_steps is not None:
         steps_total = min(steps_total, args.max_steps)
-    model = build_reader(weights)
+    trained = read_delta(Path(args.init), base_state(weights), weights.sha256) if args.init else None
+    model = build_reader(weights, trained)
     for p in model.bert.embeddings.parameters():
         p.requires_grad = False
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, _schedule(steps_total, args.warmup))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, _schedule(steps_total, args.warmup, args.init_step, args.rewarm))
     step = _resume(out / "checkpoint.pt", model, opt, sched)
+    if step == 0 and args.init:
+        step = _skip_to(sched, args.init_step)
     order = _order(features, args, steps_total)
     print(f"{len(train)} examples, {len(features)} windows, {steps_total} steps, resuming at {step}", flush=True)
     deadline = time.monotonic() + args.minutes * 60
@@ -114,6 +122,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPUs with AVX512-BF16 or AMX)")
     p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--init", default=None, help="start from an exported delta instead of the base (no checkpoint yet)")
+    p.add_argument("--init-step", type=int, default=0, help="the step --init was exported at; training goes on from it")
+    p.add_argument("--rewarm", type=int, default=100, help="steps of linear warm-up after --init (fresh moments)")
     return p
 
 
@@ -143,9 +154,25 @@ def _order(features: list, args: argparse.Namespace, steps: int) -> list[list[in
     return batches[:steps]
 
 
-def _schedule(total: int, warmup: float):
+def _schedule(total: int, warmup: float, init_step: int = 0, rewarm: int = 0):
+    """Linear warm-up, then linear decay to 0 at ``total``; after a restart from exported
+    weights at ``init_step``, a second warm-up of ``rewarm`` steps while Adam's moments refill."""
     warm = max(1, int(total * warmup))
-    return lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
+
+    def factor(s: int) -> float:
+        again = min(1.0, (s - init_step + 1) / rewarm) if init_step and rewarm and s >= init_step else 1.0
+        return again * min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
+
+    return factor
+
+
+def _skip_to(sched, step: int) -> int:
+    """Put the schedule at ``step`` (a restart from exported weights) and return it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # stepping a scheduler before its optimiser
+        sched.last_epoch = step - 1
+        sched.step()
+    return step
 
 
 def _train_step(model, opt, sched, batch: list, pad: int, bf16: bool) -> float:
