@@ -230,10 +230,10 @@ def test_every_span_inside_a_candidate_gives_a_substring_of_it_in_whole_words_wi
 def test_trimmed_span_works_in_the_frame_of_the_text_it_is_given():
     passage = CHUNKS[0]
     span = _span("onnes heavy. The")  # read inside the passage, across two of its sentences
-    short = trimmed_span(span, passage.text, passage.start)
+    short = trimmed_span(span, passage.span, passage.text)
     assert DOC[short.start : short.end] == "tonnes heavy. The" and short.doc_id == "alvor.txt"
     beyond = Span("alvor.txt", DOC.index("1961"), len(DOC) + 9)  # past the text's end: cut at it
-    short = trimmed_span(beyond, passage.text, passage.start)
+    short = trimmed_span(beyond, passage.span, passage.text)
     assert DOC[short.start : short.end] == "1961" and short.end <= passage.end
 
 

@@ -241,7 +241,7 @@ def value_readings(
     for answer in result.answers[:spans]:
         p = passages[answer.passage]
         chunk = p.hit.chunk
-        span = trimmed_span(answer.span, chunk.text, chunk.start)
+        span = trimmed_span(answer.span, chunk.span, chunk.text)
         a, b = span.start, span.end
         if b <= a:
             continue
@@ -382,7 +382,7 @@ def read_holder(
     result = reader.run(question, [window], top=3, turn=turn)
     wanted = {tok for a, _, tok in parts.tokens if subject.start <= a < subject.end}
     for answer in result.answers:
-        span = trimmed_span(answer.span, window.text, window.start)
+        span = trimmed_span(answer.span, window.span, window.text)
         text = window.text_at(span.start, span.end)
         have = {tok for _, _, tok in tokens_of(text)}
         share = len(wanted & have) / len(wanted)

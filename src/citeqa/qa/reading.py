@@ -102,17 +102,16 @@ def _span_rows(spans: Sequence[ReadAnswer], null: Mapping[int, float]) -> np.nda
 def span_short(cand: Candidate, span: Span) -> Span | None:
     """``span`` (document offsets, inside ``cand``) as a short answer: widened to whole words of
     ``cand.text`` and trimmed of spaces and stops; None when nothing else is left."""
-    short = trimmed_span(span, cand.text, cand.start)
+    short = trimmed_span(span, cand.span, cand.text)
     return short if short.end > short.start else None
 
 
-def trimmed_span(span: Span, text: str, start: int) -> Span:
-    """A reader's ``span`` (document offsets) as a reader shows it (:func:`trimmed_words`), where
-    ``text`` is the document's text from offset ``start`` on (a passage's, a sentence's) and holds
-    the span: widened to whole words of ``text``, trimmed of spaces and stops; empty when nothing
-    else is left."""
-    at = trimmed_words(text, max(0, span.start - start), min(len(text), span.end - start))
-    return replace(span, start=start + at.start, end=start + at.end)
+def trimmed_span(span: Span, outer: Span, text: str) -> Span:
+    """A reader's ``span`` as a reader shows it (:func:`trimmed_words`), both in document offsets:
+    widened to whole words of ``text`` (the text of ``outer``, a passage or a sentence that holds
+    the span; what lies past it is cut), trimmed of spaces and stops; empty when nothing else is left."""
+    at = trimmed_words(text, max(0, span.start - outer.start), min(len(text), span.end - outer.start))
+    return outer.part(at)
 
 
 def best_inside(cand: Candidate, spans: Sequence[ReadAnswer]) -> ReadAnswer | None:
