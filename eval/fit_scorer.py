@@ -179,14 +179,13 @@ def _span_overlaps(span: ScoredSpan, answers: Sequence[str]) -> bool:
     return any(ev.token_f1(text, a) > 0 for a in answers)
 
 
-def without_dense(q: Question) -> Question:
-    """The question with its dense feature columns zeroed: a scorer fitted on it ignores them."""
-    cols = [FEATURES.index(f) for f in DENSE_FEATURES]
+def without(q: Question, names: Sequence[str]) -> Question:
+    """The question with the feature columns ``names`` zeroed: a scorer fitted on it ignores them."""
+    cols = [FEATURES.index(f) for f in names]
     features = q.trace.features.copy()
     features[:, cols] = 0.0
     spans = tuple(
-        replace(s, features={k: (0.0 if k in DENSE_FEATURES else v) for k, v in s.features.items()})
-        for s in q.trace.spans
+        replace(s, features={k: (0.0 if k in names else v) for k, v in s.features.items()}) for s in q.trace.spans
     )
     return replace(q, trace=replace(q.trace, features=features, spans=spans))
 
@@ -445,6 +444,14 @@ def main() -> int:
         f"weights/{GENERIC}.json, the weights of models that have none of their own",
     )
     parser.add_argument(
+        "--drop",
+        action="append",
+        default=[],
+        choices=FEATURES,
+        metavar="FEATURE",
+        help="fit without this feature (repeatable): does it earn its place out of fold?",
+    )
+    parser.add_argument(
         "--reader",
         action="store_true",
         help="answer with the trained reader and fit its features too; writes <model>+reader.json",
@@ -494,8 +501,9 @@ def main() -> int:
         questions += cached_collect(
             args.cache, key, lambda engine=engine, qa=qa: collect(engine, qa, ev.load_qa(Path(qa)))
         )
-    if args.generic:
-        questions = [without_dense(q) for q in questions]
+    dropped = [*DENSE_FEATURES, *args.drop] if args.generic else args.drop
+    if dropped:
+        questions = [without(q, dropped) for q in questions]
     models = {e.manifest.model for e in engines}
     if len(models) != 1:
         raise SystemExit(f"the indexes were built with different models: {sorted(models)}")

@@ -13,6 +13,12 @@ of the group's smallest id (seeded, reproducible). A file suffixed ``:dev`` goes
 Answers whose offset does not match the context are moved to the occurrence of their text
 nearest the given offset, or the question is dropped. Writes ``train.jsonl``, ``dev.jsonl``
 and ``report.json`` (what was kept and dropped, and why).
+
+``--other-paragraphs RATE`` adds unanswerable training questions in every language: about that
+share of the answerable ones is asked again of the paragraph of the same article (same file)
+that shares most words with the question and holds none of its answers. They teach the
+no-answer score the case a retriever brings: a passage about the right subject that does not
+say what is asked. The dev split is left as it is.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -52,7 +59,47 @@ def main(argv: list[str] | None = None) -> None:
                 seen.add(key)
                 counts[f"kept {split} {lang} {'unanswerable' if record['impossible'] else 'answerable'}"] += 1
                 out[split].append(record)
+    if args.other_paragraphs > 0:
+        extra = other_paragraph_questions(out["train"], args.other_paragraphs, args.seed)
+        counts.update(f"kept train {r['lang']} unanswerable (other paragraph)" for r in extra)
+        out["train"] += extra
     _write(Path(args.out), out, counts, args)
+
+
+def other_paragraph_questions(records: list[dict], rate: float, seed: str) -> list[dict]:
+    """Unanswerable copies of about ``rate`` of the answerable ``records``: each question paired with
+    the paragraph of its article (same source and title) that shares most words with it among those
+    that hold none of its answers (case folded). Deterministic for a seed."""
+    paragraphs: dict[tuple[str, str], list[str]] = {}
+    for r in records:
+        group = paragraphs.setdefault((r["source"], r["title"]), [])
+        if r["context"] not in group:
+            group.append(r["context"])
+    out = []
+    for r in records:
+        if r["impossible"] or not r["title"] or not _chosen(r["id"], seed, rate):
+            continue
+        answers = [a["text"].casefold() for a in r["answers"]]
+        asked = _words(r["question"])
+        others = [
+            c
+            for c in paragraphs[(r["source"], r["title"])]
+            if c != r["context"] and not any(a in c.casefold() for a in answers)
+        ]
+        if not others:
+            continue
+        context = max(others, key=lambda c: (len(asked & _words(c)), -others.index(c)))
+        out.append({**r, "id": r["id"] + "#other", "context": context, "answers": [], "impossible": True})
+    return out
+
+
+def _chosen(key: str, seed: str, rate: float) -> bool:
+    digest = hashlib.sha256(f"{seed}:other:{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"\w+", text.casefold()) if len(w) > 2}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,6 +109,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--dev-share", type=float, default=0.12, help="share of article groups kept for dev")
     p.add_argument("--seed", default="citeqa-reader-1")
+    p.add_argument(
+        "--other-paragraphs",
+        type=float,
+        default=0.0,
+        help="share of answerable training questions asked again of another paragraph of their article (unanswerable)",
+    )
     return p
 
 
@@ -157,6 +210,7 @@ def _write(out: Path, splits: dict[str, list[dict]], counts: Counter[str], args:
         "files": args.file,
         "seed": args.seed,
         "dev_share": args.dev_share,
+        "other_paragraphs": args.other_paragraphs,
     }
     (out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     for key, value in sorted(counts.items()):
