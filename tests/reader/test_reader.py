@@ -213,3 +213,34 @@ def test_feed_forward_outputs_are_told_from_the_attention_outputs() -> None:
     assert onnx_build.is_feed_forward_output("/bert/encoder/layer.3/output/dense/MatMul")
     assert not onnx_build.is_feed_forward_output("/bert/encoder/layer.3/attention/output/dense/MatMul")
     assert not onnx_build.is_feed_forward_output("/bert/encoder/layer.3/intermediate/dense/MatMul")
+
+
+def test_other_paragraph_questions_ask_a_near_miss_that_holds_no_answer(repo: Path, monkeypatch) -> None:
+    monkeypatch.syspath_prepend(str(repo / "training"))
+    from prepare import other_paragraph_questions
+
+    def record(qid: str, context: str, question: str, answer: str | None, title: str = "Faro") -> dict:
+        answers = [{"text": answer, "start": context.index(answer)}] if answer else []
+        return {"id": qid, "lang": "es", "source": "f.json", "title": title, "context": context,
+                "question": question, "answers": answers, "impossible": answer is None}  # fmt: skip
+
+    a = "El faro de Punta Brava se encendió en 1896."
+    b = "El faro de Punta Brava mide 32 metros y se ve desde el puerto."
+    c = "La costa tiene playas de arena blanca."
+    d = "En 1896 llegó también el telégrafo al faro."  # holds the answer: never the near miss
+    records = [
+        record("q1", a, "¿En qué año se encendió el faro de Punta Brava?", "1896"),
+        record("q2", b, "¿Cuánto mide el faro?", "32 metros"),
+        record("q3", c, "¿Cómo son las playas?", "arena blanca"),
+        record("q4", d, "¿Qué llegó al faro?", "el telégrafo"),
+        record("q5", a, "¿Quién lo construyó?", None),  # already unanswerable: not copied
+        record("q6", "Sola.", "¿Qué?", "Sola", title="Otro"),  # no other paragraph in its article
+    ]
+    out = other_paragraph_questions(records, 1.0, "seed")
+    by_id = {r["id"]: r for r in out}
+    assert set(by_id) == {"q1#other", "q2#other", "q3#other", "q4#other"}
+    assert by_id["q1#other"]["context"] == b  # shares most words and does not say 1896
+    assert all(r["impossible"] and r["answers"] == [] for r in out)
+    assert all(r["question"] == next(x for x in records if x["id"] + "#other" == r["id"])["question"] for r in out)
+    assert other_paragraph_questions(records, 1.0, "seed") == out
+    assert other_paragraph_questions(records, 0.0, "seed") == []
