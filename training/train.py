@@ -38,6 +38,11 @@ from citeqa.reader.windows import batch_arrays
 
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
+    if args.bf16 and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        raise SystemExit(
+            "--bf16: this CPU has no bfloat16 instructions (AVX512-BF16 or AMX), where autocast falls back to a"
+            " single-threaded reference matrix product, many times slower than float32; run without --bf16"
+        )
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
