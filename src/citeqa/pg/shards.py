@@ -6,8 +6,9 @@
 replicas of its server (``postgresql://u@h1:5432/db?replica=h1b:5432&replica=h1c:5432``: same
 user, password and database, another host and port): a backend then spreads its reads over them in
 turn, once each has replayed what the primary had when the backend opened (:meth:`Shard.read`); a
-replica that refuses or loses its connection is skipped for a back-off and the read goes to the
-next one or the primary. Writes and publishing go to the primary only. A document lives on shard
+replica that refuses or loses its connection, or returns a transient error (:func:`is_transient`),
+is skipped for a back-off and the read goes to the next one or the primary, where such an error
+runs it once more. Writes and publishing go to the primary only. A document lives on shard
 ``crc32(doc_id) mod N``. Every failure of a shard is one :class:`~citeqa.errors.ShardError`
 that names it by number and ``host:port/database`` (never the password).
 """
