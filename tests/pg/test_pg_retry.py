@@ -8,6 +8,7 @@ import contextlib
 import json
 import shutil
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -22,6 +23,8 @@ pytestmark = pytest.mark.postgres
 
 #: A real server error with the SQLSTATE of a recovery conflict / a deadlock (hard to cause on demand).
 RAISE = "DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '{0}', MESSAGE = 'canceling statement due to conflict with recovery'; END $$"
+
+ACTIVE = "SELECT count(*) FROM pg_stat_activity WHERE pid = %s AND state = 'active' AND query LIKE '%%pg_sleep%%'"
 
 
 def test_which_driver_errors_are_transient():
@@ -64,10 +67,9 @@ def _provoke(conn, url: str, fault: str) -> None:
 
         def kill() -> None:
             with psycopg.connect(url, autocommit=True) as other:
-                while not other.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE pid = %s AND state = 'active'", (pid,)
-                ).fetchone()[0]:
-                    pass
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and not other.execute(ACTIVE, (pid,)).fetchone()[0]:
+                    time.sleep(0.01)  # until its pg_sleep runs (else the test's pg_sleep just ends: it fails)
                 other.execute(f"SELECT pg_{fault}_backend(%s)", (pid,))
 
         threading.Thread(target=kill, daemon=True).start()
