@@ -40,10 +40,13 @@ if TYPE_CHECKING:
 HNSW_EF_SEARCH = 400
 #: work_mem: BM25 groups a query's postings by passage (246,000 of them for a 9-term question at 10^5
 #: synthetic passages); with the default 4 MB the grouping sorted on disk.
+#: Seconds one statement may run (statement_timeout): a shard that stops answering is an error, not a
+#: hung question. On a replica a timeout moves the read to the next server; on a primary it is raised.
+STATEMENT_TIMEOUT_S = 30
 _SETUP = (
     "SET hnsw.iterative_scan = relaxed_order",
     "SET work_mem = '64MB'",
-    "SET statement_timeout = '30s'",  # a shard that stops answering is an error, not a hung question
+    f"SET statement_timeout = '{STATEMENT_TIMEOUT_S}s'",
 )
 _VISIBLE = "born <= %(gen)s AND died > %(gen)s"
 #: Seconds a backend opening waits for a shard's replicas to replay the live generation.

@@ -6,8 +6,9 @@
 replicas of its server (``postgresql://u@h1:5432/db?replica=h1b:5432&replica=h1c:5432``: same
 user, password and database, another host and port): a backend then spreads its reads over them in
 turn, once each has replayed what the primary had when the backend opened (:meth:`Shard.read`); a
-replica that refuses or loses its connection is skipped for a back-off and the read goes to the
-next one or the primary. Writes and publishing go to the primary only. A document lives on shard
+replica that refuses or loses its connection, or returns a transient error (:func:`is_transient`),
+is skipped for a back-off and the read goes to the next one or the primary, where such an error
+runs it once more. Writes and publishing go to the primary only. A document lives on shard
 ``crc32(doc_id) mod N``. Every failure of a shard is one :class:`~citeqa.errors.ShardError`
 that names it by number and ``host:port/database`` (never the password).
 """
@@ -40,6 +41,13 @@ RETRY_S = 5.0
 RETRY_MAX_S = 60.0
 #: Whether a replica has replayed the WAL up to a position (a server not in recovery is a primary: yes).
 REPLAYED_SQL = "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_lsn() >= %s::pg_lsn, false)"
+#: SQLSTATEs a live server returns for a read that may well succeed elsewhere or a moment later:
+#: serialization failure (on a hot standby: a statement cancelled by a conflict with recovery),
+#: deadlock detected (also a recovery conflict), a node shutting down, crashing or still starting.
+TRANSIENT = frozenset({"40001", "40P01", "57P01", "57P02", "57P03"})
+#: query_canceled (a statement timeout, pg_cancel_backend): moves a read to another server, but is
+#: not run again on the same one (a read that timed out would only wait out the timeout twice).
+CANCELED = "57014"
 
 
 def is_postgres(spec: str | Path | None) -> bool:
@@ -99,7 +107,24 @@ def drivers() -> tuple[Any, Any]:
 
 
 class ReplicaDown(ShardError):
-    """A replica refused or lost its connection, or is behind: the read goes elsewhere."""
+    """A replica refused or lost its connection, is behind, or returned a transient error: the read
+    goes elsewhere."""
+
+
+class Transient(ShardError):
+    """A primary's connection broke mid-read or it returned a transient error: the read may run once
+    more (not after a cancelled statement, ``canceled``)."""
+
+    def __init__(self, message: str, canceled: bool = False) -> None:
+        super().__init__(message)
+        self.canceled = canceled
+
+
+def is_transient(exc: BaseException, lost: bool) -> bool:
+    """Whether a driver error is worth running a read again for, on another server: a connection
+    that broke (``lost``), a :data:`TRANSIENT` SQLSTATE or a cancelled statement. Everything else (a
+    syntax error, an undefined table, a permission refused, a constraint) fails again anywhere."""
+    return lost or getattr(exc, "sqlstate", None) in (*TRANSIENT, CANCELED)
 
 
 class Shard:
@@ -141,16 +166,26 @@ class Shard:
         """``work(connection)`` on the shard's caught-up replicas in turn (:attr:`readers`), else the
         primary. A replica that fails to connect or loses its connection is skipped for a back-off
         (:meth:`skip`) and the work runs again on the next one, then on the primary, whose error is
-        raised (one :class:`ShardError` naming the shard). Reads only: running one twice is harmless."""
+        raised (one :class:`ShardError` naming the shard). A transient error from a live server
+        (:func:`is_transient`) moves the read on the same way; on the primary, a broken connection or a
+        :data:`TRANSIENT` SQLSTATE runs it once more on a new connection, if nothing failed before it in
+        this read. Any other error is raised at once. Reads only: running one twice is harmless."""
         now = time.monotonic()
         live = [r for r in self.readers if r.down_until <= now]
         turn = next(self._turn)
+        failed = False
         for i in range(len(live)):
             try:
                 with live[(turn + i) % len(live)].connection(doing) as conn:
                     return work(conn)
             except ReplicaDown:
-                continue
+                failed = True
+        try:
+            with self.connection(doing) as conn:
+                return work(conn)
+        except Transient as exc:
+            if failed or exc.canceled:
+                raise ShardError(str(exc)) from None
         with self.connection(doing) as conn:
             return work(conn)
 
@@ -185,23 +220,31 @@ class Shard:
     @contextlib.contextmanager
     def connection(self, doing: str) -> Iterator[Any]:
         """The shard's connection (autocommit; ``with conn.transaction()`` for a transaction);
-        any driver error becomes a :class:`ShardError` and drops the connection. A replica that
-        cannot connect or whose connection broke raises :class:`ReplicaDown` and is skipped a while."""
+        any driver error becomes a :class:`ShardError` and drops the connection (the next use
+        connects afresh, so a statement cancelled mid-transaction leaves nothing to roll back). A
+        replica that cannot connect, whose connection broke or that returned a transient error raises
+        :class:`ReplicaDown` and is skipped a while; a primary whose open connection broke or that
+        returned one raises :class:`Transient`."""
         psycopg, _ = drivers()
         with self._lock:
+            refused = False
             try:
                 if self._conn is None or self._conn.closed:
-                    self._conn = None  # None while connecting: a failure then is a refused connection
+                    self._conn, refused = None, True  # a failure now is a refused connection
                     self._conn = self._connect()
                     self.misses = 0
+                    refused = False
                 yield self._conn
             except psycopg.Error as exc:
-                lost = self._conn is None or self._conn.broken
+                lost = refused or self._conn is None or self._conn.broken
                 self.close_now()
-                if lost and self.replica:
+                error = self.error(exc, doing)
+                if self.replica and is_transient(exc, lost):
                     self.skip()
-                    raise ReplicaDown(str(self.error(exc, doing))) from None
-                raise self.error(exc, doing) from None
+                    raise ReplicaDown(str(error)) from None
+                if not refused and is_transient(exc, lost):
+                    raise Transient(str(error), getattr(exc, "sqlstate", None) == CANCELED) from None
+                raise error from None
 
     def close_now(self) -> None:
         """Close the connection (the next use reconnects)."""
