@@ -35,6 +35,7 @@ from citeqa.claims.judge import (
     units_of,
 )
 from citeqa.claims.parts import ClaimParts, analyse_claim
+from citeqa.claims.questions import claim_subject, claim_values
 from citeqa.claims.reading import ReadingRule, ValueReading, combine
 from citeqa.claims.thresholds import ClaimThresholds, claim_thresholds
 from citeqa.claims.translations import aligned, translation_groups
@@ -226,8 +227,31 @@ def check_claim(
     read = _reading_shown(readings, verdict)
     if read is not None and (shown is None or verdict == CONFLICTING):
         claim_value, doc_value = read.claim_value, read.document_value  # the value read for the claim's subject
-    message = claim_message(verdict, lang, claim_value, doc_value)
+    subject, value_missing = _subject_mentioned(parts, judged, readings) if verdict == NOT_FOUND else (None, False)
+    message = claim_message(verdict, lang, claim_value, doc_value, subject, value_missing)
     return ClaimCheck(claim, lang, verdict, message, tuple(evidence), readings=tuple(readings))
+
+
+def _subject_mentioned(
+    parts: ClaimParts, judged: Sequence[JudgedSpan], readings: Sequence[ValueReading]
+) -> tuple[str | None, bool]:
+    """The claim's subject as the claim writes it (:func:`~citeqa.claims.questions.claim_subject`)
+    when a retrieved sentence (with its lead) names it, else None; and whether the claim has values
+    that none of those sentences states (with every value name) and the reader did not read back
+    for the subject: "the documents mention X, but not this value" is then true."""
+    values = claim_values(parts)
+    at = claim_subject(parts, values)
+    if at is None:
+        return None, False
+    subject = parts.text[at.start : at.end].strip()
+    said = [fold_accents(w.casefold()) for w in subject.split()]
+    pattern = re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, said)) + r"(?!\w)")
+    about = [j for j in judged if pattern.search(fold_accents(f"{j.unit.lead}\n{j.unit.text}".casefold()))]
+    if not about:
+        return None, False
+    read_back = any(r.relation == "same" and not r.other_holder for r in readings)
+    stated = any(j.judgement.values_named and (j.judgement.all_same or not parts.facts) for j in about)
+    return subject, bool(values) and not (read_back or stated)
 
 
 def _reading_shown(readings: Sequence[ValueReading], verdict: str) -> ValueReading | None:
