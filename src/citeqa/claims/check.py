@@ -46,7 +46,7 @@ from citeqa.qa.spans import Candidate
 from citeqa.records import Citation, Document, Highlight, Hit, Span, from_dict, to_dict
 from citeqa.text.analysis import fold_accents
 from citeqa.text.facts import find_facts
-from citeqa.text.facts_words import alternation
+from citeqa.text.facts_words import alternation, folded_copy
 
 __all__ = [
     "CONFLICTING",
@@ -244,9 +244,9 @@ def _subject_mentioned(
     if at is None:
         return None, False
     subject = parts.text[at.start : at.end].strip()
-    said = [fold_accents(w.casefold()) for w in subject.split()]
+    said = [folded_copy(w) for w in subject.split()]  # as a name is written: "Segundo" is no "segundo"
     pattern = re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, said)) + r"(?!\w)")
-    about = [j for j in judged if pattern.search(fold_accents(f"{j.unit.lead}\n{j.unit.text}".casefold()))]
+    about = [j for j in judged if pattern.search(folded_copy(f"{j.unit.lead}\n{j.unit.text}"))]
     if not about:
         return None, False
     read_back = any(r.relation == "same" and not r.other_holder for r in readings)
