@@ -128,8 +128,8 @@ def claim_message(
 ) -> str:
     """The verdict as one sentence in ``lang``; a conflict names both values. ``not_found`` with the
     claim's ``subject`` (the documents mention it) says so instead of "nothing speaks to this claim":
-    "… mention “X”, but not this value" (``value_missing``: no sentence about it states the claim's
-    values), else "… mention “X”, but do not confirm this claim"."""
+    "… mention “X”, but not this value" (``value_missing``: no retrieved sentence states the claim's
+    values, and the reader read none back), else "… mention “X”, but do not confirm this claim"."""
     lab = claim_labels(lang)
     if verdict == "not_found" and subject:
         return lab["not_found_subject_value" if value_missing else "not_found_subject"].format(subject=subject)

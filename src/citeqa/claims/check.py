@@ -237,8 +237,9 @@ def _subject_mentioned(
 ) -> tuple[str | None, bool]:
     """The claim's subject as the claim writes it (:func:`~citeqa.claims.questions.claim_subject`)
     when a retrieved sentence (with its lead) names it, else None; and whether the claim has values
-    that none of those sentences states (with every value name) and the reader did not read back
-    for the subject: "the documents mention X, but not this value" is then true."""
+    that no retrieved sentence states (its dates and quantities, or its value names when it has
+    none) and the reader read back for no name: "the documents mention X, but not this value" is
+    then true; else the message only says they do not confirm the claim."""
     values = claim_values(parts)
     at = claim_subject(parts, values)
     if at is None:
@@ -249,8 +250,8 @@ def _subject_mentioned(
     about = [j for j in judged if pattern.search(folded_copy(f"{j.unit.lead}\n{j.unit.text}"))]
     if not about:
         return None, False
-    read_back = any(r.relation == "same" and not r.other_holder for r in readings)
-    stated = any(j.judgement.values_named and (j.judgement.all_same or not parts.facts) for j in about)
+    read_back = any(r.relation == "same" for r in readings)  # even for another name: the value is there
+    stated = any(j.judgement.all_same or (not parts.facts and j.judgement.values_named) for j in judged)
     return subject, bool(values) and not (read_back or stated)
 
 
