@@ -52,6 +52,26 @@ def test_claim_verdicts_and_messages_come_in_each_language():
     assert messages.claim_message("not_found", "it") == messages.CLAIM_LABELS["it"]["not_found_msg"]
 
 
+def test_a_claim_whose_subject_the_documents_mention_is_not_said_to_be_unspoken_of():
+    """Not found, but a retrieved sentence names the claim's subject: "nothing speaks to this claim"
+    would be untrue; the message names the subject, and the value when no sentence about it states it."""
+    said = messages.claim_message("not_found", "en", subject="MindSpore", value_missing=True)
+    assert said == "The documents mention “MindSpore”, but not this value."
+    said = messages.claim_message("not_found", "en", subject="DeepSeek V4")
+    assert said == "The documents mention “DeepSeek V4”, but do not confirm this claim."
+    said = messages.claim_message("not_found", "es", subject="GLM-5", value_missing=True)
+    assert said == "Los documentos mencionan «GLM-5», pero no este valor."
+    said = messages.claim_message("not_found", "de", subject="Ascend 950", value_missing=True)
+    assert said == "Die Dokumente erwähnen „Ascend 950“, aber nicht diesen Wert."
+    assert messages.claim_message("not_found", "en", value_missing=True) == messages.CLAIM_LABELS["en"]["not_found_msg"]
+    assert messages.claim_message("supported", "en", subject="X") == messages.CLAIM_LABELS["en"]["supported_msg"]
+    for code in messages.UI_LANGUAGES:
+        lab = messages.claim_labels(code)
+        value, claim = lab["not_found_subject_value"], lab["not_found_subject"]
+        assert "{subject}" in value and "{subject}" in claim and len({value, claim, lab["not_found_msg"]}) == 3
+        assert "X9" in messages.claim_message("not_found", code, subject="X9", value_missing=True)
+
+
 def test_every_tab_speaks_each_language_and_only_the_server_answers_in_english():
     """Issue [3/7] item 3: the Corpus tab's status lines, the Evaluate tab and the outcomes are translated;
     only the server's refusals (JSON for programs) stay English."""

@@ -118,9 +118,21 @@ def claim_labels(lang: str) -> Mapping[str, str]:
     return CLAIM_LABELS.get(lang, CLAIM_LABELS["en"])
 
 
-def claim_message(verdict: str, lang: str, claim_value: str | None = None, doc_value: str | None = None) -> str:
-    """The verdict as one sentence in ``lang``; a conflict names both values."""
+def claim_message(
+    verdict: str,
+    lang: str,
+    claim_value: str | None = None,
+    doc_value: str | None = None,
+    subject: str | None = None,
+    value_missing: bool = False,
+) -> str:
+    """The verdict as one sentence in ``lang``; a conflict names both values. ``not_found`` with the
+    claim's ``subject`` (the documents mention it) says so instead of "nothing speaks to this claim":
+    "… mention “X”, but not this value" (``value_missing``: no retrieved sentence states the claim's
+    values, and the reader read none back), else "… mention “X”, but do not confirm this claim"."""
     lab = claim_labels(lang)
+    if verdict == "not_found" and subject:
+        return lab["not_found_subject_value" if value_missing else "not_found_subject"].format(subject=subject)
     if verdict == "conflicting" and claim_value and doc_value:
         return lab["conflicting_msg"].format(doc=doc_value, claim=claim_value)
     if verdict == "supported":  # the value when it is written out ("744 billion"), not an ellipsis ("the third")

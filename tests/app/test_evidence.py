@@ -128,6 +128,18 @@ def test_exports_speak_each_turn_s_language():
     assert citation_formats(q, "pt")["plain"] == plain_citation(q, "pt") and "Indexado em" in plain_citation(q, "pt")
 
 
+def test_a_subject_named_in_the_not_found_message_is_escaped_in_the_exports():
+    from citeqa.app.web.chat.claims import check_html
+    from citeqa.messages import claim_message
+
+    said = claim_message("not_found", "en", subject="*GLM-5* <b>", value_missing=True)
+    check = ClaimCheck("*GLM-5* <b> has 9 layers.", "en", "not_found", said, (), 20.0)
+    md = conversation_markdown([check], {}, {}, exported_at="2026-12-01T10:00:00+00:00")
+    assert "**Not found** — The documents mention “\\*GLM-5\\* \\<b\\>”, but not this value." in md
+    html = check_html(check)  # markup of the claim is shown as text, never read as HTML or Markdown
+    assert "mention “&#42;GLM-5&#42; &#60;b&#62;”, but not this value." in html and "<b>" not in html
+
+
 def test_conversation_json_round_trip():
     turns = [ANS, _check()]
     text = conversation_json(turns, {INFO.doc_id: INFO}, exported_at="2026-12-01T10:00:00+00:00")

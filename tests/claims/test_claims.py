@@ -199,6 +199,12 @@ def test_engine_check_on_the_fixture_corpus(shared_index, embedder):
     assert absent.verdict == NOT_FOUND and len(absent.evidence) == 2
     assert {e.relation for e in absent.evidence} == {"related"}
     assert ClaimCheck.from_dict(absent.to_dict()) == absent
+    # the subject is in the documents, not the value: the message says so, not "nothing speaks to it"
+    subject = engine.check("Marta Ruiz tenía 3 perros en el faro.", k=2)
+    assert subject.verdict == NOT_FOUND
+    assert subject.message == "Los documentos mencionan «Marta Ruiz», pero no este valor."
+    unknown = engine.check("Regular stretching helps prevent running injuries.", k=2)
+    assert unknown.verdict == NOT_FOUND and unknown.message == "Nothing in the documents speaks to this claim."
     with pytest.raises(QuestionError, match="claim is empty"):
         engine.check("")
 

@@ -418,3 +418,41 @@ def test_every_hedge_kind_in_the_word_lists_is_known():
     kinds = {kind for lang in lexicon.languages() for kind in lexicon.entry(lang, "facts", "hedges", {}) or {}}
     assert kinds == set(fw.HEDGES)
     assert fw.hedge_words()["knapp"] == "almost" and fw.hedge_words()["a peu pres"] == "about"
+
+
+# --- a currency sign after its number ("1 200 000 €", "25 $") ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "said", "number", "unit"),
+    [
+        ("Le projet a coûté 1 200 000 € en tout.", "fr", "1 200 000 €", 1.2e6, "eur"),
+        ("Das Projekt kostete 3,5 Mio. € insgesamt.", "de", "3,5 Mio. €", 3.5e6, "eur"),
+        ("Das Projekt kostete 3,5 Mio. Euro.", "de", "3,5 Mio. Euro", 3.5e6, "eur"),
+        ("Der Umsatz lag bei 2 Mrd. €.", "de", "2 Mrd. €", 2e9, "eur"),
+        ("The ticket costs 25 $ at the door.", "en", "25 $", 25.0, "usd"),
+        ("O bilhete custa 12 R$.", "pt", "12 R$", 12.0, "brl"),
+        ("The project cost €1.2 million.", "en", "€1.2 million", 1.2e6, "eur"),
+        ("El proyecto costó 1,2 millones de euros.", "es", "1,2 millones de euros", 1.2e6, "eur"),
+    ],
+)
+def test_a_currency_sign_after_the_number_is_its_currency(text, lang, said, number, unit):
+    (fact,) = find_quantities(text, lang)
+    assert (fact.text, fact.number, fact.unit, fact.type) == (said, number, unit, "money")
+    assert text[fact.start : fact.measure.end] == said
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Die Stadt hat 3,5 Mio. Einwohner.", "Es waren 3,5 Mio. Danach kamen mehr."],
+)
+def test_a_scale_abbreviation_keeps_its_period_only_before_a_currency(text):
+    (fact,) = find_quantities(text, "de")
+    assert (fact.text, fact.number, fact.type) == ("3,5 Mio", 3.5e6, "number")
+
+
+def test_a_sign_before_the_next_number_is_that_number_s():
+    assert [(f.text, f.unit) for f in find_quantities("He paid 5 $20 bills.", "en")] == [
+        ("5", ""),
+        ("$20 bills", "usd"),
+    ]

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from citeqa.text.facts import DatePoint, find_quantities, unit_key
+from citeqa.text.facts import DatePoint, find_facts, find_quantities, unit_key
 from citeqa.text.quantities import (
     APPROX_TOLERANCE,
     date_relation,
     hedge_tolerance,
     numbers_agree,
+    rounds_to,
     same_slot,
     same_value,
     value_range,
@@ -94,3 +95,43 @@ def test_the_hedge_tolerance_is_half_the_last_digit_at_most_the_named_share():
     exact, hedged = _only("40 000 habitants", "fr"), _only("environ 40 000 habitants", "fr")
     assert value_range(exact) == (40000, 40000) and value_range(hedged) == (36000, 44000)
     assert numbers_agree(hedged, exact)
+
+
+# --- fractions in words ("almost a third of") against percentages ---------------------------------
+
+
+def _share(text: str, lang: str):
+    (fact,) = [f for f in find_facts(text, lang) if f.kind == "quantity"]
+    return fact
+
+
+@pytest.mark.parametrize(
+    ("claim", "doc", "same"),
+    [
+        (("Almost a third of the votes were blank.", "en"), ("32 % of the votes were blank.", "en"), True),
+        (("A third of the votes were blank.", "en"), ("33 % of the votes were blank.", "en"), True),
+        (("A third of the votes were blank.", "en"), ("33.3% of the votes were blank.", "en"), True),
+        (("Un tercio de los votos fue nulo.", "es"), ("El 33,3 % de los votos fue nulo.", "es"), True),
+        (("Two thirds of the staff.", "en"), ("67% of the staff.", "en"), True),
+        (("Half of the votes.", "en"), ("50 % des voix.", "fr"), True),
+        (("About half of the votes.", "en"), ("48 % des voix.", "fr"), True),
+        (("Almost a third of the votes.", "en"), ("The share was 0.33.", "en"), True),
+        (("A third of the votes were blank.", "en"), ("32 % of the votes were blank.", "en"), False),
+        (("Half of the votes.", "en"), ("48 % des voix.", "fr"), False),
+        (("Almost a third of the votes.", "en"), ("35 % of the votes.", "en"), False),
+        (("Half of the votes.", "en"), ("A third of the votes.", "en"), False),
+        (("Die Hälfte der Stimmen.", "de"), ("Un tiers des voix.", "fr"), False),
+    ],
+)
+def test_a_fraction_in_words_is_the_percentage_it_rounds_to(claim, doc, same):
+    c, d = _share(*claim), _share(*doc)
+    assert same_value(c, d) is same and same_value(d, c) is same
+    assert same_slot(c, d)  # never another unit: a share is in the slot of a percentage
+
+
+def test_half_and_a_third_are_other_values_and_a_count_is_no_share():
+    half, third = _share("Half of the votes.", "en"), _share("A third of the votes.", "en")
+    assert not same_value(half, third) and same_slot(half, third)
+    count = _share("He got 3 votes.", "en")
+    assert not same_value(half, count) and not same_slot(half, count)
+    assert rounds_to(100 / 3, 33) and rounds_to(50, 50) and not rounds_to(100 / 3, 30) and not rounds_to(50, 48)

@@ -35,6 +35,7 @@ from citeqa.claims.judge import (
     units_of,
 )
 from citeqa.claims.parts import ClaimParts, analyse_claim
+from citeqa.claims.questions import claim_subject, claim_values
 from citeqa.claims.reading import ReadingRule, ValueReading, combine
 from citeqa.claims.thresholds import ClaimThresholds, claim_thresholds
 from citeqa.claims.translations import aligned, translation_groups
@@ -45,7 +46,7 @@ from citeqa.qa.spans import Candidate
 from citeqa.records import Citation, Document, Highlight, Hit, Span, from_dict, to_dict
 from citeqa.text.analysis import fold_accents
 from citeqa.text.facts import find_facts
-from citeqa.text.facts_words import alternation
+from citeqa.text.facts_words import alternation, folded_copy
 
 __all__ = [
     "CONFLICTING",
@@ -226,8 +227,32 @@ def check_claim(
     read = _reading_shown(readings, verdict)
     if read is not None and (shown is None or verdict == CONFLICTING):
         claim_value, doc_value = read.claim_value, read.document_value  # the value read for the claim's subject
-    message = claim_message(verdict, lang, claim_value, doc_value)
+    subject, value_missing = _subject_mentioned(parts, judged, readings) if verdict == NOT_FOUND else (None, False)
+    message = claim_message(verdict, lang, claim_value, doc_value, subject, value_missing)
     return ClaimCheck(claim, lang, verdict, message, tuple(evidence), readings=tuple(readings))
+
+
+def _subject_mentioned(
+    parts: ClaimParts, judged: Sequence[JudgedSpan], readings: Sequence[ValueReading]
+) -> tuple[str | None, bool]:
+    """The claim's subject as the claim writes it (:func:`~citeqa.claims.questions.claim_subject`)
+    when a retrieved sentence (with its lead) names it, else None; and whether the claim has values
+    that no retrieved sentence states (its dates and quantities, or its value names when it has
+    none) and the reader read back for no name: "the documents mention X, but not this value" is
+    then true; else the message only says they do not confirm the claim."""
+    values = claim_values(parts)
+    at = claim_subject(parts, values)
+    if at is None:
+        return None, False
+    subject = parts.text[at.start : at.end].strip()
+    said = [folded_copy(w) for w in subject.split()]  # as a name is written: "Segundo" is no "segundo"
+    pattern = re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, said)) + r"(?!\w)")
+    about = [j for j in judged if pattern.search(folded_copy(f"{j.unit.lead}\n{j.unit.text}"))]
+    if not about:
+        return None, False
+    read_back = any(r.relation == "same" for r in readings)  # even for another name: the value is there
+    stated = any(j.judgement.all_same or (not parts.facts and j.judgement.values_named) for j in judged)
+    return subject, bool(values) and not (read_back or stated)
 
 
 def _reading_shown(readings: Sequence[ValueReading], verdict: str) -> ValueReading | None:

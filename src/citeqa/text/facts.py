@@ -24,6 +24,7 @@ from functools import cache, lru_cache
 
 from citeqa.text import facts_words as fw
 from citeqa.text.facts_dates import DatePoint, date_spans
+from citeqa.text.facts_fractions import fraction_spans
 from citeqa.text.facts_names import name_spans
 from citeqa.text.highlight import Highlight
 from citeqa.text.lexicon import folded, languages
@@ -65,6 +66,9 @@ class Fact:
     #: A hedge before the number (:data:`~citeqa.text.facts_words.HEDGES`): "about" ("environ 40 000"),
     #: "almost" ("knapp 3000"), "over" ("more than a million"), "under" ("bis zu 10 %"); "" when exact.
     approx: str = ""
+    #: A fraction in words read as a share ("a third of": 33.33... ``%``; :mod:`citeqa.text.facts_fractions`):
+    #: it stands for its rounded forms ("33 %", "33.3 %").
+    fraction: bool = False
 
     @property
     def measure(self) -> Highlight:
@@ -181,6 +185,22 @@ def _currency_before() -> re.Pattern[str]:
 
 
 @cache
+def _currency_after() -> re.Pattern[str]:
+    """A currency sign written after its number ("1 200 000 €", "25 $", "3,5 Mio. €"): not a letter
+    code (a word, read as a unit), not the sign of a number that follows ("5 $20")."""
+    signs = sorted((s for s in fw.currency_signs() if not s.isalpha()), key=len, reverse=True)
+    return re.compile(rf"\s*({'|'.join(map(re.escape, signs)) or '(?!)'})(?![\w$€£¥])(?!\s*\d)", re.I)
+
+
+def _currency_next(text: str, at: int) -> bool:
+    """Whether a currency sign or word comes next at ``text[at:]`` (the period of "Mio." before "€")."""
+    if _currency_after().match(text, at):
+        return True
+    word = re.match(r"\s+([^\W\d_]+)", text[at : at + 40])
+    return word is not None and unit_key(word.group(1)) in fw.currency_keys()
+
+
+@cache
 def _function_words() -> frozenset[str]:
     """Words after which a number is not part of a name, and before which no unit stands."""
     return frozenset(fw.facts_list("function_words")) | fw.full_months()
@@ -293,8 +313,14 @@ def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
         if scale is not None:
             value *= fw.scales().get(folded(" ".join(scale.group("scale").split())), 1.0)
             end = measure = scale.end()
+            if text[end : end + 1] == "." and _currency_next(text, end + 1):
+                end = measure = end + 1  # "3,5 Mio. €": the abbreviation's period
         unit, unit_end, measure = _unit_after(text, end)
         end = unit_end if unit else end
+        sign = None if unit else _currency_after().match(text, end)
+        if sign is not None:
+            unit, end = fw.currency_signs()[sign.group(1).casefold()], sign.end()
+            measure = end
     if unit and measure == end:
         per = _per_pattern().match(text, end)
         end = measure = per.end() if per is not None else end
@@ -367,12 +393,16 @@ def _number_words(text: str, lang: str) -> tuple[tuple[int, int, float], ...]:
     return tuple(out)
 
 
-def find_quantities(text: str, lang: str | None = "", dates: list[Fact] | None = None) -> list[Fact]:
+def find_quantities(
+    text: str, lang: str | None = "", dates: list[Fact] | None = None, fractions: bool = False
+) -> list[Fact]:
     """Quantities in ``text``: digits or (in ``lang``, see :func:`number_words`) number words,
     with scale words and a unit. Numbers inside dates (``dates``, default :func:`dates`) or names
-    are left out; a number word needs a unit ("seis meses", "three quarters")."""
+    are left out; a number word needs a unit ("seis meses", "three quarters"). With ``fractions``,
+    fractions in words too ("almost a third of": a share in ``%``, ``Fact.fraction``), which
+    short answers leave out."""
     dates = find_dates(text) if dates is None else dates
-    return list(_quantities(text, lang, tuple(Highlight(d.start, d.end) for d in dates)))
+    return list(_quantities(text, lang, tuple(Highlight(d.start, d.end) for d in dates), fractions))
 
 
 def _number_tokens(text: str, taken: tuple[Highlight, ...]) -> list[re.Match[str]]:
@@ -389,7 +419,7 @@ def _number_tokens(text: str, taken: tuple[Highlight, ...]) -> list[re.Match[str
 
 
 @lru_cache(maxsize=8192)
-def _quantities(text: str, lang: str | None, taken: tuple[Highlight, ...]) -> tuple[Fact, ...]:
+def _quantities(text: str, lang: str | None, taken: tuple[Highlight, ...], fractions: bool) -> tuple[Fact, ...]:
     names = tuple(name_spans(fw.folded_copy(text)))
     out = []
     for m in _number_tokens(text, taken):
@@ -409,6 +439,11 @@ def _quantities(text: str, lang: str | None, taken: tuple[Highlight, ...]) -> tu
         fact = _quantity(text, a, b, value, glued) if value is not None else None
         if fact is not None and not _in_name(names, text, fact):
             out.append(fact)
+    for a, b, share in fraction_spans(text, lang) if fractions and lang != "" else []:
+        clash = any(t.start < b and a < t.end for t in taken) or any(f.start < b and a < f.end for f in out)
+        if not clash:
+            hedge = _hedge_before(text, a)
+            out.append(Fact(QUANTITY, a, b, text[a:b], share, "%", None, b, True, hedge, fraction=True))
     for a, b, value in number_words(text, lang) if lang != "" else []:
         fact = replace(_quantity(text, a, b, value, ""), spelled=True)
         clash = any(t.start < fact.end and fact.start < t.end for t in taken)
@@ -424,10 +459,10 @@ def find_dates(text: str) -> list[Fact]:
 
 
 def find_facts(text: str, lang: str | None = "") -> list[Fact]:
-    """Every date and quantity of ``text`` in text order (``lang`` enables its number words;
-    None: every language's)."""
+    """Every date and quantity of ``text`` in text order (``lang`` enables its number words and
+    fractions in words; None: every language's)."""
     dated = find_dates(text)
-    return sorted(dated + find_quantities(text, lang, dated), key=lambda f: f.start)
+    return sorted(dated + find_quantities(text, lang, dated, fractions=True), key=lambda f: f.start)
 
 
 def find_names(text: str) -> list[Fact]:

@@ -5,12 +5,14 @@ The facts themselves come from :mod:`citeqa.text.facts` ("744 mil millones de pa
 "744 bilhões de parâmetros" and "744 billion parameters" are one value, 7.44e11 ``param``;
 "31 de julio de 2026" and "July 31, 2026" one date): :func:`same_value` and :func:`same_slot`
 compare two of them, :func:`date_relation` two dates, :func:`numbers_agree` two numbers (a
-hedged one, "environ 40 000", "knapp 3000 Meter", within its rounding).
+hedged one, "environ 40 000", "knapp 3000 Meter", within its rounding; a fraction in words, "a
+third of", a share in % like "33 %": :func:`rounds_to`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from decimal import Decimal
 from functools import cache
 
@@ -47,9 +49,10 @@ def hedge_tolerance(number: float) -> float:
 def value_range(fact: Fact) -> tuple[float, float]:
     """The numbers a quantity is true of: its number when exact; within :func:`hedge_tolerance`
     for "about", up to it for "almost" ("knapp 3000": 2700-3000); from or up to it for the bounds
-    "over" ("more than a million") and "under" ("bis zu 10 %")."""
+    "over" ("more than a million") and "under" ("bis zu 10 %"). A hedged fraction in words ("almost a
+    third") has no last digit: it stretches by :data:`APPROX_TOLERANCE` of it (30-33.3 %)."""
     v = fact.number if fact.number is not None else math.nan
-    t = hedge_tolerance(v)
+    t = APPROX_TOLERANCE * abs(v) if fact.fraction else hedge_tolerance(v)
     ranges = {"": (v, v), "almost": (v - t, v), "over": (v, math.inf), "under": (-math.inf, v)}
     return ranges.get(fact.approx, (v - t, v + t))
 
@@ -61,10 +64,22 @@ def numbers_agree(claim: Fact, doc: Fact) -> bool:
     if claim.number is None or doc.number is None:
         return False
     if not claim.approx and not doc.approx:
+        if claim.fraction != doc.fraction:  # "a third" is "33 %" and "33.3 %", not "30 %" or "35 %"
+            share, written = (claim.number, doc.number) if claim.fraction else (doc.number, claim.number)
+            return rounds_to(share, written)
         return same_number(claim.number, doc.number)
     (a, b), (c, d) = value_range(claim), value_range(doc)
     low, high = max(a, c), min(b, d)
     return low <= high or same_number(low, high)
+
+
+def rounds_to(exact: float, written: float) -> bool:
+    """Whether ``written`` is ``exact`` rounded to the decimals it is written with (33.33... to
+    "33" or "33.3", 50 to "50"; not 33.33... to "30" or "35": a whole number keeps its units)."""
+    if not math.isfinite(exact) or not math.isfinite(written):
+        return False
+    decimals = max(0, -int(Decimal(f"{written:.12g}").normalize().as_tuple().exponent))
+    return same_number(round(exact, decimals), written)
 
 
 @cache
@@ -97,6 +112,15 @@ def date_relation(claim: DatePoint, doc: DatePoint) -> str:
     return "unknown"
 
 
+def _on_share_scale(fact: Fact, other: Fact) -> Fact:
+    """``fact`` in % when ``other`` is a fraction in words and ``fact`` a bare number from 0 to 1
+    ("0.33" against "a third of": 33 %), else ``fact``."""
+    n = fact.number
+    if other.fraction and not fact.fraction and not fact.unit and n is not None and 0 < n <= 1:
+        return replace(fact, number=n * 100, unit="%")
+    return fact
+
+
 def same_value(claim: Fact, doc: Fact) -> bool:
     """Whether ``doc`` states the value of ``claim``: same date, or the same number in the same
     unit (a unit written on one side only is taken as the same: "744 billion" and "744 mil
@@ -107,6 +131,7 @@ def same_value(claim: Fact, doc: Fact) -> bool:
         return claim.date is not None and doc.date is not None and date_relation(claim.date, doc.date) == "same"
     if claim.kind != QUANTITY or claim.number is None or doc.number is None:
         return False
+    claim, doc = _on_share_scale(claim, doc), _on_share_scale(doc, claim)
     if not numbers_agree(claim, doc):
         return False
     return not claim.unit or not doc.unit or claim.unit == doc.unit
@@ -121,6 +146,7 @@ def same_slot(claim: Fact, doc: Fact) -> bool:
         return False
     if claim.kind == DATE:
         return claim.date is not None and doc.date is not None and date_relation(claim.date, doc.date) == "different"
+    claim, doc = _on_share_scale(claim, doc), _on_share_scale(doc, claim)
     if claim.unit == doc.unit:
         return True
     unit = claim.unit or doc.unit

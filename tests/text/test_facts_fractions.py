@@ -1,0 +1,68 @@
+"""Fractions in words read as shares in % (citeqa.text.facts_fractions), in the text's language,
+and what is no share: dates, halves of things, a fraction word without "of"."""
+
+from __future__ import annotations
+
+import pytest
+
+from citeqa.text.facts import find_facts, find_quantities
+from citeqa.text.facts_fractions import fraction_spans
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "said", "share", "approx"),
+    [
+        ("Almost a third of the votes went to her.", "en", "a third", 100 / 3, "almost"),
+        ("Half of the budget went to salaries.", "en", "Half", 50.0, ""),
+        ("Two thirds of the staff work remotely.", "en", "Two thirds", 200 / 3, ""),
+        ("Three quarters of the land is forest.", "en", "Three quarters", 75.0, ""),
+        ("A quarter of the votes were blank.", "en", "A quarter", 25.0, ""),
+        ("Casi un tercio de los votos fue nulo.", "es", "un tercio", 100 / 3, "almost"),
+        ("La mitad de los ingresos vino de China.", "es", "La mitad", 50.0, ""),
+        ("Dos tercios de la plantilla teletrabajan.", "es", "Dos tercios", 200 / 3, ""),
+        ("Un cuarto de los socios votó.", "es", "Un cuarto", 25.0, ""),
+        ("Um terço dos votos foi nulo.", "pt", "Um terço", 100 / 3, ""),
+        ("Mais de metade dos votos foi nula.", "pt", "metade", 50.0, "over"),
+        ("Ein Drittel der Fläche ist Wald.", "de", "Ein Drittel", 100 / 3, ""),
+        ("Mehr als die Hälfte der Stimmen ging an ihn.", "de", "die Hälfte", 50.0, "over"),
+        ("Zwei Drittel der Kosten trägt der Bund.", "de", "Zwei Drittel", 200 / 3, ""),
+        ("Ein Viertel der Einwohner ist älter als 65.", "de", "Ein Viertel", 25.0, ""),
+        ("Un tiers des habitants vit en ville.", "fr", "Un tiers", 100 / 3, ""),
+        ("Plus de la moitié des voix sont allées à elle.", "fr", "la moitié", 50.0, "over"),
+        ("Deux tiers des députés ont voté.", "fr", "Deux tiers", 200 / 3, ""),
+        ("Un quart des sièges est vacant.", "fr", "Un quart", 25.0, ""),
+    ],
+)
+def test_a_fraction_in_words_is_a_share_in_percent(text, lang, said, share, approx):
+    (fact,) = [f for f in find_facts(text, lang) if f.kind == "quantity" and f.fraction]
+    assert (fact.text, fact.unit, fact.approx) == (said, "%", approx)
+    assert fact.number == pytest.approx(share) and text[fact.start : fact.end] == fact.text
+    assert fact.type == "percent"
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("The chip ships in the third quarter of 2027.", "en"),  # a date
+        ("Sales rose in the second half of the season.", "en"),  # after an ordinal
+        ("The isotope's half-life is short.", "en"),
+        ("A third party audited the accounts.", "en"),  # no "of"
+        ("Half a million people came.", "en"),  # a number
+        ("It took a quarter of an hour.", "en"),  # a unit
+        ("Half of 2026 is gone.", "en"),  # a year
+        ("El cuarto trimestre de 2026 fue bueno.", "es"),
+        ("Il a attendu un quart d'heure.", "fr"),
+        ("Die zweite Hälfte der Saison war schwach.", "de"),
+        ("Three tiers of the building were closed.", "en"),  # French "tiers" is not read in English
+    ],
+)
+def test_no_share_where_the_fraction_word_is_no_fraction(text, lang):
+    assert not [f for f in find_facts(text, lang) if f.fraction]
+
+
+def test_fractions_are_read_in_the_text_language_and_left_out_of_short_answers():
+    text = "Deux tiers des députés ont voté."
+    assert fraction_spans(text, "fr") and not fraction_spans(text, "en")
+    assert fraction_spans(text, None) == fraction_spans(text, "fr")
+    assert not fraction_spans(text, "it")  # no word list: no fractions
+    assert not [f for f in find_quantities(text, "fr") if f.fraction]  # short answers: as before
