@@ -4,10 +4,9 @@
         --out tests/data/snapshot/corpus.jsonl
 
 A refactoring must not change what the engine answers: `tests/e2e/test_e2e.py` (and `test_e2e_claims.py`) rebuild the
-index and compare every record with the file this writes (see :func:`comparable`). The answers depend on the
-reader's int8 build, which depends on the CPU (8-bit weights with VNNI, 7-bit without:
-``citeqa.reader.onnx_build.int8_bits``): a 7-bit build's answers go to ``tests/data/snapshot/7bit/`` (``--qa`` only;
-the claims, checked with the reader off, are the same on every CPU).
+index and compare every record with the file this writes (see :func:`comparable`). The reader's int8 build
+is the same on every CPU (7-bit weights, exact integer sums with or without VNNI), so one file serves
+every machine; dev2: ``--index out/dev2-index --qa eval/dev2/qa.jsonl --claims eval/dev2/claims.jsonl``.
 """
 
 from __future__ import annotations

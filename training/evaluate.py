@@ -72,9 +72,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{'test sample ' + str(args.sample):36s} {len(sample):5d} questions  EM {em:.3f}  F1 {f1:.3f}")
     if args.write is not None:
         meta = json.loads(args.write.read_text()) if args.write.is_file() else {}
-        from citeqa.reader.onnx_build import RECIPE, int8_bits
+        from citeqa.reader.onnx_build import RECIPE
 
-        build = {"recipe": RECIPE, "int8_bits": int8_bits()}  # the figures are of this build of the weights
+        build = {"recipe": RECIPE}  # the figures are of this build of the weights
         meta["metrics"] = {
             **metrics,
             "build": build,

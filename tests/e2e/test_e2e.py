@@ -7,7 +7,6 @@ import pytest
 from citeqa.embedding import DEFAULT_MODEL, load_embedder
 from citeqa.engine import Engine
 from citeqa.index.builder import update_index
-from citeqa.reader.onnx_build import int8_bits
 
 pytestmark = pytest.mark.slow
 
@@ -102,12 +101,12 @@ def test_second_dev_set_numbers_do_not_drop(dev2_results: list):
 DEV2_REPORTED = {"hit1": 0.847, "hit5": 0.976, "accuracy": 0.753, "short_accuracy": 0.671, "exact_match": 0.647}
 
 
-def answer_snapshot(data_dir: Path, name: str) -> Path:
-    """The answer snapshot of this machine's reader build. Its int8 weights use the full 8-bit range
-    where the CPU has VNNI and 7 bits elsewhere (:func:`citeqa.reader.onnx_build.int8_bits`), which
-    moves the confidences and some short answers: each build has its own records (7-bit in ``7bit/``)."""
-    bits = int8_bits()
-    return data_dir / "snapshot" / (name if bits == 8 else f"{bits}bit/{name}")
+def same_records(got: dict, expected: dict) -> bool:
+    """Equal records, the confidence allowed one step of its 3 decimals: float noise of other CPUs'
+    kernels may round it the other way (the reader's int8 sums themselves are exact on every CPU)."""
+    return {**got, "confidence": 0} == {**expected, "confidence": 0} and abs(
+        got["confidence"] - expected["confidence"]
+    ) <= 0.001 + 1e-9
 
 
 @pytest.mark.parametrize("results,snapshot", [("qa_results", "corpus.jsonl"), ("dev2_results", "dev2.jsonl")])
@@ -115,8 +114,8 @@ def test_answer_records_match_the_snapshot(results: str, snapshot: str, data_dir
     """Every answer record agrees with the one eval/snapshot.py wrote before the code was restructured
     (text, short answer, abstention, citations' places; confidence to 3 decimals; latency aside)."""
     snap = load_script("eval/snapshot.py")
-    expected = snap.read(answer_snapshot(data_dir, snapshot), "answer")
+    expected = snap.read(data_dir / "snapshot" / snapshot, "answer")
     got = {r.item.id: snap.comparable("answer", r.answer.to_dict()) for r in request.getfixturevalue(results)}
     assert got.keys() == expected.keys()
-    differ = [qid for qid in got if got[qid] != expected[qid]]
+    differ = [qid for qid in got if not same_records(got[qid], expected[qid])]
     assert not differ, [(qid, got[qid], expected[qid]) for qid in differ[:3]]

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from citeqa.embedding import onnx_export
 from citeqa.embedding.onnx_runtime import onnx_layout
 from citeqa.embedding.sbert import (
     BACKEND_ENV,
@@ -209,12 +208,3 @@ def test_int8_quantises_matmul_weights_per_channel_and_stays_near_float():
     float32 = SentenceTransformerEmbedder(backend="onnx").encode(TEXTS)
     int8 = SentenceTransformerEmbedder(backend="onnx-int8").encode(TEXTS)
     assert (float32 * int8).sum(axis=1).min() > 0.97  # the all-ops, per-tensor recipe gave 0.91
-
-
-def test_vnni_is_read_from_the_cpu_flags(tmp_path: Path) -> None:
-    info = tmp_path / "cpuinfo"
-    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f avx512_vnni avx512_bf16\n")
-    assert onnx_export.cpu_has_vnni(info)
-    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f\n")
-    assert not onnx_export.cpu_has_vnni(info)
-    assert not onnx_export.cpu_has_vnni(tmp_path / "absent")  # unknown: the safe 7-bit range
