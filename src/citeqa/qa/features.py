@@ -17,7 +17,7 @@ import numpy as np
 
 from citeqa.qa.answer_types import AnswerType, Wanted, type_match
 from citeqa.qa.spans import Candidate
-from citeqa.text.analysis import cognate_keys, fold_accents, terms, words
+from citeqa.text.analysis import cognate_keys, fold_accents, terms
 from citeqa.text.facts_names import is_name_word
 
 #: Names of the feature columns computed from the text and the vectors, in order.
@@ -203,10 +203,11 @@ def question_entities(text: str) -> frozenset[str]:
 
 
 def _present_share(entities: frozenset[str], text: str) -> float:
-    """Share of ``entities`` among the folded words of ``text`` (1.0 when there are none)."""
+    """Share of ``entities`` among the folded words of ``text`` (1.0 when there are none), the
+    text cut into words as :func:`question_entities` cuts the question, so "H20" is one word in both."""
     if not entities:
         return 1.0
-    have = {fold_accents(w) for w in words(text)}
+    have = {fold_accents(m.group(0).casefold()) for m in _WORD.finditer(text)}
     return sum(1 for e in entities if e in have) / len(entities)
 
 
