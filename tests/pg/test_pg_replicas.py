@@ -25,25 +25,8 @@ def test_replica_urls_share_the_primary_user_and_database():
     assert split_replicas("postgresql://h1/db") == ("postgresql://h1/db", ())
 
 
-@pytest.fixture(scope="module")
-def corpus_index(tmp_path_factory: pytest.TempPathFactory, repo: Path) -> tuple[Path, IndexData]:
-    folder = tmp_path_factory.mktemp("pg-replicas")
-    shutil.copytree(repo / "corpus", folder / "corpus")
-    update_index(folder / "corpus", folder / "index", KeywordEmbedder())
-    return folder, load_index(folder / "index")
-
-
-def _answers(engine, questions: list[str]) -> list[dict]:
-    out = []
-    for question in questions:
-        record = engine.ask(question).to_dict()
-        record.pop("latency_ms")
-        out.append(record)
-    return out
-
-
 def test_a_replica_answers_as_its_primary_and_follows_a_new_generation(
-    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, data_dir: Path, monkeypatch
+    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, data_dir: Path, monkeypatch, answers
 ):
     """One replica of shard 1 (``pg_basebackup -R``): an engine whose URL lists it reads shard 1's
     records and searches from it, not the primary, and answers record for record as an engine on the
@@ -74,7 +57,7 @@ def test_a_replica_answers_as_its_primary_and_follows_a_new_generation(
         try:
             assert [r.name for r in shard.readers] == [f"shard 1 of 2 replica (127.0.0.1:{replica.port}/citeqa)"]
             used.clear()
-            assert _answers(on_replica, questions) == _answers(on_primaries, questions)
+            assert answers(on_replica, questions) == answers(on_primaries, questions)
             assert used[id(shard.readers[0])] > 0 and used[id(shard)] == 0  # shard 1's primary: not read
             # a new generation (two more documents) on the primaries: read from the replica once replayed
             shutil.copytree(data_dir / "corpus", folder / "corpus" / "fixture")
@@ -84,7 +67,7 @@ def test_a_replica_answers_as_its_primary_and_follows_a_new_generation(
             shard = on_replica._data.shards.items[0]
             assert on_replica._data.generation == on_primaries._data.generation and len(shard.readers) == 1
             used.clear()
-            assert _answers(on_replica, questions) == _answers(on_primaries, questions)
+            assert answers(on_replica, questions) == answers(on_primaries, questions)
             assert used[id(shard.readers[0])] > 0 and used[id(shard)] == 0  # shard 1's primary: not read
         finally:
             on_primaries._data.close(), on_replica._data.close()
@@ -94,7 +77,7 @@ def test_a_replica_answers_as_its_primary_and_follows_a_new_generation(
 
 
 def test_a_killed_replica_is_skipped_and_the_answers_do_not_change(
-    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, monkeypatch
+    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, monkeypatch, answers
 ):
     """Two replicas of shard 1; one is stopped (``pg_ctl stop -m immediate``) in the middle of a series
     of questions: every answer is the record it was before, read from the other replica (not the
@@ -127,7 +110,7 @@ def test_a_killed_replica_is_skipped_and_the_answers_do_not_change(
     monkeypatch.setattr(Shard, "connection", counted)
     first, second = pg_spec.split(",")
     on_primaries = Engine.open(folder / "absent", embedder=KeywordEmbedder(), reader="off", backend=pg_spec)
-    before = _answers(on_primaries, questions)
+    before = answers(on_primaries, questions)
     on_primaries._data.close()
     with local_replica(pg_cluster[0]) as one, local_replica(pg_cluster[0]) as two:
         spec = f"{first}?replica=127.0.0.1:{one.port}&replica=127.0.0.1:{two.port},{second}"
@@ -136,22 +119,22 @@ def test_a_killed_replica_is_skipped_and_the_answers_do_not_change(
         dead, alive = shard.readers
         try:
             assert [r.port for r in (one, two)] == [int(r.name.split(":")[1].split("/")[0]) for r in (dead, alive)]
-            assert _answers(engine, questions[:3]) == before[:3]
+            assert answers(engine, questions[:3]) == before[:3]
             assert used[id(dead)] > 0 and used[id(alive)] > 0  # both open, in turn
             stop_node(one, mode="immediate")
             attempts.clear(), used.clear()
-            assert _answers(engine, questions[3:]) == before[3:]  # the dead one's open connection broke
-            assert _answers(engine, questions) == before
+            assert answers(engine, questions[3:]) == before[3:]  # the dead one's open connection broke
+            assert answers(engine, questions) == before
             assert dead.misses == 1 and attempts[id(dead)] == 0  # skipped, not tried per query
             assert used[id(alive)] > 0 and used[id(shard)] == 0  # read from the other replica
             stop_node(two)  # a clean shutdown this time: the server closes its connections
             attempts.clear(), used.clear()
-            assert _answers(engine, questions) == before
+            assert answers(engine, questions) == before
             assert attempts[id(dead)] == attempts[id(alive)] == 0 and used[id(shard)] > 0  # the primary
             start_node(one)
             dead.down_until -= RETRY_MAX_S  # its back-off is over
             attempts.clear(), used.clear()
-            assert _answers(engine, questions) == before
+            assert answers(engine, questions) == before
             assert attempts[id(dead)] == 1 and dead.misses == 0 and used[id(shard)] == 0  # read again
             stop_node(one, mode="immediate")
             stop_node(pg_cluster[0], mode="immediate")
@@ -163,6 +146,6 @@ def test_a_killed_replica_is_skipped_and_the_answers_do_not_change(
                 assert message.startswith(f"postgres shard 1 of 2 (127.0.0.1:{pg_cluster[0].port}/citeqa) failed")
             finally:
                 start_node(pg_cluster[0])
-            assert _answers(engine, questions) == before  # nothing lost
+            assert answers(engine, questions) == before  # nothing lost
         finally:
             engine._data.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import threading
 import time
 from collections import Counter
@@ -15,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from citeqa.embedding.keyword import KeywordEmbedder
-from citeqa.index.builder import update_index
-from citeqa.index.store import IndexData, load_index
+from citeqa.index.store import IndexData
 from citeqa.pg.shards import is_transient
 
 pytestmark = pytest.mark.postgres
@@ -36,23 +34,6 @@ def test_which_driver_errors_are_transient():
     for cls in (errors.SyntaxError, errors.UndefinedTable, errors.InsufficientPrivilege, errors.DivisionByZero):
         assert not is_transient(cls(), lost=False) and is_transient(cls(), lost=True)
     assert not is_transient(errors.OperationalError("no sqlstate"), lost=False)
-
-
-@pytest.fixture(scope="module")
-def corpus_index(tmp_path_factory: pytest.TempPathFactory, repo: Path) -> tuple[Path, IndexData]:
-    folder = tmp_path_factory.mktemp("pg-retry")
-    shutil.copytree(repo / "corpus", folder / "corpus")
-    update_index(folder / "corpus", folder / "index", KeywordEmbedder())
-    return folder, load_index(folder / "index")
-
-
-def _answers(engine, questions: list[str]) -> list[dict]:
-    out = []
-    for question in questions:
-        record = engine.ask(question).to_dict()
-        record.pop("latency_ms")
-        out.append(record)
-    return out
 
 
 def _provoke(conn, url: str, fault: str) -> None:
@@ -82,7 +63,7 @@ def _provoke(conn, url: str, fault: str) -> None:
 
 
 def test_live_server_errors_are_retried_or_raised(
-    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, monkeypatch
+    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, monkeypatch, answers
 ):
     """One replica of shard 1. A statement timeout, a cancel, a terminated backend, a recovery
     conflict (40001) and a deadlock (40P01) on the replica: the question is answered as before, from
@@ -115,7 +96,7 @@ def test_live_server_errors_are_retried_or_raised(
     monkeypatch.setattr(Shard, "connection", hooked)
     first, second = pg_spec.split(",")
     on_primaries = Engine.open(folder / "absent", embedder=KeywordEmbedder(), reader="off", backend=pg_spec)
-    before = _answers(on_primaries, [question])
+    before = answers(on_primaries, [question])
     with local_replica(pg_cluster[0]) as node:
         spec = f"{first}?replica=127.0.0.1:{node.port},{second}"
         engine = Engine.open(folder / "absent", embedder=KeywordEmbedder(), reader="off", backend=spec)
@@ -126,7 +107,7 @@ def test_live_server_errors_are_retried_or_raised(
                 replica.down_until, replica.misses = 0.0, 0
                 faults[id(replica)] = [fault]
                 used.clear()
-                assert _answers(engine, [question]) == before, fault
+                assert answers(engine, [question]) == before, fault
                 assert not faults[id(replica)] and replica.misses == 1 and used[id(shard)] > 0, fault
             replica.down_until, replica.misses = 0.0, 0
             faults[id(replica)] = ["undefined"]
@@ -136,7 +117,7 @@ def test_live_server_errors_are_retried_or_raised(
             assert str(failed.value).startswith(f"postgres shard 1 of 2 replica (127.0.0.1:{node.port}/citeqa) failed")
             assert "citeqa_no_such_table" in str(failed.value) and "\n" not in str(failed.value)
             assert used[id(shard)] == 0 and replica.misses == 0  # not retried, not skipped
-            assert _answers(engine, [question]) == before
+            assert answers(engine, [question]) == before
         finally:
             engine._data.close()
     primary = on_primaries._data.shards.items[0]
@@ -144,7 +125,7 @@ def test_live_server_errors_are_retried_or_raised(
         for fault in ("terminate", "40P01"):
             faults[id(primary)] = [fault]
             used.clear()
-            assert _answers(on_primaries, [question]) == before, fault
+            assert answers(on_primaries, [question]) == before, fault
             assert not faults[id(primary)]
         for faulty in (["cancel"], ["40001", "40001"], ["undefined"]):
             faults[id(primary)] = list(faulty)
@@ -153,6 +134,6 @@ def test_live_server_errors_are_retried_or_raised(
             message = str(failed.value)
             assert message.startswith(f"postgres shard 1 of 2 (127.0.0.1:{pg_cluster[0].port}/citeqa) failed"), faulty
             assert not faults[id(primary)], faulty  # each fault used: one try, or one retry for 40001
-        assert _answers(on_primaries, [question]) == before  # the connection is usable again
+        assert answers(on_primaries, [question]) == before  # the connection is usable again
     finally:
         on_primaries._data.close()

@@ -6,7 +6,7 @@ import pytest
 
 from citeqa.errors import CiteqaError, ConfigError, ShardError
 from citeqa.pg.nodes import free_port
-from citeqa.pg.shards import Shards, is_postgres, label, shard_of, shard_urls
+from citeqa.pg.shards import Shards, is_postgres, label, shard_of, shard_urls, split_replicas
 
 
 def test_backend_values():
@@ -34,3 +34,24 @@ def test_an_unreachable_shard_is_one_line_naming_it():
     assert isinstance(failed.value, CiteqaError) and "\n" not in message and "secret" not in message
     assert message.startswith(f"postgres shard 1 of 1 (127.0.0.1:{port}/citeqa) failed while reading the catalogue:")
     shards.close()
+
+
+def test_server_settings_in_the_url_say_how_to_write_them():
+    """libpq refuses ``?statement_timeout=`` and an unencoded ``=`` in a value: one line saying the
+    form it takes, never the password."""
+    with pytest.raises(ConfigError, match=r"write \?options=-c%20statement_timeout%3D5s") as failed:
+        shard_urls("postgresql://u:secret@h/db?statement_timeout=5s")
+    assert "secret" not in str(failed.value)
+    with pytest.raises(ConfigError, match="unencoded '='"):
+        shard_urls("postgresql://h/db,postgresql://h2/db?options=-c%20statement_timeout=5s")
+    fine = "postgresql://h/db?options=-c%20statement_timeout%3D5s&sslmode=disable"
+    assert shard_urls(fine) == (fine,)
+
+
+def test_replicas_leave_the_other_parameters_as_written():
+    """``replica=`` is taken out; ``options``' %20 and %3D stay (re-encoded, a space would become a
+    ``+``, which libpq passes to the server as it is)."""
+    options = "options=-c%20statement_timeout%3D5s"
+    primary, replicas = split_replicas(f"postgresql://u@h1:5432/db?{options}&replica=h2%3A6000&sslmode=disable")
+    assert primary == f"postgresql://u@h1:5432/db?{options}&sslmode=disable"
+    assert replicas == (f"postgresql://u@h2:6000/db?{options}&sslmode=disable",)

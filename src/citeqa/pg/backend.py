@@ -42,11 +42,14 @@ HNSW_EF_SEARCH = 400
 #: synthetic passages); with the default 4 MB the grouping sorted on disk.
 #: Seconds one statement may run (statement_timeout): a shard that stops answering is an error, not a
 #: hung question. On a replica a timeout moves the read to the next server; on a primary it is raised.
+#: The default of a connection whose own settings chose none: a value from the URL's ``options``, the
+#: role or the database (``ALTER ROLE … SET``) is kept; the server's configuration file is not.
 STATEMENT_TIMEOUT_S = 30
 _SETUP = (
     "SET hnsw.iterative_scan = relaxed_order",
     "SET work_mem = '64MB'",
-    f"SET statement_timeout = '{STATEMENT_TIMEOUT_S}s'",
+    f"SELECT set_config('statement_timeout', '{STATEMENT_TIMEOUT_S}s', false) FROM pg_settings"
+    " WHERE name = 'statement_timeout' AND source IN ('default', 'configuration file')",
 )
 _VISIBLE = "born <= %(gen)s AND died > %(gen)s"
 #: Seconds a backend opening waits for a shard's replicas to replay the live generation.

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from citeqa.errors import ConfigError, ShardError
 
@@ -45,6 +45,8 @@ REPLAYED_SQL = "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_ls
 #: serialization failure (on a hot standby: a statement cancelled by a conflict with recovery),
 #: deadlock detected (also a recovery conflict), a node shutting down, crashing or still starting.
 TRANSIENT = frozenset({"40001", "40P01", "57P01", "57P02", "57P03"})
+#: Server settings people write as URL parameters, which libpq refuses: they go in ``options``.
+SERVER_SETTINGS = frozenset({"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"})
 #: query_canceled (a statement timeout, pg_cancel_backend): moves a read to another server, but is
 #: not run again on the same one (a read that timed out would only wait out the timeout twice).
 CANCELED = "57014"
@@ -61,16 +63,39 @@ def shard_urls(spec: str) -> tuple[str, ...]:
     bad = [u for u in urls if not u.startswith(SCHEMES)]
     if not urls or bad:
         raise ConfigError(f"--backend expects postgresql://HOST:PORT/DB URLs separated by commas, got {spec!r}")
+    for url in urls:
+        check_query(url)
     return urls
+
+
+def check_query(url: str) -> None:
+    """A ConfigError for the query parameters libpq would refuse or misread in a way worth a hint:
+    a server setting written as a parameter (``?statement_timeout=5s``) and an ``=`` left unencoded
+    in a value (``options=-c statement_timeout=5s``)."""
+    for part in filter(None, urlsplit(url).query.split("&")):
+        key, _, value = part.partition("=")
+        key = unquote(key)
+        if key in SERVER_SETTINGS:
+            raise ConfigError(
+                f"{key} is a server setting, not a connection parameter, in {label(url)}: "
+                f"write ?options=-c%20{key}%3D{unquote(value) or 'VALUE'}"
+            )
+        if "=" in value:
+            raise ConfigError(
+                f"the value of {key}= in {label(url)} has an unencoded '=': write it as %3D "
+                "(?options=-c%20statement_timeout%3D5s)"
+            )
 
 
 def split_replicas(url: str) -> tuple[str, tuple[str, ...]]:
     """A shard URL without its ``replica=HOST:PORT`` parameters, and the URL of each replica (the
     primary's with that host and port)."""
     parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    hosts = [v for k, v in query if k == "replica"]
-    primary = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query if k != "replica"])))
+    # the other parameters pass through as written: decoding and re-encoding them would turn an
+    # options=-c%20name%3Dvalue into -c+name... (libpq decodes %XX only, not + as a space)
+    pairs = [(unquote(p.partition("=")[0]), p) for p in parts.query.split("&") if p]
+    hosts = [unquote(p.partition("=")[2]) for k, p in pairs if k == "replica"]
+    primary = urlunsplit(parts._replace(query="&".join(p for k, p in pairs if k != "replica")))
     user = parts.netloc.rpartition("@")[0]
     bad = [h for h in hosts if not h or "/" in h or "@" in h]
     if bad:
