@@ -96,10 +96,11 @@ def _support_table(claims: list[Claim], combos: np.ndarray) -> np.ndarray:
     for i, c in enumerate(claims):
         if not len(c.rows):
             continue
-        names, cover, dense, nf, same, named = (
-            c.rows[:, _COL[k]][None, :] for k in ("names", "cover", "dense", "n_facts", "all_same", "values_named")
+        names, cover, dense, nf, same, named, opposed = (
+            c.rows[:, _COL[k]][None, :]
+            for k in ("names", "cover", "dense", "n_facts", "all_same", "values_named", "opposed")
         )
-        stated = ((same > 0) | (nf == 0)) & (named > 0)
+        stated = ((same > 0) | (nf == 0)) & (named > 0) & (opposed == 0)
         out[:, i] = (stated & (names >= n_) & (cover >= f_) & ((cover >= c_) | (dense >= d_))).any(axis=1)
     return out
 
@@ -110,8 +111,11 @@ def _conflict_table(claims: list[Claim], combos: np.ndarray) -> np.ndarray:
     for i, c in enumerate(claims):
         if not len(c.rows):
             continue
-        names, cover, dense, diff = (c.rows[:, _COL[k]][None, :] for k in ("names", "cover", "dense", "has_different"))
-        out[:, i] = ((diff > 0) & (names >= cn) & ((cover >= cc) | (dense >= cd))).any(axis=1)
+        names, cover, dense, diff, same, opposed = (
+            c.rows[:, _COL[k]][None, :] for k in ("names", "cover", "dense", "has_different", "all_same", "opposed")
+        )
+        against = (diff > 0) | ((opposed > 0) & (same > 0))
+        out[:, i] = (against & (names >= cn) & ((cover >= cc) | (dense >= cd))).any(axis=1)
     return out
 
 

@@ -50,6 +50,44 @@ def test_an_off_topic_claim_is_not_supported_by_a_similar_sounding_sentence():
     assert unit_relation(judged, strict) == "related"
 
 
+@pytest.mark.parametrize(
+    "claim,lang,sentence,sentence_lang",
+    [
+        (
+            "Sales of the Punta Brava lighthouse rose 5% in 2025.",
+            "en",
+            "Sales of the Punta Brava lighthouse fell 5% in 2025.",
+            "en",
+        ),
+        (
+            "Las ventas de Punta Brava cayeron un 5% en 2025.",
+            "es",
+            "As vendas de Punta Brava subiram 5% em 2025.",
+            "pt",
+        ),
+        (
+            "Punta Brava wuchs 2025 um 5 %.",
+            "de",
+            "Punta Brava a baissé de 5 % en 2025.",
+            "fr",
+        ),
+    ],
+)
+def test_a_sentence_saying_the_opposite_with_the_same_values_conflicts(claim, lang, sentence, sentence_lang):
+    """The same values under the opposite predicate (``concept_opposites``) never support; with the
+    names and values there, the unit conflicts."""
+    judged = judge_text(analyse_claim(claim, lang), sentence, sentence_lang, dense=0.95)
+    assert judged.opposed and judged.all_same
+    assert unit_relation(judged, T) == "conflicts"
+
+
+def test_a_sentence_saying_both_predicates_is_not_opposed():
+    claim = analyse_claim("Sales of Punta Brava rose 5% in 2025.", "en")
+    both = judge_text(claim, "Sales of Punta Brava rose 5% in 2025 after they fell in 2024.", "en")
+    assert not both.opposed and unit_relation(both, T) == "supports"
+    assert lexicon.opposite_concepts({"win"}) == {"lose"} and not lexicon.opposite_concepts({"buy"})
+
+
 def test_a_name_that_is_the_claims_value_must_be_there():
     claim = "Larkspur Press fue fundada en Bristol en 1965."
     assert analyse_claim(claim, "es").value_names == {"bristol"}

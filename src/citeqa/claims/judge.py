@@ -12,12 +12,15 @@ subject), the section heading above it and the document's title. Its **features*
 * ``dense``: the e5 cosine of the sentence (or its best clause) to the claim, from the span
   vectors of the index (:mod:`citeqa.index.spans`);
 * per claim fact (quantity or date, :mod:`citeqa.claims.parts`): the same value in the
-  sentence, another value in its place, or none.
+  sentence, another value in its place, or none;
+* ``opposed``: the sentence says the opposite of the claim's predicate and not the predicate
+  ("fell" where the claim says "rose"; ``concept_opposites`` in the word lists).
 
 The rule (:func:`unit_relation`): **supports** when every claim fact has the same value there,
 the names reach their share, a name that is the claim's value ("fundada en Bristol") is there, and the words reach their
-share (or, past a floor, the cosine its own); **conflicts** when a fact has another
-value and the unit is about the same names and words; else **related**. One supporting unit
+share (or, past a floor, the cosine its own), unless the unit is ``opposed``; **conflicts** when a
+fact has another value, or every fact the same value in an ``opposed`` unit, and the unit is about
+the same names and words; else **related**. One supporting unit
 makes the claim ``supported``; else one conflicting unit ``conflicting``; else ``not_found``.
 The thresholds (:class:`~citeqa.claims.thresholds.ClaimThresholds`) are data, fitted out of fold by ``eval/fit_claims.py``;
 a further feature (a reader's score) joins as one more name in :data:`FEATURES` and one more
@@ -46,7 +49,7 @@ from citeqa.records import Chunk, Document, Highlight, Hit, Span
 from citeqa.text.analysis import COGNATE_PREFIX, cognate_keys, stem
 from citeqa.text.facts import find_facts
 from citeqa.text.facts_names import is_name_word
-from citeqa.text.lexicon import concepts
+from citeqa.text.lexicon import concepts, opposite_concepts
 
 SUPPORTED = "supported"
 CONFLICTING = "conflicting"
@@ -57,7 +60,7 @@ VERDICTS = (SUPPORTED, CONFLICTING, NOT_FOUND)
 SUPPORTS, CONFLICTS, RELATED = "supports", "conflicts", "related"
 
 #: The features of a judged unit, in the order ``eval/fit_claims.py`` stores them.
-FEATURES = ("names", "cover", "dense", "n_facts", "all_same", "has_different", "values_named")
+FEATURES = ("names", "cover", "dense", "n_facts", "all_same", "has_different", "values_named", "opposed")
 
 
 # --- units -------------------------------------------------------------------------------------
@@ -276,6 +279,8 @@ class SentenceJudgement:
     dense: float  #: cosine of the sentence to the claim
     matches: tuple[FactMatch, ...]
     values_named: bool = True  #: every name that is the claim's value ("en Bristol") is in the unit
+    #: the unit says the opposite of the claim's predicate and not the predicate itself ("fell" for "rose")
+    opposed: bool = False
 
     @property
     def n_facts(self) -> int:
@@ -305,6 +310,7 @@ class SentenceJudgement:
             float(self.all_same),
             float(self.different is not None),
             float(self.values_named),
+            float(self.opposed),
         )
 
 
@@ -355,7 +361,18 @@ def judge_unit(parts: ClaimParts, unit: Unit) -> SentenceJudgement:
     names = parts.names_found(have, unit.document)
     cover = word_cover(parts, f"{unit.lead}\n{unit.text}", unit.lang)
     matches = match_facts(parts, unit.text, unit.lang)  # the sentence, with the lead it continues
-    return SentenceJudgement(names, cover, float(unit.dense), matches, parts.value_names <= have)
+    opposed = said_opposite(parts, f"{unit.lead}\n{unit.text}", unit.lang)
+    return SentenceJudgement(names, cover, float(unit.dense), matches, parts.value_names <= have, opposed)
+
+
+def said_opposite(parts: ClaimParts, text: str, lang: str) -> bool:
+    """Whether ``text`` says the opposite of the claim's predicate ("fell" where the claim says
+    "rose": ``concept_opposites`` in the word lists) and not the predicate itself."""
+    claimed = frozenset(c for w in parts.words for c in concepts([w], parts.lang))
+    if not opposite_concepts(claimed):
+        return False
+    said = frozenset(c for w in content_words(text, lang) for c in concepts([w.casefold()], lang))
+    return any(c not in said and opposite_concepts({c}) & said for c in claimed)
 
 
 def unit_relation(j: SentenceJudgement, t: ClaimThresholds) -> str:
@@ -376,10 +393,10 @@ def unit_relation(j: SentenceJudgement, t: ClaimThresholds) -> str:
             t.support_dense_plain,
         )
         stated = j.values_named
-    if stated and j.names >= names and j.cover >= floor and (j.cover >= cover or j.dense >= dense):
+    if stated and not j.opposed and j.names >= names and j.cover >= floor and (j.cover >= cover or j.dense >= dense):
         return SUPPORTS
     if (
-        j.different is not None
+        (j.different is not None or (j.opposed and j.all_same))
         and j.names >= t.conflict_names
         and (j.cover >= t.conflict_cover or j.dense >= t.conflict_dense)
     ):

@@ -2,7 +2,7 @@
 ``common.json`` for what no language owns (unit symbols, currency signs). The format is in
 ``README.md`` beside this file.
 
-* ``concepts`` and ``value_prepositions``: claim checking, which words say the same thing
+* ``concepts``, ``concept_opposites`` (in ``common.json``) and ``value_prepositions``: claim checking, which words say the same thing
   ("compró" = "bought" = "comprou"; looked up by Snowball stem, so inflections meet) and the
   prepositions after which a claim's name is its value ("fundada en Bristol");
 * ``facts``, ``names``, ``questions``: the words of :mod:`citeqa.text.facts` (months, scales,
@@ -127,6 +127,24 @@ def _table(lang: str) -> dict[str, frozenset[str]]:
                 if s:
                     out.setdefault(s, set()).add(concept)
     return {k: frozenset(v) for k, v in out.items()}
+
+
+@cache
+def _opposites() -> dict[str, frozenset[str]]:
+    out: dict[str, set[str]] = {}
+    for pair in _data("common").get("concept_opposites", []):
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(c, str) for c in pair)):
+            raise ConfigError(f"{_DIR / 'common.json'}: concept_opposites takes pairs of concept names, got {pair!r}")
+        a, b = pair
+        out.setdefault(a, set()).add(b)
+        out.setdefault(b, set()).add(a)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def opposite_concepts(names: frozenset[str] | set[str]) -> frozenset[str]:
+    """The concepts that say the opposite of any of ``names`` ("fall" for "grow"; ``common.json``)."""
+    table = _opposites()
+    return frozenset(o for n in names for o in table.get(n, ()))
 
 
 def concepts(words: list[str] | tuple[str, ...], lang: str) -> frozenset[str]:
