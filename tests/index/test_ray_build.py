@@ -26,6 +26,7 @@ from citeqa.errors import ModelError, RayBuildError
 from citeqa.index.builder import update_index
 from citeqa.index.manifest import MANIFEST_NAME
 from citeqa.index.store import CURRENT, current_generation, load_index
+from tests.answers import answer_records
 
 NEW_DOC = "The harbour of Greyhill has a stone pier built in 1821 for fishing boats."
 QUESTIONS = [
@@ -111,13 +112,7 @@ def assert_same_index(plain: Path, other: Path, atol: float = 0.0) -> None:
 def answers(index: Path) -> list[dict]:
     from citeqa.engine import Engine
 
-    engine = Engine.open(index, embedder=KeywordEmbedder())
-    out = []
-    for question in QUESTIONS:
-        record = engine.ask(question).to_dict()
-        record.pop("latency_ms")
-        out.append(record)
-    return out
+    return answer_records(Engine.open(index, embedder=KeywordEmbedder()), QUESTIONS)
 
 
 @pytest.fixture

@@ -1,12 +1,10 @@
 """Fixtures the PostgreSQL tests share: the shipped corpus indexed once per module with the keyword
-embedder, and an engine's answers without their timings (what must not change across servers)."""
+embedder."""
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,18 +20,3 @@ def corpus_index(tmp_path_factory: pytest.TempPathFactory, repo: Path) -> tuple[
     shutil.copytree(repo / "corpus", folder / "corpus")
     update_index(folder / "corpus", folder / "index", KeywordEmbedder())
     return folder, load_index(folder / "index")
-
-
-def _answers(engine, questions: list[str]) -> list[dict]:
-    out = []
-    for question in questions:
-        record = engine.ask(question).to_dict()
-        record.pop("latency_ms")
-        out.append(record)
-    return out
-
-
-@pytest.fixture
-def answers() -> Callable[[Any, list[str]], list[dict]]:
-    """``answers(engine, questions)``: the engine's answer records, without their latency."""
-    return _answers

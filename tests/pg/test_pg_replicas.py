@@ -14,6 +14,7 @@ from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.index.builder import update_index
 from citeqa.index.store import IndexData, load_index
 from citeqa.pg.shards import split_replicas
+from tests.answers import answer_records
 
 pytestmark = pytest.mark.postgres
 
@@ -26,7 +27,7 @@ def test_replica_urls_share_the_primary_user_and_database():
 
 
 def test_a_replica_answers_as_its_primary_and_follows_a_new_generation(
-    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, data_dir: Path, monkeypatch, answers
+    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, data_dir: Path, monkeypatch
 ):
     """One replica of shard 1 (``pg_basebackup -R``): an engine whose URL lists it reads shard 1's
     records and searches from it, not the primary, and answers record for record as an engine on the
@@ -57,7 +58,7 @@ def test_a_replica_answers_as_its_primary_and_follows_a_new_generation(
         try:
             assert [r.name for r in shard.readers] == [f"shard 1 of 2 replica (127.0.0.1:{replica.port}/citeqa)"]
             used.clear()
-            assert answers(on_replica, questions) == answers(on_primaries, questions)
+            assert answer_records(on_replica, questions) == answer_records(on_primaries, questions)
             assert used[id(shard.readers[0])] > 0 and used[id(shard)] == 0  # shard 1's primary: not read
             # a new generation (two more documents) on the primaries: read from the replica once replayed
             shutil.copytree(data_dir / "corpus", folder / "corpus" / "fixture")
@@ -67,7 +68,7 @@ def test_a_replica_answers_as_its_primary_and_follows_a_new_generation(
             shard = on_replica._data.shards.items[0]
             assert on_replica._data.generation == on_primaries._data.generation and len(shard.readers) == 1
             used.clear()
-            assert answers(on_replica, questions) == answers(on_primaries, questions)
+            assert answer_records(on_replica, questions) == answer_records(on_primaries, questions)
             assert used[id(shard.readers[0])] > 0 and used[id(shard)] == 0  # shard 1's primary: not read
         finally:
             on_primaries._data.close(), on_replica._data.close()
@@ -77,7 +78,7 @@ def test_a_replica_answers_as_its_primary_and_follows_a_new_generation(
 
 
 def test_a_killed_replica_is_skipped_and_the_answers_do_not_change(
-    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, monkeypatch, answers
+    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, monkeypatch
 ):
     """Two replicas of shard 1; one is stopped (``pg_ctl stop -m immediate``) in the middle of a series
     of questions: every answer is the record it was before, read from the other replica (not the
@@ -110,7 +111,7 @@ def test_a_killed_replica_is_skipped_and_the_answers_do_not_change(
     monkeypatch.setattr(Shard, "connection", counted)
     first, second = pg_spec.split(",")
     on_primaries = Engine.open(folder / "absent", embedder=KeywordEmbedder(), reader="off", backend=pg_spec)
-    before = answers(on_primaries, questions)
+    before = answer_records(on_primaries, questions)
     on_primaries._data.close()
     with local_replica(pg_cluster[0]) as one, local_replica(pg_cluster[0]) as two:
         spec = f"{first}?replica=127.0.0.1:{one.port}&replica=127.0.0.1:{two.port},{second}"
@@ -119,22 +120,22 @@ def test_a_killed_replica_is_skipped_and_the_answers_do_not_change(
         dead, alive = shard.readers
         try:
             assert [r.port for r in (one, two)] == [int(r.name.split(":")[1].split("/")[0]) for r in (dead, alive)]
-            assert answers(engine, questions[:3]) == before[:3]
+            assert answer_records(engine, questions[:3]) == before[:3]
             assert used[id(dead)] > 0 and used[id(alive)] > 0  # both open, in turn
             stop_node(one, mode="immediate")
             attempts.clear(), used.clear()
-            assert answers(engine, questions[3:]) == before[3:]  # the dead one's open connection broke
-            assert answers(engine, questions) == before
+            assert answer_records(engine, questions[3:]) == before[3:]  # the dead one's open connection broke
+            assert answer_records(engine, questions) == before
             assert dead.misses == 1 and attempts[id(dead)] == 0  # skipped, not tried per query
             assert used[id(alive)] > 0 and used[id(shard)] == 0  # read from the other replica
             stop_node(two)  # a clean shutdown this time: the server closes its connections
             attempts.clear(), used.clear()
-            assert answers(engine, questions) == before
+            assert answer_records(engine, questions) == before
             assert attempts[id(dead)] == attempts[id(alive)] == 0 and used[id(shard)] > 0  # the primary
             start_node(one)
             dead.down_until -= RETRY_MAX_S  # its back-off is over
             attempts.clear(), used.clear()
-            assert answers(engine, questions) == before
+            assert answer_records(engine, questions) == before
             assert attempts[id(dead)] == 1 and dead.misses == 0 and used[id(shard)] == 0  # read again
             stop_node(one, mode="immediate")
             stop_node(pg_cluster[0], mode="immediate")
@@ -146,6 +147,6 @@ def test_a_killed_replica_is_skipped_and_the_answers_do_not_change(
                 assert message.startswith(f"postgres shard 1 of 2 (127.0.0.1:{pg_cluster[0].port}/citeqa) failed")
             finally:
                 start_node(pg_cluster[0])
-            assert answers(engine, questions) == before  # nothing lost
+            assert answer_records(engine, questions) == before  # nothing lost
         finally:
             engine._data.close()

@@ -16,6 +16,7 @@ import pytest
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.index.store import IndexData
 from citeqa.pg.shards import is_transient
+from tests.answers import answer_records
 
 pytestmark = pytest.mark.postgres
 
@@ -63,7 +64,7 @@ def _provoke(conn, url: str, fault: str) -> None:
 
 
 def test_live_server_errors_are_retried_or_raised(
-    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, monkeypatch, answers
+    corpus_index: tuple[Path, IndexData], pg_cluster, pg_spec: str, repo: Path, monkeypatch
 ):
     """One replica of shard 1. A statement timeout, a cancel, a terminated backend, a recovery
     conflict (40001) and a deadlock (40P01) on the replica: the question is answered as before, from
@@ -96,7 +97,7 @@ def test_live_server_errors_are_retried_or_raised(
     monkeypatch.setattr(Shard, "connection", hooked)
     first, second = pg_spec.split(",")
     on_primaries = Engine.open(folder / "absent", embedder=KeywordEmbedder(), reader="off", backend=pg_spec)
-    before = answers(on_primaries, [question])
+    before = answer_records(on_primaries, [question])
     with local_replica(pg_cluster[0]) as node:
         spec = f"{first}?replica=127.0.0.1:{node.port},{second}"
         engine = Engine.open(folder / "absent", embedder=KeywordEmbedder(), reader="off", backend=spec)
@@ -107,7 +108,7 @@ def test_live_server_errors_are_retried_or_raised(
                 replica.down_until, replica.misses = 0.0, 0
                 faults[id(replica)] = [fault]
                 used.clear()
-                assert answers(engine, [question]) == before, fault
+                assert answer_records(engine, [question]) == before, fault
                 assert not faults[id(replica)] and replica.misses == 1 and used[id(shard)] > 0, fault
             replica.down_until, replica.misses = 0.0, 0
             faults[id(replica)] = ["undefined"]
@@ -117,7 +118,7 @@ def test_live_server_errors_are_retried_or_raised(
             assert str(failed.value).startswith(f"postgres shard 1 of 2 replica (127.0.0.1:{node.port}/citeqa) failed")
             assert "citeqa_no_such_table" in str(failed.value) and "\n" not in str(failed.value)
             assert used[id(shard)] == 0 and replica.misses == 0  # not retried, not skipped
-            assert answers(engine, [question]) == before
+            assert answer_records(engine, [question]) == before
         finally:
             engine._data.close()
     primary = on_primaries._data.shards.items[0]
@@ -125,7 +126,7 @@ def test_live_server_errors_are_retried_or_raised(
         for fault in ("terminate", "40P01"):
             faults[id(primary)] = [fault]
             used.clear()
-            assert answers(on_primaries, [question]) == before, fault
+            assert answer_records(on_primaries, [question]) == before, fault
             assert not faults[id(primary)]
         for faulty in (["cancel"], ["40001", "40001"], ["undefined"]):
             faults[id(primary)] = list(faulty)
@@ -134,6 +135,6 @@ def test_live_server_errors_are_retried_or_raised(
             message = str(failed.value)
             assert message.startswith(f"postgres shard 1 of 2 (127.0.0.1:{pg_cluster[0].port}/citeqa) failed"), faulty
             assert not faults[id(primary)], faulty  # each fault used: one try, or one retry for 40001
-        assert answers(on_primaries, [question]) == before  # the connection is usable again
+        assert answer_records(on_primaries, [question]) == before  # the connection is usable again
     finally:
         on_primaries._data.close()

@@ -18,6 +18,7 @@ from citeqa.errors import IndexCorruptError, IndexMismatchError, IndexStoreError
 from citeqa.index.builder import update_index
 from citeqa.index.manifest import MANIFEST_NAME
 from citeqa.index.store import CURRENT, current_generation, file_digests, load_index
+from tests.answers import answer_records
 
 NEW_DOC = "The harbour of Greyhill has a stone pier built in 1821 for fishing boats."
 QUESTIONS = [
@@ -29,13 +30,7 @@ QUESTIONS = [
 
 
 def records(index_dir: Path) -> list[dict]:
-    engine = Engine.open(index_dir, embedder=KeywordEmbedder())
-    out = []
-    for q in QUESTIONS:
-        record = engine.ask(q).to_dict()
-        record.pop("latency_ms")
-        out.append(record)
-    return out
+    return answer_records(Engine.open(index_dir, embedder=KeywordEmbedder()), QUESTIONS)
 
 
 def live(index_dir: Path) -> Path:
