@@ -6,7 +6,17 @@ import pytest
 
 from citeqa.errors import CiteqaError, ConfigError, ShardError
 from citeqa.pg.nodes import free_port
-from citeqa.pg.shards import Shards, is_postgres, label, shard_of, shard_urls, split_replicas
+from citeqa.pg.shards import (
+    CONNECT_TIMEOUT_S,
+    TCP_TIMEOUT_MS,
+    Shards,
+    connect_options,
+    is_postgres,
+    label,
+    shard_of,
+    shard_urls,
+    split_replicas,
+)
 
 
 def test_backend_values():
@@ -55,3 +65,14 @@ def test_replicas_leave_the_other_parameters_as_written():
     primary, replicas = split_replicas(f"postgresql://u@h1:5432/db?{options}&replica=h2%3A6000&sslmode=disable")
     assert primary == f"postgresql://u@h1:5432/db?{options}&sslmode=disable"
     assert replicas == (f"postgresql://u@h2:6000/db?{options}&sslmode=disable",)
+
+
+def test_connect_timeouts_fill_in_only_what_the_connection_left_open():
+    defaults = {"connect_timeout": CONNECT_TIMEOUT_S, "tcp_user_timeout": TCP_TIMEOUT_MS}
+    assert connect_options("postgresql://h/db", {}) == defaults
+    assert connect_options("postgresql://h/db?connect_timeout=2", {}) == {"tcp_user_timeout": TCP_TIMEOUT_MS}
+    assert connect_options("postgresql://h/db?sslmode=disable&tcp_user_timeout=0", {}) == {
+        "connect_timeout": CONNECT_TIMEOUT_S
+    }
+    assert connect_options("postgresql://h/db", {"PGCONNECT_TIMEOUT": "9"}) == {"tcp_user_timeout": TCP_TIMEOUT_MS}
+    assert connect_options("postgresql://h/db", {"PGCONNECT_TIMEOUT": ""}) == defaults

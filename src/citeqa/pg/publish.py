@@ -23,7 +23,7 @@ from citeqa.index.backends import all_vectors, ann_kind
 from citeqa.index.spans import SpanVectors
 from citeqa.index.store import IndexData
 from citeqa.pg import schema
-from citeqa.pg.shards import Shard, Shards, shard_of
+from citeqa.pg.shards import Shard, Shards, connect_options, shard_of
 from citeqa.records import Document, to_dict
 
 #: Approximate mode's graph: pgvector's HNSW (m, ef_construction). m=64/ef 200 as FAISS has took
@@ -79,7 +79,7 @@ def _publish_lock(catalogue: Shard) -> Iterator[None]:
     import psycopg
 
     try:
-        lock = psycopg.connect(catalogue.url, connect_timeout=5, autocommit=True)
+        lock = psycopg.connect(catalogue.url, autocommit=True, **connect_options(catalogue.url))
         lock.execute("SELECT pg_advisory_lock(%s)", (schema.PUBLISH_LOCK,))
     except psycopg.Error as exc:
         raise catalogue.error(exc, "taking the publish lock") from None

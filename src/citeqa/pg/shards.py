@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -85,6 +86,18 @@ def check_query(url: str) -> None:
                 f"the value of {key}= in {label(url)} has an unencoded '=': write it as %3D "
                 "(?options=-c%20statement_timeout%3D5s)"
             )
+
+
+def connect_options(url: str, environ: Mapping[str, str] | None = None) -> dict[str, int]:
+    """The connection timeouts citeqa sets for ``url``: CONNECT_TIMEOUT_S and TCP_TIMEOUT_MS, each
+    only where neither the URL (``?connect_timeout=2``, ``?tcp_user_timeout=10000``) nor, for the
+    first, libpq's ``PGCONNECT_TIMEOUT`` chose one (a keyword given to ``connect`` would override them)."""
+    env = os.environ if environ is None else environ
+    chosen = {unquote(p.partition("=")[0]) for p in urlsplit(url).query.split("&") if p}
+    if env.get("PGCONNECT_TIMEOUT"):
+        chosen.add("connect_timeout")
+    defaults = {"connect_timeout": CONNECT_TIMEOUT_S, "tcp_user_timeout": TCP_TIMEOUT_MS}
+    return {key: value for key, value in defaults.items() if key not in chosen}
 
 
 def split_replicas(url: str) -> tuple[str, tuple[str, ...]]:
@@ -225,9 +238,7 @@ class Shard:
     def _connect(self) -> Any:
         psycopg, register_vector = drivers()
 
-        conn = psycopg.connect(
-            self.url, connect_timeout=CONNECT_TIMEOUT_S, tcp_user_timeout=TCP_TIMEOUT_MS, autocommit=True
-        )
+        conn = psycopg.connect(self.url, autocommit=True, **connect_options(self.url))
         try:
             if not self.replica:  # a standby refuses every write, this one too
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
