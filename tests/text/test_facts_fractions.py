@@ -59,6 +59,10 @@ def test_a_fraction_in_words_is_a_share_in_percent(text, lang, said, share, appr
         ("It took a quarter of an hour, and sales rose by half a million.", "en"),
         ("The chip ships in the first quarter of 2027, and sales rose.", "en"),
         ("Sales rose in the third quarter.", "en"),  # an ordinal: no numerator
+        ("O quarto capítulo é o mais longo.", "pt"),  # an ordinal, no "de"
+        ("A equipa terminou em quarto lugar.", "pt"),
+        ("Ele esperou um quarto de hora.", "pt"),  # a unit
+        ("O quarto trimestre de 2026 foi bom.", "pt"),  # a date
     ],
 )
 def test_no_share_where_the_fraction_word_is_no_fraction(text, lang):
@@ -79,6 +83,11 @@ def test_no_share_where_the_fraction_word_is_no_fraction(text, lang):
         ("Les ventes ont augmenté d'un tiers.", "fr", "un tiers", 100 / 3, ""),
         ("Le chômage a baissé de moitié.", "fr", "moitié", 50.0, ""),
         ("O lucro caiu um terço", "pt", "um terço", 100 / 3, ""),  # end of text
+        ("As vendas caíram um quarto.", "pt", "um quarto", 25.0, ""),
+        ("O lucro aumentou em um quinto, para 3 milhões.", "pt", "um quinto", 20.0, ""),
+        ("O preço subiu quase um décimo.", "pt", "um décimo", 10.0, "almost"),
+        ("Um quarto dos votos foi nulo.", "pt", "Um quarto", 25.0, ""),  # with "de"
+        ("Um décimo da população vive no campo.", "pt", "Um décimo", 10.0, ""),
     ],
 )
 def test_a_fraction_ending_its_clause_after_a_change_verb_is_the_size_of_the_change(text, lang, said, share, approx):
@@ -104,6 +113,10 @@ def test_a_fraction_ending_its_clause_after_a_change_verb_is_the_size_of_the_cha
         ("The 960PR arrives in the third.", "en"),
         ("Les ventes ont augmenté, un tiers.", "fr"),
         ("Die Zahl stieg im dritten Viertel.", "de"),
+        ("O time subiu para o quarto lugar.", "pt"),
+        ("O time caiu para quinto.", "pt"),
+        ("Ela mora no décimo.", "pt"),
+        ("Ficou em quarto.", "pt"),
         ("Sales rose by a third.", "pt"),  # read in the text's language only
     ],
 )

@@ -20,7 +20,8 @@ word, with at most one more word between ("rose sharply by a third"), a hedge no
 almost a third"); nothing else between ("rose in a quarter.": a time; "fell to a third": another
 value).
 
-What is no share: a fraction word with neither ("a third party", "half-life", "a quarter century"),
+What is no share: a fraction word with neither ("a third party", "half-life", "a quarter century",
+"o quarto capítulo", "quarto lugar": Portuguese "quarto", "quinto", "décimo" are fractions only so),
 one after an ordinal ("the second half of the season", "the third quarter of the year"; quarters and
 halves of a year with their year are dates already), one of a number, a scale or a unit ("half of
 2026", "half a million", "un quart d'heure", "a quarter of an hour").
