@@ -105,6 +105,29 @@ def test_a_hedged_value_supports_the_value_it_rounds():
     assert judge_sentence(french, "Lyon compte 522 250 habitants en 2021.", "fr").matches[0].relation == "same"
 
 
+@pytest.mark.parametrize(
+    "claim,lang,sentence,relation_said,doc_value",
+    [
+        ("Acme's sales rose by a third.", "en", "In 2026 Acme's sales rose 33 % to 4 million.", "supports", "33 %"),
+        ("Acme's sales rose by a third.", "en", "In 2026 Acme's sales rose 12 % to 4 million.", "conflicts", "12 %"),
+        ("Acme's sales rose 12 %.", "en", "In 2026, Acme's sales rose by a third.", "conflicts", "a third"),
+        ("Las ventas de Acme cayeron un tercio.", "es", "Acme's sales fell 33 % in 2026.", "supports", "33 %"),
+        ("As vendas da Acme caíram um quarto.", "pt", "Acme's sales fell 40 % in 2026.", "conflicts", "40 %"),
+        ("Les ventes d'Acme ont augmenté d'un tiers.", "fr", "Acme's sales rose 33 % in 2026.", "supports", "33 %"),
+    ],
+)
+def test_a_change_by_a_fraction_in_words_is_compared_as_a_share(claim, lang, sentence, relation_said, doc_value):
+    """A change "by a third." is 33.3 %: the same value as "33 %", another than "12 %" (both ways)."""
+    judged = judge_sentence(analyse_claim(claim, lang), sentence, "en")
+    assert unit_relation(judged, T) == relation_said
+    assert judged.matches[0].doc.text == doc_value
+
+
+def test_an_ordinal_in_portuguese_is_no_fraction_of_the_claim():
+    parts = analyse_claim("O quarto capítulo do livro saiu em 2026.", "pt")
+    assert [f.text for f in parts.facts] == ["2026"]
+
+
 def test_the_value_in_place_of_the_claims_is_compared_not_any_value():
     sentence = (
         "Arquitectura híbrida: un modelo autorregresivo de 9 mil millones de parámetros y un "

@@ -212,16 +212,10 @@ def _not_a_noun() -> re.Pattern[str]:
     return re.compile(rf"(?:{fw.alternation(fw.words_of('not_a_noun_endings'))})$")
 
 
-@cache
-def _hedge_pattern() -> re.Pattern[str]:
-    """A hedge word ("environ", "rund", "more than a") that ends the text just before a number."""
-    return re.compile(rf"(?<![\w])({fw.alternation(fw.hedge_words())})\s+$", re.I)
-
-
 def _hedge_before(text: str, start: int) -> str:
     """What the words just before ``text[start:]`` say of its number: a :data:`~citeqa.text.
     facts_words.HEDGES` kind, or "" (an exact value)."""
-    m = _hedge_pattern().search(text, max(0, start - 40), start)
+    m = fw.hedge_pattern().search(text, max(0, start - 40), start)
     if m is None:
         return ""
     said = " ".join(m.group(1).casefold().split())

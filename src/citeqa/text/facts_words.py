@@ -180,6 +180,12 @@ def hedge_words() -> dict[str, str]:
 
 
 @cache
+def hedge_pattern() -> re.Pattern[str]:
+    """A hedge word ("environ", "rund", "more than a") that ends the text just before a number."""
+    return re.compile(rf"(?<![\w])({alternation(hedge_words())})\s+$", re.I)
+
+
+@cache
 def _unit_word() -> re.Pattern[str]:
     return re.compile(rf"[\s\-]*({alternation(words_of('scales'))}|%|[^\W\d_]+)", re.I)
 
