@@ -88,7 +88,7 @@ def check_query(url: str) -> None:
             )
 
 
-def connect_options(url: str, environ: Mapping[str, str] | None = None) -> dict[str, int]:
+def connect_options(url: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The connection timeouts citeqa sets for ``url``: CONNECT_TIMEOUT_S and TCP_TIMEOUT_MS, each
     only where neither the URL (``?connect_timeout=2``, ``?tcp_user_timeout=10000``) nor, for the
     first, libpq's ``PGCONNECT_TIMEOUT`` chose one (a keyword given to ``connect`` would override them)."""
