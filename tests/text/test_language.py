@@ -135,3 +135,9 @@ def test_cli_ask_reads_a_german_question_as_german_and_speaks_german(keyword_cli
     assert keyword_cli(["ask", "--index", index, "Wie hoch ist die Zugspitze?"]) == 0
     out = capsys.readouterr().out
     assert "Konfidenz" in out and "Sprache de" in out  # the terminal speaks the question's language
+
+
+def test_fold_accents_removes_marks_and_leaves_ascii_as_is():
+    assert fold_accents("Cómo ação Dnipró") == "Como acao Dnipro"
+    assert fold_accents("e\u0301te") == "ete"  # already decomposed
+    assert fold_accents("plain ASCII, 42!") == "plain ASCII, 42!"

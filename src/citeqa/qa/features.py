@@ -207,7 +207,7 @@ def _present_share(entities: frozenset[str], text: str) -> float:
     text cut into words as :func:`question_entities` cuts the question, so "H20" is one word in both."""
     if not entities:
         return 1.0
-    have = {fold_accents(m.group(0).casefold()) for m in _WORD.finditer(text)}
+    have = {fold_accents(word) for word in set(_WORD.findall(text.casefold()))}  # each distinct word folded once
     return sum(1 for e in entities if e in have) / len(entities)
 
 

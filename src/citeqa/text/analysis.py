@@ -29,6 +29,8 @@ _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’][^\W\d_]+)?|\d+", re.UNI
 
 def fold_accents(text: str) -> str:
     """Remove combining marks: "Cómo" -> "Como", "ação" -> "acao"."""
+    if text.isascii():  # nothing to decompose: most words of most texts
+        return text
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
