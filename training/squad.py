@@ -63,6 +63,34 @@ def encode_examples(tok: E5Tokenizer, examples: list[Example], max_tokens: int =
     return out
 
 
+def save_features(features: list[Feature], path: Path) -> None:
+    """``features`` as one ``.npz`` (tokens as int32, concatenated), written aside and moved in."""
+    lengths = np.array([len(f.window.ids) for f in features], dtype=np.int64)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(
+        tmp,
+        lengths=lengths,
+        passage=np.array([f.window.passage for f in features], dtype=np.int32),
+        ids=np.concatenate([f.window.ids for f in features]).astype(np.int32),
+        starts=np.concatenate([f.window.starts for f in features]).astype(np.int32),
+        ends=np.concatenate([f.window.ends for f in features]).astype(np.int32),
+        labels=np.array([(f.start, f.end, f.answerable) for f in features], dtype=np.int32).reshape(-1, 3),
+    )
+    tmp.replace(path)
+
+
+def load_features(path: Path) -> list[Feature]:
+    """What :func:`save_features` wrote: the same windows (int64 arrays, as made) and labels."""
+    with np.load(path) as data:
+        bounds = np.concatenate([[0], np.cumsum(data["lengths"])])
+        ids, starts, ends = (data[k].astype(np.int64) for k in ("ids", "starts", "ends"))
+        passage, labels = data["passage"].tolist(), data["labels"].tolist()
+    return [
+        Feature(Window(p, ids[a:b], starts[a:b], ends[a:b]), s, e, bool(ok))
+        for p, a, b, (s, e, ok) in zip(passage, bounds[:-1].tolist(), bounds[1:].tolist(), labels)
+    ]
+
+
 def predict(model, tok: E5Tokenizer, examples: list[Example], batch: int = 16) -> list[str]:
     """The best span's text for each example (never empty: the best non-null span)."""
     return [text for text, _ in predict_with_null(model, tok, examples, batch)]

@@ -15,6 +15,7 @@ is shared with retrieval); the 12 encoder layers and the span head are trained.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import sys
@@ -27,7 +28,16 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from squad import Example, encode_examples, load_examples, predict_with_null, squad_scores
+from squad import (
+    Example,
+    Feature,
+    encode_examples,
+    load_examples,
+    load_features,
+    predict_with_null,
+    save_features,
+    squad_scores,
+)
 
 from citeqa.reader.delta import read_delta
 from citeqa.reader.e5_file import read_e5
@@ -52,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     dev = _dev_sample(
         load_examples(Path(args.data) / "dev.jsonl"), args.dev_questions, args.dev_unanswerable, args.seed
     )
-    features = _training_features(tok, train, args)
+    features = _cached_features(out, weights.sha256, lambda: _training_features(tok, train, args), args)
     steps_total = args.epochs * len(features) // args.batch
     if args.max_steps is not None:
         steps_total = min(steps_total, args.max_steps)
@@ -140,6 +150,30 @@ def _training_features(tok: E5Tokenizer, train: list[Example], args: argparse.Na
         if f.start == 0 and f.answerable and rng.random() >= args.negatives:
             continue
         features.append(f)
+    return features
+
+
+#: Bump when what :func:`_training_features` makes changes: older cached windows are then made again.
+FEATURES_VERSION = 1
+
+
+def _cached_features(out: Path, base_sha256: str, make, args: argparse.Namespace) -> list[Feature]:
+    """The training windows, from ``out``'s cache when it was made from the same data, tokenizer
+    and settings, else ``make()``'s (saved there for the next run): tokenising ~140k questions
+    takes minutes of one core at every restart, loading them seconds. The key hashes
+    ``train.jsonl``'s bytes, the base file's sha256 (the tokenizer), the settings that shape the
+    windows and :data:`FEATURES_VERSION`."""
+    digest = hashlib.sha256()
+    with (Path(args.data) / "train.jsonl").open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    shape = [FEATURES_VERSION, base_sha256, args.limit, args.max_tokens, args.negatives, args.seed]
+    digest.update(json.dumps(shape).encode())
+    path = out / f"features-{digest.hexdigest()[:16]}.npz"
+    if path.is_file():
+        return load_features(path)
+    features = make()
+    save_features(features, path)
     return features
 
 

@@ -244,3 +244,62 @@ def test_other_paragraph_questions_ask_a_near_miss_that_holds_no_answer(repo: Pa
     assert all(r["question"] == next(x for x in records if x["id"] + "#other" == r["id"])["question"] for r in out)
     assert other_paragraph_questions(records, 1.0, "seed") == out
     assert other_paragraph_questions(records, 0.0, "seed") == []
+
+
+def test_training_windows_round_trip_through_their_cache(repo: Path, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.syspath_prepend(str(repo / "training"))
+    from squad import Feature, load_features, save_features
+
+    from citeqa.reader.windows import Window
+
+    def window(passage: int, ids: list[int], starts: list[int]) -> Window:
+        ends = [s + 3 if s >= 0 else -1 for s in starts]
+        return Window(passage, *(np.array(v, dtype=np.int64) for v in (ids, starts, ends)))
+
+    made = [
+        Feature(window(0, [0, 9, 2, 2, 70000, 51, 2], [-1, -1, -1, -1, 0, 4, -1]), 4, 5, True),
+        Feature(window(0, [0, 9, 2, 2, 8, 2], [-1, -1, -1, -1, 9, -1]), 0, 0, True),
+        Feature(window(3, [0, 9, 2, 2, 2], [-1, -1, -1, -1, -1]), 0, 0, False),
+    ]
+    path = tmp_path / "features.npz"
+    save_features(made, path)
+    back = load_features(path)
+    assert [(f.start, f.end, f.answerable, f.window.passage) for f in back] == [
+        (f.start, f.end, f.answerable, f.window.passage) for f in made
+    ]
+    for a, b in zip(made, back):
+        for name in ("ids", "starts", "ends"):
+            assert getattr(b.window, name).dtype == np.int64
+            assert np.array_equal(getattr(a.window, name), getattr(b.window, name))
+    assert not list(tmp_path.glob("*.tmp*"))
+
+
+def test_training_windows_are_made_again_when_the_data_changes(repo: Path, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.syspath_prepend(str(repo / "training"))
+    import argparse
+
+    from squad import Feature
+    from train import _cached_features
+
+    from citeqa.reader.windows import Window
+
+    data, out = tmp_path / "data", tmp_path / "out"
+    data.mkdir()
+    out.mkdir()
+    (data / "train.jsonl").write_text('{"id": "a"}\n')
+    args = argparse.Namespace(data=str(data), limit=None, max_tokens=192, negatives=0.35, seed=13)
+    calls: list[int] = []
+
+    def make() -> list[Feature]:
+        calls.append(1)
+        ids = np.arange(5, dtype=np.int64)
+        return [Feature(Window(0, ids, ids - 2, ids - 1), len(calls), len(calls), True)]
+
+    assert _cached_features(out, "base", make, args)[0].start == 1
+    assert _cached_features(out, "base", make, args)[0].start == 1  # from the cache
+    assert len(calls) == 1
+    (data / "train.jsonl").write_text('{"id": "b"}\n')
+    assert _cached_features(out, "base", make, args)[0].start == 2  # other data: made again
+    assert _cached_features(out, "base", make, argparse.Namespace(**{**vars(args), "max_tokens": 128}))[0].start == 3
+    assert _cached_features(out, "other base", make, args)[0].start == 4
+    assert len(calls) == 4
