@@ -15,7 +15,6 @@ is shared with retrieval); the 12 encoder layers and the span head are trained.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import sys
@@ -44,6 +43,7 @@ from citeqa.reader.e5_file import read_e5
 from citeqa.reader.tokenizer import E5Tokenizer
 from citeqa.reader.torch_model import base_state, build_reader
 from citeqa.reader.windows import batch_arrays
+from citeqa.records import content_id, sha256_file
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -163,13 +163,9 @@ def _cached_features(out: Path, base_sha256: str, make, args: argparse.Namespace
     takes minutes of one core at every restart, loading them seconds. The key hashes
     ``train.jsonl``'s bytes, the base file's sha256 (the tokenizer), the settings that shape the
     windows and :data:`FEATURES_VERSION`."""
-    digest = hashlib.sha256()
-    with (Path(args.data) / "train.jsonl").open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    shape = [FEATURES_VERSION, base_sha256, args.limit, args.max_tokens, args.negatives, args.seed]
-    digest.update(json.dumps(shape).encode())
-    path = out / f"features-{digest.hexdigest()[:16]}.npz"
+    data = sha256_file(Path(args.data) / "train.jsonl")
+    key = content_id(FEATURES_VERSION, data, base_sha256, args.limit, args.max_tokens, args.negatives, args.seed)
+    path = out / f"features-{key}.npz"
     if path.is_file():
         return load_features(path)
     features = make()
