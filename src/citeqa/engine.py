@@ -21,6 +21,7 @@ from citeqa.embedding import Embedder, encode_queries, load_embedder, token_coun
 from citeqa.errors import ConfigError
 from citeqa.index.manifest import check_model
 from citeqa.index.store import IndexData, load_index
+from citeqa.qa.backend import question_deadline
 from citeqa.qa.pipeline import AnswerPipeline, Trace
 from citeqa.qa.scoring import has_reader_weights
 from citeqa.qa.settings import AnswerSettings
@@ -71,6 +72,11 @@ def open_data(index_dir: Path, backend: str | None = None) -> IndexData:
     return PostgresBackend(backend)  # type: ignore[return-value]  # not an IndexData, but it answers the calls the engine makes
 
 
+#: Seconds one question (or claim) may take before a remote backend gives up on it
+#: (:func:`~citeqa.qa.backend.question_deadline`; ``citeqa ask/check/eval/serve --question-timeout``).
+QUESTION_TIMEOUT_S = 30.0
+
+
 class Engine:
     """Answers questions from one index. Thread-safe for concurrent ``ask`` calls, whose model calls
     take turns in ``work`` (:class:`~citeqa.qa.work.WorkQueue`: the least-served question
@@ -79,7 +85,8 @@ class Engine:
     (:func:`~citeqa.claims.thresholds.fitted_thresholds`). ``data``, the index, is the engine's own
     from then on: callers read it through :attr:`documents`, :attr:`manifest` and the other
     queries, and change it through :meth:`add` and :meth:`remove`, which hand back the engine over
-    the new generation."""
+    the new generation. ``question_timeout_s``: how long one question may wait on a remote backend
+    (None: no limit; a local index has nothing to wait on)."""
 
     def __init__(
         self,
@@ -90,8 +97,10 @@ class Engine:
         reader: Reader | None = None,
         work: WorkQueue | None = None,
         claims: ClaimThresholds | None = None,
+        question_timeout_s: float | None = QUESTION_TIMEOUT_S,
     ) -> None:
         self._data = data
+        self.question_timeout_s = question_timeout_s
         self._claims = claims
         self.embedder = embedder
         self.index_dir = index_dir
@@ -110,6 +119,7 @@ class Engine:
         overrides: Mapping[str, Any] | None = None,
         embedder_factory: Callable[[str], Embedder] = load_embedder,
         backend: str | None = None,
+        question_timeout_s: float | None = QUESTION_TIMEOUT_S,
     ) -> Engine:
         """Open an index; ``model`` (if given) must be the one it was built with. ``reader``:
         "auto" uses the trained reader where a scorer was fitted with it for the model, "on"
@@ -120,7 +130,8 @@ class Engine:
         Without ``embedder``, ``embedder_factory`` makes the one for the model (the CLI's tests
         pass a model-free one). ``backend``: PostgreSQL shards (``postgresql://...``, see
         :mod:`citeqa.pg`) instead of the ``index_dir`` folder; documents are then added with
-        ``citeqa index --backend``, not through this engine (its ``index_dir`` is None)."""
+        ``citeqa index --backend``, not through this engine (its ``index_dir`` is None);
+        ``question_timeout_s``: how long one question may wait on it."""
         data = open_data(Path(index_dir), backend)
         check_model(data.manifest, model)
         chosen = make_reader(data.manifest.model, reader)
@@ -130,7 +141,15 @@ class Engine:
         if embedder is None:
             embedder = embedder_factory(data.manifest.model if model is None else model)
         folder = Path(index_dir) if backend is None else None
-        return cls(data, embedder, settings.answer, folder, chosen, claims=settings.claims)
+        return cls(
+            data,
+            embedder,
+            settings.answer,
+            folder,
+            chosen,
+            claims=settings.claims,
+            question_timeout_s=question_timeout_s,
+        )
 
     @property
     def settings(self) -> AnswerSettings:
@@ -197,14 +216,31 @@ class Engine:
         if self.index_dir is None and reopen is None:
             return self
         data = load_index(self.index_dir) if self.index_dir is not None else reopen()  # type: ignore[misc]  # reopen is not None here
-        return Engine(data, self.embedder, self.settings, self.index_dir, self.reader, self.work, self._claims)
+        return Engine(
+            data,
+            self.embedder,
+            self.settings,
+            self.index_dir,
+            self.reader,
+            self.work,
+            self._claims,
+            self.question_timeout_s,
+        )
 
     def without_reader(self) -> Engine:
         """This engine as ``reader="off"`` makes it: the same index, model and settings, with the
         scorer fitted without the reader (``citeqa serve`` falls back to it when the reader cannot load)."""
         scoring = AnswerSettings.for_model(self._data.manifest.model, reader=False).scoring
         kept = replace(self.settings, scoring=scoring)
-        return Engine(self._data, self.embedder, kept, self.index_dir, None, claims=self._claims)
+        return Engine(
+            self._data,
+            self.embedder,
+            kept,
+            self.index_dir,
+            None,
+            claims=self._claims,
+            question_timeout_s=self.question_timeout_s,
+        )
 
     def adjusted(self, settings: AnswerSettings | None = None, reader: Reader | None = None) -> Engine:
         """This engine over the same index, models and work queue with other ``settings`` and/or another
@@ -212,7 +248,9 @@ class Engine:
         and the tests try variants of one open index."""
         chosen = reader if reader is not None else self.reader
         kept = settings if settings is not None else self.settings
-        return Engine(self._data, self.embedder, kept, self.index_dir, chosen, self.work, self._claims)
+        return Engine(
+            self._data, self.embedder, kept, self.index_dir, chosen, self.work, self._claims, self.question_timeout_s
+        )
 
     def question_language(self, question: str, history: Sequence[str] = (), page_lang: str | None = None) -> str:
         """The language a question is answered in (see :meth:`AnswerPipeline.question_language`)."""
@@ -243,6 +281,10 @@ class Engine:
     ) -> ClaimCheck:
         """Check ``claim`` against the documents: ``supported``, ``conflicting`` or ``not_found``,
         with up to ``k`` passages that bear on it (see :mod:`citeqa.claims.check`); ``page_lang`` as for :meth:`ask`."""
+        with question_deadline(self.question_timeout_s):
+            return self._check(claim, k, thresholds, page_lang)
+
+    def _check(self, claim: str, k: int, thresholds: ClaimThresholds | None, page_lang: str | None) -> ClaimCheck:
         from citeqa.claims.check import check_claim, claim_thresholds
         from citeqa.claims.parts import analyse_claim
         from citeqa.claims.reading import ReadingRule, ValueReading, judge_block, read_claim, reading_rule
@@ -295,7 +337,8 @@ class Engine:
         page_lang: str | None = None,
     ) -> Trace:
         """Every step of answering ``question``: language, query, hits, scored spans, choice, record."""
-        return self.pipeline.run(question, history, k, language, page_lang)
+        with question_deadline(self.question_timeout_s):
+            return self.pipeline.run(question, history, k, language, page_lang)
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
         """The questions' vectors as the engine searches with them (one L2-normalised row per text),

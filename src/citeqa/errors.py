@@ -75,6 +75,11 @@ class ShardError(IndexStoreError):
     shard has its part, and a restarted node serves it again."""
 
 
+class QuestionTimeoutError(ShardError):
+    """A question ran past its time limit (``--question-timeout``) while it waited on a shard: the
+    statement was cancelled; the index is untouched and the next question is answered as usual."""
+
+
 class RayBuildError(CiteqaError):
     """``citeqa index --ray`` cannot run (Ray missing, cluster unreachable) or failed (a worker
     died); nothing replaced the live index."""

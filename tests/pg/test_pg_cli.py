@@ -114,3 +114,20 @@ def test_serve_answers_from_the_shards_without_uploads(
     argv = ["serve", "--index", "nowhere", "--corpus", str(fixture_corpus), "--backend", pg_spec]
     assert keyword_cli([*argv, "--port", str(free_port())]) == 0
     assert seen["corpus_dir"] is None and seen["answer"] == "faro.txt"
+
+
+def test_a_question_past_its_time_limit_is_one_line_and_exit_2(
+    keyword_cli, capsys, fixture_corpus: Path, tmp_path: Path, pg_spec: str
+):
+    index = str(tmp_path / "index")
+    assert keyword_cli(["index", "--corpus", str(fixture_corpus), "--index", index, "--backend", pg_spec]) == 0
+    capsys.readouterr()
+    assert keyword_cli(["ask", "--backend", pg_spec, "--question-timeout", "0.000001", QUESTION]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("citeqa: error: the question ran past its 1e-06 s limit while postgres shard ")
+    assert keyword_cli(["ask", "--backend", pg_spec, "--question-timeout", "20", "--json", QUESTION]) == 0
+    assert json.loads(capsys.readouterr().out)["citations"]
+    with pytest.raises(SystemExit) as refused:
+        keyword_cli(["ask", "--backend", pg_spec, "--question-timeout", "0", QUESTION])
+    assert refused.value.code == 2 and "must be a positive number of seconds" in capsys.readouterr().err

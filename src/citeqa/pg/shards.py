@@ -16,7 +16,9 @@ that names it by number and ``host:port/database`` (never the password).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import itertools
+import math
 import os
 import threading
 import time
@@ -27,7 +29,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from citeqa.errors import ConfigError, ShardError
+from citeqa.errors import ConfigError, QuestionTimeoutError, ShardError
+from citeqa.qa.backend import Deadline, current_deadline
 
 T = TypeVar("T")
 SCHEMES = ("postgres://", "postgresql://")
@@ -46,6 +49,12 @@ REPLAYED_SQL = "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_ls
 #: serialization failure (on a hot standby: a statement cancelled by a conflict with recovery),
 #: deadlock detected (also a recovery conflict), a node shutting down, crashing or still starting.
 TRANSIENT = frozenset({"40001", "40P01", "57P01", "57P02", "57P03"})
+#: Lowers the statement timeout of one transaction to ``ms``, the milliseconds the question has left;
+#: never raises it (a shorter timeout the connection chose is kept; pg_settings has it in ms, 0: none).
+LOWER_TIMEOUT_SQL = (
+    "SELECT set_config('statement_timeout', (CASE WHEN setting::bigint > 0 THEN least(setting::bigint, %(ms)s)"
+    " ELSE %(ms)s END)::text, true) FROM pg_settings WHERE name = 'statement_timeout'"
+)
 #: Server settings people write as URL parameters, which libpq refuses: they go in ``options``.
 SERVER_SETTINGS = frozenset({"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"})
 #: query_canceled (a statement timeout, pg_cancel_backend): moves a read to another server, but is
@@ -207,25 +216,52 @@ class Shard:
         raised (one :class:`ShardError` naming the shard). A transient error from a live server
         (:func:`is_transient`) moves the read on the same way; on the primary, a broken connection or a
         :data:`TRANSIENT` SQLSTATE runs it once more on a new connection, if nothing failed before it in
-        this read. Any other error is raised at once. Reads only: running one twice is harmless."""
+        this read. Any other error is raised at once. Reads only: running one twice is harmless.
+        Inside a question's deadline each try gets what the question has left (:meth:`run`)."""
         now = time.monotonic()
         live = [r for r in self.readers if r.down_until <= now]
         turn = next(self._turn)
         failed = False
         for i in range(len(live)):
             try:
-                with live[(turn + i) % len(live)].connection(doing) as conn:
-                    return work(conn)
+                return live[(turn + i) % len(live)].run(doing, work)
             except ReplicaDown:
                 failed = True
         try:
-            with self.connection(doing) as conn:
-                return work(conn)
+            return self.run(doing, work)
         except Transient as exc:
             if failed or exc.canceled:
                 raise ShardError(str(exc)) from None
+        return self.run(doing, work)
+
+    def run(self, doing: str, work: Callable[[Any], T]) -> T:
+        """``work(connection)`` on this server. Inside a question's deadline
+        (:func:`~citeqa.qa.backend.question_deadline`) it runs in a transaction whose statement timeout
+        is what the question has left, and a statement cancelled by it, or a try begun too late, is
+        one :class:`QuestionTimeoutError` naming this server (the server is not skipped for it)."""
+        deadline = current_deadline()
+        if deadline is None:
+            with self.connection(doing) as conn:
+                return work(conn)
+        psycopg, _ = drivers()
         with self.connection(doing) as conn:
-            return work(conn)
+            left = math.ceil((deadline.end - time.monotonic()) * 1000)
+            if left <= 0:
+                raise self.late(deadline, doing)
+            try:
+                with conn.transaction():
+                    conn.execute(LOWER_TIMEOUT_SQL, {"ms": left})
+                    return work(conn)
+            except psycopg.errors.QueryCanceled:
+                if time.monotonic() < deadline.end:
+                    raise  # cancelled by something else: handled as before
+            raise self.late(deadline, doing)
+
+    def late(self, deadline: Deadline, doing: str) -> QuestionTimeoutError:
+        return QuestionTimeoutError(
+            f"the question ran past its {deadline.seconds:g} s limit while postgres {self.name} was {doing}; "
+            "ask again, or allow more with --question-timeout"
+        )
 
     def skip(self) -> None:
         """Skip this replica for a back-off: RETRY_S, doubled per failure in a row, at most RETRY_MAX_S."""
@@ -317,7 +353,8 @@ class Shards:
         chosen = list(shards if shards is not None else self.items)
         if len(chosen) == 1:
             return [work(chosen[0])]
-        futures = [self._pool.submit(work, s) for s in chosen]
+        # each in a copy of the caller's context: a question's deadline reaches every shard
+        futures = [self._pool.submit(contextvars.copy_context().run, work, s) for s in chosen]
         errors = [f.exception() for f in futures]
         for error in errors:
             if error is not None:

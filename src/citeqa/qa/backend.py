@@ -12,13 +12,21 @@ vectors are indexed by. Answering reads ``chunks`` and ``documents`` only by row
 (the hits' passages, the cited documents), never whole: a backend may keep its records
 remote and read them per question (PostgreSQL does); what answering needs of the whole
 collection it asks by method (:meth:`passage_langs`, :meth:`document_langs`, :meth:`first_passage`).
+
+A remote backend also bounds how long one question waits on it: the engine opens a
+:func:`question_deadline` around each question, and the backend gives each of its requests what
+is left (:func:`time_left`) and gives up with one error once nothing is (PostgreSQL: a statement
+timeout per statement, lowered to what the question has left). A local index has nothing to wait on.
 """
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
@@ -83,3 +91,42 @@ class RetrievalBackend(Protocol):
         """The first passage (by row) in ``lang``, None when there is none: a server's warm-up question,
         read alone (a remote backend must not scan the collection for it)."""
         ...
+
+
+class Deadline(NamedTuple):
+    """When the question being answered must end (``time.monotonic()``), and the limit it was given."""
+
+    end: float
+    seconds: float
+
+
+#: The deadline of the question this thread (or task) is answering; a backend's worker threads run
+#: in a copy of the caller's context (``contextvars.copy_context``), so they see it too.
+_DEADLINE: ContextVar[Deadline | None] = ContextVar("citeqa_question_deadline", default=None)
+
+
+@contextlib.contextmanager
+def question_deadline(seconds: float | None) -> Iterator[None]:
+    """While one question is answered: a remote backend gives up on it ``seconds`` from now (None:
+    no limit). Inside another question's deadline the earlier of the two ends it."""
+    if seconds is None:
+        yield
+        return
+    mine = Deadline(time.monotonic() + seconds, seconds)
+    outer = _DEADLINE.get()
+    token = _DEADLINE.set(mine if outer is None or mine.end < outer.end else outer)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def current_deadline() -> Deadline | None:
+    """The deadline of the question being answered here, None outside one."""
+    return _DEADLINE.get()
+
+
+def time_left() -> float | None:
+    """Seconds the question being answered may still wait on a backend (≤ 0: none; None: no limit)."""
+    deadline = _DEADLINE.get()
+    return None if deadline is None else deadline.end - time.monotonic()

@@ -7,6 +7,7 @@ is argparse's one-line usage error, before anything loads.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -73,7 +74,7 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ask", help="answer one question")
     common(p)
-    _reader_option(p)
+    _engine_options(p)
     p.add_argument("question")
     p.add_argument("-k", type=int, default=5, help="number of cited passages (default 5)")
     p.add_argument("--history", action="append", default=[], help="an earlier question (repeatable)")
@@ -81,7 +82,7 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="check a claim against the documents: supported, conflicting or not_found")
     common(p)
-    _reader_option(p)
+    _engine_options(p)
     p.add_argument("claim")
     p.add_argument("-k", type=int, default=5, help="number of passages shown (default 5)")
     _format_options(p, "the check record")
@@ -89,7 +90,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="evaluate on a QA file or a claim file (JSONL or CSV) or a SQuAD file")
     common(p)
     p.set_defaults(index=None)  # index/ for a QA file; --squad builds its own index unless --index is given
-    _reader_option(p)
+    _engine_options(p)
     p.add_argument(
         "qa_file",
         type=Path,
@@ -160,7 +161,7 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="start the chat UI")
     common(p, corpus=True)
-    _reader_option(p)
+    _engine_options(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
     p.add_argument("--port", type=_port, default=7860, help="port to listen on (default 7860)")
     p.add_argument(
@@ -290,7 +291,8 @@ def _upload_mb(value: str) -> float:
     return size
 
 
-def _reader_option(p: argparse.ArgumentParser) -> None:
+def _engine_options(p: argparse.ArgumentParser) -> None:
+    """What the commands that answer choose of their engine: the reader and a question's time limit."""
     p.add_argument(
         "--reader",
         choices=("auto", "on", "off"),
@@ -298,6 +300,24 @@ def _reader_option(p: argparse.ArgumentParser) -> None:
         help="the trained span reader: auto (on where it was fitted for the index's model: e5), on, "
         "or off (faster, rule-based short answers)",
     )
+    p.add_argument(
+        "--question-timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="with --backend: end a question (or claim) that has waited this long on the shards with a "
+        "one-line error (default: citeqa.engine.QUESTION_TIMEOUT_S, 30)",
+    )
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
+    if not 0 < seconds < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {value}")
+    return seconds
 
 
 def _auth_pair(value: str) -> tuple[str, str]:

@@ -120,8 +120,9 @@ def _default_embedder(model: str) -> Embedder:
 def _open_engine(args: argparse.Namespace, index: Path | None = None, embedder: Embedder | None = None) -> Engine:
     """The engine over ``index`` (default ``--index``, else index/) with ``embedder``, else the
     factory's embedder for the index's model (or ``--model``), and ``--reader``."""
-    from citeqa.engine import Engine
+    from citeqa.engine import QUESTION_TIMEOUT_S, Engine
 
+    timeout = getattr(args, "question_timeout", None)
     return Engine.open(
         index or args.index or Path("index"),
         model=args.model,
@@ -129,6 +130,7 @@ def _open_engine(args: argparse.Namespace, index: Path | None = None, embedder: 
         reader=getattr(args, "reader", "auto"),
         embedder_factory=args.embedder_factory,
         backend=args.backend if index is None else None,
+        question_timeout_s=QUESTION_TIMEOUT_S if timeout is None else timeout,
     )
 
 
