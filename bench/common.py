@@ -250,6 +250,13 @@ def recall_at(found: np.ndarray, exact: np.ndarray) -> float:
 # --------------------------------------------------------------------------- memory and ports
 
 
+def with_bench_path(src: Path | None = None) -> dict[str, str]:
+    """This process's environment with bench/ first on ``PYTHONPATH``, then ``src`` (default: the
+    ``PYTHONPATH`` already set): a measuring subprocess (``python -c SCRIPT``) imports this module."""
+    rest = str(src) if src is not None else os.environ.get("PYTHONPATH", "")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(BENCH), rest) if p)}
+
+
 def free_port() -> int:
     """A loopback TCP port nobody listens on now (the library's, which the PostgreSQL test nodes use)."""
     from citeqa.pg.nodes import free_port as library_free_port
@@ -260,6 +267,12 @@ def free_port() -> int:
 def rss_mb() -> float:
     """This process's resident memory now (``VmRSS``), in MB; 0.0 where ``/proc`` does not tell."""
     return _status_mb("self", "VmRSS:") or 0.0
+
+
+def status_mb(pid: int | str = "self") -> dict[str, float]:
+    """Resident memory now and at its peak (``VmRSS``, ``VmHWM``) of process ``pid``, in MB (0.0 where
+    ``/proc`` does not tell)."""
+    return {key: _status_mb(str(pid), f"{key}:") or 0.0 for key in ("VmRSS", "VmHWM")}
 
 
 def maxrss_mb() -> float:

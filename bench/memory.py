@@ -35,18 +35,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import load_questions, machine
+from common import load_questions, machine, status_mb
 from load import CORPUS, LOCAL_ENV, ROOT, Server, ensure_index, run_phase, summarize
-
-
-def status_mb(pid: int | str = "self") -> dict[str, float]:
-    """VmRSS and VmHWM of a process, in MB."""
-    out = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            out[key] = int(value.split()[0]) / 1024
-    return out
 
 
 def mappings(pid: int | str = "self", top: int = 10) -> list[tuple[str, float]]:

@@ -26,6 +26,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import with_bench_path  # common.py sits beside this script
+
 MEASURE = r"""
 import json, resource, sys, time
 from pathlib import Path
@@ -35,10 +38,7 @@ from citeqa.ingest import documents
 import bs4, lxml.etree, docx, ebooklib.epub, pypdf, charset_normalizer  # the parsers, as a warm server has them
 from citeqa.text.language import detect_lang
 detect_lang("warm up the language detector", "en")
-def rss():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
+from common import rss_mb as rss  # bench/ is on the measuring process's path
 base = rss()
 started = time.monotonic()
 try:
@@ -146,7 +146,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="citeqa-bench-parse-") as tmp:
         for path in cases(Path(tmp)):
             done = subprocess.run(
-                [sys.executable, "-c", MEASURE, mode, str(path)], capture_output=True, text=True, timeout=900
+                [sys.executable, "-c", MEASURE, mode, str(path)],
+                env=with_bench_path(),
+                capture_output=True,
+                text=True,
+                timeout=900,
             )
             if done.returncode != 0:
                 print(f"{path.name:34} failed: {done.stderr.strip().splitlines()[-1:]}")

@@ -31,6 +31,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import with_bench_path  # noqa: E402 - common.py sits beside this script
 
 #: Run in a fresh process with the backend to measure on PYTHONPATH: argv[1] the spec, argv[2] the questions file.
 _MEASURE = r"""
@@ -40,9 +41,7 @@ import faiss, psycopg, pgvector.psycopg  # imported before the first reading: wh
 from citeqa.qa.pipeline import AnswerPipeline
 from citeqa.pg.backend import PostgresBackend
 
-def rss():
-    with open("/proc/self/status") as fh:
-        return next(int(l.split()[1]) / 1024 for l in fh if l.startswith("VmRSS:"))
+from common import rss_mb as rss  # bench/ is on the measuring process's path
 
 spec, questions = sys.argv[1], json.load(open(sys.argv[2]))
 before = rss()
@@ -76,7 +75,7 @@ print(json.dumps(out))
 
 
 def measure(src: Path, spec: str, questions: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(src)}
+    env = with_bench_path(src)
     done = subprocess.run(
         [sys.executable, "-c", _MEASURE, spec, str(questions)], env=env, capture_output=True, text=True, check=True
     )

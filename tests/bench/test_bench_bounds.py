@@ -11,7 +11,8 @@ from tests.paths import REPO
 sys.path.insert(0, str(REPO / "bench"))
 
 from bounds import MAX_CHARS, MAX_K, MAX_TURNS, long_text, requests, summary
-from memory import mappings, status_mb
+from common import status_mb
+from memory import mappings
 
 from citeqa.app.web.validation import AskRequest
 
