@@ -16,6 +16,17 @@ warm p50/p95 (the second pass over the 167 benchmark and eval questions, one at 
 dense top 50, BM25 top 50, both (retrieval) and a whole answer (reader off, query vectors
 precomputed); recall@10 of HNSW against exact search on the same shards; memory per node
 (PSS of its processes) and the client's RSS.
+
+For a run that must fit a time budget (10^6 passages: every phase ~10x that of 10^5)::
+
+    ... bench/pg_scale.py --size 1000000 --questions 30 --hnsw-shards 2 \\
+        --cache out/faiss_vectors_e5.npz --out out/pg_scale_1m.json
+
+``--questions N`` times a fixed sample of N of the 167 questions (drawn with ``--seed``; the
+indices are in the output as ``question_sample``), ``--hnsw-shards`` the shard counts that also
+get the HNSW graph (default: all of ``--shards``; ``none``: exact mode only). The output is
+rewritten after the local index and after each shard count, so a run stopped early keeps
+what it measured.
 """
 
 from __future__ import annotations
@@ -158,7 +169,9 @@ def ef_sweep(spec: str, ef: int, exact, queries: np.ndarray) -> dict:
         approx.close()
 
 
-def shards_run(data, count: int, questions: list[str], queries: np.ndarray, parent: Path, efs=()) -> dict:
+def shards_run(
+    data, count: int, questions: list[str], queries: np.ndarray, parent: Path, efs=(), hnsw: bool = True
+) -> dict:
     from citeqa.pg.backend import PostgresBackend
     from citeqa.pg.nodes import local_cluster
     from citeqa.pg.publish import publish
@@ -177,6 +190,9 @@ def shards_run(data, count: int, questions: list[str], queries: np.ndarray, pare
         out["exact"] = latencies(backend, questions, queries)
         out["node_pss_mb_exact"] = [node_memory_mb(n) for n in nodes]
         print(json.dumps({"shards": count, "exact": out["exact"], "publish_s": out["publish_s"]}), flush=True)
+        if not hnsw:
+            backend.close()
+            return out
         t0 = time.perf_counter()
         publish(data, spec, ann="hnsw")  # the same documents: only the graph is built
         out["hnsw_build_s"] = time.perf_counter() - t0
@@ -191,6 +207,14 @@ def shards_run(data, count: int, questions: list[str], queries: np.ndarray, pare
     return out
 
 
+def sample(questions: list[str], queries: np.ndarray, count: int, seed: int) -> tuple[list[str], np.ndarray, list]:
+    """``count`` of the questions (and their vectors), drawn with ``seed``, in their order; all when 0."""
+    if not count or count >= len(questions):
+        return questions, queries, list(range(len(questions)))
+    chosen = sorted(np.random.default_rng(seed).choice(len(questions), count, replace=False).tolist())
+    return [questions[i] for i in chosen], queries[chosen], chosen
+
+
 def main(argv: list[str] | None = None) -> int:
     from ann_sweep import query_texts
     from faiss_million import embed
@@ -199,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--shards", default="1,2")
+    parser.add_argument("--hnsw-shards", help="the shard counts that also get HNSW (default: all; none: no HNSW)")
+    parser.add_argument("--questions", type=int, default=0, help="time a sample of this many questions (0: all)")
     parser.add_argument("--ef-search", default="", help="also recall@10 and dense latency at these hnsw.ef_search")
     parser.add_argument("--hnsw-m", type=int, default=None, help="the graph's m (default: citeqa.pg.publish's)")
     parser.add_argument("--hnsw-ef-construction", type=int, default=None)
@@ -213,6 +239,15 @@ def main(argv: list[str] | None = None) -> int:
         sentence_vectors, queries = cached["sentences"], cached["queries"]
     else:
         sentence_vectors, queries = embed(args.model, flat_sentences(corpus_sentences(ROOT / "corpus")), questions)
+        if args.cache:
+            args.cache.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(args.cache, sentences=sentence_vectors, queries=queries)
+    all_questions = len(questions)
+    questions, queries, chosen = sample(questions, queries, args.questions, args.seed)
+    shard_counts = [int(n) for n in args.shards.split(",") if n]
+    hnsw_counts = (
+        shard_counts if args.hnsw_shards is None else [int(n) for n in args.hnsw_shards.split(",") if n and n != "none"]
+    )
     from citeqa.pg import publish as publish_module
 
     publish_module.HNSW_M = args.hnsw_m or publish_module.HNSW_M
@@ -221,21 +256,30 @@ def main(argv: list[str] | None = None) -> int:
         "hnsw": [publish_module.HNSW_M, publish_module.HNSW_EF_CONSTRUCTION],
         "size": args.size,
         "questions": len(questions),
+        "questions_of": all_questions,
+        "question_sample": chosen if len(chosen) < all_questions else None,
+        "hnsw_shards": hnsw_counts,
         "loadavg_start": os.getloadavg(),
+        "runs": [],
     }
+    started = time.perf_counter()
+
+    def save() -> None:  # after each phase: a run stopped early keeps what it measured
+        report["wall_s"], report["loadavg_end"] = time.perf_counter() - started, os.getloadavg()
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
+
     t0 = time.perf_counter()
     data = synthetic_index(args.size, args.seed, sentence_vectors)
     report["local_build_s"] = time.perf_counter() - t0
     report["local"] = latencies(data, questions, queries)
     print(json.dumps({"local": report["local"], "build_s": report["local_build_s"]}), flush=True)
-    report["runs"] = [
-        shards_run(data, int(n), questions, queries, args.out.parent, [int(e) for e in args.ef_search.split(",") if e])
-        for n in args.shards.split(",")
-        if n
-    ]
-    report["loadavg_end"] = os.getloadavg()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    save()
+    efs = [int(e) for e in args.ef_search.split(",") if e]
+    for n in shard_counts:
+        report["runs"].append(shards_run(data, n, questions, queries, args.out.parent, efs, n in hnsw_counts))
+        report["runs"][-1]["loadavg_end"] = os.getloadavg()
+        save()
     print(f"wrote {args.out}")
     return 0
 

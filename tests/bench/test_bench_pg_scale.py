@@ -23,7 +23,11 @@ def test_the_bench_reports_every_figure_of_docs_scale(tmp_path: Path, load_scrip
         "--size",
         "300",
         "--shards",
+        "1,2",
+        "--hnsw-shards",
         "2",
+        "--questions",
+        "20",
         "--ef-search",
         "40",
         "--cache",
@@ -33,7 +37,9 @@ def test_the_bench_reports_every_figure_of_docs_scale(tmp_path: Path, load_scrip
     ]
     assert bench.main(argv) == 0
     report = json.loads(out.read_text(encoding="utf-8"))
-    (run,) = report["runs"]
+    exact_only, run = report["runs"]
+    assert exact_only["shards"] == 1 and "exact" in exact_only and "hnsw" not in exact_only  # --hnsw-shards 2
+    assert report["questions"] == 20 and report["questions_of"] == 167 and len(report["question_sample"]) == 20
     assert run["shards"] == 2 and len(run["sizes"]) == 2 and len(run["node_pss_mb_exact"]) == 2
     assert 0 <= run["recall_at_10"] <= 1 and set(run["exact"]) == {"dense", "lexical", "retrieval", "answer"}
     assert set(report["local"]["answer"]) == {"p50_ms", "p95_ms"}
