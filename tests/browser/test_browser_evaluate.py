@@ -35,6 +35,13 @@ def page(chromium: tuple[str, list[str]]):
         page = browser.new_page(viewport={"width": 1280, "height": 1100}, accept_downloads=True)
         page.dialogs = []  # type: ignore[attr-defined]
         page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))  # type: ignore[attr-defined]
+        page.console = []  # type: ignore[attr-defined]  # what an upload that never shows left behind
+        page.on("console", lambda m: page.console.append(f"{m.type}: {m.text}"[:300]))  # type: ignore[attr-defined]
+        page.on("requestfailed", lambda r: page.console.append(f"request failed: {r.method} {r.url} {r.failure}"))  # type: ignore[attr-defined]
+        page.on(  # type: ignore[attr-defined]
+            "response",
+            lambda r: page.console.append(f"{r.status} {r.request.method} {r.url}") if r.status >= 400 else None,
+        )
         yield page
         browser.close()
 
@@ -51,9 +58,18 @@ UPLOAD_SHOWN_MS = 120_000
 
 
 def upload(page, box: str, path: Path) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page.locator(f"#{box}").get_by_text("Drop File Here").wait_for()  # mounted, visible and empty
     page.locator(f"#{box} input[type=file]").set_input_files(str(path))
-    page.locator(f"#{box}").get_by_text(path.name).first.wait_for(timeout=UPLOAD_SHOWN_MS)
+    try:
+        page.locator(f"#{box}").get_by_text(path.name).first.wait_for(timeout=UPLOAD_SHOWN_MS)
+    except PlaywrightTimeout:  # say what the page showed and logged: this has failed in whole-suite runs only
+        shown = page.locator(f"#{box}").inner_text()
+        raise AssertionError(
+            f"{path.name} not shown in #{box} after {UPLOAD_SHOWN_MS} ms; the box shows {shown!r}; "
+            f"dialogs {page.dialogs}; console and failed requests {page.console[-20:]}"
+        ) from None
 
 
 def status_holds(page, text: str) -> None:
