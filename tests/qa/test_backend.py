@@ -5,21 +5,20 @@ from __future__ import annotations
 import contextvars
 import threading
 
-from citeqa.qa.backend import current_deadline, question_deadline, time_left
+from citeqa.qa.backend import current_deadline, question_deadline
 
 
 def test_no_deadline_outside_a_question_or_without_a_limit():
-    assert current_deadline() is None and time_left() is None
+    assert current_deadline() is None
     with question_deadline(None):
-        assert time_left() is None
+        assert current_deadline() is None
 
 
 def test_a_deadline_counts_down_and_ends_with_its_question():
     with question_deadline(60):
-        left = time_left()
-        assert left is not None and 0 < left <= 60
-        assert current_deadline().seconds == 60  # type: ignore[union-attr]
-    assert time_left() is None
+        deadline = current_deadline()
+        assert deadline is not None and deadline.seconds == 60 and 0 < deadline.left() <= 60
+    assert current_deadline() is None
 
 
 def test_the_earlier_of_nested_deadlines_ends_the_question():
@@ -33,8 +32,8 @@ def test_the_earlier_of_nested_deadlines_ends_the_question():
 
 def test_an_expired_deadline_leaves_nothing():
     with question_deadline(0):
-        left = time_left()
-        assert left is not None and left <= 0
+        deadline = current_deadline()
+        assert deadline is not None and deadline.left() <= 0
 
 
 def test_a_thread_run_in_a_copy_of_the_context_sees_the_deadline():

@@ -245,7 +245,7 @@ class Shard:
                 return work(conn)
         psycopg, _ = drivers()
         with self.connection(doing) as conn:
-            left = math.ceil((deadline.end - time.monotonic()) * 1000)
+            left = math.ceil(deadline.left() * 1000)
             if left <= 0:
                 raise self.late(deadline, doing)
             try:
@@ -253,7 +253,7 @@ class Shard:
                     conn.execute(LOWER_TIMEOUT_SQL, {"ms": left})
                     return work(conn)
             except psycopg.errors.QueryCanceled:
-                if time.monotonic() < deadline.end:
+                if deadline.left() > 0:
                     raise  # cancelled by something else: handled as before
             raise self.late(deadline, doing)
 

@@ -15,7 +15,7 @@ collection it asks by method (:meth:`passage_langs`, :meth:`document_langs`, :me
 
 A remote backend also bounds how long one question waits on it: the engine opens a
 :func:`question_deadline` around each question, and the backend gives each of its requests what
-is left (:func:`time_left`) and gives up with one error once nothing is (PostgreSQL: a statement
+is left (:meth:`Deadline.left`) and gives up with one error once nothing is (PostgreSQL: a statement
 timeout per statement, lowered to what the question has left). A local index has nothing to wait on.
 """
 
@@ -99,6 +99,10 @@ class Deadline(NamedTuple):
     end: float
     seconds: float
 
+    def left(self) -> float:
+        """Seconds the question may still wait on a backend (≤ 0: none)."""
+        return self.end - time.monotonic()
+
 
 #: The deadline of the question this thread (or task) is answering; a backend's worker threads run
 #: in a copy of the caller's context (``contextvars.copy_context``), so they see it too.
@@ -124,9 +128,3 @@ def question_deadline(seconds: float | None) -> Iterator[None]:
 def current_deadline() -> Deadline | None:
     """The deadline of the question being answered here, None outside one."""
     return _DEADLINE.get()
-
-
-def time_left() -> float | None:
-    """Seconds the question being answered may still wait on a backend (≤ 0: none; None: no limit)."""
-    deadline = _DEADLINE.get()
-    return None if deadline is None else deadline.end - time.monotonic()
