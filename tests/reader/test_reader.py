@@ -303,3 +303,37 @@ def test_training_windows_are_made_again_when_the_data_changes(repo: Path, monke
     assert _cached_features(out, "base", make, argparse.Namespace(**{**vars(args), "max_tokens": 128}))[0].start == 3
     assert _cached_features(out, "other base", make, args)[0].start == 4
     assert len(calls) == 4
+
+
+def test_checkpoint_averaging_is_the_element_wise_mean(repo: Path, monkeypatch) -> None:
+    monkeypatch.syspath_prepend(str(repo / "training"))
+    from average import average
+
+    a = {"w": np.array([[1.0, 2.0]], dtype=np.float32), "b": np.array([0.0], dtype=np.float32)}
+    b = {"w": np.array([[3.0, 6.0]], dtype=np.float32), "b": np.array([1.0], dtype=np.float32)}
+    mean = average([a, b])
+    assert np.array_equal(mean["w"], np.array([[2.0, 4.0]], dtype=np.float32)) and mean["w"].dtype == np.float32
+    assert np.array_equal(mean["b"], np.array([0.5], dtype=np.float32))
+    with pytest.raises(SystemExit, match="different tensors"):
+        average([a, {"w": b["w"]}])
+
+
+def test_averaged_checkpoints_are_written_for_export(repo: Path, monkeypatch, tmp_path: Path) -> None:
+    """Checkpoints in, one file out that ``training/export.py --checkpoint`` reads (its ``model``),
+    the frozen embeddings of a checkpoint left out, the sources named."""
+    import torch
+
+    monkeypatch.syspath_prepend(str(repo / "training"))
+    from average import main
+
+    paths = []
+    for i, value in enumerate((1.0, 2.0, 6.0)):
+        state = {"qa_outputs.bias": torch.full((2,), value), "bert.embeddings.LayerNorm.bias": torch.zeros(3)}
+        paths.append(tmp_path / f"c{i}.pt")
+        torch.save({"model": state, "step": i}, paths[-1])
+    out = tmp_path / "avg" / "mean.pt"
+    main([*map(str, paths), "--out", str(out)])
+    saved = torch.load(out, weights_only=True)
+    assert set(saved["model"]) == {"qa_outputs.bias"}
+    assert torch.equal(saved["model"]["qa_outputs.bias"], torch.full((2,), 3.0))
+    assert saved["averaged"] == [str(p) for p in paths]
