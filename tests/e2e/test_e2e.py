@@ -45,12 +45,12 @@ def test_unanswerable_question_abstains_with_closest_passages(real_engine: Engin
 #: Overall numbers of `citeqa eval eval/qa.jsonl` quoted in the README; the test allows
 #: a small margin for floating-point and library-version noise, not for regressions.
 REPORTED = {
-    "hit1": 0.885,
+    "hit1": 0.876,
     "hit5": 0.973,
-    "accuracy": 0.814,
-    "short_accuracy": 0.664,
-    "exact_match": 0.611,
-    "f1": 0.691,
+    "accuracy": 0.788,
+    "short_accuracy": 0.690,
+    "exact_match": 0.637,
+    "f1": 0.704,
     "lang_first": 1.000,
     "abstain_recall": 0.458,
 }
@@ -83,7 +83,7 @@ def test_dev_set_numbers_do_not_drop(qa_results: list):
     overall = ev.summarize(qa_results).overall
     for name, value in REPORTED.items():
         assert getattr(overall, name) >= value - MARGIN, name
-    assert overall.false_abstention <= 0.071 + MARGIN
+    assert overall.false_abstention <= 0.053 + MARGIN
     assert overall.citation_exact == 1.0
     assert overall.answer_len < 200
 
@@ -98,7 +98,7 @@ def test_second_dev_set_numbers_do_not_drop(dev2_results: list):
     assert overall.citation_exact == 1.0
 
 
-DEV2_REPORTED = {"hit1": 0.847, "hit5": 0.976, "accuracy": 0.753, "short_accuracy": 0.682, "exact_match": 0.624}
+DEV2_REPORTED = {"hit1": 0.824, "hit5": 0.976, "accuracy": 0.753, "short_accuracy": 0.659, "exact_match": 0.647}
 
 
 def same_records(got: dict, expected: dict) -> bool:
