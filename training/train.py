@@ -7,7 +7,8 @@ run it again with the same arguments to go on from the last checkpoint (the data
 learning-rate schedule and the random state resume exactly). Where the checkpoint is lost but
 a milestone was exported, ``--init DELTA --init-step N`` goes on from the shipped weights at
 step N: the same data order and schedule, fresh optimiser moments (re-warmed over ``--rewarm``
-steps), weights as exported (int8 changes). Logs loss and dev F1 to
+steps), weights as exported (int8 changes). ``--keep-every N`` also keeps the weights of every
+Nth step (``weights-STEP.pt``) for ``training/average.py``. Logs loss and dev F1 to
 ``log.jsonl``. The word embeddings stay frozen (they are most of the model and the base
 is shared with retrieval); the 12 encoder layers and the span head are trained.
 """
@@ -101,6 +102,8 @@ def main(argv: list[str] | None = None) -> None:
             losses, tokens, clock = [], 0, time.monotonic()
         if step % args.save_every == 0 or step == steps_total:
             _save(out / "checkpoint.pt", model, opt, sched, step)
+        if args.keep_every and step % args.keep_every == 0:
+            _keep(out / f"weights-{step}.pt", model, step)
             if step % args.eval_every == 0 or step == steps_total:
                 _log(out, {"step": step, **_evaluate(model, tok, dev)})
                 model.train()
@@ -132,6 +135,12 @@ def _parser() -> argparse.ArgumentParser:
         "--dev-unanswerable", type=int, default=60, help="unanswerable dev questions per language that has them"
     )
     p.add_argument("--save-every", type=int, default=50)
+    p.add_argument(
+        "--keep-every",
+        type=int,
+        default=0,
+        help="also keep the weights every N steps (weights-STEP.pt), to average later",
+    )
     p.add_argument("--eval-every", type=int, default=200)
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--threads", type=int, default=2)
@@ -282,6 +291,14 @@ def _save(path: Path, model, opt, sched, step: int) -> None:
     }
     tmp = path.with_suffix(".tmp")
     torch.save(state, tmp)
+    tmp.replace(path)
+
+
+def _keep(path: Path, model, step: int) -> None:
+    """The trained weights alone (no optimiser state): a point of the run for ``training/average.py``."""
+    trainable = {k: v for k, v in model.state_dict().items() if not k.startswith("bert.embeddings.")}
+    tmp = path.with_suffix(".tmp")
+    torch.save({"model": trainable, "step": step}, tmp)
     tmp.replace(path)
 
 

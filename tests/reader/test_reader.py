@@ -337,3 +337,22 @@ def test_averaged_checkpoints_are_written_for_export(repo: Path, monkeypatch, tm
     assert set(saved["model"]) == {"qa_outputs.bias"}
     assert torch.equal(saved["model"]["qa_outputs.bias"], torch.full((2,), 3.0))
     assert saved["averaged"] == [str(p) for p in paths]
+
+
+def test_kept_weights_are_a_point_the_averaging_reads(repo: Path, monkeypatch, tmp_path: Path) -> None:
+    import torch
+
+    monkeypatch.syspath_prepend(str(repo / "training"))
+    from average import trained_tensors
+    from train import _keep
+
+    model = torch.nn.Module()
+    model.bert = torch.nn.Module()
+    model.bert.embeddings = torch.nn.Linear(2, 2)
+    model.qa_outputs = torch.nn.Linear(2, 2)
+    _keep(tmp_path / "weights-200.pt", model, 200)
+    assert torch.load(tmp_path / "weights-200.pt", weights_only=True)["step"] == 200
+    kept = trained_tensors(tmp_path / "weights-200.pt", {}, "")
+    assert set(kept) == {"qa_outputs.weight", "qa_outputs.bias"}
+    assert np.array_equal(kept["qa_outputs.weight"], model.qa_outputs.weight.detach().numpy())
+    assert not list(tmp_path.glob("*.tmp"))
