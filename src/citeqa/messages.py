@@ -126,7 +126,7 @@ def claim_message(
     subject: str | None = None,
     value_missing: bool = False,
 ) -> str:
-    """The verdict as one sentence in ``lang``; a conflict names both values. ``not_found`` with the
+    """The verdict as one sentence in ``lang``; a conflict names both values where it has them. ``not_found`` with the
     claim's ``subject`` (the documents mention it) says so instead of "nothing speaks to this claim":
     "… mention “X”, but not this value" (``value_missing``: no retrieved sentence states the claim's
     values, and the reader read none back), else "… mention “X”, but do not confirm this claim"."""
@@ -138,8 +138,8 @@ def claim_message(
     if verdict == "supported":  # the value when it is written out ("744 billion"), not an ellipsis ("the third")
         shown = doc_value if doc_value and any(c.isdigit() for c in doc_value) else None
         return lab["supported_value"].format(doc=shown) if shown else lab["supported_msg"]
-    if verdict == "conflicting":
-        return lab["conflicting_msg"].format(doc="?", claim="?")
+    if verdict == "conflicting":  # a conflict without both values (the judge's, on a sentence): none to name
+        return lab["conflicting_plain"]
     return lab["not_found_msg"]
 
 

@@ -191,6 +191,15 @@ def test_messages_in_the_claims_language_name_both_values():
     assert "respaldan" in claim_message("supported", "es")
 
 
+@pytest.mark.parametrize("lang", ["ca", "de", "en", "es", "fr", "it", "pt"])
+def test_a_conflict_without_both_values_is_said_without_placeholders(lang: str):
+    """A conflict the judge finds on a sentence may have no value read on either side: it is said
+    plainly, never as "the documents say “?”, not “?”"."""
+    for claim_value, doc_value in [(None, None), ("800", None), (None, "744")]:
+        said = claim_message("conflicting", lang, claim_value, doc_value)
+        assert said and "?" not in said and "{" not in said
+
+
 def test_clean_claim_refuses_empty_and_long_claims_in_one_line():
     with pytest.raises(QuestionError, match="^the claim is empty; type a claim$"):
         clean_claim(" \n\t ")
