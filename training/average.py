@@ -25,7 +25,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from squad import load_examples
-from train import _dev_sample, _evaluate
+from train import _dev_sample, _evaluate, _parser
 
 from citeqa.reader.delta import read_delta
 from citeqa.reader.e5_file import read_e5
@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.dev is None:
         return
     tok = E5Tokenizer(weights.vocab)
-    dev = _dev_sample(load_examples(args.dev / "dev.jsonl"), 400, 60, 13)
+    run = _parser().parse_args(["--data", str(args.dev), "--out", "-"])  # train.py's own dev sample settings
+    dev = _dev_sample(load_examples(args.dev / "dev.jsonl"), run.dev_questions, run.dev_unanswerable, run.seed)
     scored = list(zip(sources, states)) if args.each else []
     for name, state in [*scored, ("mean", mean)]:
         scores = _evaluate(build_reader(weights, state), tok, dev)

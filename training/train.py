@@ -100,10 +100,10 @@ def main(argv: list[str] | None = None) -> None:
                 },
             )
             losses, tokens, clock = [], 0, time.monotonic()
-        if step % args.save_every == 0 or step == steps_total:
-            _save(out / "checkpoint.pt", model, opt, sched, step)
         if args.keep_every and step % args.keep_every == 0:
             _keep(out / f"weights-{step}.pt", model, step)
+        if step % args.save_every == 0 or step == steps_total:
+            _save(out / "checkpoint.pt", model, opt, sched, step)
             if step % args.eval_every == 0 or step == steps_total:
                 _log(out, {"step": step, **_evaluate(model, tok, dev)})
                 model.train()
@@ -281,24 +281,29 @@ def _resume(path: Path, model, opt, sched) -> int:
 
 
 def _save(path: Path, model, opt, sched, step: int) -> None:
-    trainable = {k: v for k, v in model.state_dict().items() if not k.startswith("bert.embeddings.")}
     state = {
-        "model": trainable,
+        "model": _trainable(model),
         "opt": opt.state_dict(),
         "sched": sched.state_dict(),
         "rng": torch.get_rng_state(),
         "step": step,
     }
-    tmp = path.with_suffix(".tmp")
-    torch.save(state, tmp)
-    tmp.replace(path)
+    _write(state, path)
 
 
 def _keep(path: Path, model, step: int) -> None:
     """The trained weights alone (no optimiser state): a point of the run for ``training/average.py``."""
-    trainable = {k: v for k, v in model.state_dict().items() if not k.startswith("bert.embeddings.")}
+    _write({"model": _trainable(model), "step": step}, path)
+
+
+def _trainable(model) -> dict:
+    return {k: v for k, v in model.state_dict().items() if not k.startswith("bert.embeddings.")}
+
+
+def _write(state: dict, path: Path) -> None:
+    """``torch.save`` through a temporary file, so that a run killed mid-write leaves the old file."""
     tmp = path.with_suffix(".tmp")
-    torch.save({"model": trainable, "step": step}, tmp)
+    torch.save(state, tmp)
     tmp.replace(path)
 
 
