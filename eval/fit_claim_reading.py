@@ -13,8 +13,8 @@ and one short one per value read asking who holds it. Claims are split into ``--
 same folds as ``eval/fit_claims.py``); on the other folds, the judge's thresholds are fitted twice
 (as today, calling no not_found claim supported on its training claims, and without that
 condition), then the rule that combines a judge with the readings (form, support and conflict
-modes, margins) is chosen on the same training claims: the most accurate that calls no
-not_found or conflicting claim supported there, the middle of the tie. The held-out fold is
+modes, margins, and a veto of the judge's conflict by values read back surely) is chosen on the
+same training claims: the most accurate that calls no not_found or conflicting claim supported there, the middle of the tie. The held-out fold is
 judged with that choice. "before" is today's method: the shipped thresholds (fitted on the first
 two files) and the judge refitted out of fold; "after" is the reading, out of fold.
 ``--write`` stores the choice fitted on every claim in ``src/citeqa/claims/weights/claim_reading.json``
@@ -74,7 +74,9 @@ from citeqa.evaluation.claims_file import load_claims
 from citeqa.reader.reader import Reader
 
 MARGINS = (-4.0, 0.0, 2.0, 4.0, 6.0, 8.0)
-VETOES = (8.0, math.inf)
+#: how sure a reading of each value back for the claim's subject must be to set the judge's conflict
+#: aside (ReadingRule.veto_conflict_margin; +inf first: a veto is kept only where it gets more right)
+VETOES = (math.inf, 2.0, 4.0, 6.0, 8.0)
 NAMES = (0.0, 0.5, 0.75, 1.0)
 #: how sure the reader must be that another name holds a value for the value to count as that
 #: name's (ReadingRule.holder_margin; +inf: holders not asked)
@@ -239,10 +241,11 @@ def fit_joint(
         sm, k, p = _middle(score == score.max())
         chosen_sup, judge_sup = sup[sm, k, p], s_judge[k]
         best_c: tuple | None = None
-        for holder_veto in (False, True):  # a judge's conflict set aside when every value read is another's
+        for holder_veto, veto in itertools.product((False, True), VETOES):
             j_c = c_judge & ~judge_sup  # the judge's verdict is conflicting only where it supports nowhere
-            if holder_veto:
+            if holder_veto:  # a judge's conflict set aside when every value read is another's
                 j_c = j_c & ~others[None, :]
+            j_c = j_c & ~(has & (same >= veto))[None, :]  # ... or when every value is read back surely
             con = np.stack(
                 [
                     np.where(
@@ -258,9 +261,9 @@ def fit_joint(
             right_c = ((con & (gold == "conflicting")) | (~con & (gold == "not_found"))) & ~chosen_sup
             score_c = right_c.sum(axis=-1)
             if best_c is None or score_c.max() > best_c[0].max():
-                best_c = (score_c, holder_veto)
+                best_c = (score_c, holder_veto, veto)
         assert best_c is not None
-        score_c, holder_veto = best_c
+        score_c, holder_veto, veto = best_c
         cm, c, q = _middle(score_c == score_c.max())
         total = int(right_s[sm, k, p]) + int(score_c[cm, c, q])
         key = (-int(false_s[sm, k, p]), total)
@@ -273,7 +276,7 @@ def fit_joint(
                 MODES[cm],
                 params[p][0],
                 params[q][0],
-                math.inf,
+                veto,
                 params[p][1],
                 params[q][1],
                 holder,

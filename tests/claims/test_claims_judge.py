@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -301,6 +302,38 @@ def test_both_claim_fits_record_how_they_were_fitted_the_same_way(repo: Path, mo
     assert block["by"] == "eval/fit_claims.py --set a.jsonl=index --set b.jsonl=idx --folds 5 --write"
     assert block["held_out_accuracy"] == 0.75 and block["claims"] == 12
     assert fit_claim_reading.fitted_block is fit_claims.fitted_block
+
+
+def test_the_reading_fit_vetoes_a_judges_conflict_only_where_that_gets_more_right(repo: Path, monkeypatch):
+    """A claim the judge calls conflicting whose value the reader reads back surely is set aside
+    (veto_conflict_margin) when the judge's conflicts are needed elsewhere and the veto helps."""
+    monkeypatch.syspath_prepend(str(repo / "eval"))
+    import fit_claim_reading as fcr
+    import fit_claims
+
+    conflicts = np.asarray([[1, 1, 1, 1, 0, 1, 1, 0]], dtype=float)  # one sentence with another value
+    way = fcr.variant("front", math.inf)
+
+    def claims(read_back: float) -> tuple[list, dict]:
+        found = [
+            fit_claims.Claim("c1", "conflicting", conflicts),  # the reader reads nothing: the judge is needed
+            fit_claims.Claim("c2", "conflicting", conflicts),
+            fit_claims.Claim("n1", "not_found", conflicts),  # the judge is wrong; the reader reads it back
+        ]
+        read = {
+            "c1": {way: [("none", -99.0, 0.0, 0.0, False)]},
+            "c2": {way: [("none", -99.0, 0.0, 0.0, False)]},
+            "n1": {way: [("same", read_back, 1.0, 1.0, False)]},
+        }
+        return found, read
+
+    found, read = claims(read_back=5.0)
+    _, rule, score = fcr.fit_joint(found, read, [("front", math.inf)])
+    assert rule.conflict in ("judge", "either") and rule.veto_conflict_margin <= 5.0
+    assert score["right"] == 3
+    found, read = claims(read_back=-99.0)  # nothing read back: no veto can help, none is chosen
+    _, rule, score = fcr.fit_joint(found, read, [("front", math.inf)])
+    assert math.isinf(rule.veto_conflict_margin) and score["right"] == 2
 
 
 @pytest.mark.parametrize(
