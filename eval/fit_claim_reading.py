@@ -122,7 +122,7 @@ def readings(engine: Engine, reader: Reader, path: Path, cache: dict) -> dict[st
                 cache[key][variant(form, holder)] = [
                     (
                         "none" if r.is_anothers(rule) else r.relation,
-                        r.margin if math.isfinite(r.margin) else -99.0,
+                        r.margin if r.margin is not None else -99.0,
                         r.names,
                         r.cover,
                         r.is_anothers(rule),

@@ -136,8 +136,8 @@ class ValueReading:
     ``span``: where the span read lies, a :class:`~citeqa.records.Span` (document offsets:
     ``text == document_text(span.doc_id)[span.start:span.end]``); ``value`` where the document's
     value lies inside it (document offsets too); both None when nothing was read. ``margin``: the
-    span's score over its passage's no-answer score (how sure the reader is). ``relation`` ``none``
-    has no span of the value's kind.
+    span's score over its passage's no-answer score (how sure the reader is; None when nothing was
+    read, so that the record stays valid JSON). ``relation`` ``none`` has no span of the value's kind.
     """
 
     claim_value: str  #: the claim's value, verbatim
@@ -149,7 +149,7 @@ class ValueReading:
     text: str = ""
     value: Span | None = None  #: the document's value inside ``span`` (document offsets)
     document_value: str = ""
-    margin: float = -math.inf
+    margin: float | None = None
     #: share of the claim's names in the sentence that holds the span (with its lead, heading and
     #: title: :mod:`citeqa.claims.judge`'s unit), and of its other words: is the span about the subject?
     names: float = 0.0
@@ -158,7 +158,7 @@ class ValueReading:
     #: (:func:`read_holder`; document offsets; None when not asked or no name was read)
     holder: Span | None = None
     holder_text: str = ""
-    holder_margin: float = -math.inf
+    holder_margin: float | None = None  #: None when no holder was read
     #: share of the claim's subject words in :attr:`holder_text` (1.0 when no holder was read)
     holder_subject: float = 1.0
 
@@ -170,7 +170,16 @@ class ValueReading:
     def is_anothers(self, rule: ReadingRule) -> bool:
         """Whether the rule counts the value read as another name's: the reader read a holder
         without the claim's subject, at least as sure as ``rule.holder_margin``."""
-        return bool(self.other_holder) and self.holder_margin >= rule.holder_margin
+        return bool(self.other_holder) and _at_least(self.holder_margin, rule.holder_margin)
+
+    def read_at_least(self, relation: str, margin: float) -> bool:
+        """Whether the value read has ``relation`` to the claim's, at least as surely as ``margin``."""
+        return self.relation == relation and _at_least(self.margin, margin)
+
+
+def _at_least(margin: float | None, bound: float) -> bool:
+    """``margin >= bound``; a margin of nothing read (None) reaches no bound."""
+    return margin is not None and margin >= bound
 
 
 # --- comparing what was read with the claim's value -----------------------------------------------
@@ -417,15 +426,11 @@ def reading_says(readings: Sequence[ValueReading], rule: ReadingRule) -> tuple[b
     """(supports, conflicts): every value read back with the support margin; some value read as
     another with the conflict margin; a value the reader gives to another name counts for neither."""
     supports = bool(readings) and all(
-        r.relation == SAME
-        and r.margin >= rule.support_margin
-        and r.names >= rule.support_names
-        and not r.is_anothers(rule)
+        r.read_at_least(SAME, rule.support_margin) and r.names >= rule.support_names and not r.is_anothers(rule)
         for r in readings
     )
     conflicts = any(
-        r.relation == DIFFERENT
-        and r.margin >= rule.conflict_margin
+        r.read_at_least(DIFFERENT, rule.conflict_margin)
         and r.names >= rule.conflict_names
         and not r.is_anothers(rule)
         for r in readings
@@ -454,8 +459,7 @@ def combine(judge_verdict: str, readings: Sequence[ValueReading], rule: ReadingR
     supports, conflicts = reading_says(readings, rule)
     if rule.support == "unless":
         other = any(
-            r.relation == DIFFERENT
-            and r.margin >= rule.support_margin
+            r.read_at_least(DIFFERENT, rule.support_margin)
             and r.names >= rule.support_names
             and not r.is_anothers(rule)
             for r in readings
@@ -468,7 +472,7 @@ def combine(judge_verdict: str, readings: Sequence[ValueReading], rule: ReadingR
     if judge_conflicts and rule.holder_veto and all(r.is_anothers(rule) for r in readings):
         judge_conflicts = False  # the value the judge conflicts with is a neighbour's
     if judge_conflicts and all(
-        r.relation == SAME and r.margin >= rule.veto_conflict_margin and not r.is_anothers(rule) for r in readings
+        r.read_at_least(SAME, rule.veto_conflict_margin) and not r.is_anothers(rule) for r in readings
     ):
         judge_conflicts = False
     if _mode(rule.conflict, judge_conflicts, conflicts):
