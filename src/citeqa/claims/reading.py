@@ -430,9 +430,7 @@ def reading_says(readings: Sequence[ValueReading], rule: ReadingRule) -> tuple[b
         for r in readings
     )
     conflicts = any(
-        r.read_at_least(DIFFERENT, rule.conflict_margin)
-        and r.names >= rule.conflict_names
-        and not r.is_anothers(rule)
+        r.read_at_least(DIFFERENT, rule.conflict_margin) and r.names >= rule.conflict_names and not r.is_anothers(rule)
         for r in readings
     )
     return supports, conflicts
