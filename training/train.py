@@ -8,7 +8,9 @@ learning-rate schedule and the random state resume exactly). Where the checkpoin
 a milestone was exported, ``--init DELTA --init-step N`` goes on from the shipped weights at
 step N: the same data order and schedule, fresh optimiser moments (re-warmed over ``--rewarm``
 steps), weights as exported (int8 changes). ``--keep-every N`` also keeps the weights of every
-Nth step (``weights-STEP.pt``) for ``training/average.py``. Logs loss and dev F1 to
+Nth step (``weights-STEP.pt``) for ``training/average.py``. ``--anneal-from S --max-steps E``, run
+on a copy of a run's ``--out``, forks its decay phase: the learning rate falls from where the whole
+run's schedule had it at step S to 0 at step E, over the same data order. Logs loss and dev F1 to
 ``log.jsonl``. The word embeddings stay frozen (they are most of the model and the base
 is shared with retrieval); the 12 encoder layers and the span head are trained.
 """
@@ -64,16 +66,21 @@ def main(argv: list[str] | None = None) -> None:
         load_examples(Path(args.data) / "dev.jsonl"), args.dev_questions, args.dev_unanswerable, args.seed
     )
     features = _cached_features(out, weights.sha256, lambda: _training_features(tok, train, args), args)
-    steps_total = args.epochs * len(features) // args.batch
-    if args.max_steps is not None:
-        steps_total = min(steps_total, args.max_steps)
+    run_total = args.epochs * len(features) // args.batch
+    steps_total = run_total if args.max_steps is None else min(run_total, args.max_steps)
     trained = read_delta(Path(args.init), base_state(weights), weights.sha256) if args.init else None
     model = build_reader(weights, trained)
     for p in model.bert.embeddings.parameters():
         p.requires_grad = False
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, _schedule(steps_total, args.warmup, args.init_step, args.rewarm))
+    if args.anneal_from is None:
+        factor = _schedule(steps_total, args.warmup, args.init_step, args.rewarm)
+    else:  # the whole run's schedule, then a decay to 0 at --max-steps
+        factor = _annealed(
+            _schedule(run_total, args.warmup, args.init_step, args.rewarm), args.anneal_from, steps_total
+        )
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
     step = _resume(out / "checkpoint.pt", model, opt, sched)
     if step == 0 and args.init:
         step = _skip_to(sched, args.init_step)
@@ -149,6 +156,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--init", default=None, help="start from an exported delta instead of the base (no checkpoint yet)")
     p.add_argument("--init-step", type=int, default=0, help="the step --init was exported at; training goes on from it")
     p.add_argument("--rewarm", type=int, default=100, help="steps of linear warm-up after --init (fresh moments)")
+    p.add_argument(
+        "--anneal-from",
+        type=int,
+        default=None,
+        help="from this step the learning rate falls linearly to 0 at --max-steps, from where the whole run's"
+        " schedule had it: a decay phase, run on a copy of a run's --out to fork it from its checkpoint",
+    )
     return p
 
 
@@ -208,6 +222,19 @@ def _schedule(total: int, warmup: float, init_step: int = 0, rewarm: int = 0):
         return again * min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm))
 
     return factor
+
+
+def _annealed(factor, start: int, end: int):
+    """``factor`` up to step ``start``, then falling linearly from its value there to 0 at ``end``:
+    the decay phase of a run forked from its checkpoint (``--anneal-from``, ``--max-steps``)."""
+    if not 0 < start < end:
+        raise SystemExit(f"--anneal-from {start} must lie before the schedule's end ({end}); set --max-steps past it")
+    at = factor(start)
+
+    def annealed(s: int) -> float:
+        return factor(s) if s < start else at * max(0.0, (end - s) / (end - start))
+
+    return annealed
 
 
 def _skip_to(sched, step: int) -> int:

@@ -356,3 +356,17 @@ def test_kept_weights_are_a_point_the_averaging_reads(repo: Path, monkeypatch, t
     assert set(kept) == {"qa_outputs.weight", "qa_outputs.bias"}
     assert np.array_equal(kept["qa_outputs.weight"], model.qa_outputs.weight.detach().numpy())
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_an_annealed_schedule_follows_the_run_then_falls_to_zero_at_its_end(repo: Path, monkeypatch) -> None:
+    monkeypatch.syspath_prepend(str(repo / "training"))
+    from train import _annealed, _schedule
+
+    run = _schedule(1000, 0.1, init_step=400, rewarm=10)
+    fork = _annealed(run, 600, 700)
+    assert [fork(s) for s in (0, 99, 405, 599)] == [run(s) for s in (0, 99, 405, 599)]  # the run's own
+    assert fork(600) == pytest.approx(run(600)) and run(600) == pytest.approx(400 / 900)
+    assert fork(650) == pytest.approx(run(600) / 2) and fork(700) == 0.0  # then linearly to 0 at the end
+    assert run(650) > fork(650)
+    with pytest.raises(SystemExit, match="--max-steps"):
+        _annealed(run, 700, 700)
