@@ -14,8 +14,8 @@ same folds as ``eval/fit_claims.py``); on the other folds, the judge's threshold
 (as today, calling no not_found claim supported on its training claims, and without that
 condition), then the rule that combines a judge with the readings (form, support and conflict
 modes, margins, and a veto of the judge's conflict by values read back surely) is chosen on the
-same training claims: the most accurate that calls no not_found or conflicting claim supported there, the middle of the tie. The held-out fold is
-judged with that choice. "before" is today's method: the shipped thresholds (fitted on the first
+same training claims: the most accurate that calls no not_found or conflicting claim supported
+there, the middle of the tie. The held-out fold is judged with that choice. "before" is today's method: the shipped thresholds (fitted on the first
 two files) and the judge refitted out of fold; "after" is the reading, out of fold.
 ``--write`` stores the choice fitted on every claim in ``src/citeqa/claims/weights/claim_reading.json``
 (with the judge thresholds it goes with, and how it was fitted). The script never edits source code.
