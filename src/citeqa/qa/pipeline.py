@@ -420,7 +420,7 @@ class AnswerPipeline:
         short = span_short(cand, span.read.span) if span.read is not None else None
         if short is None:
             short, rules = self._short_answer(cand, extraction.wanted, extraction.read)
-        # the one change of frame: the short answer (document offsets) into the answer's text
+        # the record's change of frame: the short answer (document offsets) into the answer's text
         at = cand.offsets(short) if short is not None else None
         key = at if at is not None else (rules.key if rules is not None else None)
         return Answer(
