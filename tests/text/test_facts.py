@@ -456,3 +456,43 @@ def test_a_sign_before_the_next_number_is_that_number_s():
         ("5", ""),
         ("$20 bills", "usd"),
     ]
+
+
+# --- rates and units of area or volume -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "expected"),
+    [
+        ("NVIDIA's B300 sells for about US$ 40,000 per unit.", "en", ("US$ 40,000 per unit", 40000.0, "usd")),
+        ("It costs $3 per litre.", "en", ("$3 per litre", 3.0, "usd")),
+        ("They earn 300 euros per month.", "en", ("300 euros per month", 300.0, "eur")),
+        ("The price is $5 a day.", "en", ("$5 a day", 5.0, "usd")),
+        ("Costs rose 5 per cent.", "en", ("5 per cent", 5.0, "%")),
+    ],
+)
+def test_a_rate_keeps_its_whole_per_phrase_and_per_alone_is_no_unit(text, lang, expected):
+    (fact,) = find_quantities(text, lang)
+    assert (fact.text, fact.number, fact.unit) == expected
+    assert fact.measure_end == fact.end  # the short answer keeps the rate with its price
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "expected"),
+    [
+        ("La presa almacena 86 hectómetros cúbicos de agua.", "es", ("86 hectómetros cúbicos", "hm³")),
+        ("La presa almacena 86 hectómetros de agua.", "es", ("86 hectómetros", "hm")),
+        ("O parque ocupa 12 quilômetros quadrados.", "pt", ("12 quilômetros quadrados", "km²")),
+        ("An area of 10 square kilometres.", "en", ("10 square kilometres", "km²")),
+        ("Le lac contient 3 kilomètres cubes d'eau.", "fr", ("3 kilomètres cubes", "km³")),
+        ("Une surface de 30 kilomètres carrés.", "fr", ("30 kilomètres carrés", "km²")),
+    ],
+)
+def test_an_area_or_a_volume_is_not_a_length(text, lang, expected):
+    (fact,) = find_quantities(text, lang)
+    assert (fact.text, fact.unit) == expected
+
+
+def test_a_dimension_word_before_no_unit_of_measure_changes_nothing():
+    (fact,) = find_quantities("He ate 5 square meals a day.", "en")
+    assert fact.unit != "" and "²" not in fact.unit

@@ -170,11 +170,12 @@ def _percent_pattern() -> re.Pattern[str]:
 
 @cache
 def _per_pattern() -> re.Pattern[str]:
-    """A unit's second half: "cúbicos por segundo", "al año", "km/h", "per hour"."""
-    area = fw.alternation(fw.words_of("area_words"))
+    """A unit's second half: "cúbicos por segundo", "al año", "km/h", "per hour" (group ``dim``:
+    the word that makes it an area or a volume)."""
+    dim = fw.alternation(fw.dimension_words(), fold=False)
     per = fw.alternation(fw.words_of("per_words"))
     unit = fw.alternation(fw.words_of("per_units") | fw.symbol_units())
-    return re.compile(rf"(?:\s+(?:{area}))?(?:\s*(?:/|(?:{per})\b)\s*(?:{unit})\b)?", re.I)
+    return re.compile(rf"(?:\s+(?P<dim>{dim})\b)?(?:\s*(?:/|(?:{per})\b)\s*(?:{unit})\b)?", re.I)
 
 
 @cache
@@ -270,6 +271,12 @@ def _unit_after(text: str, end: int) -> tuple[str, int, int]:
         word, lowered = m.group(1), m.group(1).casefold()
         if lowered in fw.symbol_units() or lowered in fw.unit_table():
             return _unit(word, m.end(), end, glued or names > 0)
+        if folded(lowered) in _per_words():  # "40,000 per unit": a rate (see _quantity), not a unit
+            return "", end, end
+        if lowered in fw.dimension_words() and not glued and not names:  # "10 square kilometres"
+            unit = _dimension_unit(text, m.end(), end, fw.dimension_words()[lowered])
+            if unit is not None:
+                return unit
         if folded(lowered) in fw.facts_list("unit_glue") and not glued:
             glued, offset = True, m.end()
             continue
@@ -284,6 +291,21 @@ def _unit_after(text: str, end: int) -> tuple[str, int, int]:
         if is_name or _not_a_noun().search(folded(lowered)):
             return "", end, end  # "de 7 mil millones responsable de...": the noun was said before
         return _unit(word, m.end(), end, glued or names > 0)
+
+
+@cache
+def _per_words() -> frozenset[str]:
+    return frozenset(folded(w) for w in fw.words_of("per_words"))
+
+
+def _dimension_unit(text: str, at: int, end: int, suffix: str) -> tuple[str, int, int] | None:
+    """The unit of measure right after a dimension word ending at ``at`` ("square | kilometres"),
+    its key taking ``suffix`` ("km²"); None when no unit of measure follows ("5 square meals")."""
+    m = _NEXT_WORD.match(text, at, min(len(text), at + 40))
+    if m is None or folded(m.group(1).casefold()) not in fw.measure_units():
+        return None
+    key, unit_end, _ = _unit(m.group(1), m.end(), end, False)
+    return key + suffix, unit_end, unit_end
 
 
 def _unit(word: str, unit_end: int, end: int, apart: bool) -> tuple[str, int, int]:
@@ -315,13 +337,17 @@ def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
         if sign is not None:
             unit, end = fw.currency_signs()[sign.group(1).casefold()], sign.end()
             measure = end
-    if unit and measure == end:
-        per = _per_pattern().match(text, end)
-        end = measure = per.end() if per is not None else end
     start = a
     currency = _currency_before().search(text, max(0, a - 4), a)
     if currency is not None:
         unit, start = fw.currency_signs()[currency.group(0).strip().casefold()], currency.start()
+    if unit and measure == end:  # a unit of measure or a price: "cúbicos", "por segundo", "per unit"
+        per = _per_pattern().match(text, end)
+        if per is not None and per.end() > end:
+            dim = per.group("dim")
+            if dim and unit not in fw.currency_keys():
+                unit += fw.dimension_words().get(dim.casefold(), "")
+            end = measure = per.end()
     return Fact(
         QUANTITY,
         start,

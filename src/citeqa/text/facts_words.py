@@ -111,6 +111,19 @@ def scales() -> dict[str, float]:
 
 
 @cache
+def dimension_words() -> dict[str, str]:
+    """Word that makes a unit of length one of area or volume ("square", "cuadrados", "cubes"; as
+    written and folded, lower case) -> the suffix its unit key takes ("²", "³"): 86 hm³ is not 86 hm."""
+    out: dict[str, str] = {}
+    for lang in languages():
+        for suffix, words in (entry(lang, "facts", "dimension_words", {}) or {}).items():
+            for word in words:
+                out.setdefault(word.casefold(), suffix)
+                out.setdefault(folded(word), suffix)
+    return out
+
+
+@cache
 def currency_signs() -> dict[str, str]:
     """Sign or code written before a number ("US$", "€", "EUR") -> currency key."""
     return {k.casefold(): v for k, v in (common("currency_signs") or {}).items()}
