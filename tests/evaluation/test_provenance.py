@@ -129,7 +129,7 @@ def test_provenance_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_settings_record_changes_with_the_scorer() -> None:
     from dataclasses import replace
 
-    from citeqa.qa.pipeline import AnswerSettings
+    from citeqa.qa.settings import AnswerSettings
 
     settings = AnswerSettings.for_model("multilingual-e5-small")
     moved = replace(settings, scoring=replace(settings.scoring, abstain_below=0.9))

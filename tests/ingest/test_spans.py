@@ -1,7 +1,8 @@
 import pytest
 
 from citeqa.ingest.sentences import clause_spans, sentence_spans
-from citeqa.qa.answer_types import AnswerType, expected_type, find_entities, find_entity
+from citeqa.qa.answer_types import find_entities, find_entity
+from citeqa.qa.questions import AnswerType, expected_type
 
 
 def sentences(text: str) -> list[str]:

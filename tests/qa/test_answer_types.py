@@ -2,7 +2,8 @@
 
 import pytest
 
-from citeqa.qa.answer_types import AnswerType, find_entities, type_match
+from citeqa.qa.answer_types import find_entities, type_match
+from citeqa.qa.questions import AnswerType
 from citeqa.text.analysis import words
 
 

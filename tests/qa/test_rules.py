@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from citeqa.qa import answer_types
+from citeqa.qa import answer_types, questions
 from citeqa.qa.answer_types import Wanted
 from citeqa.qa.rules import RuleAnswer, rule_answer
 from citeqa.qa.rules.short_answer import highlight_in, short_answer_in
@@ -24,7 +24,7 @@ def test_without_a_short_answer_the_key_phrase_is_a_fact_of_any_kind():
     question = "¿Por qué cerró la fábrica?"  # asks for no fact: no short answer
     text = "La fábrica cerró en 2019 por falta de pedidos."
     found = rule_answer(Wanted.of(question, question), text, "es")
-    key = highlight_in(text, answer_types.AnswerType.OTHER, frozenset(), "es")
+    key = highlight_in(text, questions.AnswerType.OTHER, frozenset(), "es")
     assert isinstance(key, Highlight) and found == RuleAnswer(None, key)  # offsets into the answer
     assert found.key is not None and text[found.key.start : found.key.end] == "2019"
 
@@ -47,7 +47,7 @@ def test_the_entry_answers_as_the_rules_called_directly(question: str, query: st
 def test_a_question_is_worked_out_once(monkeypatch: pytest.MonkeyPatch):
     """Its shape once, its terms once per language, a sentence's facts once per kind."""
     calls = {"shape": 0, "facts": 0}
-    shape, find = answer_types.question_shape, answer_types.find_entities
+    shape, find = questions.question_shape, answer_types.find_entities
 
     def counted_shape(question):
         calls["shape"] += 1

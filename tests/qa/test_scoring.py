@@ -12,7 +12,6 @@ import pytest
 
 from citeqa.errors import ConfigError
 from citeqa.qa.features import FEATURES
-from citeqa.qa.pipeline import AnswerSettings
 from citeqa.qa.scoring import (
     BAND_NAMES,
     RANKER_SCORE,
@@ -26,6 +25,7 @@ from citeqa.qa.scoring import (
     weights_path,
     write_scoring,
 )
+from citeqa.qa.settings import AnswerSettings
 
 
 @pytest.mark.parametrize("model_id", ["multilingual-e5-small", "all-MiniLM-L6-v2", "any-model"])

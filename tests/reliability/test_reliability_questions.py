@@ -19,7 +19,7 @@ from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from citeqa.errors import QuestionError
 from citeqa.index.builder import update_index
-from citeqa.qa.pipeline import MAX_QUESTION_CHARS
+from citeqa.qa.questions import MAX_QUESTION_CHARS
 from citeqa.records import Answer
 
 

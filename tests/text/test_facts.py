@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from citeqa.claims.parts import analyse_claim
-from citeqa.qa.answer_types import AnswerType, find_entities
-from citeqa.qa.questions import expected_type, question_words, wh_roles
+from citeqa.qa.answer_types import find_entities
+from citeqa.qa.questions import AnswerType, expected_type, question_words, wh_roles
 from citeqa.qa.rules.short_answer import short_answer_in
 from citeqa.records import Highlight
 from citeqa.text import facts_words as fw
@@ -252,7 +252,7 @@ def test_name_words(word, first, name):
 
 def test_the_question_words_are_one_list_for_answers_claims_and_follow_ups():
     from citeqa.claims.check import looks_like_claim
-    from citeqa.qa.pipeline import is_follow_up
+    from citeqa.qa.questions import is_follow_up
 
     for wh in wh_roles():
         assert wh in question_words()

@@ -22,8 +22,8 @@ from citeqa.records import sha256_file, sha256_text, to_dict
 if TYPE_CHECKING:
     from citeqa.claims.thresholds import ClaimThresholds
     from citeqa.engine import Engine
-    from citeqa.qa.pipeline import AnswerSettings
     from citeqa.qa.scoring import ScoringModel
+    from citeqa.qa.settings import AnswerSettings
 
 GIT_TIMEOUT_S = 5.0
 

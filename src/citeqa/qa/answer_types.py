@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
-from citeqa.qa.questions import AnswerType, QuestionShape, expected_type, question_shape
+from citeqa.qa.questions import AnswerType, QuestionShape, question_shape
 from citeqa.records import Highlight
 from citeqa.text import facts_words as fw
 from citeqa.text.analysis import fold_accents, query_terms, terms, words
@@ -24,13 +24,9 @@ from citeqa.text.facts import find_dates, find_names, find_quantities
 from citeqa.text.lexicon import shared_list
 
 __all__ = [
-    "AnswerType",
-    "QuestionShape",
     "Wanted",
-    "expected_type",
     "find_entities",
     "find_entity",
-    "question_shape",
     "type_match",
 ]
 

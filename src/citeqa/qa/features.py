@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from citeqa.qa.answer_types import AnswerType, Wanted, type_match
+from citeqa.qa.answer_types import Wanted, type_match
+from citeqa.qa.questions import AnswerType
 from citeqa.qa.spans import Candidate
 from citeqa.text.analysis import cognate_keys, fold_accents, terms
 from citeqa.text.facts_names import is_name_word

@@ -28,12 +28,12 @@ from citeqa.qa.answer_types import Wanted
 from citeqa.qa.backend import RetrievalBackend
 from citeqa.qa.bounds import TokenCounter
 from citeqa.qa.features import FEATURES, Passage, candidate_features
-from citeqa.qa.questions import MAX_QUESTION_CHARS, clean_history, clean_question, is_follow_up
+from citeqa.qa.questions import clean_history, clean_question, is_follow_up
 from citeqa.qa.reading import read_passages, reader_features, reader_short, span_candidates, span_short, without_reader
 from citeqa.qa.retrieval import Retriever, prefer_language
 from citeqa.qa.rules import RuleAnswer, rule_answer
 from citeqa.qa.scoring import check_scores
-from citeqa.qa.settings import AnswerSettings, ShortAnswerSource
+from citeqa.qa.settings import AnswerSettings
 from citeqa.qa.spans import Candidate, candidates_from
 from citeqa.qa.work import Ticket, WorkQueue
 from citeqa.reader.reader import ExtractiveReader, ReadAnswer
@@ -42,20 +42,14 @@ from citeqa.text.analysis import query_terms
 from citeqa.text.language import corpus_languages, question_candidates, question_language
 
 __all__ = [
-    "MAX_QUESTION_CHARS",
     "AnswerPipeline",
-    "AnswerSettings",
     "Asked",
     "Extraction",
     "Retrieval",
     "ScoredSpan",
     "Sentences",
-    "ShortAnswerSource",
     "Trace",
     "choose_span",
-    "clean_history",
-    "clean_question",
-    "is_follow_up",
 ]
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from citeqa.app.web.validation import MAX_HISTORY_ITEMS, MAX_K, AskRequest, validate_ask
 from citeqa.errors import RequestError
-from citeqa.qa.pipeline import MAX_QUESTION_CHARS
+from citeqa.qa.questions import MAX_QUESTION_CHARS
 
 GOOD = ("When was the windmill built?", [], 3, "auto")
 

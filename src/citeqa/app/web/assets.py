@@ -8,7 +8,7 @@ and the dark theme alike (tests/browser/test_browser_chat.py measures both from 
 
 from __future__ import annotations
 
-from citeqa.qa.pipeline import MAX_QUESTION_CHARS
+from citeqa.qa.questions import MAX_QUESTION_CHARS
 
 _INK, _MUTED, _LINK = "#1f2937", "#4b5563", "#1d4ed8"
 

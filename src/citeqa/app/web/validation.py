@@ -40,7 +40,7 @@ from typing import Annotated, Any, ClassVar, Self
 from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError
 
 from citeqa.errors import RequestError
-from citeqa.qa.pipeline import MAX_QUESTION_CHARS
+from citeqa.qa.questions import MAX_QUESTION_CHARS
 
 MAX_K = 10
 MAX_HISTORY_ITEMS = 20

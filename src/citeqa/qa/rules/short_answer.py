@@ -12,7 +12,8 @@ import re
 from collections.abc import Set as AbstractSet
 from functools import cache
 
-from citeqa.qa.answer_types import AnswerType, FindEntities, QuestionShape, find_entities, find_entity, question_shape
+from citeqa.qa.answer_types import FindEntities, find_entities, find_entity
+from citeqa.qa.questions import AnswerType, QuestionShape, question_shape
 from citeqa.records import Highlight
 from citeqa.text import facts_words as fw
 from citeqa.text.analysis import fold_accents, terms

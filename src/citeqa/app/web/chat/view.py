@@ -15,7 +15,7 @@ from citeqa.app import cited
 from citeqa.app.web.chat import answers, claims
 from citeqa.app.web.escape import safe, safe_block
 from citeqa.messages import claim_labels, labels
-from citeqa.qa.pipeline import MAX_QUESTION_CHARS
+from citeqa.qa.questions import MAX_QUESTION_CHARS
 from citeqa.qa.scoring import Band
 from citeqa.records import Answer, Document, DocumentInfo
 

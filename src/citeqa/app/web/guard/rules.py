@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from itsdangerous import BadSignature, TimestampSigner
 
 from citeqa.app.web.serving import WILDCARD_HOSTS
-from citeqa.qa.pipeline import MAX_QUESTION_CHARS
+from citeqa.qa.questions import MAX_QUESTION_CHARS
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
