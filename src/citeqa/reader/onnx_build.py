@@ -73,9 +73,7 @@ def reader_onnx(cache: Path, delta: Path | None = None) -> Path:
 def reader_file(cache: Path, delta: Path | None = None) -> ReaderFile:
     """The cached ONNX reader, read once and checked: built when missing, rebuilt when its bytes
     are not the ones its build recorded (so what is checked is what is loaded)."""
-    base, delta = e5_path(), shipped_path() if delta is None else delta
-    if not delta.is_file():
-        raise ModelError(f"the reader weights {delta} are missing; reinstall citeqa, or use --reader off")
+    base, delta = e5_path(), _weights(delta)
     folder, stamp = build_place(cache, delta)
     target = folder / ONNX_NAME
     found = _verified(folder, target, stamp)
@@ -88,18 +86,17 @@ def recorded_build(cache: Path, delta: Path | None = None) -> tuple[Path, str] |
     under ``cache``, and the sha256 its ``build.json`` records for it, when that record names these
     inputs; None otherwise. Nothing of the built file is read: what a load may skip when the graph
     it parses is another checked file (the saved optimised graph, :mod:`~citeqa.reader.graph_cache`)."""
+    folder, stamp = build_place(cache, _weights(delta))
+    digest = recorded_value(folder / "build.json", stamp, "onnx")
+    return (folder / ONNX_NAME, digest) if isinstance(digest, str) else None
+
+
+def _weights(delta: Path | None) -> Path:
+    """The reader weights ``delta`` (default: the shipped ones); ModelError when the file is missing."""
     delta = shipped_path() if delta is None else delta
     if not delta.is_file():
         raise ModelError(f"the reader weights {delta} are missing; reinstall citeqa, or use --reader off")
-    folder, stamp = build_place(cache, delta)
-    try:
-        recorded = json.loads((folder / "build.json").read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(recorded, dict) or any(recorded.get(k) != v for k, v in stamp.items()):
-        return None
-    digest = recorded.get("onnx")
-    return (folder / ONNX_NAME, digest) if isinstance(digest, str) else None
+    return delta
 
 
 def build_place(cache: Path, delta: Path | None = None) -> tuple[Path, dict[str, Any]]:
@@ -153,15 +150,27 @@ def checked_bytes(record: Path, target: Path, inputs: Mapping[str, Any], key: st
     ``key``, that sha256; else None. The bytes are hashed as read, never looked up by size and time: a
     file damaged in place with its modification time restored is caught (its cost at start-up:
     docs/reliability.md). Used for the built reader and for its optimised graph (:mod:`~citeqa.reader.graph_cache`)."""
+    expected = recorded_value(record, inputs, key)
+    if expected is None:
+        return None
     try:
-        recorded = json.loads(record.read_text())
-        if not isinstance(recorded, dict) or any(recorded.get(k) != v for k, v in inputs.items()):
-            return None
         content = target.read_bytes()
-    except (OSError, ValueError):
+    except OSError:
         return None
     digest = sha256_hex(content)
-    return (content, digest) if recorded.get(key) == digest else None
+    return (content, digest) if expected == digest else None
+
+
+def recorded_value(record: Path, inputs: Mapping[str, Any], key: str) -> Any:
+    """What the JSON file ``record`` holds under ``key`` when it names ``inputs``; None when it does
+    not, or cannot be read."""
+    try:
+        recorded = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(recorded, dict) or any(recorded.get(k) != v for k, v in inputs.items()):
+        return None
+    return recorded.get(key)
 
 
 def feed_forward_outputs(fp32: Path) -> list[str]:

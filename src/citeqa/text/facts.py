@@ -271,7 +271,7 @@ def _unit_after(text: str, end: int) -> tuple[str, int, int]:
         word, lowered = m.group(1), m.group(1).casefold()
         if lowered in fw.symbol_units() or lowered in fw.unit_table():
             return _unit(word, m.end(), end, glued or names > 0)
-        if folded(lowered) in _per_words():  # "40,000 per unit": a rate (see _quantity), not a unit
+        if folded(lowered) in fw.facts_list("per_words"):  # "40,000 per unit": a rate (see _quantity), not a unit
             return "", end, end
         if lowered in fw.dimension_words() and not glued and not names:  # "10 square kilometres"
             unit = _dimension_unit(text, m.end(), end, fw.dimension_words()[lowered])
@@ -291,11 +291,6 @@ def _unit_after(text: str, end: int) -> tuple[str, int, int]:
         if is_name or _not_a_noun().search(folded(lowered)):
             return "", end, end  # "de 7 mil millones responsable de...": the noun was said before
         return _unit(word, m.end(), end, glued or names > 0)
-
-
-@cache
-def _per_words() -> frozenset[str]:
-    return frozenset(folded(w) for w in fw.words_of("per_words"))
 
 
 def _dimension_unit(text: str, at: int, end: int, suffix: str) -> tuple[str, int, int] | None:
