@@ -74,6 +74,23 @@ def label(lang: str, section: str, key: str) -> str:
     ][key]
 
 
+def refuse_blank(page, refusal: str, tries: int = 6) -> None:
+    """Enter on the blank box until the notice shows ``refusal``. The page's load event writes the notice
+    in the browser's language; in English nothing on the page changes when it lands, so a first Enter
+    pressed before it can have its refusal written over (CI saw that once): the reader presses again."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    shown = page.locator("#question-info").get_by_text(refusal)
+    for _ in range(tries):
+        page.locator("#question textarea").press("Enter")
+        try:
+            shown.wait_for(timeout=20_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"{tries} blank questions and no refusal {refusal!r} in the notice")
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, start_app) -> Iterator[str]:
     app, url, _, _ = start_app(tmp_path_factory.mktemp("languages"), qa_dir=QA)
@@ -104,9 +121,8 @@ def test_every_tab_speaks_the_browser_language_and_no_other(chromium_browser, se
 
     # Chat: a blank question is refused in the page's language, which the page keeps; the claim mode
     # says "Check" with its own hint.
-    page.locator("#question textarea").press("Enter")
     refusal = label(lang, "labels", "empty_question")
-    page.locator("#question-info").get_by_text(refusal).wait_for()
+    refuse_blank(page, refusal)
     assert page.locator("#ask").inner_text().strip() == ask
     assert strangers(page, lang) == []
     page.locator("#mode input").click()
