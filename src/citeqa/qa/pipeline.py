@@ -123,7 +123,7 @@ class Sentences:
     similarities: tuple[float | None, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Trace:
     """Every step of answering one question, for evaluation, fitting and benchmarks.
 
@@ -215,21 +215,21 @@ class AnswerPipeline:
         answer = clock.step("answer", lambda: self.record(asked, retrieval.hits, extraction, spans, chosen, k))
         answer = replace(answer, latency_ms=round(clock.total_ms(), 3))
         return Trace(
-            asked.question,
-            asked.history,
-            asked.language,
-            asked.prefer,
-            asked.query,
-            retrieval.hits,
-            tuple(spans),
-            extraction.features,
-            chosen,
-            answer.confidence,
-            answer,
-            clock.timings,
-            extraction.read,
-            retrieval.vector,
-            extraction.read_tokens,
+            question=asked.question,
+            history=asked.history,
+            language=asked.language,
+            prefer=asked.prefer,
+            query=asked.query,
+            hits=retrieval.hits,
+            spans=tuple(spans),
+            features=extraction.features,
+            chosen=chosen,
+            confidence=answer.confidence,
+            answer=answer,
+            timings_ms=clock.timings,
+            read=extraction.read,
+            vector=retrieval.vector,
+            read_tokens=extraction.read_tokens,
         )
 
     def sentences(self, text: str, k: int = 5, page_lang: str | None = None) -> Sentences:
