@@ -14,8 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from citeqa.app.web.validation import MAX_HISTORY_ITEMS, MAX_K, AskRequest, validate_ask
+from citeqa.app.web.validation import MAX_HISTORY_ITEMS, MAX_K, AskRequest, engine_language, validate_ask
 from citeqa.errors import RequestError
+from citeqa.messages import labels
 from citeqa.qa.questions import MAX_QUESTION_CHARS
 
 GOOD = ("When was the windmill built?", [], 3, "auto")
@@ -250,3 +251,10 @@ def test_ask_record_maps_engine_refusals_to_the_question(tmp_path: Path, make_ho
         "field": "question",
     }
     assert ask_record(holder, "hi", [], "many")["field"] == "k"
+
+
+def test_labels_and_language_choices():
+    assert labels("es")["ask"] == "Preguntar" and labels("pt")["ask"] == "Perguntar" and labels("xx")["ask"] == "Ask"
+    assert set(labels("es")) == set(labels("pt")) == set(labels("en"))
+    assert engine_language("auto") is None and engine_language(None) is None
+    assert engine_language("any") == "any" and engine_language("pt") == "pt"

@@ -1,3 +1,6 @@
+"""The chat's answer and its sources as HTML (citeqa.app.web.chat.answers): escaping, the confidence bands, the
+short answer, pages, sections and context."""
+
 from html import unescape
 
 import pytest
@@ -5,26 +8,14 @@ import pytest
 from citeqa.app.cited import answer_band, hedged, place
 from citeqa.app.web.chat.answers import answer_html, context_html, sources_html, supporting
 from citeqa.app.web.chat.view import answer_message
-from citeqa.app.web.corpus.view import corpus_rows, skipped_html
-from citeqa.app.web.escape import safe
-from citeqa.app.web.validation import engine_language
-from citeqa.index.manifest import DocEntry
 from citeqa.messages import UI_LANGUAGES, labels
 from citeqa.qa.scoring import BAND_NAMES, Band, headline_bands
 from citeqa.records import Answer, Citation, Document, Highlight, PageSpan, SectionSpan, Span
-
-XSS = '<script>alert(1)</script> <img src=x onerror="alert(2)"> ![pic](http://evil/x.png) [link](javascript:alert(3))'
-BAD = ("<script", "<img", "![", "](", 'onerror="', "javascript:")
+from tests.app.web.test_escape import BAD, XSS
 
 
 def _doc(doc_id: str, text: str, pages: tuple[PageSpan, ...] = ()) -> Document:
     return Document(doc_id, doc_id, text, "en", "0" * 64, "pdf" if pages else "txt", pages)
-
-
-def test_safe_neutralises_html_and_markdown():
-    out = safe(XSS)
-    for bad in BAD:
-        assert bad not in out
 
 
 def test_answer_and_sources_escape_document_text():
@@ -181,21 +172,6 @@ def test_context_is_about_600_characters_cut_at_spaces():
     inner = out.replace('<span class="citeqa-cited">', "").replace("</span>", "").strip("…")
     assert 500 <= len(inner) <= 610 and not inner.startswith(" ")
     assert context_html("short text", 0, 5) == '<span class="citeqa-cited">short</span> text'
-
-
-def test_labels_and_language_choices():
-    assert labels("es")["ask"] == "Preguntar" and labels("pt")["ask"] == "Perguntar" and labels("xx")["ask"] == "Ask"
-    assert set(labels("es")) == set(labels("pt")) == set(labels("en"))
-    assert engine_language("auto") is None and engine_language(None) is None
-    assert engine_language("any") == "any" and engine_language("pt") == "pt"
-
-
-def test_corpus_rows_and_skipped_list_are_plain_text():
-    entry = DocEntry("x.md", "0" * 64, "<img src=x>\ntitle", "en", "md", ("a", "b"), "2026-01-01T00:00:00+00:00")
-    assert corpus_rows([entry]) == [["<img src=x> title", "en", 2, "2026-01-01 00:00 UTC", "x.md"]]
-    html = skipped_html([("<i>.exe", "unsupported type .exe")])
-    assert "<i>" not in html and "unsupported type .exe" in html
-    assert skipped_html([]) == ""
 
 
 def test_short_answer_comes_first_with_its_sentence_as_context():
