@@ -2,7 +2,7 @@
 
 import pytest
 
-from citeqa.qa.answer_types import find_entities, type_match
+from citeqa.qa.answer_types import find_entities, find_entity, type_match
 from citeqa.qa.questions import AnswerType
 from citeqa.text.analysis import words
 
@@ -90,3 +90,29 @@ def test_a_name_ending_in_a_question_word_is_the_question_s_own_thing():
     text = "La aerolínea opera el Boeing 737 y el Airbus A320 en la ruta."
     asked = frozenset(words("¿Qué otro avión opera junto al A320?"))
     assert entities(text, AnswerType.NAME, asked) == ["Boeing 737"]
+
+
+def test_find_entity_skips_what_the_question_said():
+    text = "GLM-5 usó unos 100 mil chips en 2026."
+    found = find_entity(text, AnswerType.QUANTITY, frozenset({"5"}))
+    assert found is not None and text[found.start : found.end].startswith("100 mil")
+    price = "API a 0,1 yuan — unos US$ 0,014 — por imagen"
+    found = find_entity(price, AnswerType.PRICE)
+    assert found is not None and "0,1 yuan" in price[found.start : found.end]
+
+
+def test_a_single_capitalised_word_mid_sentence_is_a_name_but_not_a_sentence_start():
+    text = "The company had no plan B; it had to build one, in partnership with Huawei."
+    assert [text[h.start : h.end] for h in find_entities(text, AnswerType.NAME)] == ["Huawei"]
+    assert find_entities("Later the team moved on.", AnswerType.NAME) == []
+
+
+def test_a_place_is_a_name_after_a_locative_preposition_but_not_a_month():
+    assert [
+        t
+        for t in ("Se celebró en Shenzhen, en septiembre.", "O evento foi em São Paulo.")
+        for h in [find_entity(t, AnswerType.PLACE)]
+        if h is not None
+        for t in [t[h.start : h.end]]
+    ] == ["Shenzhen", "São Paulo"]
+    assert find_entity("It was held in September at the fair.", AnswerType.PLACE) is None

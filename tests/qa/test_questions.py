@@ -52,6 +52,30 @@ def test_question_types(question: str, kind: AnswerType):
     assert expected_type(question) is kind
 
 
+@pytest.mark.parametrize(
+    "question,kind",
+    [
+        ("¿Cuántos chips usó?", AnswerType.QUANTITY),
+        ("Quantos parâmetros tem o modelo?", AnswerType.QUANTITY),
+        ("How many NPUs?", AnswerType.QUANTITY),
+        ("¿Cuándo se abrió CANN?", AnswerType.DATE),
+        ("Em que ano chega o Ascend 970?", AnswerType.DATE),
+        ("When was it released?", AnswerType.DATE),
+        ("¿Cuánto cuesta la API?", AnswerType.PRICE),
+        ("Quanto custa a API por imagem?", AnswerType.PRICE),
+        ("How much does the API cost?", AnswerType.PRICE),
+        ("Which chip is Baidu testing?", AnswerType.NAME),
+        ("¿Qué framework usaron?", AnswerType.NAME),
+        ("¿En qué ciudad se celebró?", AnswerType.PLACE),
+        ("Onde fica a sede?", AnswerType.PLACE),
+        ("Which country buys most?", AnswerType.PLACE),
+        ("Por que isso importa?", AnswerType.OTHER),
+    ],
+)
+def test_expected_answer_types(question: str, kind: AnswerType):
+    assert expected_type(question) is kind
+
+
 def test_question_shape_tells_head_noun_and_number():
     assert question_shape("Which rivers cross the old town?").plural
     assert question_shape("Which rivers cross the old town?").head == "rivers"
