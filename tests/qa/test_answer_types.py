@@ -4,7 +4,7 @@ import pytest
 
 from citeqa.qa.answer_types import find_entities, find_entity, type_match
 from citeqa.qa.questions import AnswerType
-from citeqa.text.analysis import words
+from citeqa.text.analysis import word_tokens
 
 
 def entities(text: str, kind: AnswerType, avoid: frozenset[str] = frozenset()) -> list[str]:
@@ -88,7 +88,7 @@ def test_name_patterns(text: str, name: str):
 
 def test_a_name_ending_in_a_question_word_is_the_question_s_own_thing():
     text = "La aerolínea opera el Boeing 737 y el Airbus A320 en la ruta."
-    asked = frozenset(words("¿Qué otro avión opera junto al A320?"))
+    asked = frozenset(word_tokens("¿Qué otro avión opera junto al A320?"))
     assert entities(text, AnswerType.NAME, asked) == ["Boeing 737"]
 
 

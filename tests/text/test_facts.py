@@ -12,7 +12,7 @@ from citeqa.qa.rules.short_answer import short_answer_in
 from citeqa.records import Highlight
 from citeqa.text import facts_words as fw
 from citeqa.text import lexicon
-from citeqa.text.analysis import fold_accents, query_terms, words
+from citeqa.text.analysis import fold_accents, query_terms, word_tokens
 from citeqa.text.facts import DatePoint, find_dates, find_facts, find_names, find_quantities, number_words, parse_number
 from citeqa.text.facts_names import is_name_word
 
@@ -218,7 +218,7 @@ def test_a_short_answer_and_a_claim_check_agree_on_what_is_a_date():
     assert answer_dates == claim_dates
     assert [sentence[h.start : h.end] for h in claim_dates] == ["finales de 2025", "segundo semestre de 2027"]
     question = "¿Cuándo abrirá la planta?"
-    asked = frozenset(fold_accents(w) for w in words(question))
+    asked = frozenset(fold_accents(w) for w in word_tokens(question))
     span = short_answer_in(
         sentence, "es", expected_type(question), asked, set(query_terms(question, ("es",))), question=question
     )

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citeqa.records import Highlight
-from citeqa.text.analysis import cognate_keys, fold_accents, is_number, stopwords, terms, words
+from citeqa.text.analysis import cognate_keys, fold_accents, is_number, stopwords, terms, word_tokens
 from citeqa.text.facts import Fact, find_facts, unit_key
 from citeqa.text.facts_names import month_word, strong_name_word
 from citeqa.text.lexicon import value_prepositions
@@ -129,7 +129,7 @@ def analyse_claim(claim: str, lang: str) -> ClaimParts:
 def content_words(text: str, lang: str) -> tuple[str, ...]:
     """The words of ``text`` that carry content: not stopwords, not numbers, two letters or more."""
     stop = stopwords(lang)
-    return tuple(w for w in words(text) if not is_number(w) and len(w) > 1 and fold_accents(w) not in stop)
+    return tuple(w for w in word_tokens(text) if not is_number(w) and len(w) > 1 and fold_accents(w) not in stop)
 
 
 def without(text: str, spans: Sequence[Highlight]) -> str:
@@ -200,7 +200,7 @@ def _far_apart(claim: Fact, doc: Fact) -> bool:
 def _says_unit(sentence: str, unit: str) -> bool:
     """Whether ``sentence`` names the unit ``unit`` somewhere (a count may leave its noun for later:
     "de 9 mil millones de parámetros ... y de 7 mil millones")."""
-    return any(unit_key(w) == unit for w in words(sentence))
+    return any(unit_key(w) == unit for w in word_tokens(sentence))
 
 
 def _anchor_key(token: str, names: frozenset[str]) -> frozenset[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from citeqa.text.analysis import fold_accents, words
+from citeqa.text.analysis import fold_accents, word_tokens
 
 
 class KeywordEmbedder:
@@ -32,7 +32,7 @@ class KeywordEmbedder:
         self.encoded.extend(texts)
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            for word in words(text):
+            for word in word_tokens(text):
                 key = fold_accents(word)[:5]
                 out[row, hash_word(key) % self._dim] += 1.0
             norm = np.linalg.norm(out[row])

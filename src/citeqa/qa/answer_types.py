@@ -19,7 +19,7 @@ from functools import cache
 from citeqa.qa.questions import AnswerType, QuestionShape, question_shape
 from citeqa.records import Highlight
 from citeqa.text import facts_words as fw
-from citeqa.text.analysis import fold_accents, query_terms, terms, words
+from citeqa.text.analysis import fold_accents, query_terms, terms, word_tokens
 from citeqa.text.facts import find_dates, find_names, find_quantities
 from citeqa.text.lexicon import shared_list
 
@@ -52,7 +52,7 @@ class Wanted:
 
     @staticmethod
     def of(question: str, query: str) -> Wanted:
-        return Wanted(question, query, question_shape(question), frozenset(fold_accents(w) for w in words(query)))
+        return Wanted(question, query, question_shape(question), frozenset(fold_accents(w) for w in word_tokens(query)))
 
     @property
     def kind(self) -> AnswerType:
@@ -128,7 +128,7 @@ def find_entities(
         return []
     found = []
     for span in _spans(text, kind, lang):
-        listed = [fold_accents(w) for w in words(text[span.start : span.end])]
+        listed = [fold_accents(w) for w in word_tokens(text[span.start : span.end])]
         if not listed or set(listed) <= avoid:
             continue
         if kind is AnswerType.NAME and len(listed) > 1 and listed[-1] in avoid:

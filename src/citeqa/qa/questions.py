@@ -55,7 +55,7 @@ class QuestionShape:
 # --- the words, from the lexicon ------------------------------------------------------------
 
 
-def words(key: str) -> frozenset[str]:
+def question_list(key: str) -> frozenset[str]:
     """A ``questions`` list of every language, folded."""
     return frozenset(shared_list("questions", key))
 
@@ -74,13 +74,13 @@ def wh_roles() -> dict[str, tuple[str, str]]:
 def question_words() -> frozenset[str]:
     """Words and phrases that open a question or a request, in every language (folded):
     the wh-words and each file's ``question_starts`` ("is", "tell", "dime", "o que")."""
-    return frozenset(wh_roles()) | words("question_starts")
+    return frozenset(wh_roles()) | question_list("question_starts")
 
 
 @cache
 def _pattern(name: str) -> re.Pattern[str]:
     """The regexes of question_shape, from the word lists."""
-    alt = lambda key: alternation(words(key), fold=False)
+    alt = lambda key: alternation(question_list(key), fold=False)
     patterns = {
         "lead": rf"^[\W_]*(?:(?:{alt('conjunctions')})\s+)?(?:(?:{alt('adverbs')})\s+)?"
         rf"(?:(?P<prep>{alt('prepositions')})\s+)?(?P<pronoun>(?:{alt('pronoun_what')})\s+)?"
@@ -181,7 +181,7 @@ def _head_words(rest: str, english: bool, original_rest: str) -> list[str]:
     """The noun phrase right after which/what/qual: up to three words in English (where
     modifiers come first: "word accuracy"), the first word in es/pt ("precisión de palabra")."""
     tokens = re.findall(r"\w+", rest)
-    while tokens and tokens[0] in words("skip_before_head"):
+    while tokens and tokens[0] in question_list("skip_before_head"):
         tokens.pop(0)
     if not tokens:
         return []
@@ -189,9 +189,9 @@ def _head_words(rest: str, english: bool, original_rest: str) -> list[str]:
         return tokens[:1]
     phrase: list[str] = []
     for tok in tokens[:4]:
-        if tok in words("head_stop"):
+        if tok in question_list("head_stop"):
             break
-        if tok in words("determiners"):
+        if tok in question_list("determiners"):
             return phrase[:-1] if len(phrase) > 1 else phrase
         phrase.append(tok)
     if len(phrase) == 4:
@@ -223,7 +223,7 @@ def question_shape(question: str) -> QuestionShape:
         return _which_shape(fold_accents(mid.group(1)), None, fold_accents(mid.group("rest")), original)
     wh, prep, rest = lead.group("wh"), lead.group("prep"), lead.group("rest")
     role = wh_roles()[re.sub(r"\s+", " ", wh)][0]
-    if role == "why" or (wh in words("bare_what") and prep in words("reason_prepositions")):
+    if role == "why" or (wh in question_list("bare_what") and prep in question_list("reason_prepositions")):
         return QuestionShape(AnswerType.OTHER)  # a reason or a purpose: "why", "¿por qué?", "para qué"
     if role.startswith("how_many"):
         if _asks_price(rest):
@@ -239,7 +239,7 @@ def question_shape(question: str) -> QuestionShape:
         return QuestionShape(AnswerType.PLACE)
     if role.startswith("who"):
         return QuestionShape(AnswerType.NAME, plural=role.endswith("plural"), person=True)
-    if lead.group("pronoun") and wh in words("bare_what"):  # "o que", "lo que": a pronoun, no noun follows
+    if lead.group("pronoun") and wh in question_list("bare_what"):  # "o que", "lo que": a pronoun, no noun follows
         return QuestionShape(AnswerType.OTHER if _pattern("say_or_happen").match(rest) else AnswerType.NAME)
     return _which_shape(wh, prep, rest, original)
 
@@ -251,11 +251,13 @@ def _how_shape(rest: str) -> QuestionShape:
     if measure is None:
         return QuestionShape(AnswerType.NAME if _pattern("name_verbs").search(rest) else AnswerType.OTHER)
     adjective = measure.group(1)
-    if adjective in words("price_adjectives") or (adjective in words("amount_adjectives") and _asks_price(rest)):
+    if adjective in question_list("price_adjectives") or (
+        adjective in question_list("amount_adjectives") and _asks_price(rest)
+    ):
         return QuestionShape(AnswerType.PRICE)
-    if adjective in words("date_adjectives"):
+    if adjective in question_list("date_adjectives"):
         return QuestionShape(AnswerType.DATE)
-    return QuestionShape(AnswerType.QUANTITY, plural=adjective in words("plural_adjectives"))
+    return QuestionShape(AnswerType.QUANTITY, plural=adjective in question_list("plural_adjectives"))
 
 
 def _which_shape(wh: str, prep: str | None, rest: str, original: str) -> QuestionShape:
@@ -266,7 +268,7 @@ def _which_shape(wh: str, prep: str | None, rest: str, original: str) -> Questio
     if say.search(rest) if english else say.match(rest):
         return QuestionShape(AnswerType.OTHER)
     original_rest = original[-len(rest) :] if rest else ""
-    bare = " ".join(w for w in re.findall(r"\w+", rest) if w not in words("skip_before_head"))
+    bare = " ".join(w for w in re.findall(r"\w+", rest) if w not in question_list("skip_before_head"))
     kind_of = _pattern("kind_of").match(bare)
     if kind_of:  # "¿Qué tipo de clústeres...?", "What kind of kernels...": a category, in common nouns
         head = _head_words(bare[kind_of.end() :], english, "")
@@ -278,7 +280,7 @@ def _which_shape(wh: str, prep: str | None, rest: str, original: str) -> Questio
         return QuestionShape(AnswerType.OTHER, head[0] if head else "", False, phrase=True)
     if english and not head and _pattern("score").search(rest):  # "What did X score on Y?"
         return QuestionShape(AnswerType.QUANTITY)
-    if not english and head and head[0] in words("clitics"):  # "¿Para qué se usa?", "¿En qué se diferencia?"
+    if not english and head and head[0] in question_list("clitics"):  # "¿Para qué se usa?", "¿En qué se diferencia?"
         return QuestionShape(AnswerType.OTHER if prep else AnswerType.NAME)
     plural = role.endswith("plural") or (bool(head) and _is_plural(head[-1]))
     for word in head:
@@ -328,7 +330,7 @@ def clean_history(history: Sequence[object]) -> tuple[str, ...]:
 def _follow_up() -> re.Pattern[str]:
     """A leading "and"/"y"/"e" or a pronoun: the words of each language's ``follow_up_starts`` and
     ``follow_up_pronouns`` lists (:mod:`citeqa.text.lexicon`), folded."""
-    starts, pronouns = words("follow_up_starts"), words("follow_up_pronouns")
+    starts, pronouns = question_list("follow_up_starts"), question_list("follow_up_pronouns")
     return re.compile(rf"^\W*({alternation(starts, fold=False)})\b|\b({alternation(pronouns, fold=False)})\b")
 
 

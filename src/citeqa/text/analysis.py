@@ -40,7 +40,7 @@ def normalize(text: str) -> str:
     return fold_accents(unicodedata.normalize("NFKC", text).casefold())
 
 
-def words(text: str) -> list[str]:
+def word_tokens(text: str) -> list[str]:
     """Lower-cased word and number tokens of a text (accents kept, for the stemmer)."""
     return [m.group(0) for m in _TOKEN.finditer(unicodedata.normalize("NFKC", text).casefold())]
 
@@ -136,7 +136,7 @@ def terms(text: str, lang: str) -> list[str]:
 def _cached_terms(text: str, lang: str) -> tuple[str, ...]:
     """Passages and their sentences recur across questions: stem each once."""
     stop = stopwords(lang)
-    kept = [t for t in words(text) if is_number(t) or (len(t) > 1 and fold_accents(t) not in stop)]
+    kept = [t for t in word_tokens(text) if is_number(t) or (len(t) > 1 and fold_accents(t) not in stop)]
     return tuple(stem(kept, lang))
 
 
@@ -155,7 +155,7 @@ def cognate_keys(text: str) -> frozenset[str]:
     """
     stop = stopwords("en")
     keys = set()
-    for token in words(text):
+    for token in word_tokens(text):
         folded = fold_accents(token)
         if is_number(token):
             keys.add(token.replace(",", "."))

@@ -168,7 +168,7 @@ _TOKEN = re.compile(r"\w[\w'’·-]*")
 _WORD = re.compile(r"[^\W\d_]+(?:['’](?=[^\W\d_]))?")
 
 
-def words(text: str) -> list[str]:
+def letter_words(text: str) -> list[str]:
     """The lower-case words of ``text``; an elided article keeps its apostrophe ("l'", "d'")."""
     return [w.replace("’", "'") for w in _WORD.findall(text.lower())]
 
@@ -211,7 +211,7 @@ def question_ranking(question: str, candidates: Collection[str], prior: str | No
     evidence = language_evidence(question)
     if not evidence:
         return ()
-    shares = _function_word_shares(words(question), candidates)
+    shares = _function_word_shares(letter_words(question), candidates)
     leader = _function_word_leader(shares)
     if leader is not None:  # else no trigram reading could be clear: straight to the full models
         quick = _weighed(ranked(evidence, candidates, low_accuracy=True), shares, prior)
