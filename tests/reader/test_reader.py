@@ -112,6 +112,14 @@ def test_run_gives_spans_in_document_offsets() -> None:
         assert 0.0 <= a.probability <= 1.0
 
 
+def test_the_readers_threads_sleep_when_a_run_ends() -> None:
+    """Spinning after a run, the reader's threads held both cores while the next question was encoded."""
+    reader = Reader()
+    reader.warm_up()
+    options = reader._session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
 # --- the component's contract, on scripted logits -------------------------------------------------
 
 

@@ -133,6 +133,18 @@ def no_answer_odds(score: float, null: float) -> float:
     return odds / (1.0 + odds)
 
 
+def session_options(ort: Any, threads: int | None = None) -> Any:
+    """The reader's ONNX Runtime session options: ``threads`` intra-op threads (the Runtime's
+    choice when None), quiet logs, and threads that sleep when a run ends rather than spin: spinning,
+    they held the cores the next question's encoding needed (docs/benchmarks.md)."""
+    made = ort.SessionOptions()
+    if threads is not None:
+        made.intra_op_num_threads = threads
+    made.log_severity_level = 3
+    made.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return made
+
+
 class Reader:
     """The shipped span reader; thread-safe, loaded on first use."""
 
@@ -196,11 +208,7 @@ class Reader:
         from citeqa.reader.onnx_build import default_cache, reader_file, recorded_build
 
         def options() -> Any:
-            made = ort.SessionOptions()
-            if self._threads is not None:
-                made.intra_op_num_threads = self._threads
-            made.log_severity_level = 3
-            return made
+            return session_options(ort, self._threads)
 
         cache = self._cache if self._cache is not None else default_cache()
         recorded = recorded_build(cache, self._delta)
