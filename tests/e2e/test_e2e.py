@@ -81,8 +81,12 @@ def test_dev_set_numbers_do_not_drop(qa_results: list):
     from citeqa import evaluation as ev
 
     overall = ev.summarize(qa_results).overall
+    # abstention recall is a share of the 24 unanswerable questions: one of them is 0.042, and one
+    # flips between machines whose float kernels differ (eval/snapshot.py, machine_key)
+    unanswerable = sum(not r.item.answerable for r in qa_results)
     for name, value in REPORTED.items():
-        assert getattr(overall, name) >= value - MARGIN, name
+        margin = max(MARGIN, 1 / unanswerable) if name == "abstain_recall" else MARGIN
+        assert getattr(overall, name) >= value - margin, name
     assert overall.false_abstention <= 0.053 + MARGIN
     assert overall.citation_exact == 1.0
     assert overall.answer_len < 200
@@ -110,11 +114,14 @@ def same_records(got: dict, expected: dict) -> bool:
 
 
 @pytest.mark.parametrize("results,snapshot", [("qa_results", "corpus.jsonl"), ("dev2_results", "dev2.jsonl")])
-def test_answer_records_match_the_snapshot(results: str, snapshot: str, data_dir: Path, request, load_script) -> None:
+def test_answer_records_match_the_snapshot(
+    results: str, snapshot: str, data_dir: Path, request, load_script, real_engine: Engine
+) -> None:
     """Every answer record agrees with the one eval/snapshot.py wrote before the code was restructured
-    (text, short answer, abstention, citations' places; confidence to 3 decimals; latency aside)."""
+    (text, short answer, abstention, citations' places; confidence to 3 decimals; latency aside), on
+    a machine that computes the floats as the one that wrote it (eval/snapshot.py, machine_key)."""
     snap = load_script("eval/snapshot.py")
-    expected = snap.read(data_dir / "snapshot" / snapshot, "answer")
+    expected = snap.read(snap.snapshot_path(data_dir / "snapshot", snapshot, real_engine), "answer")
     got = {r.item.id: snap.comparable("answer", r.answer.to_dict()) for r in request.getfixturevalue(results)}
     assert got.keys() == expected.keys()
     differ = [qid for qid in got if not same_records(got[qid], expected[qid])]

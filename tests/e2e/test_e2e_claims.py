@@ -55,6 +55,6 @@ def test_claim_accuracy_per_verdict(claims_file: str, repo: Path, tmp_path: Path
             c = e.citation
             assert engine.doc_text(c.doc_id)[c.start : c.end] == c.text
     snap = load_script("eval/snapshot.py")  # and each verdict is the one recorded before the restructuring
-    expected = snap.read(repo / "tests" / "data" / "snapshot" / snapshot, "claim")
+    expected = snap.read(snap.snapshot_path(repo / "tests" / "data" / "snapshot", snapshot, engine), "claim")
     got = {r.item.id: snap.comparable("claim", r.check.to_dict()) for r in results}
     assert got == expected

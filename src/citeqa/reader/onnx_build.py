@@ -35,8 +35,9 @@ if TYPE_CHECKING:  # transformers loads when the file is built
 #: (closer to the trained model: training/export_check.py, model card), 7-bit elsewhere.
 #: Recipe 3: the same, with each layer's feed-forward output MatMul kept in float32 (the recipe
 #: that agreed with the trained model most often at steps 3,200 and 4,000; model card).
-#: Recipe 4: recipe 3 with 7-bit weights on every CPU, so that every machine gives the same answers
-#: (ONNX Runtime's u8 x s8 kernels are exact with 7-bit weights with or without VNNI; in the pipeline
+#: Recipe 4: recipe 3 with 7-bit weights on every CPU, so that every machine computes the same integer
+#: sums (ONNX Runtime's u8 x s8 kernels are exact with 7-bit weights with or without VNNI; the float
+#: kernels around them still differ between AVX2 and AVX-512: tests/data/snapshot/README.md; in the pipeline
 #: the 7-bit build is level with the 8-bit one out of fold: README, "How well it answers").
 RECIPE = 4
 SHIPPED = "e5-small-reader.safetensors"
