@@ -133,8 +133,8 @@ def parse_number(token: str) -> float | None:
 
 def unit_key(word: str) -> str:
     """One key for a unit word in any language ("parámetros", "parâmetros", "parameters" ->
-    ``param``; "dólares", "US$" -> ``usd``; "" for no unit): a listed unit's key, else the
-    folded singular cut to five letters."""
+    ``param``; "dólares", "US$" -> ``usd``; "km²", "Quadratkilometer" -> ``km²``; "" for no unit):
+    a listed unit's key, else the folded singular cut to five letters."""
     lowered = word.strip().casefold()
     if not lowered:
         return ""
@@ -146,13 +146,17 @@ def unit_key(word: str) -> str:
         return table[plain]
     if plain in fw.symbol_units():
         return plain
+    dimensioned = fw.dimensioned_key(lowered)  # "km²", "Kubikkilometer": km³
+    if dimensioned:
+        return dimensioned
     singular = plain[:-1] if len(plain) > 3 and plain.endswith("s") else plain
     return singular[:5]
 
 
-_NUMBER_TOKEN = re.compile(rf"(?<![\w])(?:{_SPACED}|\d+(?:[.,]\d+)*)(?:[a-zA-Z%]+)?")
+#: A number and what is glued to it ("5GB", "4m³": a unit symbol may carry the ² or ³ of an area or a volume).
+_NUMBER_TOKEN = re.compile(rf"(?<![\w])(?:{_SPACED}|\d+(?:[.,]\d+)*)(?:[a-zA-Z%]+[²³]?)?")
 #: The same without spaced groups: the numbers of a spaced match that overlaps a date ("March 5 200").
-_PLAIN_NUMBER_TOKEN = re.compile(r"(?<![\w])\d+(?:[.,]\d+)*(?:[a-zA-Z%]+)?")
+_PLAIN_NUMBER_TOKEN = re.compile(r"(?<![\w])\d+(?:[.,]\d+)*(?:[a-zA-Z%]+[²³]?)?")
 #: The next word after a number; an elided word ends at its apostrophe ("d'euros"), a number does not ("737's").
 _NEXT_WORD = re.compile(r"(?:[\s\-]|(?<=[^\W\d_])['\u2019])*(%|[^\W\d_][\w\-]*|\d+[\w]*)")
 _WORD_TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -269,8 +273,8 @@ def _unit_after(text: str, end: int) -> tuple[str, int, int]:
         if m is None:
             return "", end, end
         word, lowered = m.group(1), m.group(1).casefold()
-        if lowered in fw.symbol_units() or lowered in fw.unit_table():
-            return _unit(word, m.end(), end, glued or names > 0)
+        if lowered in fw.symbol_units() or lowered in fw.unit_table() or fw.dimensioned_key(word):
+            return _unit(word, m.end(), end, glued or names > 0)  # "86 hm³ de agua": hm³, not agua
         if folded(lowered) in fw.facts_list("per_words"):  # "40,000 per unit": a rate (see _quantity), not a unit
             return "", end, end
         if lowered in fw.dimension_words() and not glued and not names:  # "10 square kilometres"
@@ -307,7 +311,8 @@ def _unit(word: str, unit_end: int, end: int, apart: bool) -> tuple[str, int, in
     """A unit word ending at ``unit_end``; the measure takes it in when it is a unit of measure next
     to the number, or a currency ("3.000 millones de dólares")."""
     key = unit_key(word)
-    if key in fw.currency_keys() or (not apart and folded(word.casefold()) in fw.measure_units()):
+    measure = folded(word.casefold()) in fw.measure_units() or fw.dimensioned_key(word)
+    if key in fw.currency_keys() or (not apart and measure):
         return key, unit_end, unit_end
     return key, unit_end, end
 
@@ -340,7 +345,7 @@ def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
         per = _per_pattern().match(text, end)
         if per is not None and per.end() > end:
             dim = per.group("dim")
-            if dim and unit not in fw.currency_keys():
+            if dim and unit not in fw.currency_keys() and unit[-1:] not in fw.dimension_suffixes():
                 unit += fw.dimension_words().get(dim.casefold(), "")
             end = measure = per.end()
     return Fact(
@@ -444,7 +449,7 @@ def _quantities(text: str, lang: str | None, taken: tuple[Highlight, ...], fract
         glued = m.group(0)[b - a :]
         if digits is None or any(t.start < m.end() and a < t.end for t in taken):
             continue
-        if glued and glued.casefold() not in fw.symbol_units() and glued != "%":
+        if glued and glued.casefold() not in fw.symbol_units() and not fw.dimensioned_key(glued) and glued != "%":
             continue  # "800T", "960DT", "2K": a model name
         if text[a - 1 : a] == "-" and a >= 2 and text[a - 2].isalnum():
             continue

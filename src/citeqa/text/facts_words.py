@@ -124,6 +124,42 @@ def dimension_words() -> dict[str, str]:
 
 
 @cache
+def dimension_prefixes() -> dict[str, str]:
+    """Prefix (folded) that makes a unit of length written in one word with it one of area or
+    volume ("quadrat", "kubik": "Quadratkilometer", "Kubikmeter") -> the suffix its unit key takes."""
+    out: dict[str, str] = {}
+    for lang in languages():
+        for suffix, words in (entry(lang, "facts", "dimension_prefixes", {}) or {}).items():
+            for word in words:
+                out.setdefault(folded(word), suffix)
+    return out
+
+
+@cache
+def dimension_suffixes() -> frozenset[str]:
+    """The suffixes a unit key of area or volume takes ("²", "³"), also written after a unit symbol ("km²")."""
+    return frozenset(dimension_words().values()) | frozenset(dimension_prefixes().values())
+
+
+@lru_cache(maxsize=4096)
+def dimensioned_key(word: str) -> str:
+    """The unit key of a unit of length written with its dimension in one word: a unit symbol with
+    the suffix ("km²", "hm³") or a unit word after a :func:`dimension_prefixes` prefix
+    ("Quadratkilometer", "Kubikmetern") -> "km²", "hm³", "km²", "m³"; "" for any other word. The
+    unit must have a symbol ("km"), so a word that only begins like a prefix is no unit."""
+    lowered = word.strip().casefold()
+    if len(lowered) > 1 and lowered[-1] in dimension_suffixes() and lowered[:-1] in symbol_units():
+        return lowered
+    plain = folded(lowered)
+    for prefix, suffix in dimension_prefixes().items():
+        if plain.startswith(prefix) and len(plain) > len(prefix):
+            base = unit_table().get(plain[len(prefix) :]) or ""
+            if base in symbol_units():
+                return base + suffix
+    return ""
+
+
+@cache
 def currency_signs() -> dict[str, str]:
     """Sign or code written before a number ("US$", "€", "EUR") -> currency key."""
     return {k.casefold(): v for k, v in (common("currency_signs") or {}).items()}

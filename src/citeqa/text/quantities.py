@@ -85,8 +85,10 @@ def rounds_to(exact: float, written: float) -> bool:
 @cache
 def listed_units() -> frozenset[str]:
     """Units always written next to their number (a count of things may leave its noun out):
-    every listed unit key and unit symbol."""
-    return frozenset(fw.unit_table().values()) | fw.symbol_units()
+    every listed unit key and unit symbol, and the symbols of area and volume ("km²", "hm³")."""
+    symbols = fw.symbol_units()
+    dimensioned = {symbol + suffix for symbol in symbols for suffix in fw.dimension_suffixes()}
+    return frozenset(fw.unit_table().values()) | symbols | dimensioned
 
 
 def date_relation(claim: DatePoint, doc: DatePoint) -> str:
