@@ -174,12 +174,19 @@ def _percent_pattern() -> re.Pattern[str]:
 
 @cache
 def _per_pattern() -> re.Pattern[str]:
-    """A unit's second half: "cúbicos por segundo", "al año", "km/h", "per hour" (group ``dim``:
-    the word that makes it an area or a volume)."""
+    """A unit's second half: "cúbicos por segundo", "al año", "km/h", "per hour", "por metro
+    cúbico", "pro Kubikmeter", "/m³" (group ``dim``: the word that makes the unit an area or a
+    volume), or after an open per-word any word ("per image"; group ``noun``, which the caller
+    checks is no function word)."""
     dim = fw.alternation(fw.dimension_words(), fold=False)
     per = fw.alternation(fw.words_of("per_words"))
+    open_per = fw.alternation(fw.words_of("open_per_words"))
+    prefix = fw.alternation(fw.dimension_prefixes())
+    suffix = f"[{''.join(sorted(fw.dimension_suffixes()))}]?" if fw.dimension_suffixes() else ""
     unit = fw.alternation(fw.words_of("per_units") | fw.symbol_units())
-    return re.compile(rf"(?:\s+(?P<dim>{dim})\b)?(?:\s*(?:/|(?:{per})\b)\s*(?:{unit})\b)?", re.I)
+    rate = rf"(?:(?:{dim})\s+)?(?:{prefix})?(?:{unit}){suffix}\b(?:\s+(?:{dim})\b)?"
+    listed = rf"\s*(?:/|(?:{per})\b)\s*{rate}"
+    return re.compile(rf"(?:\s+(?P<dim>{dim})\b)?(?:{listed}|\s+(?:{open_per})\s+(?P<noun>[^\W\d_][\w\-]*))?", re.I)
 
 
 @cache
@@ -344,10 +351,12 @@ def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
     if unit and measure == end:  # a unit of measure or a price: "cúbicos", "por segundo", "per unit"
         per = _per_pattern().match(text, end)
         if per is not None and per.end() > end:
-            dim = per.group("dim")
+            dim, noun, stop = per.group("dim"), per.group("noun"), per.end()
             if dim and unit not in fw.currency_keys() and unit[-1:] not in fw.dimension_suffixes():
                 unit += fw.dimension_words().get(dim.casefold(), "")
-            end = measure = per.end()
+            if noun is not None and folded(noun.casefold()) in _function_words():  # "$5 per the deal": no rate
+                stop = per.end("dim") if dim else end
+            end = measure = stop
     return Fact(
         QUANTITY,
         start,
