@@ -326,8 +326,7 @@ def _unit(word: str, unit_end: int, end: int, apart: bool) -> tuple[str, int, in
 
 def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
     """The quantity whose number is ``text[a:b]``: scale words, a unit after it or a currency before."""
-    end = measure = b
-    unit = ""
+    unit, end, measure = "", b, b
     if glued:
         unit = "%" if glued == "%" else unit_key(glued)
         end = measure = b + len(glued)
