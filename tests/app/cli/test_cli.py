@@ -45,3 +45,12 @@ def test_main_filters_only_the_onnx_quantisers_root_logger_noise():
 
     assert not noise.filter(record("/venv/site-packages/onnxruntime/quantization/quantize.py"))
     assert noise.filter(record("/venv/site-packages/pypdf/_reader.py"))
+
+
+def test_the_cli_caps_malloc_arenas_unless_the_user_chose(monkeypatch):
+    """glibc takes the cap (mallopt answers 1) when the environment names none; a user's own
+    ``MALLOC_ARENA_MAX``, which glibc read at the process's start, is left to stand."""
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    assert cli.limit_malloc_arenas(8) is True  # 8: a cap this test process can live with
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    assert cli.limit_malloc_arenas(8) is False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import functools
 import json
 import logging
@@ -71,10 +72,32 @@ def process_defaults() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault(SPIN_ENV, str(SPIN_COUNT))
+    limit_malloc_arenas()
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     root = logging.getLogger()
     if not any(isinstance(f, _QuantizerNoise) for f in root.filters):
         root.addFilter(_QuantizerNoise())
+
+
+#: glibc's malloc arenas a process may use (``mallopt(M_ARENA_MAX)``), unless ``$MALLOC_ARENA_MAX``
+#: says otherwise. By default each thread that allocates gets an arena of its own, up to 8 per core,
+#: and each keeps what its thread freed: `citeqa serve`'s worker threads held a fifth to a third more
+#: memory, at the same throughput (docs/benchmarks.md, "Memory").
+MALLOC_ARENAS = 2
+_M_ARENA_MAX = -8  # glibc's malloc.h
+
+
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """Cap glibc's malloc arenas for the threads made from now on (the process's start read
+    ``$MALLOC_ARENA_MAX``, which wins when set); False where the C library is not glibc."""
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to cap
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_ARENA_MAX, arenas))
 
 
 class _QuantizerNoise(logging.Filter):
