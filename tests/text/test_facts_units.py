@@ -123,3 +123,29 @@ def test_a_word_that_only_begins_like_a_dimension_prefix_is_no_area():
 
 def test_an_area_or_a_volume_is_a_unit_always_written_with_its_number():
     assert {"km²", "m³", "hm³"} <= listed_units()
+
+
+# --- units of mass and of land: one key whatever the language or the spelling -------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "expected"),
+    [
+        ("El lingote pesa 3 kilos.", "es", ("3 kilos", "kg")),
+        ("El lingote pesa 3 kg.", "es", ("3 kg", "kg")),
+        ("O lingote pesa 3 quilos.", "pt", ("3 quilos", "kg")),
+        ("The ingot weighs 3 kilograms.", "en", ("3 kilograms", "kg")),
+        ("Der Barren wiegt 3 Kilogramm.", "de", ("3 Kilogramm", "kg")),
+        ("Le lingot pèse 3 kilogrammes.", "fr", ("3 kilogrammes", "kg")),
+        ("La receta lleva 300 gramos de harina.", "es", ("300 gramos", "g")),
+        ("A fábrica produziu 5 toneladas.", "pt", ("5 toneladas", "t")),
+        ("The mill produced 5 tonnes.", "en", ("5 tonnes", "t")),
+        ("La finca tiene 50 hectáreas.", "es", ("50 hectáreas", "ha")),
+        ("The estate covers 50 hectares.", "en", ("50 hectares", "ha")),
+    ],
+)
+def test_a_unit_of_mass_or_land_has_one_key_in_every_language(text, lang, expected):
+    """One value, whether written "3 kilos" or "3 kg": a claim in one spelling is read against a document
+    in the other (they had the keys ``kilo`` and ``kg``, "tonelada" ``tonel``, "hectáreas" ``hectá``)."""
+    fact = _quantity(text, lang)
+    assert (fact.text, fact.unit) == expected
