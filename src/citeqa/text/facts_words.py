@@ -110,29 +110,32 @@ def scales() -> dict[str, float]:
     return {k: float(v) for k, v in shared_table("facts", "scales").items()}
 
 
+def _by_word(*keys: str, as_written: bool = True) -> dict[str, str]:
+    """Word -> group of the ``facts`` tables ``keys`` (group -> words) of every language together,
+    folded and, with ``as_written``, also as written in lower case (the first file to give a word wins)."""
+    out: dict[str, str] = {}
+    for lang in languages():
+        for key in keys:
+            for group, words in (entry(lang, "facts", key, {}) or {}).items():
+                for word in words:
+                    if as_written:
+                        out.setdefault(word.casefold(), group)
+                    out.setdefault(folded(word), group)
+    return out
+
+
 @cache
 def dimension_words() -> dict[str, str]:
     """Word that makes a unit of length one of area or volume ("square", "cuadrados", "cubes"; as
     written and folded, lower case) -> the suffix its unit key takes ("²", "³"): 86 hm³ is not 86 hm."""
-    out: dict[str, str] = {}
-    for lang in languages():
-        for suffix, words in (entry(lang, "facts", "dimension_words", {}) or {}).items():
-            for word in words:
-                out.setdefault(word.casefold(), suffix)
-                out.setdefault(folded(word), suffix)
-    return out
+    return _by_word("dimension_words")
 
 
 @cache
 def dimension_prefixes() -> dict[str, str]:
     """Prefix (folded) that makes a unit of length written in one word with it one of area or
     volume ("quadrat", "kubik": "Quadratkilometer", "Kubikmeter") -> the suffix its unit key takes."""
-    out: dict[str, str] = {}
-    for lang in languages():
-        for suffix, words in (entry(lang, "facts", "dimension_prefixes", {}) or {}).items():
-            for word in words:
-                out.setdefault(folded(word), suffix)
-    return out
+    return _by_word("dimension_prefixes", as_written=False)
 
 
 @cache
@@ -168,13 +171,7 @@ def currency_signs() -> dict[str, str]:
 @cache
 def unit_table() -> dict[str, str]:
     """Unit word (as written and folded, lower case) -> one key shared by the languages."""
-    out: dict[str, str] = {}
-    for lang in languages():
-        groups = {**(entry(lang, "facts", "units", {}) or {}), **(entry(lang, "facts", "currencies", {}) or {})}
-        for key, group in groups.items():
-            for word in group:
-                out.setdefault(word.casefold(), key)
-                out.setdefault(folded(word), key)
+    out = _by_word("units", "currencies")
     for sign, key in currency_signs().items():
         out.setdefault(sign, key)
     out.setdefault("%", "%")
