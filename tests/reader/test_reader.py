@@ -207,7 +207,7 @@ def test_no_answer_odds_is_a_two_way_softmax() -> None:
 
 
 @pytest.mark.slow
-def test_the_build_keeps_the_feed_forward_outputs_float_and_quantises_the_rest() -> None:
+def test_the_build_keeps_the_feed_forward_outputs_float_quantises_the_rest_and_drops_nan_guards() -> None:
     import onnx
 
     graph = onnx.load(str(onnx_build.reader_onnx(onnx_build.default_cache()))).graph
@@ -215,6 +215,7 @@ def test_the_build_keeps_the_feed_forward_outputs_float_and_quantises_the_rest()
     quantised = [n.name for n in graph.node if n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")]
     assert len(kept) == 12  # one per layer
     assert quantised and not any(onnx_build.is_feed_forward_output(name) for name in quantised)
+    assert "IsNaN" not in {n.op_type for n in graph.node}  # the attention's NaN guards are dropped
 
 
 def test_feed_forward_outputs_are_told_from_the_attention_outputs() -> None:
