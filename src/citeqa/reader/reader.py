@@ -135,13 +135,17 @@ def no_answer_odds(score: float, null: float) -> float:
 
 def session_options(ort: Any, threads: int | None = None) -> Any:
     """The reader's ONNX Runtime session options: ``threads`` intra-op threads (the Runtime's
-    choice when None), quiet logs, and threads that sleep when a run ends rather than spin: spinning,
-    they held the cores the next question's encoding needed (docs/benchmarks.md)."""
+    choice when None), quiet logs, and threads that spin between the operators of a run but stop
+    when the run ends (``session.force_spinning_stop``): sleeping between operators made a read
+    ~15% slower, and spinning on after a run held the cores the next question's encoding needed
+    (docs/benchmarks.md). Neither changes a logit."""
     made = ort.SessionOptions()
     if threads is not None:
         made.intra_op_num_threads = threads
     made.log_severity_level = 3
-    made.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    made.add_session_config_entry("session.intra_op.allow_spinning", "1")
+    made.add_session_config_entry("session.intra_op.spin_duration_us", "20")
+    made.add_session_config_entry("session.force_spinning_stop", "1")
     return made
 
 
