@@ -394,7 +394,7 @@ def test_engine_check_reads_each_value_and_cites_the_span_by_document_offsets(bu
     check = engine.check("El faro de Punta Brava se construyó en 1887.", k=3)
     asked = {  # one question for the one value, in the form the shipped rule was fitted to use
         "replace": "¿El faro de Punta Brava se construyó en qué año?",
-        "front": "¿En qué año El faro de Punta Brava se construyó?",
+        "front": "¿En qué año el faro de Punta Brava se construyó?",
     }
     holder = ["¿El faro de quién o qué se construyó en 1887?"] if math.isfinite(reading_rule().holder_margin) else []
     assert reader.questions == [asked[reading_rule().form], *holder]  # and who holds the value read

@@ -16,9 +16,9 @@ from citeqa.text.facts import find_facts
     ("claim", "lang", "form", "question"),
     [
         ("The 960PR arrives in the first quarter of 2027.", "en", "replace", "The 960PR arrives when?"),
-        ("The 960PR arrives in the first quarter of 2027.", "en", "front", "When The 960PR arrives?"),
+        ("The 960PR arrives in the first quarter of 2027.", "en", "front", "When the 960PR arrives?"),
         ("El 960PR llega en el tercer trimestre de 2027.", "es", "replace", "¿El 960PR llega cuándo?"),
-        ("O 960PR chega no terceiro trimestre de 2027.", "pt", "front", "Quando O 960PR chega?"),
+        ("O 960PR chega no terceiro trimestre de 2027.", "pt", "front", "Quando o 960PR chega?"),
         ("Der Damm wurde im März 1955 fertiggestellt.", "de", "replace", "Der Damm wurde wann fertiggestellt?"),
         ("Le pont fut achevé en 1887.", "fr", "replace", "Le pont fut achevé en quelle année?"),
         (
@@ -28,11 +28,21 @@ from citeqa.text.facts import find_facts
             "Der Stausee fasst wie viel?",  # the number with its scale and unit (de.json), as in es/en
         ),
         ("Le sommet culmine à 4808 mètres.", "fr", "replace", "Le sommet culmine à combien?"),
+        # a hedge before the number goes with it: "cuánto tiene", not "cuánto tiene unos"
+        ("GLM-5 tiene unos 744 mil millones de parámetros.", "es", "front", "¿Cuánto GLM-5 tiene?"),
+        ("Le barrage retient environ 41 millions de litres.", "fr", "replace", "Le barrage retient combien?"),
     ],
 )
 def test_the_value_is_masked_by_the_question_word_of_the_claims_language(claim, lang, form, question):
     (fact,) = [f for f in find_facts(claim, lang)]
     assert slot_question(claim, fact, lang, form) == question
+
+
+def test_a_masked_name_takes_its_article_with_it():
+    claim = "DeepSeek V4 moved its training to the Ascend 950."
+    (name,) = [v for v in claim_values(analyse_claim(claim, "en")) if v.text == "Ascend 950"]
+    assert slot_question(claim, name, "en", "front") == "Who or what DeepSeek V4 moved its training to?"
+    assert slot_question(claim, name, "en", "replace") == "DeepSeek V4 moved its training to who or what?"
 
 
 def test_question_words_are_data_with_english_where_a_language_has_none():

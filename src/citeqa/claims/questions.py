@@ -15,6 +15,7 @@ from citeqa.errors import ConfigError
 from citeqa.records import Highlight
 from citeqa.text.analysis import stopwords
 from citeqa.text.facts import DATE, NAME, QUANTITY, Fact
+from citeqa.text.facts_words import hedge_pattern
 from citeqa.text.lexicon import entry, folded
 
 #: How the question is formed: the value replaced by the question word where it stood ("replace"),
@@ -74,13 +75,27 @@ def slot_question(claim: str, fact: Fact, lang: str, form: str = "replace") -> s
     after = _END.sub("", after)
     if fact.kind == DATE:  # "arrives in the first quarter of 2027" asks "arrives when"
         before = _drop_last_words(before, slot_words(lang).get("_drop_before_date", ""))
-    if form == "front":
-        body = " ".join(f"{word} {before} {after}".split())
+    elif fact.kind == NAME:  # "moved its training to the Ascend 950" asks "moved its training to what"
+        before = _drop_last_words(before, slot_words(lang).get("_drop_before_name", ""))
+    else:  # "tiene unos 744 mil millones" asks "cuánto tiene", not "cuánto tiene unos"
+        before = hedge_pattern().sub("", before)
+    if form == "front":  # "How much the company sold", not "How much The company sold"
+        body = " ".join(f"{word} {_lowered_lead(before, lang)} {after}".split())
     else:
         body = " ".join(f"{before}{word}{after}".split())
     body = body[:1].upper() + body[1:]
     opening = slot_words(lang).get("_open", "")
     return f"{opening}{body}?"
+
+
+def _lowered_lead(text: str, lang: str) -> str:
+    """``text`` with its first letter lower-cased when its first word is a function word of ``lang``
+    (a name keeps its capital)."""
+    toks = tokens_of(text)
+    if toks and toks[0][2] in stopwords(lang):
+        a = toks[0][0]
+        return text[:a] + text[a].lower() + text[a + 1 :]
+    return text
 
 
 def _drop_last_words(text: str, words: str) -> str:
