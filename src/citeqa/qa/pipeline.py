@@ -17,7 +17,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from citeqa.reader.reader import ExtractiveReader, ReadAnswer
 from citeqa.records import Answer, Citation, Hit, Span
 from citeqa.text.analysis import query_terms
 from citeqa.text.language import corpus_languages, question_candidates, question_language
+
+if TYPE_CHECKING:
+    from citeqa.index.spans import SpanVectors
 
 __all__ = [
     "AnswerPipeline",
@@ -353,18 +356,16 @@ class AnswerPipeline:
         spans = self.data.spans
         if spans is None:
             return [None] * len(cands)
-        rows = [
-            spans.row(
-                hits[c.hit_index].row,
-                c.number,
-                c.start - hits[c.hit_index].chunk.start,
-                c.end - hits[c.hit_index].chunk.start,
-            )
-            for c in cands
-        ]
+        rows = [self._span_row(spans, hits[c.hit_index], c) for c in cands]
         found = [r for r in rows if r is not None]
         sims = dict(zip(found, spans.similarities(found, vector).tolist()))
         return [sims[r] if r is not None else None for r in rows]
+
+    @staticmethod
+    def _span_row(spans: SpanVectors, hit: Hit, cand: Candidate) -> int | None:
+        """The span-vector row of ``cand`` (the index keys span vectors by passage offsets)."""
+        local = cand.span.within(hit.chunk.span)
+        return None if local is None else spans.row(hit.row, cand.number, local.start, local.end)
 
     def _answer_pool(self, hits: Sequence[Hit], prefer: str | None) -> list[int]:
         """Indexes of the passages to extract from: the best overall, in ``prefer`` and by words."""

@@ -55,8 +55,9 @@ class QuestionShape:
 # --- the words, from the lexicon ------------------------------------------------------------
 
 
+@cache
 def question_list(key: str) -> frozenset[str]:
-    """A ``questions`` list of every language, folded."""
+    """A ``questions`` list of every language, folded (made once per key: it is asked per candidate)."""
     return frozenset(shared_list("questions", key))
 
 

@@ -135,9 +135,9 @@ def focus_windows(
     for i in best:
         c = cands[i]
         chunk = chunks[c.hit_index]
-        ranges.setdefault(c.hit_index, []).append(
-            widened(chunk.text, c.start - chunk.start, c.end - chunk.start, context)
-        )
+        local = c.span.within(chunk.span)
+        assert local is not None, "a candidate lies in its own passage"
+        ranges.setdefault(c.hit_index, []).append(widened(chunk.text, local.start, local.end, context))
     out = []
     for hit in sorted(ranges):
         chunk = chunks[hit]
@@ -148,8 +148,13 @@ def focus_windows(
             else:
                 merged.append(at)
         for at in merged:
-            start, end = chunk.start + at.start, chunk.start + at.end
-            out.append((hit, Chunk.make(chunk.doc_id, start, end, chunk.text[at.start : at.end], chunk.lang)))
+            place = chunk.span.part(at)
+            out.append(
+                (
+                    hit,
+                    Chunk.make(chunk.doc_id, place.start, place.end, chunk.text_at(place.start, place.end), chunk.lang),
+                )
+            )
     return out
 
 
