@@ -113,16 +113,29 @@ def same_records(got: dict, expected: dict) -> bool:
     ) <= 0.001 + 1e-9
 
 
+#: Share of another machine's answers (or another reader's) whose outcome must be the same here:
+#: the two kinds of machine agree on 0.978 and 0.942 of the two files (eval/snapshot.py, OUTCOME).
+ANSWERS_ALIKE = 0.90
+
+
 @pytest.mark.parametrize("results,snapshot", [("qa_results", "corpus.jsonl"), ("dev2_results", "dev2.jsonl")])
 def test_answer_records_match_the_snapshot(
     results: str, snapshot: str, data_dir: Path, request, load_script, real_engine: Engine
 ) -> None:
     """Every answer record agrees with the one eval/snapshot.py wrote before the code was restructured
-    (text, short answer, abstention, citations' places; confidence to 3 decimals; latency aside), on
-    a machine that computes the floats as the one that wrote it (eval/snapshot.py, machine_key)."""
+    (text, short answer, abstention, citations' places; confidence to 3 decimals; latency aside) on
+    a machine that computes the floats as the one that wrote it (eval/snapshot.py, machine_key).
+    Where none did (another kind of CPU, or a new reader, until it is written there), the abstention,
+    short answer and answer sentence of at least :data:`ANSWERS_ALIKE` of the records agree."""
     snap = load_script("eval/snapshot.py")
-    expected = snap.read(snap.snapshot_path(data_dir / "snapshot", snapshot, real_engine), "answer")
+    folder = data_dir / "snapshot"
+    own = snap.own_snapshot(folder, snapshot, real_engine)
+    expected = snap.read(own if own is not None else folder / snapshot, "answer")
     got = {r.item.id: snap.comparable("answer", r.answer.to_dict()) for r in request.getfixturevalue(results)}
     assert got.keys() == expected.keys()
+    if own is None:
+        alike, differ = snap.agreement("answer", got, expected)
+        assert alike >= ANSWERS_ALIKE, [(qid, got[qid], expected[qid]) for qid in differ[:3]]
+        return
     differ = [qid for qid in got if not same_records(got[qid], expected[qid])]
     assert not differ, [(qid, got[qid], expected[qid]) for qid in differ[:3]]
