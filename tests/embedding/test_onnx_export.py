@@ -73,3 +73,25 @@ def test_a_nan_test_the_model_also_outputs_is_not_a_guard(tmp_path: Path) -> Non
 
     assert drop_nan_guards(path) == 0
     assert "IsNaN" in [n.op_type for n in onnx.load(str(path)).graph.node]
+
+
+def test_exports_of_weights_that_are_gone_or_changed_are_removed(tmp_path: Path) -> None:
+    from citeqa.embedding.onnx_export import _record_source, remove_orphans
+
+    exports, models = tmp_path / "onnx", tmp_path / "models"
+    models.mkdir()
+    for name in ("live", "changed", "gone", "unrecorded"):
+        (exports / name).mkdir(parents=True)
+        (exports / name / "model.onnx").write_bytes(b"graph")
+        weights = models / f"{name}.safetensors"
+        weights.write_bytes(b"weights")
+        if name != "unrecorded":
+            _record_source(exports / name, weights)
+    (models / "changed.safetensors").write_bytes(b"other weights")  # a model updated in place
+    (models / "gone.safetensors").unlink()  # its virtual environment removed
+
+    removed = remove_orphans(exports)
+
+    assert sorted(p.name for p in removed) == ["changed", "gone"]
+    assert sorted(p.name for p in exports.iterdir()) == ["live", "unrecorded"]
+    assert (exports / "live" / "model.onnx").read_bytes() == b"graph"

@@ -55,8 +55,10 @@ def exported(folder: Path, layout: dict, quantized: bool) -> Path:
         with file_lock(target / ".lock"):
             if not fp32.is_file():
                 _export(folder, fp32)
+                _record_source(target, layout["weights"])
             if quantized and not int8.is_file():
                 quantize_matmuls(fp32, int8)
+        remove_orphans(target.parent)
     except ModelError:
         raise
     except Exception as exc:  # OSError, torch/onnx export errors
@@ -64,6 +66,44 @@ def exported(folder: Path, layout: dict, quantized: bool) -> Path:
             f"cannot export the model in {folder} to ONNX in {target} ({type(exc).__name__}: {exc})"
         ) from exc
     return wanted
+
+
+#: Beside each export: the weights file it was made from, its size and modification time.
+_SOURCE = "source.json"
+
+
+def _record_source(target: Path, weights: Path) -> None:
+    import json
+
+    stat = weights.stat()
+    record = {"weights": str(weights.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    (target / _SOURCE).write_text(json.dumps(record) + "\n")
+
+
+def remove_orphans(exports: Path) -> list[Path]:
+    """Remove the exports under ``exports`` whose weights file is gone or changed (a virtual
+    environment removed, a model updated: each got an export of ~100-150 MB, never used again);
+    exports without a record of their source are left alone. The folders removed."""
+    import json
+    import shutil
+
+    removed = []
+    for folder in sorted(p for p in exports.iterdir() if p.is_dir()):
+        try:
+            source = json.loads((folder / _SOURCE).read_text())
+            weights = Path(source["weights"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        try:
+            stat = weights.stat()
+            current = (stat.st_size, stat.st_mtime_ns) == (source.get("size"), source.get("mtime_ns"))
+        except OSError:
+            current = False
+        if not current:
+            with file_lock(folder / ".lock"):  # not while another process exports into it
+                shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
 
 
 @contextlib.contextmanager
