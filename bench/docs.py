@@ -44,6 +44,11 @@ def reader_table(r: dict) -> str:
         "",
         f"The torch model picked the same best span as the int8 ONNX one for {peer['same_best_span']} questions.",
     ]
+    if "read_tokens_mean" in on:  # results of bench/reader.py before 2026-12-05 lack these two
+        rows.append(
+            f"The reader ran {on['read_tokens_mean']:.0f} tokens a question (mean); its read step took "
+            f"{r['read_ratio']['p50']:.2f} of the torch model's read (p50 over p50)."
+        )
     return "\n".join(rows)
 
 

@@ -5,13 +5,15 @@ and the same weights in a plain ``transformers`` question-answering pipeline.
 
 * warm: ``Engine.trace`` over bench/questions.json (10 es, 10 pt, 10 en), ``--rounds`` rounds after
   warm-up, reader on and off in the same process; p50/p95 of the total and of the reader's own step
-  (``timings_ms["read"]``, the engine's trace).
+  (``timings_ms["read"]``, the engine's trace), and the mean tokens the reader ran a question
+  (``Trace.read_tokens``).
 * cold: wall time of ``citeqa ask Q --json`` in a new process, reader on and off (median of 3).
 * memory: peak RSS of a process that answered every question with the reader, and of one without.
 * peer: the same weights as a plain float32 torch ``transformers.BertForQuestionAnswering`` (what
   a user would pick instead; transformers 5 has no question-answering pipeline any more), reading
   exactly the windows the engine's reader read for each answer; its p50/p95 for the read alone,
-  its RSS and how often its best span equals citeqa's (int8 ONNX) over the same windows.
+  its RSS and how often its best span equals citeqa's (int8 ONNX) over the same windows; and
+  ``read_ratio``, citeqa's read step p50 over the peer's.
 
 Prints a table and writes OUT/results.json. Numbers depend on the machine's load: run it quiet.
 """
@@ -43,18 +45,20 @@ def warm(index: str, reader: str, rounds: int) -> dict:
 
     engine = Engine.open(index, reader=reader)
     engine.warm_up()
-    totals, reads = [], []
+    totals, reads, tokens = [], [], []
     for _ in range(rounds):
         for q in questions():
             trace = engine.trace(q)
             totals.append(trace.timings_ms["total"])
             reads.append(trace.timings_ms.get("read", 0.0))
+            tokens.append(trace.read_tokens)
     rss = maxrss_mb()
     return {
         "p50_ms": nearest_rank(totals, 0.5),
         "p95_ms": nearest_rank(totals, 0.95),
         "read_p50_ms": nearest_rank(reads, 0.5),
         "read_p95_ms": nearest_rank(reads, 0.95),
+        "read_tokens_mean": round(statistics.mean(tokens), 1),
         "rss_mb": round(rss, 1),
     }
 
@@ -167,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
         "warm_reader_off": in_subprocess("off", args.index, args.rounds),
         "transformers_torch_fp32": in_subprocess("peer", args.index, args.rounds),
         "cold_ask_s": {"reader_on": cold(args.index, "on"), "reader_off": cold(args.index, "off")},
+    }
+    # the issue's figure: citeqa's read step over torch's read of the same windows, medians of one run
+    results["read_ratio"] = {
+        "p50": round(results["warm_reader_on"]["read_p50_ms"] / results["transformers_torch_fp32"]["read_p50_ms"], 2)
     }
     for name, row in results.items():
         print(f"{name:24s} " + ", ".join(f"{k} {v}" for k, v in row.items()))
