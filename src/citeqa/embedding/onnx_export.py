@@ -58,7 +58,8 @@ def exported(folder: Path, layout: dict, quantized: bool) -> Path:
                 _record_source(target, layout["weights"])
             if quantized and not int8.is_file():
                 quantize_matmuls(fp32, int8)
-        remove_orphans(target.parent)
+        with contextlib.suppress(OSError):  # tidying the cache never fails an export
+            remove_orphans(target.parent)
     except ModelError:
         raise
     except Exception as exc:  # OSError, torch/onnx export errors
