@@ -67,17 +67,16 @@ def machine_key(engine: Engine) -> str:
     return digest.hexdigest()[:12]
 
 
-def snapshot_path(folder: Path, name: str, engine: Engine) -> Path:
-    """``folder/<machine_key>/name`` where this machine has a folder of its own, else ``folder/name``."""
-    own = own_snapshot(folder, name, engine)
-    return own if own is not None else folder / name
-
-
-def own_snapshot(folder: Path, name: str, engine: Engine) -> Path | None:
-    """``folder/<machine_key>/name`` when this machine's floats wrote one (records are compared
-    exactly there), else None: the records at hand are another machine's, or another reader's."""
+def held_to(folder: Path, name: str, engine: Engine) -> tuple[Path, bool] | None:
+    """The snapshot file ``name`` this machine is held to, and whether record for record: its own
+    (``folder/<machine_key>/name``, exactly), else ``folder/name`` by :data:`OUTCOME` when that was
+    written with the fitted data installed (:func:`written_with`); None when the only records are
+    another model's, which are not compared."""
     own = folder / machine_key(engine) / name
-    return own if own.is_file() else None
+    if own.is_file():
+        return own, True
+    top = folder / name
+    return (top, False) if written_with(top) == fitted_digest() else None
 
 
 #: The fitted data every record depends on: the reader's weights, the scorers, the claim rule.
