@@ -70,6 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     steps_total = run_total if args.max_steps is None else min(run_total, args.max_steps)
     trained = read_delta(Path(args.init), base_state(weights), weights.sha256) if args.init else None
     model = build_reader(weights, trained)
+    _fast_attention(model, args.attention_dropout)
     for p in model.bert.embeddings.parameters():
         p.requires_grad = False
     params = [p for p in model.parameters() if p.requires_grad]
@@ -152,6 +153,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--bf16", action="store_true", help="bfloat16 autocast (CPUs with AVX512-BF16 or AMX)")
+    p.add_argument(
+        "--attention-dropout",
+        type=float,
+        default=0.1,
+        help="dropout on the attention probabilities (BERT's 0.1; 0 trains about 1.6x faster here, see _fast_attention)",
+    )
     p.add_argument("--seed", type=int, default=13)
     p.add_argument("--init", default=None, help="start from an exported delta instead of the base (no checkpoint yet)")
     p.add_argument("--init-step", type=int, default=0, help="the step --init was exported at; training goes on from it")
@@ -244,6 +251,18 @@ def _skip_to(sched, step: int) -> int:
         sched.last_epoch = step - 1
         sched.step()
     return step
+
+
+def _fast_attention(model, dropout: float) -> None:
+    """Eager attention with ``dropout`` on its probabilities.
+
+    With dropout, PyTorch's fused attention falls back to its unfused path, which here ran a training
+    step ~1.2x slower than transformers' eager attention doing the same arithmetic; without dropout
+    eager attention ran ~1.9x faster than that fallback (bf16, 16 windows of 160 tokens, 2 threads).
+    """
+    model.set_attn_implementation("eager")
+    for layer in model.bert.encoder.layer:
+        layer.attention.self.dropout.p = dropout
 
 
 def _train_step(model, opt, sched, batch: list, pad: int, bf16: bool) -> float:
