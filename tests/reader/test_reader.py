@@ -398,3 +398,27 @@ def test_an_annealed_schedule_follows_the_run_then_falls_to_zero_at_its_end(repo
     assert run(650) > fork(650)
     with pytest.raises(SystemExit, match="--max-steps"):
         _annealed(run, 700, 700)
+
+
+def test_fast_attention_computes_what_the_default_attention_does(repo: Path, monkeypatch) -> None:
+    """Eager attention (training's, for speed) gives the default attention's logits on padded windows,
+    and ``--attention-dropout`` reaches every layer's attention probabilities."""
+    import torch
+    from transformers import BertConfig, BertForQuestionAnswering
+
+    monkeypatch.syspath_prepend(str(repo / "training"))
+    from train import _fast_attention
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+    model = BertForQuestionAnswering(config).eval()
+    ids = torch.randint(1, 50, (3, 9))
+    mask = torch.ones(3, 9, dtype=torch.long)
+    mask[1, 5:] = 0
+    before = model(input_ids=ids, attention_mask=mask).start_logits
+    _fast_attention(model, 0.0)
+    assert model.config._attn_implementation == "eager"
+    assert [layer.attention.self.dropout.p for layer in model.bert.encoder.layer] == [0.0, 0.0]
+    after = model(input_ids=ids, attention_mask=mask).start_logits
+    assert torch.allclose(before[:, :5], after[:, :5], atol=1e-5)
+    assert torch.allclose(before[0], after[0], atol=1e-5) and torch.allclose(before[2], after[2], atol=1e-5)
