@@ -19,6 +19,12 @@ share of the answerable ones is asked again of the paragraph of the same article
 that shares most words with the question and holds none of its answers. They teach the
 no-answer score the case a retriever brings: a passage about the right subject that does not
 say what is asked. The dev split is left as it is.
+
+``--answerless RATE`` adds nearer misses, in every language too: about that share of the answerable
+training questions is asked again of its own paragraph without the sentences that hold an answer
+(kept only where at least two sentences remain and no answer's text is left in them). The subject
+and its neighbourhood stay; what is asked is gone, as in SQuAD 2.0's unanswerable questions and in
+the questions a user asks about an attribute the documents never give.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
+
+from citeqa.ingest.sentences import sentence_spans
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -63,6 +71,10 @@ def main(argv: list[str] | None = None) -> None:
         extra = other_paragraph_questions(out["train"], args.other_paragraphs, args.seed)
         counts.update(f"kept train {r['lang']} unanswerable (other paragraph)" for r in extra)
         out["train"] += extra
+    if args.answerless > 0:
+        extra = answerless_questions(out["train"], args.answerless, args.seed)
+        counts.update(f"kept train {r['lang']} unanswerable (answer sentences removed)" for r in extra)
+        out["train"] += extra
     _write(Path(args.out), out, counts, args)
 
 
@@ -93,8 +105,29 @@ def other_paragraph_questions(records: list[dict], rate: float, seed: str) -> li
     return out
 
 
-def _chosen(key: str, seed: str, rate: float) -> bool:
-    digest = hashlib.sha256(f"{seed}:other:{key}".encode()).digest()
+def answerless_questions(records: list[dict], rate: float, seed: str) -> list[dict]:
+    """Unanswerable copies of about ``rate`` of the answerable ``records``: each question asked of its
+    own paragraph without the sentences that hold an answer, where at least two sentences remain and
+    none holds an answer's text (case folded). Deterministic for a seed."""
+    out = []
+    for r in records:
+        if r["impossible"] or not _chosen(r["id"], seed, rate, "answerless"):
+            continue
+        bounds = [(a["start"], a["start"] + len(a["text"])) for a in r["answers"]]
+        kept = [
+            r["context"][s.start : s.end]
+            for s in sentence_spans(r["context"])
+            if not any(s.start < end and start < s.end for start, end in bounds)
+        ]
+        context = " ".join(kept)
+        if len(kept) < 2 or any(a["text"].casefold() in context.casefold() for a in r["answers"]):
+            continue
+        out.append({**r, "id": r["id"] + "#answerless", "context": context, "answers": [], "impossible": True})
+    return out
+
+
+def _chosen(key: str, seed: str, rate: float, kind: str = "other") -> bool:
+    digest = hashlib.sha256(f"{seed}:{kind}:{key}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64 < rate
 
 
@@ -114,6 +147,12 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=0.0,
         help="share of answerable training questions asked again of another paragraph of their article (unanswerable)",
+    )
+    p.add_argument(
+        "--answerless",
+        type=float,
+        default=0.0,
+        help="share of answerable training questions asked again of their paragraph without its answer sentences",
     )
     return p
 
@@ -211,6 +250,7 @@ def _write(out: Path, splits: dict[str, list[dict]], counts: Counter[str], args:
         "seed": args.seed,
         "dev_share": args.dev_share,
         "other_paragraphs": args.other_paragraphs,
+        "answerless": args.answerless,
     }
     (out / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     for key, value in sorted(counts.items()):

@@ -422,3 +422,26 @@ def test_fast_attention_computes_what_the_default_attention_does(repo: Path, mon
     after = model(input_ids=ids, attention_mask=mask).start_logits
     assert torch.allclose(before[:, :5], after[:, :5], atol=1e-5)
     assert torch.allclose(before[0], after[0], atol=1e-5) and torch.allclose(before[2], after[2], atol=1e-5)
+
+
+def test_answerless_questions_lose_their_answer_sentences_and_keep_the_rest(repo: Path, monkeypatch) -> None:
+    monkeypatch.syspath_prepend(str(repo / "training"))
+    from prepare import answerless_questions
+
+    def record(qid: str, context: str, answer: str | None) -> dict:
+        answers = [{"text": answer, "start": context.index(answer)}] if answer else []
+        return {"id": qid, "lang": "es", "source": "f.json", "title": "Faro", "context": context,
+                "question": "¿Cuándo?", "answers": answers, "impossible": answer is None}  # fmt: skip
+
+    para = "El faro de Punta Brava mide 32 metros. Se encendió en 1896. Lo atienden dos fareros."
+    records = [
+        record("q1", para, "1896"),
+        record("q2", "Se encendió en 1896. Mide 32 metros.", "1896"),  # one sentence would remain
+        record("q3", para + " En 1896 llegó el telégrafo.", "1896"),  # the answer's text remains elsewhere
+        record("q4", para, None),  # already unanswerable
+    ]
+    out = answerless_questions(records, 1.0, "seed")
+    assert [r["id"] for r in out] == ["q1#answerless"]
+    assert out[0]["context"] == "El faro de Punta Brava mide 32 metros. Lo atienden dos fareros."
+    assert out[0]["impossible"] and out[0]["answers"] == [] and out[0]["question"] == "¿Cuándo?"
+    assert answerless_questions(records, 0.0, "seed") == []
