@@ -25,20 +25,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from squad import load_examples
-from train import _dev_sample, _evaluate, _parser
+from train import _dev_sample, _evaluate, _parser, trained_tensors
 
-from citeqa.reader.delta import read_delta
 from citeqa.reader.e5_file import read_e5
 from citeqa.reader.tokenizer import E5Tokenizer
 from citeqa.reader.torch_model import base_state, build_reader
-
-
-def trained_tensors(path: Path, base: dict[str, np.ndarray], base_sha256: str) -> dict[str, np.ndarray]:
-    """The trained tensors of a checkpoint (``.pt``) or of an exported delta."""
-    if path.suffix == ".pt":
-        state = torch.load(path, weights_only=True)["model"]
-        return {k: v.float().numpy() for k, v in state.items() if not k.startswith("bert.embeddings.")}
-    return read_delta(path, base, base_sha256)
 
 
 def average(states: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:

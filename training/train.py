@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     features = _cached_features(out, weights.sha256, lambda: _training_features(tok, train, args), args)
     run_total = args.epochs * len(features) // args.batch
     steps_total = run_total if args.max_steps is None else min(run_total, args.max_steps)
-    trained = read_delta(Path(args.init), base_state(weights), weights.sha256) if args.init else None
+    trained = trained_tensors(Path(args.init), base_state(weights), weights.sha256) if args.init else None
     model = build_reader(weights, trained)
     _fast_attention(model, args.attention_dropout)
     for p in model.bert.embeddings.parameters():
@@ -160,7 +160,11 @@ def _parser() -> argparse.ArgumentParser:
         help="dropout on the attention probabilities (BERT's 0.1; 0 trains about 1.6x faster here, see _fast_attention)",
     )
     p.add_argument("--seed", type=int, default=13)
-    p.add_argument("--init", default=None, help="start from an exported delta instead of the base (no checkpoint yet)")
+    p.add_argument(
+        "--init",
+        default=None,
+        help="start from an exported delta or a run's weights (.pt) instead of the base (no checkpoint yet)",
+    )
     p.add_argument("--init-step", type=int, default=0, help="the step --init was exported at; training goes on from it")
     p.add_argument("--rewarm", type=int, default=100, help="steps of linear warm-up after --init (fresh moments)")
     p.add_argument(
@@ -251,6 +255,14 @@ def _skip_to(sched, step: int) -> int:
         sched.last_epoch = step - 1
         sched.step()
     return step
+
+
+def trained_tensors(path: Path, base: dict[str, np.ndarray], base_sha256: str) -> dict[str, np.ndarray]:
+    """The trained tensors of a checkpoint (``.pt``) or of an exported delta."""
+    if path.suffix == ".pt":
+        state = torch.load(path, weights_only=True)["model"]
+        return {k: v.float().numpy() for k, v in state.items() if not k.startswith("bert.embeddings.")}
+    return read_delta(path, base, base_sha256)
 
 
 def _fast_attention(model, dropout: float) -> None:
