@@ -486,6 +486,10 @@ def test_a_rate_keeps_its_whole_per_phrase_and_per_alone_is_no_unit(text, lang, 
         ("An area of 10 square kilometres.", "en", ("10 square kilometres", "km²")),
         ("Le lac contient 3 kilomètres cubes d'eau.", "fr", ("3 kilomètres cubes", "km³")),
         ("Une surface de 30 kilomètres carrés.", "fr", ("30 kilomètres carrés", "km²")),
+        ("Le barrage retient 41 millions de mètres cubes.", "fr", ("41 millions de mètres cubes", "m³")),
+        ("El embalse tiene 41 millones de metros cúbicos.", "es", ("41 millones de metros cúbicos", "m³")),
+        ("A represa tem 2 milhões de metros quadrados.", "pt", ("2 milhões de metros quadrados", "m²")),
+        ("Sie fasst 41 Millionen Kubikmeter.", "de", ("41 Millionen Kubikmeter", "m³")),
     ],
 )
 def test_an_area_or_a_volume_is_not_a_length(text, lang, expected):

@@ -314,6 +314,17 @@ def _dimension_unit(text: str, at: int, end: int, suffix: str) -> tuple[str, int
     return key + suffix, unit_end, unit_end
 
 
+def _dimension_after(text: str, unit: str, unit_end: int, measure: int) -> tuple[str, int, int]:
+    """A unit of length followed by a dimension word is one of area or volume, also after "de"
+    ("41 millones de metros | cúbicos": m³, not m): its key takes the suffix, and the unit (and the
+    measure, where it took the unit in) ends after the word."""
+    m = _NEXT_WORD.match(text, unit_end, min(len(text), unit_end + 20))
+    suffix = fw.dimension_words().get(m.group(1).casefold()) if m is not None else None
+    if m is None or suffix is None:
+        return unit, unit_end, measure
+    return unit + suffix, m.end(), m.end() if measure == unit_end else measure
+
+
 def _unit(word: str, unit_end: int, end: int, apart: bool) -> tuple[str, int, int]:
     """A unit word ending at ``unit_end``; the measure takes it in when it is a unit of measure next
     to the number, or a currency ("3.000 millones de dólares")."""
@@ -338,6 +349,8 @@ def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
             if text[end : end + 1] == "." and _currency_next(text, end + 1):
                 end = measure = end + 1  # "3,5 Mio. €": the abbreviation's period
         unit, unit_end, measure = _unit_after(text, end)
+        if unit in fw.symbol_units() and unit[-1:] not in fw.dimension_suffixes():
+            unit, unit_end, measure = _dimension_after(text, unit, unit_end, measure)
         end = unit_end if unit else end
         sign = None if unit else _currency_after().match(text, end)
         if sign is not None:
