@@ -5,8 +5,9 @@ offsets (``text[f.start:f.end] == f.text``).
   2026" = one :class:`DatePoint`;
 * **quantities**: a number (digits, or number words of the text's language read by ``text2num``:
   "setecientos cuarenta y cuatro mil millones"), its scale words ("744 mil millones" = "744
-  billion" = 7.44e11) and its unit ("parámetros" = "parameters" = ``param``); **money** when the
-  unit is a currency ("US$ 0,014", "40 euros"), **percent** for "%", "por ciento";
+  billion" = 7.44e11) and its unit (:mod:`citeqa.text.facts_units`: "parámetros" = "parameters" =
+  ``param``); **money** when the unit is a currency ("US$ 0,014", "40 euros"), **percent** for
+  "%", "por ciento";
 * **names** (:mod:`citeqa.text.facts_names`): "Galaxy Tab 3.5", "Banco de Portugal".
 
 A quantity's ``measure_end`` ends its number, scale and unit of measure, before a counted noun:
@@ -26,6 +27,7 @@ from citeqa.text import facts_words as fw
 from citeqa.text.facts_dates import DatePoint, date_spans
 from citeqa.text.facts_fractions import fraction_spans
 from citeqa.text.facts_names import name_spans
+from citeqa.text.facts_units import dimension_after, function_words, unit_after, unit_key
 from citeqa.text.highlight import Highlight
 from citeqa.text.lexicon import folded, languages
 
@@ -131,45 +133,16 @@ def parse_number(token: str) -> float | None:
     return float(f"{whole}.{fraction}")
 
 
-def unit_key(word: str) -> str:
-    """One key for a unit word in any language ("parámetros", "parâmetros", "parameters" ->
-    ``param``; "dólares", "US$" -> ``usd``; "km²", "Quadratkilometer" -> ``km²``; "" for no unit):
-    a listed unit's key, else the folded singular cut to five letters."""
-    lowered = word.strip().casefold()
-    if not lowered:
-        return ""
-    table = fw.unit_table()
-    if lowered in table:
-        return table[lowered]
-    plain = folded(lowered)
-    if plain in table:
-        return table[plain]
-    if plain in fw.symbol_units():
-        return plain
-    dimensioned = fw.dimensioned_key(lowered)  # "km²", "Kubikkilometer": km³
-    if dimensioned:
-        return dimensioned
-    singular = plain[:-1] if len(plain) > 3 and plain.endswith("s") else plain
-    return singular[:5]
-
-
 #: A number and what is glued to it ("5GB", "4m³": a unit symbol may carry the ² or ³ of an area or a volume).
 _NUMBER_TOKEN = re.compile(rf"(?<![\w])(?:{_SPACED}|\d+(?:[.,]\d+)*)(?:[a-zA-Z%]+[²³]?)?")
 #: The same without spaced groups: the numbers of a spaced match that overlaps a date ("March 5 200").
 _PLAIN_NUMBER_TOKEN = re.compile(r"(?<![\w])\d+(?:[.,]\d+)*(?:[a-zA-Z%]+[²³]?)?")
-#: The next word after a number; an elided word ends at its apostrophe ("d'euros"), a number does not ("737's").
-_NEXT_WORD = re.compile(r"(?:[\s\-]|(?<=[^\W\d_])['\u2019])*(%|[^\W\d_][\w\-]*|\d+[\w]*)")
 _WORD_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 @cache
 def _scale_pattern() -> re.Pattern[str]:
     return re.compile(rf"[\s\-]*(?P<scale>{fw.alternation(fw.words_of('scales'))})\b", re.I)
-
-
-@cache
-def _percent_pattern() -> re.Pattern[str]:
-    return re.compile(rf"[\s\-]*(?:{fw.alternation(fw.words_of('percent_words'))})\b", re.I)
 
 
 @cache
@@ -212,18 +185,6 @@ def _currency_next(text: str, at: int) -> bool:
     return word is not None and unit_key(word.group(1)) in fw.currency_keys()
 
 
-@cache
-def _function_words() -> frozenset[str]:
-    """Words after which a number is not part of a name, and before which no unit stands."""
-    return frozenset(fw.facts_list("function_words")) | fw.full_months()
-
-
-@cache
-def _not_a_noun() -> re.Pattern[str]:
-    """Endings of adjectives, participles and adverbs: a word after a number that ends so is not its unit."""
-    return re.compile(rf"(?:{fw.alternation(fw.words_of('not_a_noun_endings'))})$")
-
-
 def _hedge_before(text: str, start: int) -> str:
     """What the words just before ``text[start:]`` say of its number: a :data:`~citeqa.text.
     facts_words.HEDGES` kind, or "" (an exact value)."""
@@ -260,81 +221,6 @@ def _score_or_range(text: str, a: int, b: int) -> bool:
     return after is not None or before is not None
 
 
-def _unit_after(text: str, end: int) -> tuple[str, int, int]:
-    """The unit after a number ending at ``end``: its key, where it ends, and where the measure
-    ends (the unit's end for a unit of measure or a currency, else ``end``); ("", end, end) for none.
-
-    Skips "de"/"of" and up to two names ("11 UnifiedBus chips", "50,000 Ascend 950 chips").
-    """
-    degrees = re.match(r"\s*[°º]\s*([CF])\b", text[end : end + 8])
-    if degrees is not None:
-        return f"°{degrees.group(1).lower()}", end + degrees.end(), end + degrees.end()
-    percent = _percent_pattern().match(text, end)
-    if percent is not None or text[end : end + 2].strip().startswith("%"):
-        stop = percent.end() if percent is not None else text.index("%", end) + 1
-        return "%", stop, stop
-    offset, names, glued = end, 0, False
-    limit = min(len(text), end + 80)
-    while True:
-        m = _NEXT_WORD.match(text, offset, limit)
-        if m is None:
-            return "", end, end
-        word, lowered = m.group(1), m.group(1).casefold()
-        if lowered in fw.symbol_units() or lowered in fw.unit_table() or fw.dimensioned_key(word):
-            return _unit(word, m.end(), end, glued or names > 0)  # "86 hm³ de agua": hm³, not agua
-        if folded(lowered) in fw.facts_list("per_words"):  # "40,000 per unit": a rate (see _quantity), not a unit
-            return "", end, end
-        if lowered in fw.dimension_words() and not glued and not names:  # "10 square kilometres"
-            unit = _dimension_unit(text, m.end(), end, fw.dimension_words()[lowered])
-            if unit is not None:
-                return unit
-        if folded(lowered) in fw.facts_list("unit_glue") and not glued:
-            glued, offset = True, m.end()
-            continue
-        is_name = word[:1].isupper() or any(c.isdigit() for c in word)
-        if is_name and names < 2:
-            names, offset = names + 1, m.end()
-            continue
-        if folded(lowered) in _function_words() or word[:1].isdigit():
-            return "", end, end
-        if folded(lowered) in fw.measure_units():  # "187.000 toneladas", though it ends like a participle
-            return _unit(word, m.end(), end, glued or names > 0)
-        if is_name or _not_a_noun().search(folded(lowered)):
-            return "", end, end  # "de 7 mil millones responsable de...": the noun was said before
-        return _unit(word, m.end(), end, glued or names > 0)
-
-
-def _dimension_unit(text: str, at: int, end: int, suffix: str) -> tuple[str, int, int] | None:
-    """The unit of measure right after a dimension word ending at ``at`` ("square | kilometres"),
-    its key taking ``suffix`` ("km²"); None when no unit of measure follows ("5 square meals")."""
-    m = _NEXT_WORD.match(text, at, min(len(text), at + 40))
-    if m is None or folded(m.group(1).casefold()) not in fw.measure_units():
-        return None
-    key, unit_end, _ = _unit(m.group(1), m.end(), end, False)
-    return key + suffix, unit_end, unit_end
-
-
-def _dimension_after(text: str, unit: str, unit_end: int, measure: int) -> tuple[str, int, int]:
-    """A unit of length followed by a dimension word is one of area or volume, also after "de"
-    ("41 millones de metros | cúbicos": m³, not m): its key takes the suffix, and the unit (and the
-    measure, where it took the unit in) ends after the word."""
-    m = _NEXT_WORD.match(text, unit_end, min(len(text), unit_end + 20))
-    suffix = fw.dimension_words().get(m.group(1).casefold()) if m is not None else None
-    if m is None or suffix is None:
-        return unit, unit_end, measure
-    return unit + suffix, m.end(), m.end() if measure == unit_end else measure
-
-
-def _unit(word: str, unit_end: int, end: int, apart: bool) -> tuple[str, int, int]:
-    """A unit word ending at ``unit_end``; the measure takes it in when it is a unit of measure next
-    to the number, or a currency ("3.000 millones de dólares")."""
-    key = unit_key(word)
-    measure = folded(word.casefold()) in fw.measure_units() or fw.dimensioned_key(word)
-    if key in fw.currency_keys() or (not apart and measure):
-        return key, unit_end, unit_end
-    return key, unit_end, end
-
-
 def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
     """The quantity whose number is ``text[a:b]``: scale words, a unit after it or a currency before."""
     unit, end, measure = "", b, b
@@ -348,9 +234,9 @@ def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
             end = measure = scale.end()
             if text[end : end + 1] == "." and _currency_next(text, end + 1):
                 end = measure = end + 1  # "3,5 Mio. €": the abbreviation's period
-        unit, unit_end, measure = _unit_after(text, end)
+        unit, unit_end, measure = unit_after(text, end)
         if unit in fw.symbol_units() and unit[-1:] not in fw.dimension_suffixes():
-            unit, unit_end, measure = _dimension_after(text, unit, unit_end, measure)
+            unit, unit_end, measure = dimension_after(text, unit, unit_end, measure)
         end = unit_end if unit else end
         sign = None if unit else _currency_after().match(text, end)
         if sign is not None:
@@ -366,7 +252,7 @@ def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
             dim, noun, stop = per.group("dim"), per.group("noun"), per.end()
             if dim and unit not in fw.currency_keys() and unit[-1:] not in fw.dimension_suffixes():
                 unit += fw.dimension_words().get(dim.casefold(), "")
-            if noun is not None and folded(noun.casefold()) in _function_words():  # "$5 per the deal": no rate
+            if noun is not None and folded(noun.casefold()) in function_words():  # "$5 per the deal": no rate
                 stop = per.end("dim") if dim else end
             end = measure = stop
     return Fact(
