@@ -81,6 +81,7 @@ NAMES = (0.0, 0.5, 0.75, 1.0)
 #: how sure the reader must be that another name holds a value for the value to count as that
 #: name's (ReadingRule.holder_margin; +inf: holders not asked)
 HOLDERS = (math.inf, -2.0, 0.0, 2.0, 4.0)
+DEFAULT_HOLDERS = ",".join(f"{h:g}" for h in HOLDERS)  #: every holder margin: the fit chooses
 
 
 def variant(form: str, holder: float) -> str:
@@ -288,6 +289,11 @@ def fit_joint(
     return best[1], best[2], {"right": best[0][1], "false_supported": -best[0][0]}
 
 
+def _options(holders: str) -> str:
+    """The options beyond the sets that changed the fit, as its record's command writes them."""
+    return "" if holders == DEFAULT_HOLDERS else f" --holders={holders}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", action="append", required=True, metavar="CLAIMS=INDEX")
@@ -295,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="a JSON file keeping the readings between runs")
     parser.add_argument(
         "--holders",
-        default=",".join(f"{h:g}" for h in HOLDERS),
+        default=DEFAULT_HOLDERS,
         help="the holder margins the fit may choose, comma-separated (inf: no holder question); all by default",
     )
     parser.add_argument("--write", action="store_true", help=f"write the rule fitted on every claim to {RULE_FILE}")
@@ -373,7 +379,9 @@ def main(argv: list[str] | None = None) -> int:
             "sentence judge's thresholds it goes with (judge); written by eval/fit_claim_reading.py --write.",
             **rule_dict(rule),
             "judge": asdict(judge_t),
-            "fitted": fitted_block("eval/fit_claim_reading.py", args.set, args.folds, right, len(claims)),
+            "fitted": fitted_block(
+                "eval/fit_claim_reading.py", args.set, args.folds, right, len(claims), _options(args.holders)
+            ),
         }
         RULE_FILE.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", "utf-8")
         print(f"wrote {RULE_FILE}")

@@ -283,11 +283,12 @@ def write_claims(
     print(f"wrote the claims block of {path}")
 
 
-def fitted_block(script: str, sets: list[str], folds: int, right: int, claims: int) -> dict:
-    """How a claim rule was fitted: the command, date, commit and the held-out accuracy over ``claims``."""
+def fitted_block(script: str, sets: list[str], folds: int, right: int, claims: int, options: str = "") -> dict:
+    """How a claim rule was fitted: the command (with ``options`` that changed the fit), date, commit
+    and the held-out accuracy over ``claims``."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     return {
-        "by": f"{script} " + " ".join(f"--set {s}" for s in sets) + f" --folds {folds} --write",
+        "by": f"{script} " + " ".join(f"--set {s}" for s in sets) + f" --folds {folds}{options} --write",
         "date": date.today().isoformat(),
         "commit": commit or None,
         "held_out_accuracy": round(right / claims, 3),

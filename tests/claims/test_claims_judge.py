@@ -304,6 +304,18 @@ def test_both_claim_fits_record_how_they_were_fitted_the_same_way(repo: Path, mo
     assert fit_claim_reading.fitted_block is fit_claims.fitted_block
 
 
+def test_the_reading_fits_record_names_the_holder_margins_it_was_allowed(repo: Path, monkeypatch):
+    """A fit restricted to some holder margins is another fit: its record's command says so, so that
+    running the recorded command gives the same rule."""
+    monkeypatch.syspath_prepend(str(repo / "eval"))
+    import fit_claim_reading as fcr
+
+    restricted = fcr.fitted_block("s.py", ["a.jsonl=index"], 5, 1, 2, fcr._options("-2,0"))
+    assert restricted["by"] == "s.py --set a.jsonl=index --folds 5 --holders=-2,0 --write"
+    free = fcr.fitted_block("s.py", ["a.jsonl=index"], 5, 1, 2, fcr._options(fcr.DEFAULT_HOLDERS))
+    assert free["by"] == "s.py --set a.jsonl=index --folds 5 --write"
+
+
 def test_the_reading_fit_vetoes_a_judges_conflict_only_where_that_gets_more_right(repo: Path, monkeypatch):
     """A claim the judge calls conflicting whose value the reader reads back surely is set aside
     (veto_conflict_margin) when the judge's conflicts are needed elsewhere and the veto helps."""
