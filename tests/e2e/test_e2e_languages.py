@@ -17,8 +17,8 @@ pytestmark = pytest.mark.slow
 #: recall, and the share of answered questions that carry a short answer. French recognises none of
 #: its unanswerable questions with the shipped reader (README), so it has no abstention floor to hold.
 REPORTED = {
-    "de": {"hit1": 1.000, "accuracy": 0.971, "abstain_recall": 0.429, "short_given": 1.000},
-    "fr": {"hit1": 0.917, "accuracy": 0.889, "short_given": 1.000},
+    "de": {"hit1": 1.000, "accuracy": 0.971, "abstain_recall": 0.571, "short_given": 1.000},
+    "fr": {"hit1": 0.889, "accuracy": 0.861, "short_given": 1.000},
 }
 MARGIN = 0.03
 
