@@ -14,11 +14,10 @@ from citeqa.index.builder import update_index
 pytestmark = pytest.mark.slow
 
 #: `citeqa eval eval/<lang>/qa.jsonl` over its own corpus: hit@1, answer accuracy, abstention
-#: recall, and the share of answered questions that carry a short answer. French recognises none of
-#: its unanswerable questions with the shipped reader (README), so it has no abstention floor to hold.
+#: recall, and the share of answered questions that carry a short answer.
 REPORTED = {
-    "de": {"hit1": 1.000, "accuracy": 0.971, "abstain_recall": 0.571, "short_given": 1.000},
-    "fr": {"hit1": 0.889, "accuracy": 0.861, "short_given": 1.000},
+    "de": {"hit1": 1.000, "accuracy": 0.971, "abstain_recall": 0.714, "short_given": 1.000},
+    "fr": {"hit1": 0.917, "accuracy": 0.889, "abstain_recall": 0.286, "short_given": 1.000},
 }
 MARGIN = 0.03
 
@@ -43,7 +42,11 @@ def test_new_language_dev_set_numbers_do_not_drop(lang: str, repo: Path, tmp_pat
         "abstain_recall": overall.abstain_recall,
         "short_given": sum(a.short_answer is not None for a in answered) / len(answered),
     }
+    # abstention recall is a share of 7 unanswerable questions: one of them may flip between machines
+    # whose float kernels differ (as in tests/e2e/test_e2e.py), so it is allowed one question
+    unanswerable = sum(not r.item.answerable for r in results)
     for name, value in REPORTED[lang].items():
-        assert got[name] >= value - MARGIN, (name, got[name])
+        margin = max(MARGIN, 1 / unanswerable) if name == "abstain_recall" else MARGIN
+        assert got[name] >= value - margin, (name, got[name])
     assert {r.answer.language for r in results} <= {lang, "es", "pt", "en"}
     assert overall.citation_exact == 1.0
