@@ -11,7 +11,14 @@ import pytest
 from citeqa.engine import Engine
 from citeqa.messages import catalogue_languages
 from citeqa.text import language
-from citeqa.text.language import function_words, language_evidence, question_candidates, question_language
+from citeqa.text.language import (
+    Detection,
+    contenders,
+    function_words,
+    language_evidence,
+    question_candidates,
+    question_language,
+)
 
 UI = ("es", "pt", "en")
 SHIPPED = frozenset({"es", "pt", "en"})  # the languages of corpus/
@@ -127,9 +134,37 @@ def test_the_full_models_read_what_the_trigrams_and_function_words_disagree_on(m
     assert question_language("How do I reset my password?", (), every(), "es", SHIPPED) == "en"
     assert made == [True, False]
     made.clear()
-    # "de" is es, pt, fr and ca alike: no trigram reading could be clear, so none is made
+    # "de" is es, pt, fr and ca alike: no trigram reading could be clear, it only names the contenders
     assert question_language("Població de Girona?", (), every(), "es", SHIPPED) == "es"
-    assert made == [False]
+    assert made == [True, False]
+
+
+def test_the_full_models_read_only_the_languages_the_trigrams_leave_in_contention(monkeypatch: pytest.MonkeyPatch):
+    read: list[frozenset[str]] = []
+    inner = language._confidences
+
+    def recorded(text: str, codes: frozenset[str], low_accuracy: bool = False) -> list[tuple[str, float]]:
+        if not low_accuracy:
+            read.append(codes)
+        return inner(text, codes, low_accuracy)
+
+    monkeypatch.setattr(language, "_confidences", recorded)
+    # the trigrams read French (0.99) where the function words say Spanish: the full models settle it
+    # between the likely ones, not over every candidate (each language's models cost 10-60 MB to load)
+    assert question_language("¿En qué chip de Huawei se entrenó DeepSeek V4?", (), every(), "en", SHIPPED) == "es"
+    assert len(read) == 1 and {"es", "fr"} <= read[0] < set(every())
+
+
+def test_contenders_are_the_likely_languages_the_best_two_and_the_function_word_leader():
+    found = (Detection("fr", 0.985), Detection("it", 0.011), Detection("es", 0.003), Detection("de", 0.001))
+    candidates = ("es", "pt", "en", "fr", "it", "de")
+    assert contenders(found, candidates, None) == {"fr", "it"}
+    assert contenders(found, candidates, "en") == {"fr", "it", "en"}
+    assert contenders((Detection("fr", 0.9999), Detection("es", 0.0001)), candidates, None) == {"fr", "es"}
+    assert contenders(found, ("fr", "es"), "en") == {"fr"}  # never outside the candidates
+    # fewer than 3 letters give the trigrams nothing to read: every candidate is read in full
+    assert contenders((Detection("fr", 0.0), Detection("es", 0.0)), candidates, None) == set(candidates)
+    assert contenders((), candidates, None) == set(candidates)
 
 
 def test_every_interface_language_has_function_words():

@@ -207,17 +207,37 @@ def question_ranking(question: str, candidates: Collection[str], prior: str | No
 
     lingua's trigrams are read first; their reading stands when it is clear (its best language has
     :data:`CLEAR_SHARE` or more and is :func:`_function_word_leader`), and only otherwise are the
-    full-accuracy models loaded (most of a cold ``citeqa ask``'s time)."""
+    full-accuracy models loaded (most of a cold ``citeqa ask``'s time), for the languages the
+    trigrams leave in contention only (:func:`contenders`)."""
     evidence = language_evidence(question)
     if not evidence:
         return ()
     shares = _function_word_shares(letter_words(question), candidates)
     leader = _function_word_leader(shares)
-    if leader is not None:  # else no trigram reading could be clear: straight to the full models
-        quick = _weighed(ranked(evidence, candidates, low_accuracy=True), shares, prior)
-        if quick and quick[0].lang == leader and quick[0].confidence >= CLEAR_SHARE:
-            return quick
-    return _weighed(ranked(evidence, candidates), shares, prior)
+    quick = _weighed(ranked(evidence, candidates, low_accuracy=True), shares, prior)
+    if leader is not None and quick and quick[0].lang == leader and quick[0].confidence >= CLEAR_SHARE:
+        return quick
+    return _weighed(ranked(evidence, contenders(quick, candidates, leader)), shares, prior)
+
+
+#: The share of the weighed trigram reading a language needs for the full models to read the question
+#: in it (a language's full models take 10-60 MB and 0.1-0.2 s to load). Over the 5,672 readings of
+#: eval/qlang/readings.py (1,911 of them by the full models) no reading changed with any share up to
+#: 0.01 (one did at 0.05): of the 17 languages the full models put first or within a tie of it from
+#: a trigram share below 0.01, 16 were the function-word leader and one the trigrams' second.
+CONTENDER_SHARE = 1e-2
+
+
+def contenders(quick: Sequence[Detection], candidates: Collection[str], leader: str | None) -> frozenset[str]:
+    """The ``candidates`` the full models read after the weighed trigram reading ``quick``: those
+    with :data:`CONTENDER_SHARE` or more of it, its best two and the function-word ``leader``;
+    every candidate when the trigrams could not read the question (fewer than 3 letters)."""
+    if not quick or quick[0].confidence <= 0:
+        return frozenset(candidates)
+    kept = {d.lang for i, d in enumerate(quick) if d.lang is not None and (i < 2 or d.confidence >= CONTENDER_SHARE)}
+    if leader is not None:
+        kept.add(leader)
+    return frozenset(kept) & frozenset(candidates)
 
 
 #: The share the trigram reading's best language needs to stand without the full models: over the
