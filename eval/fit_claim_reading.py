@@ -354,6 +354,9 @@ def main(argv: list[str] | None = None) -> int:
     per_set("judge refitted out of fold", before)
     print("== after: the judge and the reading, out of fold")
     per_set("reading, out of fold", after)
+    for c in claims:  # the errors the targets are about: claims called supported that are not
+        if after[c.id] == "supported" and c.gold != "supported":
+            print(f"  out of fold, {c.gold} called supported: {c.id}")
     for form, holder in VARIANTS:  # which way reads best: values read back / read as another, per gold verdict
         arrays = _arrays(claims, read, variant(form, holder))
         gold = np.asarray([c.gold for c in claims])
