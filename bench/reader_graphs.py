@@ -7,7 +7,7 @@ Every variant starts from the float32 export of the shipped weights that the bui
 (``reader.onnx_build.export_fp32``):
 
 * ``shipped``: build recipe 5 (int8 MatMuls, 7-bit per-channel weights, each layer's feed-forward
-  output float32), as the cache holds it;
+  output float32), built as the cache builds it (``quantize_matmuls``);
 * ``fused``: each layer's self-attention (Q, K, V MatMuls, the reshapes, transposes, scores,
   softmax and context) replaced by ONNX Runtime's ``com.microsoft.Attention`` with packed QKV
   weights and the 2-D mask, then quantised like recipe 5 (``QAttention``);
@@ -33,9 +33,12 @@ from typing import Any
 import numpy as np
 from reader_batch import record
 
+from citeqa.embedding.onnx_export import quantize_matmuls
 from citeqa.reader.decode import best_spans, window_spans
+from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_header_file
 from citeqa.reader.onnx_build import export_fp32, feed_forward_outputs
 from citeqa.reader.reader import BATCH, RUN_CONFIG, session_options
+from citeqa.reader.tokenizer import E5Tokenizer
 from citeqa.reader.windows import batch_arrays
 
 HEADS = 12
@@ -121,8 +124,11 @@ def variants(out: Path) -> dict[str, Path]:
         fp32,
     )
     fuse_attention(fp32, fused)
+    recipe5 = out / "recipe5.onnx"
+    quantize_matmuls(fp32, recipe5, keep_float=feed_forward_outputs(fp32))
     return {
         "fp32": fp32,
+        "shipped": recipe5,
         "fused": quantised(fused, out / "fused.onnx", feed_forward_outputs(fused)),
         "ffn-int8": quantised(fp32, out / "ffn-int8.onnx", []),
         "fused+ffn-int8": quantised(fused, out / "fused-ffn-int8.onnx", []),
@@ -137,8 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--out", type=Path, default=Path("out/bench-graphs"))
     args = p.parse_args(argv)
-    reader, groups = record(args.index)
-    sessions: dict[str, Any] = {"shipped": reader._session}
+    _, groups = record(args.index)
+    head = read_header_file(e5_path())
+    pad, embed = E5Tokenizer(head.vocab).pad, WordEmbeddings(e5_path(), head)
+    sessions: dict[str, Any] = {}
     for name, path in variants(args.out).items():
         sessions[name] = ort.InferenceSession(str(path), session_options(ort), providers=["CPUExecutionProvider"])
     run_options = ort.RunOptions()
@@ -147,12 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     feeds = []
     for windows in groups:
         batches = [windows[i : i + BATCH] for i in range(0, len(windows), BATCH)]
-        arrays = [batch_arrays(b, reader._tok.pad) for b in batches]
+        arrays = [batch_arrays(b, pad) for b in batches]
         feeds.append(
-            [
-                (b, {"inputs_embeds": reader._embed(ids), "attention_mask": mask})
-                for b, (ids, mask) in zip(batches, arrays)
-            ]
+            [(b, {"inputs_embeds": embed(ids), "attention_mask": mask}) for b, (ids, mask) in zip(batches, arrays)]
         )
 
     def read(session: Any) -> tuple[list[Any], list[np.ndarray]]:
