@@ -117,7 +117,8 @@ def collect(engine: Engine, set_name: str, items: Sequence[ev.QAItem]) -> list[Q
         right = np.array(
             [any(ev.contains_answer(s.candidate.text, a) for a in item.answers) for s in trace.spans], dtype=bool
         )
-        right_span = np.array([_span_overlaps(s, item.answers) for s in trace.spans], dtype=bool)
+        lang = written_in(item, trace)
+        right_span = np.array([_span_overlaps(s, item.answers, lang) for s in trace.spans], dtype=bool)
         gold = np.array(
             [item.doc is not None and trace.hits[s.candidate.hit_index].chunk.doc_id == item.doc for s in trace.spans],
             dtype=bool,
@@ -168,7 +169,13 @@ def _after_traces(path: Path) -> bool:
     }
 
 
-def _span_overlaps(span: ScoredSpan, answers: Sequence[str]) -> bool:
+def written_in(item: ev.QAItem, trace: Trace) -> str:
+    """The language ``item``'s gold answers are written in: its gold document's, when a passage of it
+    was retrieved, else the question's (:func:`citeqa.evaluation.answer_language`)."""
+    return ev.answer_language(item, {h.chunk.doc_id: h.chunk.lang for h in trace.hits})
+
+
+def _span_overlaps(span: ScoredSpan, answers: Sequence[str], lang: str) -> bool:
     """Whether a reader span's short answer shares a word with a gold answer (True for a sentence
     candidate): among the spans of a right sentence, the ranker learns to prefer the right words."""
     if span.read is None:
@@ -176,7 +183,7 @@ def _span_overlaps(span: ScoredSpan, answers: Sequence[str]) -> bool:
     short = span_short(span.candidate, span.read.span)
     at = span.candidate.offsets(short) if short is not None else None
     text = span.candidate.text[at.start : at.end] if at is not None else ""
-    return any(ev.token_f1(text, a) > 0 for a in answers)
+    return any(ev.token_f1(text, a, lang) > 0 for a in answers)
 
 
 def without(q: Question, names: Sequence[str]) -> Question:
@@ -348,20 +355,23 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, float]:
         "false_abstention": share([o.abstained for o in ans]),
         "high_conf_share": share([o.confidence >= HIGH_CONFIDENCE for o in answered]),
         "high_conf_right": share([o.right if o.q.item.answerable else False for o in high]),
-        "short_em": share(
-            [not o.abstained and any(ev.exact_match(o.short or "", a) for a in o.q.item.answers) for o in ans]
-        ),
-        "short_f1": round(
-            float(
-                np.mean(
-                    [0.0 if o.abstained else max(ev.token_f1(o.short or "", a) for a in o.q.item.answers) for o in ans]
-                )
-            ),
-            3,
-        )
-        if ans
-        else float("nan"),
+        "short_em": share([short_em(o) for o in ans]),
+        "short_f1": round(float(np.mean([short_f1(o) for o in ans])), 3) if ans else float("nan"),
     }
+
+
+def short_em(o: Outcome) -> bool:
+    """The outcome's short answer matches a gold answer exactly (False for an abstention)."""
+    lang = written_in(o.q.item, o.q.trace)
+    return not o.abstained and any(ev.exact_match(o.short or "", a, lang) for a in o.q.item.answers)
+
+
+def short_f1(o: Outcome) -> float:
+    """The outcome's best token F1 against the gold answers (0 for an abstention or no answers)."""
+    if o.abstained or not o.q.item.answers:
+        return 0.0
+    lang = written_in(o.q.item, o.q.trace)
+    return max(ev.token_f1(o.short or "", a, lang) for a in o.q.item.answers)
 
 
 def cross_validate(questions: Sequence[Question], folds: int, settings) -> list[Outcome]:

@@ -24,8 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fit_scorer as fs
 from fit_scorer import Question  # noqa: F401  (the caches pickle it as __main__.Question)
 
-from citeqa import evaluation as ev
-
 FOLDS = 5
 
 
@@ -39,13 +37,12 @@ def outcomes(cache: Path, order: list[str]) -> tuple[dict[tuple[str, str], dict]
     rows = {}
     for o in outs:
         item = o.q.item
-        answers = item.answers if item.answerable else []
         rows[(o.q.set_name, item.id)] = {
             "answerable": item.answerable,
             "right": o.right,
             "abstained": o.abstained,
-            "em": not o.abstained and any(ev.exact_match(o.short or "", a) for a in answers),
-            "f1": 0.0 if o.abstained or not answers else max(ev.token_f1(o.short or "", a) for a in answers),
+            "em": fs.short_em(o),
+            "f1": fs.short_f1(o),
             "tokens": o.q.trace.read_tokens,
         }
     return rows, fs.summary(outs)

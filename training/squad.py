@@ -124,7 +124,7 @@ def squad_scores(examples: list[Example], preds: list[str]) -> tuple[float, floa
     em = f1 = 0.0
     for e, p in zip(examples, preds):
         golds = [t for t, _ in e.answers] or [""]
-        em += max(float(exact_match(p, g)) for g in golds)
-        f1 += max(token_f1(p, g) for g in golds)
+        em += max(float(exact_match(p, g, e.lang)) for g in golds)
+        f1 += max(token_f1(p, g, e.lang) for g in golds)
     n = max(1, len(examples))
     return round(em / n, 4), round(f1 / n, 4)

@@ -18,6 +18,7 @@ from citeqa.evaluation import (
     METRIC_KEYS,
     QAItem,
     Scores,
+    answer_language,
     check_thresholds,
     contains_answer,
     evaluate,
@@ -98,21 +99,47 @@ def test_contains_answer_needs_whole_words() -> None:
 
 
 def test_exact_match_strips_accents_articles_punctuation() -> None:
-    assert normalize_answer("¡La Constitución!") == "constitucion"
-    assert exact_match("La Constitución.", "constitucion")
-    assert exact_match("o Porto", "Porto")
-    assert exact_match("The Eiffel Tower", "eiffel tower")
-    assert exact_match("unas   Islas", "islas")
-    assert not exact_match("Porto", "Lisboa")
+    assert normalize_answer("¡La Constitución!", "es") == "constitucion"
+    assert exact_match("La Constitución.", "constitucion", "es")
+    assert exact_match("o Porto", "Porto", "pt")
+    assert exact_match("The Eiffel Tower", "eiffel tower", "en")
+    assert exact_match("unas   Islas", "islas", "es")
+    assert not exact_match("Porto", "Lisboa", "pt")
+
+
+@pytest.mark.parametrize(
+    ("lang", "prediction", "gold"),
+    [
+        ("de", "das Washington Monument", "Washington Monument"),  # MLQA's German list
+        ("de", "dem Rhein", "Rhein"),
+        ("fr", "le polonium", "polonium"),  # MKQA's French list
+        ("fr", "«l’Indre»", "Indre"),  # an elided article is cut off its word
+        ("it", "dell'arte", "arte"),
+        ("pt", "os Açores", "Açores"),
+    ],
+)
+def test_each_language_drops_its_own_articles(lang: str, prediction: str, gold: str) -> None:
+    assert exact_match(prediction, gold, lang)
+    assert exact_match(prediction, gold, lang.upper())
+
+
+def test_articles_of_another_language_are_words() -> None:
+    assert not exact_match("das Monument", "Monument", "en")  # "das" is no English article
+    assert not exact_match("de Gaulle", "Gaulle", "es")  # "de" is an article only in French and Dutch
+    assert not exact_match("la tour", "tour", "en")
+    assert normalize_answer("The cat", "xx") == "the cat"  # a language without a list drops none
+    assert normalize_answer("O'Brien", "en") == "obrien"  # an apostrophe inside a name is punctuation (SQuAD)
+    assert normalize_answer("l'", "fr") == ""
 
 
 def test_token_f1_hand_computed() -> None:
     # pred tokens [cat, sat], gold [cat, on, mat]: P=1/2, R=1/3, F1=0.4
-    assert token_f1("The cat sat", "a cat on mat") == pytest.approx(0.4)
-    assert token_f1("São Paulo", "sao paulo") == 1.0
-    assert token_f1("Porto", "Lisboa") == 0.0
-    assert token_f1("the", "a") == 1.0  # both empty after normalisation (SQuAD convention)
-    assert token_f1("", "Lisboa") == 0.0
+    assert token_f1("The cat sat", "a cat on mat", "en") == pytest.approx(0.4)
+    assert token_f1("São Paulo", "sao paulo", "pt") == 1.0
+    assert token_f1("Porto", "Lisboa", "pt") == 0.0
+    assert token_f1("the", "a", "en") == 1.0  # both empty after normalisation (SQuAD convention)
+    assert token_f1("", "Lisboa", "pt") == 0.0
+    assert token_f1("der Kölner Dom", "Kölner Dom", "de") == 1.0
 
 
 # --------------------------------------------------------------------------- retrieval
@@ -178,6 +205,15 @@ def test_answer_accuracy_exact_and_f1() -> None:
     assert result.f1 == pytest.approx(4 / 7)
     assert score(item, ans("1998")).exact is True
     assert score(item, ans("1999")).correct is False
+
+
+def test_answers_are_matched_in_the_language_they_are_written_in() -> None:
+    """A Portuguese question whose gold answer is copied from a French document: French articles go."""
+    item = qa(answers=("la tour Eiffel",), lang="pt", doc="fr.txt")
+    assert score(item, ans("Tour Eiffel"), doc_langs={"fr.txt": "fr"}).exact is True
+    assert score(item, ans("Tour Eiffel")).exact is False  # without the document's language: Portuguese
+    assert answer_language(item, {"fr.txt": "fr"}) == "fr"
+    assert answer_language(item, {}) == answer_language(item, None) == "pt"
 
 
 def test_abstention_on_answerable_is_wrong() -> None:

@@ -41,6 +41,7 @@ from citeqa.evaluation.compare import (
 from citeqa.evaluation.grading import (
     TOP_K,
     QuestionResult,
+    answer_language,
     citation_is_exact,
     first_relevant_rank,
     is_relevant,
@@ -87,6 +88,7 @@ __all__ = [
     "Scores",
     "SquadSet",
     "check_thresholds",
+    "answer_language",
     "citation_is_exact",
     "collect_provenance",
     "compare_runs",

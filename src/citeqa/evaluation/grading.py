@@ -112,6 +112,7 @@ def score_question(
         )
     rank = first_relevant_rank(answer.citations, item)
     predicted, short = predicted_text(answer), short_text(answer)
+    written = answer_language(item, doc_langs)
     return QuestionResult(
         **common,
         rank=rank,
@@ -120,9 +121,17 @@ def score_question(
         rr=1.0 / rank if rank is not None else 0.0,
         correct=bool(predicted) and any(contains_answer(predicted, g) for g in item.answers),
         short_correct=bool(short) and any(contains_answer(short, g) for g in item.answers),
-        exact=bool(short) and any(exact_match(short, g) for g in item.answers),
-        f1=max(token_f1(short, g) for g in item.answers) if short else 0.0,
+        exact=bool(short) and any(exact_match(short, g, written) for g in item.answers),
+        f1=max(token_f1(short, g, written) for g in item.answers) if short else 0.0,
     )
+
+
+def answer_language(item: QAItem, doc_langs: Mapping[str, str] | None) -> str:
+    """The language an item's gold answers are written in: its gold document's when known (a
+    question may ask across languages; its answers are copied from the document), else its own."""
+    if doc_langs is not None and item.doc is not None:
+        return doc_langs.get(item.doc, item.lang)
+    return item.lang
 
 
 def short_text(answer: Answer) -> str:

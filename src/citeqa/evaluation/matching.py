@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 import string
 import unicodedata
 from collections import Counter
+from importlib import resources
 
 from citeqa.records import Highlight
 from citeqa.text.analysis import fold_accents
 
-ARTICLES = frozenset(
-    {"the", "a", "an"}  # en
-    | {"el", "la", "los", "las", "un", "una", "unos", "unas"}  # es
-    | {"o", "os", "as", "um", "uma", "uns", "umas"}  # pt ("a" is above)
-)
-"""Articles dropped by :func:`normalize_answer` (compared after accents are stripped)."""
-
 _WHITESPACE = re.compile(r"\s+")
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'"})
+
+
+@functools.cache
+def articles(lang: str) -> frozenset[str]:
+    """The articles :func:`normalize_answer` drops from an answer in ``lang`` (none for a language
+    the list does not name): MLQA's and MKQA's official lists, in ``articles.json``."""
+    table = json.loads(resources.files("citeqa.evaluation").joinpath("articles.json").read_text("utf-8"))
+    return frozenset(fold_accents(w) for w in table.get(lang.lower(), ()))
 
 
 def normalize_text(text: str) -> str:
@@ -25,11 +30,20 @@ def normalize_text(text: str) -> str:
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 
-def normalize_answer(text: str) -> str:
-    """SQuAD-style form for exact match and F1: lower, no accents/punctuation/articles."""
-    lowered = fold_accents(normalize_text(text))
-    no_punct = "".join(ch for ch in lowered if not _is_punctuation(ch))
-    return " ".join(tok for tok in no_punct.split() if tok not in ARTICLES)
+def normalize_answer(text: str, lang: str) -> str:
+    """SQuAD-style form for exact match and F1 of an answer written in ``lang``: lower case, no
+    accents, no punctuation, no articles of that language (an elided one, "l'", cut off its word)."""
+    drop = articles(lang)
+    words = []
+    for word in fold_accents(normalize_text(text)).translate(_APOSTROPHES).split():
+        word = "".join(ch for ch in word if ch == "'" or not _is_punctuation(ch))
+        head, apostrophe, rest = word.partition("'")
+        if apostrophe and head + apostrophe in drop:
+            word = rest
+        bare = word.replace("'", "")
+        if bare and bare not in drop:
+            words.append(bare)
+    return " ".join(words)
 
 
 def _is_punctuation(ch: str) -> bool:
@@ -58,14 +72,15 @@ def _is_edge(text: str, index: int, boundary_char: str) -> bool:
     return not text[index].isalnum()
 
 
-def exact_match(prediction: str, gold: str) -> bool:
-    """SQuAD exact match: equal after :func:`normalize_answer`."""
-    return normalize_answer(prediction) == normalize_answer(gold)
+def exact_match(prediction: str, gold: str, lang: str) -> bool:
+    """SQuAD exact match of answers written in ``lang``: equal after :func:`normalize_answer`."""
+    return normalize_answer(prediction, lang) == normalize_answer(gold, lang)
 
 
-def token_f1(prediction: str, gold: str) -> float:
-    """SQuAD token F1 after :func:`normalize_answer`; two empty strings score 1."""
-    pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
+def token_f1(prediction: str, gold: str, lang: str) -> float:
+    """SQuAD token F1 of answers written in ``lang``, after :func:`normalize_answer`; two empty
+    strings score 1."""
+    pred, ref = normalize_answer(prediction, lang).split(), normalize_answer(gold, lang).split()
     if not pred or not ref:
         return float(pred == ref)
     same = sum((Counter(pred) & Counter(ref)).values())
