@@ -293,6 +293,21 @@ def best_threshold(confidence: np.ndarray, answerable: np.ndarray) -> float:
     return float(max(t for t in grid if ((confidence < t) & answerable).sum() / n <= MAX_FALSE_ABSTENTION))
 
 
+#: The false-abstention shares at which :func:`abstention_ceiling` is printed.
+CEILING_SHARES = (0.03, MAX_FALSE_ABSTENTION, 0.10)
+
+
+def abstention_ceiling(answerable: Sequence[float], unanswerable: Sequence[float], share: float) -> float:
+    """The share of unanswerable questions abstained on by the highest threshold on the confidence that
+    abstains on at most ``share`` of the answerable ones: what any threshold can buy at that cost."""
+    ranked = np.sort(np.asarray(answerable, dtype=float))
+    allowed = int(np.floor(share * len(ranked) + 1e-9))  # answerable questions that may fall below
+    if allowed >= len(ranked):
+        return 1.0
+    threshold = ranked[allowed]  # abstain below it: at most ``allowed`` answerable ones fall below
+    return float(np.mean(np.asarray(unanswerable, dtype=float) < threshold)) if len(unanswerable) else float("nan")
+
+
 def headline_level(outcomes: Sequence[Outcome]) -> float:
     """The lowest confidence from which :data:`HEADLINE_PRECISION` of the answers given were right
     (over at least :data:`HEADLINE_SUPPORT` answers); 1.0 when no level reaches it."""
@@ -524,6 +539,10 @@ def main() -> int:
     )
     outcomes = cross_validate(questions, args.folds, settings)
     metrics = report(outcomes, [qa for qa, _ in sets])
+    answerable = [o.confidence for o in outcomes if o.q.item.answerable]
+    unanswerable = [o.confidence for o in outcomes if not o.q.item.answerable]
+    ceiling = ", ".join(f"{abstention_ceiling(answerable, unanswerable, s):.3f} at {s:.0%}" for s in CEILING_SHARES)
+    print(f"unanswerable recognised by the best threshold on these confidences, at a false abstention of: {ceiling}")
     final = replace(fit(questions, settings), headline_above=headline_level(outcomes), bands=outcome_bands(outcomes))
     print("fitted on all questions (in-sample):")
     report([judge(final, q, settings) for q in questions], [qa for qa, _ in sets])

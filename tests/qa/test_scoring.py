@@ -218,3 +218,14 @@ def test_fit_scorer_records_the_command_it_ran_without_its_cache(repo: Path, mon
     assert command == ["--set", "eval/qa.jsonl=index", "--reader", "--candidates", "reader", "--write"]
     block = fit_scorer.provenance([("eval/qa.jsonl", "index")], "m", 5, {}, None, True, command=command)
     assert block["by"] == "eval/fit_scorer.py --set eval/qa.jsonl=index --reader --candidates reader --write"
+
+
+def test_fit_scorer_abstention_ceiling_is_the_roc_point_at_a_false_abstention_share(repo: Path, monkeypatch):
+    monkeypatch.syspath_prepend(str(repo / "eval"))
+    fit_scorer = importlib.import_module("fit_scorer")
+    answerable = [0.1, 0.2, 0.5, 0.6, 0.7, 0.8, 0.9, 0.9, 0.95, 0.99]
+    unanswerable = [0.05, 0.15, 0.3, 0.55, 0.9]
+    assert fit_scorer.abstention_ceiling(answerable, unanswerable, 0.0) == 0.2  # below 0.1: only 0.05
+    assert fit_scorer.abstention_ceiling(answerable, unanswerable, 0.1) == 0.4  # one answerable may fall: below 0.2
+    assert fit_scorer.abstention_ceiling(answerable, unanswerable, 0.35) == 0.8  # three may fall: below 0.6
+    assert fit_scorer.abstention_ceiling(answerable, unanswerable, 1.0) == 1.0
