@@ -543,6 +543,10 @@ def main() -> int:
     unanswerable = [o.confidence for o in outcomes if not o.q.item.answerable]
     ceiling = ", ".join(f"{abstention_ceiling(answerable, unanswerable, s):.3f} at {s:.0%}" for s in CEILING_SHARES)
     print(f"unanswerable recognised by the best threshold on these confidences, at a false abstention of: {ceiling}")
+    offered = np.mean([q.right.any() for q in questions if q.item.answerable])
+    print(
+        f"answerable questions with a candidate that holds a gold answer (the most any scorer gets right): {offered:.3f}"
+    )
     final = replace(fit(questions, settings), headline_above=headline_level(outcomes), bands=outcome_bands(outcomes))
     print("fitted on all questions (in-sample):")
     report([judge(final, q, settings) for q in questions], [qa for qa, _ in sets])
