@@ -267,6 +267,37 @@ def test_dates_keep_a_point_for_claims():
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "said", "century"),
+    [
+        ("Der Grundstein wurde im 13. Jahrhundert gelegt.", "13. Jahrhundert", 13),
+        ("Die Burg entstand im 12. Jh. auf dem Felsen.", "12. Jh.", 12),
+        ("It was built in the 13th century.", "13th century", 13),
+        ("La cathédrale date du XIIIe siècle.", "XIIIe siècle", 13),
+        ("Une villa du 1er siècle.", "1er siècle", 1),
+        ("Se construyó en el siglo XIII.", "siglo XIII", 13),
+        ("Foi construída no século XXI.", "século XXI", 21),
+    ],
+)
+def test_centuries_are_dates_in_every_language(text: str, said: str, century: int):
+    dates = find_dates(text)
+    assert [(d.text, d.date) for d in dates] == [(said, DatePoint(century=century))]
+    assert not [f for f in find_facts(text) if f.kind != "date"]  # its number is no quantity
+
+
+def test_a_day_and_a_month_make_an_old_year_a_date():
+    assert [(d.text, d.date) for d in find_dates("am 15. August 1248 gelegt")] == [
+        ("15. August 1248", DatePoint(1248, None, 8, 15))
+    ]
+    assert [d.date for d in find_dates("signed on July 4, 1776")] == [DatePoint(1776, None, 7, 4)]
+    assert not [f for f in find_facts("am 15. August 1248 gelegt", "de") if f.kind != "date"]
+
+
+def test_roman_numerals_are_centuries_only_beside_the_word():
+    assert find_dates("Louis XIV régna longtemps.") == []
+    assert find_dates("el siglo IIII") == [] and find_dates("the 35th century") == []
+
+
 def test_names_are_highlights_of_the_text_and_records_shares_the_type():
     from citeqa import records
     from citeqa.text.facts_names import name_spans

@@ -34,6 +34,16 @@ def test_date_relation():
     assert date_relation(DatePoint(2027, None, 5), DatePoint(2027, 1)) == "different"
 
 
+def test_a_century_holds_its_years():
+    thirteenth = DatePoint(century=13)
+    assert date_relation(thirteenth, DatePoint(1248, None, 8, 15)) == "same"  # the document is more precise
+    assert date_relation(thirteenth, DatePoint(1300)) == "same"  # 1201-1300, as a century is counted
+    assert date_relation(thirteenth, DatePoint(1301)) == "different"
+    assert date_relation(thirteenth, DatePoint(decade=1990)) == "different"
+    assert date_relation(DatePoint(1248), thirteenth) == "unknown"  # the document is less precise
+    assert date_relation(DatePoint(century=20), DatePoint(decade=1990)) == "same"
+
+
 def test_same_value_and_slot():
     es = _only("744 mil millones de parámetros", "es")
     en = _only("744 billion parameters", "en")

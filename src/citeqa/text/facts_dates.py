@@ -3,9 +3,11 @@
 "31 de julio de 2026", "31 de julho de 2026" and "July 31, 2026" are one :class:`DatePoint`;
 so are "primer trimestre de 2027", "Q1 2027" and "first quarter of 2027". Also read: ISO and
 d/m/y dates, halves and seasons of a year ("segundo semestre de 2026", "summer 2025"), parts of
-a year ("finales de 2025", "mid-2024"), decades ("the 1990s"), a bare month ("en septiembre"),
+a year ("finales de 2025", "mid-2024"), decades ("the 1990s"), centuries ("im 13. Jahrhundert",
+"the 13th century", "au XIIIe siècle", "siglo XIII"), a bare month ("en septiembre"),
 a quarter named by its ordinal after another ("... and the 960PR in the third"), and years:
-1800-2100 standing alone, 1000-1799 after a date word ("en 1187"), never inside a name
+1800-2100 standing alone, 1000-1799 after a date word ("en 1187") or with a day and a month
+("15. August 1248"), never inside a name
 ("Huawei Connect 2026") nor before a unit ("2000 GB").
 """
 
@@ -30,6 +32,7 @@ class DatePoint:
     month: int | None = None
     day: int | None = None
     decade: int | None = None  #: 1990 for "the 1990s"
+    century: int | None = None  #: 13 for "the 13th century" (the years 1201-1300)
 
     @property
     def quarter_of_month(self) -> int | None:
@@ -37,6 +40,12 @@ class DatePoint:
 
 
 _YEAR = r"(?:1[89]\d\d|20\d\d|2100)"
+#: Any year from 1000, where a day and a month make it a date ("15. August 1248", "July 4, 1776").
+_DATED_YEAR = r"(?:1\d\d\d|20\d\d|2100)"
+#: A century's number: 1-21 in digits or Roman numerals (matched case-blind; checked by :func:`_roman`).
+_CENTURY = r"(?:[12]?\d|[IVX]{1,6})"
+#: What may follow a century's number before its word: "13.", "13th", "XIIIe", "XIIIème", "XIIIᵉ".
+_CENTURY_SUFFIX = r"(?:\.|st|nd|rd|th|eme|ᵉ|er|e|º|°)?"
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])"
 
 
@@ -51,12 +60,16 @@ def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     period = fw.alternation(fw.words_of("periods"))
     letter = fw.alternation(fw.words_of("period_abbreviations"))
     year_word = fw.alternation(fw.words_of("year_words"))
+    century = fw.alternation(fw.words_of("century_words"))
     sep = rf"(?:\s+(?:{of})\s+|\s+|,\s*)"
     parts = (
         ("iso", rf"\b(?P<year>{_YEAR})-(?P<month>0[1-9]|1[0-2])-(?P<day>[0-2]\d|3[01])\b"),
         ("slash", rf"\b{_DAY}/{_DAY}/(?:(?P<year>{_YEAR})|\d{{2}})\b"),
-        ("dmy", rf"\b(?P<day>{_DAY})(?:{suffix}|°)?\s+(?:(?:{of})\s+)?(?P<month>{mon})\.?,?{sep}(?P<year>{_YEAR})\b"),
-        ("mdy", rf"\b(?P<month>{mon})\.?\s+(?P<day>{_DAY})(?:{suffix})?,?\s+(?P<year>{_YEAR})\b"),
+        (
+            "dmy",
+            rf"\b(?P<day>{_DAY})(?:{suffix}|°)?\s+(?:(?:{of})\s+)?(?P<month>{mon})\.?,?{sep}(?P<year>{_DATED_YEAR})\b",
+        ),
+        ("mdy", rf"\b(?P<month>{mon})\.?\s+(?P<day>{_DAY})(?:{suffix})?,?\s+(?P<year>{_DATED_YEAR})\b"),
         (
             "py",
             rf"\b(?P<ordinal>{ordinal})\s+(?P<period>{period})(?:\s+(?:{of})\s+(?:(?:{year_word})\s+)?|\s+)"
@@ -75,6 +88,8 @@ def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
             rf"(?P<year>{_YEAR})\b",
         ),
         ("decade", r"\b(?P<decade>1[89]\d|20\d)0s\b"),
+        ("century", rf"\b(?P<century>{_CENTURY}){_CENTURY_SUFFIX}\s+(?:{century})(?!\w)"),
+        ("century_after", rf"\b(?:{century})\s+(?P<century>{_CENTURY})\b"),
         ("my", rf"\b(?P<month>{mon})\.?,?{sep}(?P<year>{_YEAR})\b"),
         ("dm", rf"\b(?P<day>{_DAY})(?:{suffix})?\s+(?:(?:{of})\s+)?(?P<month>{full})\b"),
         ("md", rf"\b(?P<month>{full})\s+(?P<day>{_DAY})(?:{suffix})?\b(?![.,]\d)"),
@@ -107,6 +122,8 @@ def _point(name: str, m: re.Match[str]) -> DatePoint:
     y = int(year) if year else None
     if name == "decade":
         return DatePoint(decade=int(m.group("decade")) * 10)
+    if name in ("century", "century_after"):
+        return DatePoint(century=century_number(m.group("century")))
     if name in ("iso", "dmy", "mdy", "my", "dm", "md", "m"):
         month = m.group("month")
         number = int(month) if month.isdigit() else fw.month_numbers().get(fw.folded(month).rstrip("."))
@@ -121,6 +138,29 @@ def _point(name: str, m: re.Match[str]) -> DatePoint:
         n = int(_group(m, "n", "n2") or 0)
         return DatePoint(y, n if fw.period_abbreviations().get(letter.lower()) == 3 else None)
     return DatePoint(y)
+
+
+_ROMAN = {"i": 1, "v": 5, "x": 10}
+
+
+def century_number(token: str) -> int | None:
+    """The number of a century written in digits or Roman numerals ("13", "XIII", "xxi"), when it is 1-21."""
+    if token.isdigit():
+        n = int(token)
+    else:
+        values = [_ROMAN[c] for c in token.lower()]
+        n = sum(-v if v < nxt else v for v, nxt in zip(values, values[1:] + [0]))
+        if _to_roman(n) != token.lower():  # "IIII", "VX": not a numeral
+            return None
+    return n if 1 <= n <= 21 else None
+
+
+def _to_roman(n: int) -> str:
+    out = ""
+    for value, letters in ((10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
+        while n >= value:
+            out, n = out + letters, n - value
+    return out
 
 
 def _bare_month_ok(text: str, a: int, b: int) -> bool:
@@ -166,6 +206,8 @@ _ACCEPT: dict[str, Callable[[str, re.Match[str]], bool]] = {
     "m": lambda text, m: _bare_month_ok(text, *m.span()),
     "old": lambda text, m: _after_date_word(text, m.start()),
     "ly": lambda text, m: _period_in_year(m),
+    "century": lambda text, m: century_number(m.group("century")) is not None,
+    "century_after": lambda text, m: century_number(m.group("century")) is not None,
 }
 
 

@@ -93,7 +93,7 @@ def listed_units() -> frozenset[str]:
 
 def date_relation(claim: DatePoint, doc: DatePoint) -> str:
     """``"same"`` when ``doc`` states everything ``claim`` says, ``"different"`` when a part both
-    state differs (a month outside a stated quarter, a year outside a stated decade count), else
+    state differs (a month outside a stated quarter, a year outside a stated decade or century count), else
     ``"unknown"`` (``doc`` is less precise, or says other parts)."""
     for c, d in ((claim.year, doc.year), (claim.month, doc.month), (claim.day, doc.day)):
         if c is not None and d is not None and c != d:
@@ -106,12 +106,25 @@ def date_relation(claim: DatePoint, doc: DatePoint) -> str:
     doc_d = doc.decade if doc.decade is not None else (doc.year // 10 * 10 if doc.year else None)
     if claim_d is not None and doc_d is not None and claim_d != doc_d:
         return "different"
+    claim_c, doc_c = _century_of(claim), _century_of(doc)
+    if claim_c is not None and doc_c is not None and claim_c != doc_c:
+        return "different"
     wanted = [(claim.year, doc.year), (claim.month, doc.month), (claim.day, doc.day), (claim.quarter, doc_q)]
-    wanted.append((claim.decade, doc_d))
+    wanted += [(claim.decade, doc_d), (claim.century, doc_c)]
     stated = [(c, d) for c, d in wanted if c is not None]
     if stated and all(c == d for c, d in stated):
         return "same"
     return "unknown"
+
+
+def _century_of(point: DatePoint) -> int | None:
+    """The century a date lies in, counted as it is said (1248 and 1300 in the 13th, 1301 in the
+    14th; the 1990s in the 20th), when it says one."""
+    if point.century is not None:
+        return point.century
+    if point.year:
+        return (point.year - 1) // 100 + 1
+    return point.decade // 100 + 1 if point.decade is not None else None
 
 
 def _on_share_scale(fact: Fact, other: Fact) -> Fact:
