@@ -391,7 +391,11 @@ def test_parse_number_reads_groups_of_three_after_spaces(token, value):
         ("Le sommet culmine à 4\u202f808 mètres.", "fr", [("4\u202f808 mètres", 4808.0)]),
         ("Le projet a coûté 1 200 000 euros.", "fr", [("1 200 000 euros", 1.2e6)]),
         ("Le lac couvre 12 000,5 km.", "fr", [("12 000,5 km", 12000.5)]),
-        ("Die Stadt hat rund 40 000 Einwohner.", "de", [("40 000", 40000.0)]),
+        (
+            "Die Stadt hat rund 40 000 Einwohner.",
+            "de",
+            [("40 000 Einwohner", 40000.0)],
+        ),  # its counted noun, as "1 500 personas"
         ("Die Zugspitze ist 2\u00a0962 Meter hoch.", "de", [("2\u00a0962 Meter", 2962.0)]),
         ("En 2019, 1 500 personas votaron.", "es", [("1 500 personas", 1500.0)]),
     ],

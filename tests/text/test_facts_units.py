@@ -149,3 +149,29 @@ def test_a_unit_of_mass_or_land_has_one_key_in_every_language(text, lang, expect
     in the other (they had the keys ``kilo`` and ``kg``, "tonelada" ``tonel``, "hectáreas" ``hectá``)."""
     fact = _quantity(text, lang)
     assert (fact.text, fact.unit) == expected
+
+
+# --- a language that capitalises its nouns --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "unit"),
+    [
+        ("Es wurden 1200 Exemplare verkauft.", "1200 Exemplare", unit_key("Exemplare")),  # not "verkauft"
+        ("Sie besteht aus 97 Brücken und hat 3 Häfen.", "97 Brücken", unit_key("Brücken")),
+        ("Im Jahr 2023 kamen 6 Millionen Besucher.", "6 Millionen Besucher", unit_key("Besucher")),
+        ("Der Rhein ist 1233 Kilometer lang.", "1233 Kilometer", "km"),
+        ("Der Eintritt kostet 25 Euro.", "25 Euro", unit_key("Euro")),
+    ],
+)
+def test_in_german_a_counted_noun_is_the_capitalised_word(text: str, said: str, unit: str):
+    fact = [f for f in find_facts(text, "de") if f.kind == "quantity"][0]
+    assert (fact.text, fact.unit) == (said, unit)
+
+
+def test_two_counted_nouns_are_two_units_and_a_verb_is_none():
+    bridges, harbours = [f for f in find_facts("Sie besteht aus 97 Brücken und hat 3 Häfen.", "de")]
+    assert bridges.unit != harbours.unit
+    (sold,) = find_facts("Bis heute wurden 1200 verkauft.", "de")
+    assert sold.unit == ""
+    assert fw.capitalised_nouns("de") and not fw.capitalised_nouns("en") and not fw.capitalised_nouns(None)

@@ -221,8 +221,9 @@ def _score_or_range(text: str, a: int, b: int) -> bool:
     return after is not None or before is not None
 
 
-def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
-    """The quantity whose number is ``text[a:b]``: scale words, a unit after it or a currency before."""
+def _quantity(text: str, a: int, b: int, value: float, glued: str, nouns: bool = False) -> Fact:
+    """The quantity whose number is ``text[a:b]``: scale words, a unit after it or a currency before
+    (``nouns``: the text's language capitalises its nouns, see :func:`~citeqa.text.facts_units.unit_after`)."""
     unit, end, measure = "", b, b
     if glued:
         unit = "%" if glued == "%" else unit_key(glued)
@@ -234,7 +235,7 @@ def _quantity(text: str, a: int, b: int, value: float, glued: str) -> Fact:
             end = measure = scale.end()
             if text[end : end + 1] == "." and _currency_next(text, end + 1):
                 end = measure = end + 1  # "3,5 Mio. €": the abbreviation's period
-        unit, unit_end, measure = unit_after(text, end)
+        unit, unit_end, measure = unit_after(text, end, nouns)
         if unit in fw.symbol_units() and unit[-1:] not in fw.dimension_suffixes():
             unit, unit_end, measure = dimension_after(text, unit, unit_end, measure)
         end = unit_end if unit else end
@@ -348,6 +349,7 @@ def _number_tokens(text: str, taken: tuple[Highlight, ...]) -> list[re.Match[str
 @lru_cache(maxsize=8192)
 def _quantities(text: str, lang: str | None, taken: tuple[Highlight, ...], fractions: bool) -> tuple[Fact, ...]:
     names = tuple(name_spans(fw.folded_copy(text)))
+    nouns = fw.capitalised_nouns(lang)
     out = []
     for m in _number_tokens(text, taken):
         a = m.start()
@@ -363,7 +365,7 @@ def _quantities(text: str, lang: str | None, taken: tuple[Highlight, ...], fract
         if _score_or_range(text, a, b) or _name_number(text, a):
             continue
         value = parse_number(digits.group(0))
-        fact = _quantity(text, a, b, value, glued) if value is not None else None
+        fact = _quantity(text, a, b, value, glued, nouns) if value is not None else None
         if fact is not None and not _in_name(names, text, fact):
             out.append(fact)
     for a, b, share in fraction_spans(text, lang) if fractions and lang != "" else []:
@@ -372,7 +374,7 @@ def _quantities(text: str, lang: str | None, taken: tuple[Highlight, ...], fract
             hedge = _hedge_before(text, a)
             out.append(Fact(QUANTITY, a, b, text[a:b], share, "%", None, b, True, hedge, fraction=True))
     for a, b, value in number_words(text, lang) if lang != "" else []:
-        fact = replace(_quantity(text, a, b, value, ""), spelled=True)
+        fact = replace(_quantity(text, a, b, value, "", nouns), spelled=True)
         clash = any(t.start < fact.end and fact.start < t.end for t in taken)
         if fact.unit and not clash and not any(f.start < fact.end and fact.start < f.end for f in out):
             out.append(fact)

@@ -56,11 +56,13 @@ def _not_a_noun() -> re.Pattern[str]:
     return re.compile(rf"(?:{fw.alternation(fw.words_of('not_a_noun_endings'))})$")
 
 
-def unit_after(text: str, end: int) -> tuple[str, int, int]:
+def unit_after(text: str, end: int, capitalised_nouns: bool = False) -> tuple[str, int, int]:
     """The unit after a number ending at ``end``: its key, where it ends, and where the measure
     ends (the unit's end for a unit of measure or a currency, else ``end``); ("", end, end) for none.
 
-    Skips "de"/"of" and up to two names ("11 UnifiedBus chips", "50,000 Ascend 950 chips").
+    Skips "de"/"of" and up to two names ("11 UnifiedBus chips", "50,000 Ascend 950 chips"). In a
+    language that capitalises its nouns (``capitalised_nouns``: German), the first word written as
+    a noun ("1200 Exemplare") is the counted noun and a lower-case word none ("verkauft").
     """
     degrees = re.match(r"\s*[°º]\s*([CF])\b", text[end : end + 8])
     if degrees is not None:
@@ -88,6 +90,11 @@ def unit_after(text: str, end: int) -> tuple[str, int, int]:
             glued, offset = True, m.end()
             continue
         is_name = word[:1].isupper() or any(c.isdigit() for c in word)
+        if capitalised_nouns:
+            if not names and word.isalpha() and word[:1].isupper() and word[1:].islower():
+                return _unit(word, m.end(), end, glued)  # "1200 Exemplare", "97 Brücken"
+            if not is_name:
+                return "", end, end  # "1200 verkauft": no noun
         if is_name and names < 2:
             names, offset = names + 1, m.end()
             continue

@@ -73,6 +73,12 @@ def abbreviated_months() -> frozenset[str]:
 
 
 @cache
+def capitalised_nouns(lang: str | None) -> bool:
+    """Whether ``lang`` capitalises every noun (German), so that a counted noun is told by its capital."""
+    return bool(lang) and bool(entry(lang or "", "facts", "capitalised_nouns", False))
+
+
+@cache
 def capitalised_months() -> frozenset[str]:
     """Month names of languages that capitalise them ("May" the month, "may" the verb)."""
     return frozenset(
