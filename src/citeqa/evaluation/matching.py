@@ -18,11 +18,16 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'"})
 
 
 @functools.cache
+def _article_table() -> dict[str, list[str]]:
+    """``articles.json``, read once."""
+    return json.loads(resources.files("citeqa.evaluation").joinpath("articles.json").read_text("utf-8"))
+
+
+@functools.cache
 def articles(lang: str) -> frozenset[str]:
     """The articles :func:`normalize_answer` drops from an answer in ``lang`` (none for a language
     the list does not name): MLQA's and MKQA's official lists, in ``articles.json``."""
-    table = json.loads(resources.files("citeqa.evaluation").joinpath("articles.json").read_text("utf-8"))
-    return frozenset(fold_accents(w) for w in table.get(lang.lower(), ()))
+    return frozenset(fold_accents(w) for w in _article_table().get(lang.lower(), ()))
 
 
 def normalize_text(text: str) -> str:

@@ -42,7 +42,7 @@ class DatePoint:
 _YEAR = r"(?:1[89]\d\d|20\d\d|2100)"
 #: Any year from 1000, where a day and a month make it a date ("15. August 1248", "July 4, 1776").
 _DATED_YEAR = r"(?:1\d\d\d|20\d\d|2100)"
-#: A century's number: 1-21 in digits or Roman numerals (matched case-blind; checked by :func:`_roman`).
+#: A century's number: 1-21 in digits or Roman numerals (matched case-blind; checked by :func:`century_number`).
 _CENTURY = r"(?:[12]?\d|[IVX]{1,6})"
 #: What may follow a century's number before its word: "13.", "13th", "XIIIe", "XIIIème", "XIIIᵉ".
 _CENTURY_SUFFIX = r"(?:\.|st|nd|rd|th|eme|ᵉ|er|e|º|°)?"
@@ -140,27 +140,19 @@ def _point(name: str, m: re.Match[str]) -> DatePoint:
     return DatePoint(y)
 
 
-_ROMAN = {"i": 1, "v": 5, "x": 10}
+#: The Roman numerals of the centuries a text may name, I to XXI.
+_ROMAN_CENTURIES = {
+    numeral: n
+    for n, numeral in enumerate(
+        "i ii iii iv v vi vii viii ix x xi xii xiii xiv xv xvi xvii xviii xix xx xxi".split(), start=1
+    )
+}
 
 
 def century_number(token: str) -> int | None:
     """The number of a century written in digits or Roman numerals ("13", "XIII", "xxi"), when it is 1-21."""
-    if token.isdigit():
-        n = int(token)
-    else:
-        values = [_ROMAN[c] for c in token.lower()]
-        n = sum(-v if v < nxt else v for v, nxt in zip(values, values[1:] + [0]))
-        if _to_roman(n) != token.lower():  # "IIII", "VX": not a numeral
-            return None
-    return n if 1 <= n <= 21 else None
-
-
-def _to_roman(n: int) -> str:
-    out = ""
-    for value, letters in ((10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
-        while n >= value:
-            out, n = out + letters, n - value
-    return out
+    n = int(token) if token.isdigit() else _ROMAN_CENTURIES.get(token.lower())
+    return n if n is not None and 1 <= n <= 21 else None
 
 
 def _bare_month_ok(text: str, a: int, b: int) -> bool:

@@ -75,7 +75,7 @@ def abbreviated_months() -> frozenset[str]:
 @cache
 def capitalised_nouns(lang: str | None) -> bool:
     """Whether ``lang`` capitalises every noun (German), so that a counted noun is told by its capital."""
-    return bool(lang) and bool(entry(lang or "", "facts", "capitalised_nouns", False))
+    return bool(lang) and bool(entry(str(lang), "facts", "capitalised_nouns", False))
 
 
 @cache
