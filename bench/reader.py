@@ -104,11 +104,11 @@ def peer(index: str) -> dict:
 
     reader.run = recorded  # type: ignore[method-assign]
     pipeline = engine.pipeline
-    given: list[list] = []  # the passages the pipeline gave its reading step (before any windows)
+    given: list[tuple] = []  # the question and passages the pipeline gave its reading step (before any windows)
     read_step = pipeline.read
 
     def given_passages(question, hits, pool, *args, **kwargs):  # type: ignore[no-untyped-def]
-        given.append([hits[i].chunk for i in sorted(pool)[: pipeline.settings.reader_passages]])
+        given.append((question, [hits[i].chunk for i in sorted(pool)[: pipeline.settings.reader_passages]]))
         return read_step(question, hits, pool, *args, **kwargs)
 
     pipeline.read = given_passages  # type: ignore[method-assign]
@@ -122,10 +122,10 @@ def peer(index: str) -> dict:
         calls.clear()
         given.clear()
         engine.trace(q)
-        whole = given[0] if given else []
+        question, whole = given[0] if given else (q, [])
         if whole:
             t0 = time.perf_counter()
-            windows = make_windows(tok, calls[0][0], [c.text for c in whole])
+            windows = make_windows(tok, question, [c.text for c in whole])
             ids, mask = batch_arrays(windows, tok.pad)
             with torch.no_grad():
                 model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
