@@ -42,7 +42,8 @@ def reader_table(r: dict) -> str:
         "| same weights, plain torch `BertForQuestionAnswering` (float32), same windows | | | "
         f"{peer['read_p50_ms']:.1f} / {_ms(peer['read_p95_ms'])} (read alone) | {_mb(peer['rss_mb'])} | |",
     ]
-    if "passages_read_p50_ms" in peer:  # results of bench/reader.py before 2026-12-06 lack these
+    whole = "passages_read_p50_ms" in peer  # results from before the peer read whole passages lack these
+    if whole:
         rows.append(
             "| the same torch model reading the same passages whole | | | "
             f"{peer['passages_read_p50_ms']:.1f} / {_ms(peer['passages_read_p95_ms'])} (read alone) | | |"
@@ -51,7 +52,7 @@ def reader_table(r: dict) -> str:
         "",
         f"The torch model picked the same best span as the int8 ONNX one for {peer['same_best_span']} questions.",
     ]
-    if "passages_read_p50_ms" in peer:
+    if whole:
         rows.append(
             f"The reader ran {on['read_tokens_mean']:.0f} tokens a question (mean), windows of the passages it "
             f"was given; the torch model ran {peer['passages_tokens_mean']:.0f} reading those passages whole. "

@@ -112,9 +112,15 @@ def peer(index: str) -> dict:
         return read_step(question, hits, pool, *args, **kwargs)
 
     pipeline.read = given_passages  # type: ignore[method-assign]
-    ids, mask = batch_arrays(make_windows(tok, "warm-up", ["a passage to read " * 40] * 2), tok.pad)
-    with torch.no_grad():
-        model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
+
+    def forward(windows):  # type: ignore[no-untyped-def]
+        """The torch model over ``windows`` as one padded batch: its output and the tokens it ran."""
+        ids, mask = batch_arrays(windows, tok.pad)
+        with torch.no_grad():
+            out = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
+        return out, int(mask.sum())
+
+    forward(make_windows(tok, "warm-up", ["a passage to read " * 40] * 2))
     times, same = [], 0
     whole_times, whole_tokens = [], []
     asked = questions()
@@ -122,24 +128,19 @@ def peer(index: str) -> dict:
         calls.clear()
         given.clear()
         engine.trace(q)
-        question, whole = given[0] if given else (q, [])
+        text, whole = given[0] if given else (q, [])
         if whole:
             t0 = time.perf_counter()
-            windows = make_windows(tok, question, [c.text for c in whole])
-            ids, mask = batch_arrays(windows, tok.pad)
-            with torch.no_grad():
-                model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
+            _, tokens = forward(make_windows(tok, text, [c.text for c in whole]))
             whole_times.append((time.perf_counter() - t0) * 1000)
-            whole_tokens.append(int(mask.sum()))
+            whole_tokens.append(tokens)
         t0 = time.perf_counter()
         theirs = []  # (score, doc span) of torch's best span in each call
         for question, passages, top, max_windows, _ in calls:
             windows = first_windows(make_windows(tok, question, [c.text for c in passages]), max_windows)
             if not windows:
                 continue
-            ids, mask = batch_arrays(windows, tok.pad)
-            with torch.no_grad():
-                out = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
+            out, _ = forward(windows)
             spans = []
             for w, st, en in zip(windows, out.start_logits.numpy(), out.end_logits.numpy()):
                 spans.extend(window_spans(w, st, en, top))

@@ -170,7 +170,7 @@ def test_in_german_a_counted_noun_is_the_capitalised_word(text: str, said: str, 
 
 
 def test_two_counted_nouns_are_two_units_and_a_verb_is_none():
-    bridges, harbours = [f for f in find_facts("Sie besteht aus 97 Brücken und hat 3 Häfen.", "de")]
+    bridges, harbours = find_facts("Sie besteht aus 97 Brücken und hat 3 Häfen.", "de")
     assert bridges.unit != harbours.unit
     (sold,) = find_facts("Bis heute wurden 1200 verkauft.", "de")
     assert sold.unit == ""
