@@ -77,7 +77,8 @@ class ShardError(IndexStoreError):
 
 class QuestionTimeoutError(ShardError):
     """A question ran past its time limit (``--question-timeout``) while it waited on a shard: the
-    statement was cancelled; the index is untouched and the next question is answered as usual."""
+    statement was cancelled, or the client stopped waiting for a server that did not answer (and
+    dropped that connection); the index is untouched and the next question is answered as usual."""
 
 
 class RayBuildError(CiteqaError):

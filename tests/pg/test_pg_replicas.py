@@ -44,9 +44,9 @@ def test_a_replica_answers_as_its_primary_and_follows_a_new_generation(
     used: Counter[int] = Counter()  # connections asked for, by node object
     connection = Shard.connection
 
-    def counted(self, doing):
+    def counted(self, doing, *rest):
         used[id(self)] += 1
-        return connection(self, doing)
+        return connection(self, doing, *rest)
 
     monkeypatch.setattr(Shard, "connection", counted)
     with local_replica(pg_cluster[0]) as replica:
@@ -99,13 +99,13 @@ def test_a_killed_replica_is_skipped_and_the_answers_do_not_change(
     used: Counter[int] = Counter()  # connections asked for, by node object
     connect, connection = Shard._connect, Shard.connection
 
-    def counted_connect(self):
+    def counted_connect(self, *rest):
         attempts[id(self)] += 1
-        return connect(self)
+        return connect(self, *rest)
 
-    def counted(self, doing):
+    def counted(self, doing, *rest):
         used[id(self)] += 1
-        return connection(self, doing)
+        return connection(self, doing, *rest)
 
     monkeypatch.setattr(Shard, "_connect", counted_connect)
     monkeypatch.setattr(Shard, "connection", counted)

@@ -87,9 +87,9 @@ def test_live_server_errors_are_retried_or_raised(
     connection = Shard.connection
 
     @contextlib.contextmanager
-    def hooked(self, doing):
+    def hooked(self, doing, *rest):
         used[id(self)] += 1
-        with connection(self, doing) as conn:
+        with connection(self, doing, *rest) as conn:
             if faults.get(id(self)):
                 _provoke(conn, self.url, faults[id(self)].pop(0))
             yield conn

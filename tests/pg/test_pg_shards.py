@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
+
 import pytest
 
-from citeqa.errors import CiteqaError, ConfigError, ShardError
+from citeqa.errors import CiteqaError, ConfigError, QuestionTimeoutError, ShardError
 from citeqa.pg.nodes import free_port
 from citeqa.pg.shards import (
+    CONNECT_DEFAULTS,
     CONNECT_TIMEOUT_S,
     TCP_TIMEOUT_MS,
+    NoAnswer,
     Shards,
+    Watchdog,
     connect_options,
+    connect_until,
     is_postgres,
     label,
     shard_of,
     shard_urls,
     split_replicas,
 )
+from citeqa.qa.backend import question_deadline
 
 
 def test_backend_values():
@@ -68,11 +77,99 @@ def test_replicas_leave_the_other_parameters_as_written():
 
 
 def test_connect_timeouts_fill_in_only_what_the_connection_left_open():
-    defaults = {"connect_timeout": CONNECT_TIMEOUT_S, "tcp_user_timeout": TCP_TIMEOUT_MS}
+    defaults = dict(CONNECT_DEFAULTS)
+    assert defaults["connect_timeout"] == CONNECT_TIMEOUT_S and defaults["tcp_user_timeout"] == TCP_TIMEOUT_MS
+    assert defaults["keepalives"] == 1
     assert connect_options("postgresql://h/db", {}) == defaults
-    assert connect_options("postgresql://h/db?connect_timeout=2", {}) == {"tcp_user_timeout": TCP_TIMEOUT_MS}
-    assert connect_options("postgresql://h/db?sslmode=disable&tcp_user_timeout=0", {}) == {
-        "connect_timeout": CONNECT_TIMEOUT_S
-    }
-    assert connect_options("postgresql://h/db", {"PGCONNECT_TIMEOUT": "9"}) == {"tcp_user_timeout": TCP_TIMEOUT_MS}
+    assert "connect_timeout" not in connect_options("postgresql://h/db?connect_timeout=2", {})
+    chosen = connect_options("postgresql://h/db?sslmode=disable&tcp_user_timeout=0&keepalives_idle=60", {})
+    assert chosen == {k: v for k, v in defaults.items() if k not in ("tcp_user_timeout", "keepalives_idle")}
+    assert "connect_timeout" not in connect_options("postgresql://h/db", {"PGCONNECT_TIMEOUT": "9"})
     assert connect_options("postgresql://h/db", {"PGCONNECT_TIMEOUT": ""}) == defaults
+
+
+# --- the client's own bounds inside a question (no server: a socket that never answers) -------------
+
+
+class _Silent:
+    """A connection-like end of a socket pair whose other end never writes: a stopped server."""
+
+    def __init__(self) -> None:
+        self.mine, self.theirs = socket.socketpair()
+
+    def fileno(self) -> int:
+        return self.mine.fileno()
+
+    def read(self) -> bytes:
+        data = self.mine.recv(1)
+        if not data:
+            raise OSError("end of file: the connection was dropped")
+        return data
+
+    def close(self) -> None:
+        self.mine.close()
+        self.theirs.close()
+
+
+def test_the_watchdog_ends_a_wait_on_a_silent_connection():
+    """A read blocked on a socket that never answers ends once its time is out: the watchdog shuts
+    the socket down, the read gets end of file, and the block raises NoAnswer; a block that ends in
+    time is not touched, and its socket stays usable."""
+    watchdog = Watchdog()
+    silent = _Silent()
+    try:
+        with pytest.raises(NoAnswer), watchdog.watch(silent, time.monotonic() + 0.1):
+            silent.read()  # without the watchdog: blocks for ever
+    finally:
+        silent.close()
+    quick = _Silent()
+    try:
+        with watchdog.watch(quick, time.monotonic() + 60):
+            quick.theirs.send(b"x")
+            assert quick.read() == b"x"
+        quick.theirs.send(b"y")
+        assert quick.read() == b"y"  # not shut down
+    finally:
+        quick.close()
+
+
+def test_a_connection_attempt_is_given_up_at_the_end_and_closed_when_it_comes():
+    arrived, release = threading.Event(), threading.Event()
+    made: list[_Silent] = []
+
+    def slow_connect() -> _Silent:
+        release.wait(30)
+        made.append(_Silent())
+        arrived.set()
+        return made[-1]
+
+    with pytest.raises(NoAnswer):
+        connect_until(slow_connect, time.monotonic() + 0.05)
+    release.set()
+    assert arrived.wait(30)
+    with pytest.raises(OSError):
+        made[0].mine.recv(1)  # closed by connect_until, not leaked
+    fine = _Silent()
+    try:
+        assert connect_until(lambda: fine, time.monotonic() + 30) is fine
+        with pytest.raises(ZeroDivisionError):
+            connect_until(lambda: 1 / 0, time.monotonic() + 30)
+    finally:
+        fine.close()
+
+
+def test_shards_are_queried_at_once_and_waited_for_no_longer_than_the_question():
+    """Every shard's work runs on its own thread at the same time (a barrier that all must reach
+    together); inside a question, a shard whose work does not end is one QuestionTimeoutError naming
+    it, not a wait for ever."""
+    shards = Shards("postgresql://h1/db,postgresql://h2/db,postgresql://h3/db")
+    together = threading.Barrier(3, timeout=30)
+    assert shards.each(lambda s: (together.wait(), s.number)[1]) == [0, 1, 2]
+    stuck = threading.Event()
+    try:
+        with question_deadline(0.1), pytest.raises(QuestionTimeoutError) as failed:
+            shards.each(lambda s: stuck.wait(60) if s.number == 1 else s.number)
+        assert "postgres shard 2 of 3 (h2:5432/db) was answering" in str(failed.value)
+    finally:
+        stuck.set()
+        shards.close()

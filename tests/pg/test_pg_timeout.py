@@ -13,7 +13,7 @@ from citeqa.errors import QuestionTimeoutError, ShardError
 from citeqa.index.store import IndexData
 from citeqa.pg.backend import STATEMENT_TIMEOUT_S, PostgresBackend
 from citeqa.pg.publish import publish
-from citeqa.pg.shards import CONNECT_TIMEOUT_S, TCP_TIMEOUT_MS
+from citeqa.pg.shards import CONNECT_TIMEOUT_S, KEEPALIVE_IDLE_S, TCP_TIMEOUT_MS
 from citeqa.qa.backend import question_deadline
 
 pytestmark = pytest.mark.postgres
@@ -86,15 +86,18 @@ def test_a_statement_past_the_timeout_is_one_shard_error(corpus_index: tuple[Pat
 
 
 def test_connect_timeouts_in_the_url_are_kept(corpus_index: tuple[Path, IndexData], pg_spec: str):
-    """``?connect_timeout=`` and ``?tcp_user_timeout=`` reach libpq; where absent, citeqa's own apply."""
+    """``?connect_timeout=``, ``?tcp_user_timeout=`` and ``?keepalives_idle=`` reach libpq; where
+    absent, citeqa's own apply."""
     publish(corpus_index[1], pg_spec)
-    chosen = ",".join(f"{url}?connect_timeout=2&tcp_user_timeout=7000" for url in pg_spec.split(","))
-    for spec, expected in ((pg_spec, (str(CONNECT_TIMEOUT_S), str(TCP_TIMEOUT_MS))), (chosen, ("2", "7000"))):
+    chosen = ",".join(f"{url}?connect_timeout=2&tcp_user_timeout=7000&keepalives_idle=60" for url in pg_spec.split(","))
+    defaults = (str(CONNECT_TIMEOUT_S), str(TCP_TIMEOUT_MS), str(KEEPALIVE_IDLE_S))
+    for spec, expected in ((pg_spec, defaults), (chosen, ("2", "7000", "60"))):
         backend = PostgresBackend(spec)
         try:
             for shard in backend.shards.items:
                 params = shard.read("reading the parameters", lambda c: c.info.get_parameters())
-                assert (params["connect_timeout"], params["tcp_user_timeout"]) == expected
+                assert (params["connect_timeout"], params["tcp_user_timeout"], params["keepalives_idle"]) == expected
+                assert params["keepalives"] == "1"
         finally:
             backend.close()
 

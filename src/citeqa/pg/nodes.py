@@ -13,6 +13,7 @@ import contextlib
 import os
 import pwd
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -195,6 +196,39 @@ def stop_node(node: LocalNode, mode: str = "fast") -> None:
 
 def is_running(node: LocalNode) -> bool:
     return _run(node, ["pg_ctl", "-D", str(node.data), "status"], check=False).returncode == 0
+
+
+def server_pids(node: LocalNode) -> list[int]:
+    """The node's server process (``postmaster.pid``) and its children: backends, background
+    workers, a replica's WAL receiver (Linux: read from /proc)."""
+    server = int((node.data / "postmaster.pid").read_text().split()[0])
+    children = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if entry.name.isdigit() and int((entry / "stat").read_text().rpartition(")")[2].split()[1]) == server:
+                children.append(int(entry.name))
+    return [server, *children]
+
+
+@contextlib.contextmanager
+def paused(node: LocalNode) -> Iterator[None]:
+    """The node's processes stopped (SIGSTOP) for the block, then continued (SIGCONT): a hung server,
+    alive and holding its connections (its kernel still acknowledges TCP), answering nothing.
+    The server process is stopped first, so it starts no new child meanwhile."""
+    stopped: list[int] = []
+    try:
+        server, *_ = server_pids(node)
+        os.kill(server, signal.SIGSTOP)
+        stopped.append(server)
+        for pid in server_pids(node)[1:]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+        yield
+    finally:
+        for pid in reversed(stopped):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
 
 
 def cluster_root(parent: Path | None = None) -> Path:

@@ -11,20 +11,29 @@ is skipped for a back-off and the read goes to the next one or the primary, wher
 runs it once more. Writes and publishing go to the primary only. A document lives on shard
 ``crc32(doc_id) mod N``. Every failure of a shard is one :class:`~citeqa.errors.ShardError`
 that names it by number and ``host:port/database`` (never the password).
+
+Inside a question's deadline (:func:`~citeqa.qa.backend.question_deadline`) the client bounds its
+own waiting too, since a server that is stopped (SIGSTOP) or cut off answers nothing, not even a
+cancel request, while the kernel keeps its TCP connection alive: a connection attempt is waited
+for only until the try's end (:func:`connect_until`), and a try still running half a second
+(:data:`GRACE_S`) after it has its socket shut down by a :class:`Watchdog`, which ends the wait at
+once; the connection is dropped, never reused.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import heapq
 import itertools
 import math
 import os
+import socket
 import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -39,6 +48,22 @@ CONNECT_TIMEOUT_S = 5
 #: Milliseconds a shard may leave sent data unacknowledged before its connection counts as broken
 #: (a node cut off by the network, not only a dead one, becomes a ShardError instead of a hang).
 TCP_TIMEOUT_MS = 30_000
+#: TCP keepalives on an idle connection (one waiting for a result): the first probe after
+#: KEEPALIVE_IDLE_S, then one every KEEPALIVE_INTERVAL_S, KEEPALIVE_COUNT unanswered ones: broken.
+#: They catch a host that is gone; a stopped server's kernel answers them (the watchdog catches that).
+KEEPALIVE_IDLE_S = 10
+KEEPALIVE_INTERVAL_S = 5
+KEEPALIVE_COUNT = 3
+#: Inside a question's deadline: seconds past a try's end the client still waits for the server's
+#: own answer (the statement timeout's cancel) before it drops the connection as not answering.
+GRACE_S = 0.5
+#: Of what the question has left, the part a try on a replica may take: the shard's other servers
+#: have the rest, so a replica that does not answer costs the question half its time, not all of it.
+REPLICA_SHARE = 0.5
+#: Questions at once whose fan-out never waits for a thread: a Shards pool has this many per shard.
+FANOUT_QUESTIONS = 16
+#: Seconds the watchdog's thread waits for work before it ends (a new try starts it again).
+WATCHDOG_IDLE_S = 10.0
 #: Seconds a replica that failed is skipped before it is tried again; doubled for each failure in a
 #: row, up to RETRY_MAX_S (a dead replica costs one connection attempt per back-off, not per query).
 RETRY_S = 5.0
@@ -97,16 +122,27 @@ def check_query(url: str) -> None:
             )
 
 
+#: The connection parameters citeqa sets where the connection chose none (connect_options).
+CONNECT_DEFAULTS: dict[str, int] = {
+    "connect_timeout": CONNECT_TIMEOUT_S,
+    "tcp_user_timeout": TCP_TIMEOUT_MS,
+    "keepalives": 1,
+    "keepalives_idle": KEEPALIVE_IDLE_S,
+    "keepalives_interval": KEEPALIVE_INTERVAL_S,
+    "keepalives_count": KEEPALIVE_COUNT,
+}
+
+
 def connect_options(url: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The connection timeouts citeqa sets for ``url``: CONNECT_TIMEOUT_S and TCP_TIMEOUT_MS, each
-    only where neither the URL (``?connect_timeout=2``, ``?tcp_user_timeout=10000``) nor, for the
-    first, libpq's ``PGCONNECT_TIMEOUT`` chose one (a keyword given to ``connect`` would override them)."""
+    """The connection timeouts and keepalives citeqa sets for ``url`` (:data:`CONNECT_DEFAULTS`),
+    each only where neither the URL (``?connect_timeout=2``, ``?keepalives_idle=60``) nor, for the
+    connect timeout, libpq's ``PGCONNECT_TIMEOUT`` chose one (a keyword given to ``connect`` would
+    override them)."""
     env = os.environ if environ is None else environ
     chosen = {unquote(p.partition("=")[0]) for p in urlsplit(url).query.split("&") if p}
     if env.get("PGCONNECT_TIMEOUT"):
         chosen.add("connect_timeout")
-    defaults = {"connect_timeout": CONNECT_TIMEOUT_S, "tcp_user_timeout": TCP_TIMEOUT_MS}
-    return {key: value for key, value in defaults.items() if key not in chosen}
+    return {key: value for key, value in CONNECT_DEFAULTS.items() if key not in chosen}
 
 
 def split_replicas(url: str) -> tuple[str, tuple[str, ...]]:
@@ -154,8 +190,8 @@ def drivers() -> tuple[Any, Any]:
 
 
 class ReplicaDown(ShardError):
-    """A replica refused or lost its connection, is behind, or returned a transient error: the read
-    goes elsewhere."""
+    """A replica refused or lost its connection, is behind, did not answer in its share of the
+    question's time, or returned a transient error: the read goes elsewhere."""
 
 
 class Transient(ShardError):
@@ -167,6 +203,11 @@ class Transient(ShardError):
         self.canceled = canceled
 
 
+class NoAnswer(Exception):
+    """The server did not answer a try in its time: the client stopped waiting (internal; a shard
+    turns it into :class:`ReplicaDown` or :class:`~citeqa.errors.QuestionTimeoutError`)."""
+
+
 def is_transient(exc: BaseException, lost: bool) -> bool:
     """Whether a driver error is worth running a read again for, on another server: a connection
     that broke (``lost``), a :data:`TRANSIENT` SQLSTATE or a cancelled statement. Everything else (a
@@ -174,11 +215,130 @@ def is_transient(exc: BaseException, lost: bool) -> bool:
     return lost or getattr(exc, "sqlstate", None) in (*TRANSIENT, CANCELED)
 
 
+def drop_socket(conn: Any) -> None:
+    """Shut down a connection's socket from another thread: the thread waiting on it gets end of
+    file at once (libpq: the connection is lost), whatever the server does. The descriptor stays the
+    driver's (a duplicate is shut down and closed); nothing is sent to the server but a FIN."""
+    with contextlib.suppress(Exception), socket.socket(fileno=os.dup(conn.fileno())) as sock:
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+class Watch:
+    """One try being watched: its connection, when it must be over, and whether it was dropped."""
+
+    def __init__(self, conn: Any, end: float) -> None:
+        self.conn = conn
+        self.end = end
+        self.fired = False
+
+    def __lt__(self, other: Watch) -> bool:
+        return self.end < other.end
+
+
+class Watchdog:
+    """One thread that drops the connection of any try still running at its end (:func:`drop_socket`),
+    for the shards of a backend. Tries being watched are few (one per connection in use), so one that
+    ends is taken off at once; the thread ends after :data:`WATCHDOG_IDLE_S` with none and starts again
+    with the next."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._due: list[Watch] = []  # a heap by end
+        self._running = False
+
+    @contextlib.contextmanager
+    def watch(self, conn: Any, end: float) -> Iterator[None]:
+        """The block's work on ``conn``, dropped if it runs past ``end`` (``time.monotonic()``); a
+        block that was dropped raises :class:`NoAnswer` (chained to the driver's error, if any),
+        whether or not its work ended in time to see it."""
+        watch = Watch(conn, end)
+        with self._cond:
+            heapq.heappush(self._due, watch)
+            if not self._running:
+                self._running = True
+                threading.Thread(target=self._loop, name="citeqa-watchdog", daemon=True).start()
+            self._cond.notify()
+        try:
+            yield
+        except BaseException as exc:
+            if self._done(watch) and isinstance(exc, Exception):
+                raise NoAnswer(str(exc)) from exc
+            raise
+        if self._done(watch):
+            raise NoAnswer("the connection was dropped")
+
+    def _done(self, watch: Watch) -> bool:
+        """Stop watching; whether the watch had fired (after this, it never will)."""
+        with self._cond:
+            if watch in self._due:
+                self._due.remove(watch)
+                heapq.heapify(self._due)
+            return watch.fired
+
+    def _loop(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                while self._due and self._due[0].end <= now:
+                    watch = heapq.heappop(self._due)
+                    watch.fired = True
+                    drop_socket(watch.conn)
+                if self._due:
+                    self._cond.wait(self._due[0].end - now)
+                elif not self._cond.wait(WATCHDOG_IDLE_S) and not self._due:
+                    self._running = False
+                    return
+
+
+def connect_until(connect: Callable[[], Any], end: float) -> Any:
+    """``connect()`` run on a thread of its own and waited for until ``end`` (``time.monotonic()``):
+    a server that takes the TCP connection but never answers (stopped) raises :class:`NoAnswer`
+    then, not after libpq's connect timeout (whole seconds, at least 2). A connection made after the
+    caller gave up is closed."""
+    done = threading.Event()
+    lock = threading.Lock()
+    outcome: list[tuple[Any, BaseException | None]] = []
+    abandoned = False
+
+    def run() -> None:
+        try:
+            result: tuple[Any, BaseException | None] = (connect(), None)
+        except BaseException as exc:  # handed to the caller
+            result = (None, exc)
+        with lock:
+            if not abandoned:
+                outcome.append(result)
+                done.set()
+                return
+        if result[0] is not None:
+            with contextlib.suppress(Exception):
+                result[0].close()
+
+    threading.Thread(target=run, name="citeqa-connect", daemon=True).start()
+    done.wait(max(0.0, end - time.monotonic()))
+    with lock:
+        if not outcome:
+            abandoned = True
+            raise NoAnswer("no connection in time")
+    conn, error = outcome[0]
+    if error is not None:
+        raise error
+    return conn
+
+
 class Shard:
     """One PostgreSQL node: a connection made on first use, re-made after a failure, used by one
     thread at a time."""
 
-    def __init__(self, number: int, count: int, url: str, replicas: Sequence[str] = (), replica: bool = False) -> None:
+    def __init__(
+        self,
+        number: int,
+        count: int,
+        url: str,
+        replicas: Sequence[str] = (),
+        replica: bool = False,
+        watchdog: Watchdog | None = None,
+    ) -> None:
         self.number = number  # 0-based
         self.count = count
         self.url = url
@@ -188,8 +348,9 @@ class Shard:
         self._conn: Any = None
         self._lock = threading.Lock()
         self._setup: tuple[str, ...] = ()
+        self.watchdog = watchdog if watchdog is not None else Watchdog()
         #: The shard's streaming replicas (read only), and those a backend reads from (caught up).
-        self.replicas = tuple(Shard(number, count, r, replica=True) for r in replicas)
+        self.replicas = tuple(Shard(number, count, r, replica=True, watchdog=self.watchdog) for r in replicas)
         self.readers: tuple[Shard, ...] = ()
         self._turn = itertools.count()
         #: A replica: the WAL position it must have replayed to be read (checked on each new connection).
@@ -217,14 +378,16 @@ class Shard:
         (:func:`is_transient`) moves the read on the same way; on the primary, a broken connection or a
         :data:`TRANSIENT` SQLSTATE runs it once more on a new connection, if nothing failed before it in
         this read. Any other error is raised at once. Reads only: running one twice is harmless.
-        Inside a question's deadline each try gets what the question has left (:meth:`run`)."""
+        Inside a question's deadline a try on a replica gets :data:`REPLICA_SHARE` of what the question
+        has left and one on the primary all of it (:meth:`run`); a replica that does not answer in
+        its share is skipped like one that failed."""
         now = time.monotonic()
         live = [r for r in self.readers if r.down_until <= now]
         turn = next(self._turn)
         failed = False
         for i in range(len(live)):
             try:
-                return live[(turn + i) % len(live)].run(doing, work)
+                return live[(turn + i) % len(live)].run(doing, work, REPLICA_SHARE)
             except ReplicaDown:
                 failed = True
         try:
@@ -234,27 +397,35 @@ class Shard:
                 raise ShardError(str(exc)) from None
         return self.run(doing, work)
 
-    def run(self, doing: str, work: Callable[[Any], T]) -> T:
+    def run(self, doing: str, work: Callable[[Any], T], share: float = 1.0) -> T:
         """``work(connection)`` on this server. Inside a question's deadline
-        (:func:`~citeqa.qa.backend.question_deadline`) it runs in a transaction whose statement timeout
-        is what the question has left, and a statement cancelled by it, or a try begun too late, is
-        one :class:`QuestionTimeoutError` naming this server (the server is not skipped for it)."""
+        (:func:`~citeqa.qa.backend.question_deadline`) the try may take ``share`` of what the question
+        has left: it runs in a transaction whose statement timeout is that, waits for the connection
+        no longer, and is dropped by the client :data:`GRACE_S` after it if the server has not
+        answered. A statement cancelled at the question's end, a try begun too late or a server that
+        did not answer by then is one :class:`QuestionTimeoutError` naming this server (a live
+        server is not skipped for it, a silent replica is); on a replica with time left, a
+        :class:`ReplicaDown`."""
         deadline = current_deadline()
         if deadline is None:
             with self.connection(doing) as conn:
                 return work(conn)
         psycopg, _ = drivers()
-        with self.connection(doing) as conn:
-            left = math.ceil(deadline.left() * 1000)
-            if left <= 0:
-                raise self.late(deadline, doing)
+        left = deadline.left()
+        if left <= 0:
+            raise self.late(deadline, doing)
+        end = time.monotonic() + left * share
+        with self.connection(doing, end) as conn:
+            ms = math.ceil((end - time.monotonic()) * 1000)
+            if ms <= 0:
+                raise self.out_of_time(doing)
             try:
                 with conn.transaction():
-                    conn.execute(LOWER_TIMEOUT_SQL, {"ms": left})
+                    conn.execute(LOWER_TIMEOUT_SQL, {"ms": ms})
                     return work(conn)
             except psycopg.errors.QueryCanceled:
                 if deadline.left() > 0:
-                    raise  # cancelled by something else: handled as before
+                    raise  # cancelled by something else, or at a replica's share: handled as before
             raise self.late(deadline, doing)
 
     def late(self, deadline: Deadline, doing: str) -> QuestionTimeoutError:
@@ -262,6 +433,17 @@ class Shard:
             f"the question ran past its {deadline.seconds:g} s limit while postgres {self.name} was {doing}; "
             "ask again, or allow more with --question-timeout"
         )
+
+    def out_of_time(self, doing: str) -> ShardError:
+        """The error of a try whose time ran out before the server answered: :class:`ReplicaDown` on a
+        replica while the question has time left (the read goes on to the next server), else the
+        question's :class:`QuestionTimeoutError`."""
+        deadline = current_deadline()
+        if deadline is None:
+            return ShardError(f"postgres {self.name} did not answer while {doing}")
+        if self.replica and deadline.left() > 0:
+            return ReplicaDown(f"postgres {self.name} did not answer in its share of the question's time while {doing}")
+        return self.late(deadline, doing)
 
     def skip(self) -> None:
         """Skip this replica for a back-off: RETRY_S, doubled per failure in a row, at most RETRY_MAX_S."""
@@ -271,42 +453,65 @@ class Shard:
     def error(self, exc: BaseException, doing: str) -> ShardError:
         return ShardError(f"postgres {self.name} failed while {doing}: {_reason(exc)}")
 
-    def _connect(self) -> Any:
+    def _watching(self, conn: Any, end: float | None) -> contextlib.AbstractContextManager[None]:
+        """The watchdog on ``conn`` until ``end`` + :data:`GRACE_S` (None: not watched)."""
+        return contextlib.nullcontext() if end is None else self.watchdog.watch(conn, end + GRACE_S)
+
+    def _connect(self, end: float | None = None) -> Any:
+        """A new connection, prepared (the extension, the replay check, the setup statements); with
+        ``end``, given up then (:class:`NoAnswer`)."""
         psycopg, register_vector = drivers()
 
-        conn = psycopg.connect(self.url, autocommit=True, **connect_options(self.url))
+        def connect() -> Any:
+            return psycopg.connect(self.url, autocommit=True, **connect_options(self.url))
+
+        conn = connect() if end is None else connect_until(connect, end)
         try:
-            if not self.replica:  # a standby refuses every write, this one too
-                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            elif self.lsn is not None and not conn.execute(REPLAYED_SQL, (self.lsn,)).fetchone()[0]:
-                # restarted and still replaying: not read from until it has caught up again
-                raise psycopg.OperationalError(f"has not replayed up to {self.lsn} yet")
-            register_vector(conn)
-            for statement in self.setup:
-                conn.execute(statement)
+            with self._watching(conn, end):
+                if not self.replica:  # a standby refuses every write, this one too
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                elif self.lsn is not None and not conn.execute(REPLAYED_SQL, (self.lsn,)).fetchone()[0]:
+                    # restarted and still replaying: not read from until it has caught up again
+                    raise psycopg.OperationalError(f"has not replayed up to {self.lsn} yet")
+                register_vector(conn)
+                for statement in self.setup:
+                    conn.execute(statement)
         except BaseException:
             conn.close()
             raise
         return conn
 
     @contextlib.contextmanager
-    def connection(self, doing: str) -> Iterator[Any]:
+    def connection(self, doing: str, end: float | None = None) -> Iterator[Any]:
         """The shard's connection (autocommit; ``with conn.transaction()`` for a transaction);
         any driver error becomes a :class:`ShardError` and drops the connection (the next use
         connects afresh, so a statement cancelled mid-transaction leaves nothing to roll back). A
         replica that cannot connect, whose connection broke or that returned a transient error raises
         :class:`ReplicaDown` and is skipped a while; a primary whose open connection broke or that
-        returned one raises :class:`Transient`."""
+        returned one raises :class:`Transient`. With ``end`` (``time.monotonic()``, inside a
+        question's deadline) the connection is waited for until then (another read holding it, or a
+        server slow to accept) and the block is dropped :data:`GRACE_S` after it: a server that did
+        not answer is :meth:`out_of_time`, its connection closed and a replica skipped a while."""
         psycopg, _ = drivers()
-        with self._lock:
+        if end is None:
+            self._lock.acquire()
+        elif not self._lock.acquire(timeout=max(0.0, end - time.monotonic())):
+            raise self.out_of_time(doing)  # another read holds the connection: not this server's failure
+        try:
             refused = False
             try:
                 if self._conn is None or self._conn.closed:
                     self._conn, refused = None, True  # a failure now is a refused connection
-                    self._conn = self._connect()
+                    self._conn = self._connect(end)
                     self.misses = 0
                     refused = False
-                yield self._conn
+                with self._watching(self._conn, end):
+                    yield self._conn
+            except NoAnswer:
+                self.close_now()
+                if self.replica:
+                    self.skip()
+                raise self.out_of_time(doing) from None
             except psycopg.Error as exc:
                 lost = refused or self._conn is None or self._conn.broken
                 self.close_now()
@@ -317,6 +522,8 @@ class Shard:
                 if not refused and is_transient(exc, lost):
                     raise Transient(str(error), getattr(exc, "sqlstate", None) == CANCELED) from None
                 raise error from None
+        finally:
+            self._lock.release()
 
     def close_now(self) -> None:
         """Close the connection (the next use reconnects)."""
@@ -331,12 +538,14 @@ class Shard:
 
 
 class Shards:
-    """The shards of one index, and a thread per shard to query them all at once."""
+    """The shards of one index, threads to query them all at once (:data:`FANOUT_QUESTIONS` questions'
+    worth), and one watchdog for all their servers."""
 
     def __init__(self, spec: str) -> None:
         urls = [split_replicas(u) for u in shard_urls(spec)]
-        self.items = tuple(Shard(i, len(urls), u, r) for i, (u, r) in enumerate(urls))
-        self._pool = ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="citeqa-shard")
+        watchdog = Watchdog()
+        self.items = tuple(Shard(i, len(urls), u, r, watchdog=watchdog) for i, (u, r) in enumerate(urls))
+        self._pool = ThreadPoolExecutor(max_workers=len(urls) * FANOUT_QUESTIONS, thread_name_prefix="citeqa-shard")
 
     @property
     def count(self) -> int:
@@ -348,13 +557,23 @@ class Shards:
         return self.items[0]
 
     def each(self, work: Callable[[Shard], T], shards: Sequence[Shard] | None = None) -> list[T]:
-        """``work(shard)`` on every shard at once; the results in shard order. The first shard to
-        fail (in shard order) raises its error after all have finished."""
+        """``work(shard)`` on every shard at once, each on a thread of its own; the results in shard
+        order. The first shard to fail (in shard order) raises its error after all have finished.
+        Inside a question's deadline every shard's work ends by then (:meth:`Shard.run`), and the
+        caller waits no longer than that either (a shard whose work did not even start, the threads
+        all busy, is a :class:`QuestionTimeoutError`)."""
         chosen = list(shards if shards is not None else self.items)
         if len(chosen) == 1:
             return [work(chosen[0])]
         # each in a copy of the caller's context: a question's deadline reaches every shard
         futures = [self._pool.submit(contextvars.copy_context().run, work, s) for s in chosen]
+        deadline = current_deadline()
+        if deadline is not None:
+            wait(futures, timeout=max(0.0, deadline.left()) + 2 * GRACE_S)
+            for shard, future in zip(chosen, futures):
+                if not future.done():
+                    doing = "waiting for a thread" if future.cancel() else "answering"
+                    raise shard.late(deadline, doing)
         errors = [f.exception() for f in futures]
         for error in errors:
             if error is not None:
