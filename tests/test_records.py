@@ -1,7 +1,9 @@
 from citeqa.records import (
     Answer,
+    AnswerBand,
     Chunk,
     Citation,
+    Corroboration,
     Document,
     Highlight,
     PageSpan,
@@ -16,7 +18,19 @@ from citeqa.records import (
 def test_answer_round_trip_keeps_every_field():
     cit = Citation("a.txt", "Title", "es", 3, 9, "passage", 0.5)
     answer = Answer(
-        "q?", "es", "pass", False, 0.75, (cit,), 12.5, Highlight(0, 4), "pass", Span("a.txt", 3, 7), Span("a.txt", 3, 7)
+        "q?",
+        "es",
+        "pass",
+        False,
+        0.75,
+        (cit,),
+        12.5,
+        Highlight(0, 4),
+        "pass",
+        Span("a.txt", 3, 7),
+        Span("a.txt", 3, 7),
+        AnswerBand("likely", 0.9, 120),
+        (Corroboration("b.txt", "pt", 10, 14, "pass"),),
     )
     data = answer.to_dict()
     assert list(data) == [
@@ -31,7 +45,11 @@ def test_answer_round_trip_keeps_every_field():
         "short_answer",
         "answer_span",
         "short_answer_span",
+        "band",
+        "also_in",
     ]
+    assert data["band"] == {"name": "likely", "precision": 0.9, "support": 120}
+    assert data["also_in"] == [{"doc_id": "b.txt", "lang": "pt", "start": 10, "end": 14, "text": "pass"}]
     assert data["answer_span"] == {"doc_id": "a.txt", "start": 3, "end": 7}
     assert list(data["citations"][0]) == ["doc_id", "title", "lang", "start", "end", "text", "score"]
     assert Answer.from_dict(data) == answer

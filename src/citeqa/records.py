@@ -19,6 +19,8 @@ from citeqa.text.highlight import Highlight
 
 __all__ = [
     "Answer",
+    "AnswerBand",
+    "Corroboration",
     "Chunk",
     "Citation",
     "Document",
@@ -232,6 +234,27 @@ class Span:
 
 
 @dataclass(frozen=True, slots=True)
+class AnswerBand:
+    """The band an answer's confidence falls in (``high``, ``likely``, ``unsure``) and how often
+    answers in it were right out of fold (``precision``, over ``support`` answers; None: not measured)."""
+
+    name: str
+    precision: float | None = None
+    support: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Corroboration:
+    """The same answer read in another document: ``document_text(doc_id)[start:end] == text``."""
+
+    doc_id: str
+    lang: str
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     """The answer record every front end shares (CLI ``--json``, UI, API, evaluator)."""
 
@@ -252,6 +275,10 @@ class Answer:
     answer_span: Span | None = None
     #: Where ``short_answer`` lies, the same way (inside ``answer_span``); None without a short answer.
     short_answer_span: Span | None = None
+    #: The band of ``confidence`` (None when the record abstains).
+    band: AnswerBand | None = None
+    #: Other documents that give the same answer (their own words for it), best first.
+    also_in: tuple[Corroboration, ...] = ()
 
     def answer_in(self, citation: Citation) -> Highlight | None:
         """Where ``answer`` lies in ``citation.text`` (offsets), when that passage holds its place."""

@@ -42,10 +42,15 @@ NO_BANDS = headline_bands(0.0)
 
 def answer_band(answer: Answer, bands: Sequence[Band] = ()) -> Band | None:
     """The band of the answer's confidence among ``bands`` (the engine's
-    ``settings.scoring.answer_bands()``; empty: :data:`NO_BANDS`); None when no answer was given."""
+    ``settings.answer_bands()``; empty: :data:`NO_BANDS`); None when no answer was given."""
     if answer.abstained or answer.answer is None:
         return None
-    return band_of(answer.confidence, tuple(bands) or NO_BANDS)
+    known = tuple(bands) or NO_BANDS
+    if answer.band is not None:  # the engine's own word (a disputed answer is never high)
+        named = next((b for b in known if b.name == answer.band.name), None)
+        if named is not None:
+            return named
+    return band_of(answer.confidence, known)
 
 
 def hedged(answer: Answer, bands: Sequence[Band] = ()) -> bool:

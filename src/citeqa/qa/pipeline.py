@@ -32,12 +32,13 @@ from citeqa.qa.questions import clean_history, clean_question, is_follow_up
 from citeqa.qa.reading import read_passages, reader_features, reader_short, span_candidates, span_short, without_reader
 from citeqa.qa.retrieval import Retriever, prefer_language
 from citeqa.qa.rules import RuleAnswer, rule_answer
-from citeqa.qa.scoring import check_scores
+from citeqa.qa.scoring import band_of, check_scores
 from citeqa.qa.settings import AnswerSettings
 from citeqa.qa.spans import Candidate, candidates_from
+from citeqa.qa.verifier import Verdict, judge
 from citeqa.qa.work import Ticket, WorkQueue
 from citeqa.reader.reader import ExtractiveReader, ReadAnswer
-from citeqa.records import Answer, Citation, Hit, Span
+from citeqa.records import Answer, AnswerBand, Citation, Hit, Span
 from citeqa.text.analysis import query_terms
 from citeqa.text.language import corpus_languages, question_candidates, question_language
 
@@ -404,13 +405,17 @@ class AnswerPipeline:
         if chosen is None:
             return Answer(question, lang, None, True, 0.0, tuple(self._citation(h) for h in hits[:k]))
         span = spans[chosen]
-        confidence = round(span.probability, 4)
+        verdict = self.verify(asked, hits, extraction, spans, chosen)
+        confidence = round(verdict.probability if verdict is not None else span.probability, 4)
         first = span.candidate.hit_index
         rest = prefer_language([h for i, h in enumerate(hits) if i != first], span.candidate.lang)
         citations = tuple(self._citation(h) for h in [hits[first], *rest][:k])
         if confidence < self.settings.abstain_below:
             return Answer(question, lang, None, True, confidence, citations)
         cand = span.candidate
+        band = band_of(confidence, self.settings.answer_bands())
+        if verdict is not None and verdict.disputed and band is self.settings.answer_bands()[0]:
+            band = self.settings.answer_bands()[1]  # documents that disagree are never high
         rules: RuleAnswer | None = None
         short = span_short(cand, span.read.span) if span.read is not None else None
         if short is None:
@@ -429,7 +434,19 @@ class AnswerPipeline:
             short_answer=cand.text[at.start : at.end] if at is not None else None,
             answer_span=cand.span,
             short_answer_span=short,
+            band=AnswerBand(band.name, band.precision, band.support),
+            also_in=verdict.also_in if verdict is not None else (),
         )
+
+    def verify(
+        self, asked: Asked, hits: Sequence[Hit], extraction: Extraction, spans: Sequence[ScoredSpan], chosen: int
+    ) -> Verdict | None:
+        """The verifier's judgement of the chosen span (None without a verifier, or for a sentence
+        the reader gave no span in)."""
+        verifier = self.settings.verifier
+        if verifier is None or spans[chosen].read is None:
+            return None
+        return judge(verifier, extraction.wanted, asked.language, spans, chosen, hits)
 
     def _short_answer(
         self, cand: Candidate, wanted: Wanted, read: Sequence[ReadAnswer]

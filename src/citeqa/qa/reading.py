@@ -16,15 +16,18 @@ import re
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from citeqa.qa.features import FEATURES, READER_FEATURES
-from citeqa.qa.settings import AnswerSettings
 from citeqa.qa.spans import Candidate
 from citeqa.qa.work import Ticket
 from citeqa.reader.reader import ExtractiveReader, ReadAnswer, Turn
 from citeqa.records import Chunk, Highlight, Hit, Span
+
+if TYPE_CHECKING:
+    from citeqa.qa.settings import AnswerSettings
 
 #: A candidate holding no span the reader scored gets this gap (the scores span about 0 to -30).
 NO_SPAN_GAP = -20.0

@@ -22,7 +22,8 @@ from typing import Any, Literal
 from citeqa.errors import ConfigError
 from citeqa.qa.bounds import RequestBounds
 from citeqa.qa.retrieval import FITTED_RETRIEVAL, RetrievalSettings
-from citeqa.qa.scoring import ScoringModel, check_weights_keys, read_weights
+from citeqa.qa.scoring import Band, ScoringModel, check_weights_keys, read_weights
+from citeqa.qa.verifier import Verifier, load_verifier
 
 #: Sources of the short answer (see :attr:`AnswerSettings.short_answers`).
 ShortAnswerSource = Literal["reader", "rules", "rules-then-reader"]
@@ -75,6 +76,9 @@ class AnswerSettings:
     reader_spans: int = 10
     #: What one question may bring to the models (question and history tokens, reader windows).
     bounds: RequestBounds = RequestBounds()
+    #: With the reader: the second judgement of the chosen span, whose probability is the answer's
+    #: confidence, with its own abstention level and bands (None: the scorer's confidence).
+    verifier: Verifier | None = None
 
     @classmethod
     def for_model(cls, model: str, reader: bool = False, weights: Mapping[str, Any] | None = None) -> AnswerSettings:
@@ -99,7 +103,8 @@ class AnswerSettings:
         scoring = ScoringModel.from_dict(scorer)
         candidates = scoring.fitted.get("candidates", "sentences")  # what the scorer was fitted to choose among
         focus = ScoringModel.from_dict(data) if reader else None  # ranks the sentences before the reader reads
-        fitted = cls(retrieval, scoring, candidates=candidates, focus_ranker=focus)
+        verifier = load_verifier() if reader else None
+        fitted = cls(retrieval, scoring, candidates=candidates, focus_ranker=focus, verifier=verifier)
         return fitted.with_overrides(reading_settings(scoring.fitted)) if reader else fitted
 
     def with_overrides(self, overrides: Mapping[str, Any] | None = None, **named: Any) -> AnswerSettings:
@@ -124,8 +129,12 @@ class AnswerSettings:
 
     @property
     def abstain_below(self) -> float:
-        """Below this confidence the answer is "not found" (fitted with the scorer)."""
-        return self.scoring.abstain_below
+        """Below this confidence the answer is "not found" (fitted with the verifier, else the scorer)."""
+        return self.verifier.abstain_below if self.verifier is not None else self.scoring.abstain_below
+
+    def answer_bands(self) -> tuple[Band, ...]:
+        """The bands answers are named by: the verifier's, else the scorer's."""
+        return self.verifier.bands if self.verifier is not None else self.scoring.answer_bands()
 
 
 #: How the reader reads, as a scorer fitted with the reader records it: the scorer's features

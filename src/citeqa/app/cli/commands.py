@@ -278,7 +278,7 @@ def _print_record(engine: Engine, record: Answer | ClaimCheck, fmt: str, print_t
         from citeqa.app.evidence import conversation_markdown
 
         infos = document_infos(engine, [record])
-        bands = engine.settings.scoring.answer_bands()  # the chat's band words, as in its file
+        bands = engine.settings.answer_bands()  # the chat's band words, as in its file
         print(conversation_markdown([record], infos, engine.documents, bands=bands), end="")
     else:
         print_text(record, documents=engine.documents)

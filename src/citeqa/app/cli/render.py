@@ -37,7 +37,13 @@ def print_answer(
             console.print(Text(answer.short_answer, style="bold"))
             text.stylize("dim")
         console.print(text)
-    said = f"{lab['confidence_value'].format(value=answer.confidence)} · {_language_word(answer.language)}"
+    said = lab["confidence_value"].format(value=answer.confidence)
+    if answer.band is not None and not answer.abstained:  # the band's word and how often it was right
+        said += f" ({lab[f'band_{answer.band.name}']}"
+        if answer.band.precision is not None and answer.band.support:
+            said += f": {lab['band_right'].format(share=answer.band.precision, n=answer.band.support)}"
+        said += ")"
+    said += f" · {_language_word(answer.language)}"
     console.print(Text(f"{said} {answer.language} · {answer.latency_ms:.0f} ms", style="dim"))
     for number, c in enumerate(answer.citations, start=1):
         console.print()

@@ -56,6 +56,12 @@ def confidence_html(answer: Answer, bands: Sequence[Band] = ()) -> str:
     )
 
 
+def also_in_text(answer: Answer) -> str:
+    """The other documents that give the same answer, in the answer's language: "also in 001 (pt), 004 (en)"."""
+    docs = ", ".join(f"{c.doc_id} ({c.lang})" for c in answer.also_in)
+    return labels(answer.language)["also_read_in"].format(docs=docs)
+
+
 def answer_html(answer: Answer, show_confidence: bool = True, turn: int = 0, bands: Sequence[Band] = ()) -> str:
     """The chat reply: the answer with its key phrase marked and [n] linking to the turn's sources.
 
@@ -85,6 +91,8 @@ def answer_html(answer: Answer, show_confidence: bool = True, turn: int = 0, ban
             body = f'<span class="citeqa-sentence">{sentence}</span> {refs}'
         if answer.citations and answer.citations[0].lang != answer.language:
             body += f' <span class="citeqa-note">({safe(lab["other_lang"])}: {safe(answer.citations[0].lang)})</span>'
+        if answer.also_in:
+            body += f'<div class="citeqa-also">{safe(also_in_text(answer))}</div>'
     if show_confidence:
         body += f'<div class="citeqa-meta">{confidence_html(answer, bands)}</div>'
     return body

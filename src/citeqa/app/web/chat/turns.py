@@ -94,7 +94,7 @@ def conversation_turn(
         sources = claims.check_sources_html(record, docs, infos, turn)
         return TurnResult(messages, asked, turns, sources, record.language, True)
     infos = document_infos(engine, [record])
-    bands = engine.settings.scoring.answer_bands()
+    bands = engine.settings.answer_bands()
     messages += [
         view.user_message(record.question, record.language),
         view.answer_message(record, turn, docs, infos, show_confidence, bands),
@@ -170,7 +170,7 @@ def download_files(holder: EngineHolder, turns: list[dict], folder: Path) -> tup
     for old in folder.glob("citeqa-conversation*"):  # one conversation per session
         old.unlink(missing_ok=True)
     md, js = folder / f"{stem}.md", folder / f"{stem}.json"
-    bands = engine.settings.scoring.answer_bands()  # the chat's band words, a possible answer stays one
+    bands = engine.settings.answer_bands()  # the chat's band words, a possible answer stays one
     md.write_text(conversation_markdown(records, infos, engine.documents, bands=bands), encoding="utf-8")
     js.write_text(conversation_json(records, infos, bands=bands), encoding="utf-8")
     return str(md), str(js)

@@ -44,7 +44,7 @@ def answer_message(
     bands: Sequence[Band] = (),
 ) -> Message:
     """The reply to a question: the answer (or "not found"), then its sources; ``bands``: the engine's
-    confidence bands (``settings.scoring.answer_bands()``)."""
+    confidence bands (``settings.answer_bands()``)."""
     possible = cited.hedged(answer, bands)
     reply = answers.answer_html(answer, show_confidence, turn, bands)
     sources = answers.answer_sources_html(answer, documents, infos, turn, open_first=possible)
