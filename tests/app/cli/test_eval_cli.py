@@ -127,3 +127,12 @@ def test_json_on_a_claim_file(keyword_cli, shared_index: Path, tmp_path: Path, c
     record = json.loads(captured.out)
     assert record["metrics"]["accuracy"] == 1.0 and record["header"]["qa_sha256"] == sha256_file(claims)
     assert record["written"] == [str(pred)] and captured.err.splitlines() == [f"wrote {pred}"]
+
+
+def test_json_with_squad_keeps_the_index_line_off_stdout(keyword_cli, repo: Path, tmp_path: Path, capsys):
+    squad = repo / "eval" / "squad_sample.json"
+    assert keyword_cli(["eval", "--squad", str(squad), "--index", str(tmp_path / "idx"), "--json"]) == 0
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+    assert record["squad_v1"]["overall"]["f1"] is not None and record["header"]["qa_sha256"] == sha256_file(squad)
+    assert captured.err.startswith("SQuAD corpus ") and "7 paragraphs" in captured.err
