@@ -15,6 +15,8 @@ Conventions (chosen so every number has one meaning):
 * Retrieval and answer metrics cover answerable questions only; an abstention there
   counts as a wrong answer (exact match 0, F1 0).
 * Every ratio whose denominator is empty is ``None`` ("not applicable"), never 0.
+* Exact match and token F1 drop the articles of the answer's own language (``articles.json``, MLQA's
+  way); :func:`squad_scores` gives SQuAD v1.1's official figures (English articles only) beside them.
 """
 
 from citeqa.evaluation.claims_eval import (
@@ -49,10 +51,34 @@ from citeqa.evaluation.grading import (
     score_question,
 )
 from citeqa.evaluation.matching import contains_answer, exact_match, normalize_answer, normalize_text, token_f1
-from citeqa.evaluation.metrics import METRIC_KEYS, Bucket, Metrics, Scores, percentile, reliability, summarize
-from citeqa.evaluation.provenance import collect_provenance
+from citeqa.evaluation.metrics import (
+    METRIC_KEYS,
+    Bucket,
+    Metrics,
+    Scores,
+    SquadScores,
+    percentile,
+    reliability,
+    squad_scores,
+    summarize,
+)
+from citeqa.evaluation.provenance import changed_settings, collect_provenance, default_settings
 from citeqa.evaluation.qa_file import QAItem, load_qa
-from citeqa.evaluation.report import prediction_record, print_table, render_table, write_predictions, write_report
+from citeqa.evaluation.report import (
+    RunHeader,
+    header_lines,
+    meta_path,
+    prediction_record,
+    print_table,
+    reliability_lines,
+    render_table,
+    report_json,
+    report_record,
+    run_header,
+    table_notes,
+    write_predictions,
+    write_report,
+)
 from citeqa.evaluation.runner import evaluate, evaluate_engine
 from citeqa.evaluation.squad import (
     SquadSet,
@@ -85,22 +111,28 @@ __all__ = [
     "PredictionRun",
     "QAItem",
     "QuestionResult",
+    "RunHeader",
     "Scores",
+    "SquadScores",
     "SquadSet",
     "check_thresholds",
     "answer_language",
+    "changed_settings",
     "citation_is_exact",
     "collect_provenance",
     "compare_runs",
     "contains_answer",
+    "default_settings",
     "evaluate",
     "evaluate_engine",
     "exact_match",
     "first_relevant_rank",
+    "header_lines",
     "is_relevant",
     "load_predictions",
     "load_qa",
     "load_squad",
+    "meta_path",
     "normalize_answer",
     "normalize_text",
     "parse_thresholds",
@@ -111,11 +143,17 @@ __all__ = [
     "print_table",
     "regression_lines",
     "reliability",
+    "reliability_lines",
     "render_table",
+    "report_json",
+    "report_record",
+    "run_header",
     "score_question",
     "squad_folders",
     "squad_predictions",
+    "squad_scores",
     "summarize",
+    "table_notes",
     "token_f1",
     "write_comparison",
     "write_corpus",

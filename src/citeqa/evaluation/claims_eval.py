@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,10 @@ class ClaimMetrics:
         if key == "not_found_as_supported":
             return float(self.not_found_as_supported)
         return self.per_verdict.get(key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data: the fields, with ``supported_precision``."""
+        return {**asdict(self), "supported_precision": self.supported_precision}
 
 
 def evaluate_claims(check: Callable[[str], ClaimCheck], items: Iterable[ClaimItem]) -> list[ClaimResult]:

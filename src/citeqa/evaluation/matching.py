@@ -143,3 +143,31 @@ def _normalized_with_origin(text: str) -> tuple[str, list[int]]:
         origin.extend([i] * (len(folded) - 1) + [j - 1])
         i = j
     return "".join(out), origin
+
+
+_SQUAD_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_SQUAD_PUNCTUATION = frozenset(string.punctuation)
+
+
+def squad_normalize(text: str) -> str:
+    """SQuAD v1.1's official normalisation (``evaluate-v1.1.py``'s ``normalize_answer``): lower case,
+    ASCII punctuation removed, the English articles a, an and the removed, whitespace collapsed.
+    Accents, other scripts' punctuation and other languages' articles are kept."""
+    text = "".join(ch for ch in text.lower() if ch not in _SQUAD_PUNCTUATION)
+    return " ".join(_SQUAD_ARTICLES.sub(" ", text).split())
+
+
+def squad_exact_match(prediction: str, gold: str) -> bool:
+    """SQuAD v1.1's official exact match: equal after :func:`squad_normalize`."""
+    return squad_normalize(prediction) == squad_normalize(gold)
+
+
+def squad_f1(prediction: str, gold: str) -> float:
+    """SQuAD v1.1's official token F1, after :func:`squad_normalize` (no shared token scores 0, as there,
+    two empty answers included)."""
+    pred, ref = squad_normalize(prediction).split(), squad_normalize(gold).split()
+    same = sum((Counter(pred) & Counter(ref)).values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(pred), same / len(ref)
+    return 2 * precision * recall / (precision + recall)

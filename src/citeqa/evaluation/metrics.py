@@ -9,7 +9,9 @@ from dataclasses import asdict, dataclass, fields
 from citeqa.evaluation.grading import (
     QuestionResult,
     predicted_text,
+    short_text,
 )
+from citeqa.evaluation.matching import squad_exact_match, squad_f1
 
 LANG_ORDER = ("es", "pt", "en")
 
@@ -87,21 +89,58 @@ def summarize(results: Sequence[QuestionResult]) -> Metrics:
     return Metrics(overall=score_group(results), by_lang=by_lang)
 
 
+@dataclass(frozen=True, slots=True)
+class SquadScores:
+    """Exact match and token F1 as SQuAD v1.1's official script computes them (:func:`squad_scores`)."""
+
+    exact_match: float | None
+    f1: float | None
+
+    def to_dict(self) -> dict[str, float | None]:
+        return asdict(self)
+
+
+def squad_scores(results: Sequence[QuestionResult]) -> dict[str, SquadScores]:
+    """SQuAD v1.1's official exact match and token F1 per table column (``overall``, then each question
+    language, as :meth:`Metrics.columns`), over answerable questions: the short answer judged as
+    :func:`~citeqa.evaluation.matching.squad_normalize` reads it (English articles only), an
+    abstention as the empty answer, as the official script scores ``--squad-predictions``.
+
+    :attr:`Scores.exact_match` and :attr:`Scores.f1` differ in dropping each answer language's own
+    articles (MLQA's and MKQA's lists) and folding accents and Unicode punctuation."""
+    langs = sorted({r.item.lang for r in results}, key=_lang_sort_key)
+    groups = {"overall": results, **{lang: [r for r in results if r.item.lang == lang] for lang in langs}}
+    return {name: _squad_group(group) for name, group in groups.items()}
+
+
+def _squad_group(results: Sequence[QuestionResult]) -> SquadScores:
+    answerable = [r for r in results if r.answerable]
+    predictions = [(short_text(r.answer), r.item.answers) for r in answerable]
+    return SquadScores(
+        exact_match=mean([float(any(squad_exact_match(p, g) for g in golds)) for p, golds in predictions]),
+        f1=mean([max(squad_f1(p, g) for g in golds) for p, golds in predictions]),
+    )
+
+
 @dataclass(frozen=True)
 class Bucket:
-    """Questions whose confidence falls in ``[low, high)`` and how often they were right."""
+    """Questions whose confidence falls in ``[low, high)`` and how often they were right (:func:`reliability`)."""
 
     low: float
     high: float
     n: int
     right: float | None
 
+    def to_dict(self) -> dict[str, float | int | None]:
+        return asdict(self)
+
 
 def reliability(results: Sequence[QuestionResult], edges: Sequence[float] = (0.3, 0.8)) -> list[Bucket]:
     """Share of right outcomes per confidence bucket (a reliability table).
 
-    An outcome is right when an answerable question got a correct answer, or an
-    unanswerable one was abstained on.
+    An outcome is right when an answerable question got a correct answer by the sentence measure
+    (:attr:`QuestionResult.correct`: the answer sentence holds a gold answer, as ``accuracy`` counts
+    it, not the short answer), or an unanswerable one was abstained on.
     """
     bounds = [0.0, *edges, 1.0000001]
     buckets = []

@@ -1,4 +1,5 @@
-"""What produced a run: code version and commit, model, index, answer settings, QA file, date, libraries.
+"""What produced a run: code version and commit, model, index, reader weights, answer settings, QA file, date,
+libraries.
 
 The block is stored in ``report.json`` and in the ``.meta.json`` sidecar of a predictions
 file, so a number can always be traced to its inputs. Collecting it never fails: what
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from citeqa.engine import Engine
     from citeqa.qa.scoring import ScoringModel
     from citeqa.qa.settings import AnswerSettings
+    from citeqa.reader.reader import Reader
 
 GIT_TIMEOUT_S = 5.0
 
@@ -47,6 +49,7 @@ def collect_provenance(engine: Engine, qa_file: Path | None, run: Mapping[str, A
             "passages": engine.passage_count,
             "chunker": _plain(manifest.chunker),
         },
+        "reader": reader_record(engine.reader),
         "settings": settings_record(engine.settings, engine.claim_thresholds),
         "run": dict(run) if run is not None else {},
         "qa_file": file_record(qa_file),
@@ -106,6 +109,41 @@ def file_record(path: Path | None) -> dict[str, str | None] | None:
     except OSError:
         digest = None
     return {"name": path.name, "sha256": digest}
+
+
+def reader_record(reader: Reader | None) -> dict[str, str | None] | None:
+    """The reader's weights file, by name and sha256 (None without a reader: answers without it)."""
+    if reader is None:
+        return None
+    record = file_record(reader.weights_path)
+    return None if record is None else {"weights": record["name"], "weights_sha256": record["sha256"]}
+
+
+def default_settings(engine: Engine) -> dict[str, Any]:
+    """:func:`settings_record` of the settings :meth:`Engine.open` gives an engine over this index and
+    with this reader (on or off) when nothing is overridden: what :func:`changed_settings` compares with."""
+    from citeqa.settings import Settings
+
+    defaults = Settings.for_model(engine.manifest.model, reader=engine.reader is not None)
+    return settings_record(defaults.answer, defaults.claims)
+
+
+def changed_settings(current: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``current`` that differ from ``defaults`` (nested mappings compared entry by entry,
+    under dotted names such as ``retrieval.fusion``), with their values in ``current``; entries that
+    ``current`` lacks are left out."""
+    old = dict(_flattened(defaults))
+    return {name: value for name, value in _flattened(current) if name not in old or old[name] != value}
+
+
+def _flattened(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            out.extend(_flattened(value, f"{prefix}{key}."))
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
 
 
 def settings_record(settings: AnswerSettings, claims: ClaimThresholds | None = None) -> dict[str, Any]:

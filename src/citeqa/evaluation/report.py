@@ -1,10 +1,12 @@
-"""What a run leaves: the terminal table, predictions JSONL, report.json, questions.csv, metrics.png, reliability.png."""
+"""What a run leaves: the terminal header and table, predictions JSONL, report.json (also printed by
+``citeqa eval --json``), questions.csv, metrics.png, reliability.png."""
 
 from __future__ import annotations
 
 import csv
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,9 @@ from citeqa.evaluation.grading import (
     QuestionResult,
 )
 from citeqa.evaluation.metrics import (
+    Bucket,
     Metrics,
+    SquadScores,
     format_value,
     reliability,
 )
@@ -45,19 +49,35 @@ METRIC_LABELS: tuple[tuple[str, str], ...] = (
 )
 """Table rows: (metric key, label), in display order; covers every Scores field."""
 
+#: The rows of SQuAD v1.1's official figures (:class:`SquadScores` fields), shown after token F1 when asked for.
+SQUAD_ROWS = ("exact_match", "f1")
 
-def table_rows(metrics: Metrics) -> list[list[str]]:
-    """Header row then one row per metric: label, then a value per column."""
+
+def table_rows(metrics: Metrics, squad: Mapping[str, SquadScores] | None = None) -> list[list[str]]:
+    """Header row then one row per metric: label, then a value per column; with ``squad``
+    (:func:`~citeqa.evaluation.metrics.squad_scores`), SQuAD v1.1's official exact match and token F1
+    follow token F1."""
     columns = metrics.columns()
     rows = [["metric", *(name for name, _ in columns)]]
     for key, label in METRIC_LABELS:
         rows.append([label, *(format_value(key, getattr(s, key)) for _, s in columns)])
+        if key == "f1" and squad is not None:
+            for field_name in SQUAD_ROWS:
+                values = (getattr(squad[name], field_name) if name in squad else None for name, _ in columns)
+                rows.append([_words()[f"metric_squad_{field_name}"], *(format_value(field_name, v) for v in values)])
     return rows
 
 
-def render_table(metrics: Metrics) -> str:
-    """A plain-text table: rows = metrics, columns = overall then each language."""
-    rows = table_rows(metrics)
+def _words(lang: str = "en") -> Mapping[str, str]:
+    """The catalogue's ``evaluate`` strings in ``lang`` (the terminal's lines are English)."""
+    from citeqa.messages import evaluate_labels
+
+    return evaluate_labels(lang)
+
+
+def render_table(metrics: Metrics, squad: Mapping[str, SquadScores] | None = None) -> str:
+    """A plain-text table: rows = metrics, columns = overall then each language (``squad``: as :func:`table_rows`)."""
+    rows = table_rows(metrics, squad)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
 
     def line(row: list[str]) -> str:
@@ -68,12 +88,12 @@ def render_table(metrics: Metrics) -> str:
     return "\n".join([line(rows[0]), rule, *(line(r) for r in rows[1:])])
 
 
-def print_table(metrics: Metrics, console: Any = None) -> None:
-    """Print the metrics as a rich Table (to ``console``, or a new stdout Console)."""
+def print_table(metrics: Metrics, console: Any = None, squad: Mapping[str, SquadScores] | None = None) -> None:
+    """Print the metrics as a rich Table (to ``console``, or a new stdout Console); ``squad``: as :func:`table_rows`."""
     from rich.console import Console
     from rich.table import Table
 
-    header, *body = table_rows(metrics)
+    header, *body = table_rows(metrics, squad)
     table = Table(title="citeqa evaluation")
     table.add_column(header[0])
     for name in header[1:]:
@@ -81,6 +101,81 @@ def print_table(metrics: Metrics, console: Any = None) -> None:
     for row in body:
         table.add_row(*row)
     (console if console is not None else Console()).print(table)
+
+
+def table_notes(squad: bool, lang: str = "en") -> list[str]:
+    """What the table's exact match and token F1 mean, said under it: each answer language's own
+    articles dropped (MLQA's way), and with ``squad`` what SQuAD v1.1's official rows drop instead."""
+    words = _words(lang)
+    return [words["run_f1_note"], *([words["run_squad_note"]] if squad else [])]
+
+
+def reliability_lines(buckets: Sequence[Bucket], lang: str = "en") -> list[str]:
+    """The reliability table as lines: what "right" is (the sentence measure), then one line per bucket."""
+    from citeqa.messages import counted
+
+    words = _words(lang)
+    lines = [words["run_right"]]
+    for b in buckets:
+        right = words["chart_na"] if b.right is None else f"{b.right:.2f}"
+        lines.append(counted(words, "run_bucket", b.n, low=b.low, high=b.high, right=right))
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class RunHeader:
+    """What produced a run, as the terminal's header says it (:func:`run_header`): the QA file as given
+    and its sha256, the index (folder, or the PostgreSQL shards without user or password) and its model,
+    the reader's weights file and its sha256 (None: answered without the reader), and the settings that
+    differ from the defaults (name -> value; an option by its flag, ``-k``, an answer setting by its
+    dotted name)."""
+
+    qa_file: str
+    qa_sha256: str | None
+    index: str
+    model: str
+    reader: str | None
+    reader_sha256: str | None
+    changed: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "changed": dict(self.changed)}
+
+
+def run_header(provenance: Mapping[str, Any], qa_file: Path, index: str, changed: Mapping[str, Any]) -> RunHeader:
+    """The header of a run whose :func:`~citeqa.evaluation.provenance.collect_provenance` block is
+    ``provenance`` (its QA file's hash, model and reader weights)."""
+    qa = provenance.get("qa_file") or {}
+    reader = provenance.get("reader")
+    return RunHeader(
+        qa_file=str(qa_file),
+        qa_sha256=qa.get("sha256"),
+        index=index,
+        model=str(provenance.get("model")),
+        reader=reader["weights"] if reader else None,
+        reader_sha256=reader["weights_sha256"] if reader else None,
+        changed=dict(changed),
+    )
+
+
+def header_lines(header: RunHeader, lang: str = "en") -> list[str]:
+    """The header printed above the table, one line per part (``lang``: the catalogue's language)."""
+    words = _words(lang)
+    unknown = words["chart_na"]
+    reader = (
+        words["run_reader"].format(weights=header.reader, sha256=header.reader_sha256 or unknown)
+        if header.reader is not None
+        else words["run_reader_off"]
+    )
+    changed = ", ".join(
+        f"{name} {value}" if name.startswith("-") else f"{name}={value}" for name, value in header.changed.items()
+    )
+    return [
+        words["run_qa_file"].format(path=header.qa_file, sha256=header.qa_sha256 or unknown),
+        words["run_index"].format(index=header.index, model=header.model),
+        reader,
+        words["run_changed"].format(settings=changed) if changed else words["run_defaults"],
+    ]
 
 
 def prediction_record(result: QuestionResult) -> dict[str, Any]:
@@ -127,40 +222,65 @@ def write_report(
     settings: Mapping[str, Any] | None = None,
     provenance: Mapping[str, Any] | None = None,
     lang: str = "en",
+    *,
+    header: RunHeader | None = None,
+    squad: Mapping[str, SquadScores] | None = None,
 ) -> list[Path]:
     """Write ``report.json``, ``questions.csv``, ``metrics.png`` and ``reliability.png`` into ``out_dir``
     (the charts' words in ``lang``).
 
     ``settings`` (model, index, thresholds, ...) and ``provenance`` (what produced the run,
     see :func:`citeqa.evaluation.provenance.collect_provenance`) are stored verbatim in
-    report.json; values that JSON cannot hold (paths) are written as strings.
+    report.json, with ``header`` and ``squad`` (see :func:`report_record`); values that JSON cannot
+    hold (paths) are written as strings.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    record = report_record(metrics, settings, provenance, results=results, header=header, squad=squad)
+    path = out / "report.json"
+    path.write_text(report_json(record) + "\n", "utf-8")
     return [
-        _write_report_json(out / "report.json", metrics, settings, provenance),
+        path,
         write_questions_csv(results, out / "questions.csv"),
         plot_metrics(metrics, out / "metrics.png", lang),
         plot_reliability(results, out / "reliability.png", lang=lang),
     ]
 
 
-def _write_report_json(
-    path: Path, metrics: Metrics, settings: Mapping[str, Any] | None, provenance: Mapping[str, Any] | None = None
-) -> Path:
-    """The metrics plus the run settings and provenance, as indented JSON."""
+def report_record(
+    metrics: Metrics,
+    settings: Mapping[str, Any] | None = None,
+    provenance: Mapping[str, Any] | None = None,
+    *,
+    results: Sequence[QuestionResult] = (),
+    header: RunHeader | None = None,
+    squad: Mapping[str, SquadScores] | None = None,
+) -> dict[str, Any]:
+    """The report of a run as JSON data: what ``report.json`` holds and ``citeqa eval --json`` prints.
+
+    ``metrics`` per column; ``squad_v1``: SQuAD v1.1's official exact match and F1 per column when
+    ``squad`` is given (else None); ``reliability``: the confidence buckets of ``results`` (``right``
+    by the sentence measure); ``notes``: what the figures mean, as printed under the table.
+    """
     from citeqa import __version__
 
-    report = {
+    return {
         "citeqa_version": __version__,
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "header": header.to_dict() if header is not None else None,
         "provenance": dict(provenance) if provenance is not None else None,
         "settings": dict(settings) if settings is not None else {},
         "languages": list(metrics.by_lang),
         "metrics": metrics.to_dict(),
+        "squad_v1": {name: s.to_dict() for name, s in squad.items()} if squad is not None else None,
+        "reliability": [b.to_dict() for b in reliability(results)],
+        "notes": table_notes(squad is not None),
     }
-    path.write_text(json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n", "utf-8")
-    return path
+
+
+def report_json(record: Mapping[str, Any]) -> str:
+    """A report record as indented JSON (paths as strings)."""
+    return json.dumps(record, ensure_ascii=False, indent=2, default=str)
 
 
 QUESTION_COLUMNS = (

@@ -158,6 +158,13 @@ class Reader:
         self._session: Any = None  # an onnxruntime.InferenceSession once loaded (onnxruntime has no type information)
         self._run_options: Any = None
 
+    @property
+    def weights_path(self) -> Path:
+        """The weights file this reader is built from: the one given, else the shipped one."""
+        from citeqa.reader.onnx_build import shipped_path
+
+        return self._delta if self._delta is not None else shipped_path()
+
     def warm_up(self) -> None:
         """Build (first time only) and load the model, the tokenizer and the embeddings."""
         if self._session is not None:

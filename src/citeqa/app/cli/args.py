@@ -104,7 +104,8 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="PRED",
-        help="write one JSON line per question, and what produced the run to PRED.meta.json",
+        help="write one JSON line per question (or claim) to PRED; for a QA file also what produced the run, "
+        "beside it with .meta.json for PRED's suffix (out/run.jsonl: out/run.meta.json)",
     )
     p.add_argument(
         "--report",
@@ -129,6 +130,12 @@ def parser() -> argparse.ArgumentParser:
         "questions",
     )
     p.add_argument("--compare-report", type=Path, default=None, metavar="PATH", help="write the comparison as JSON")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report as JSON on stdout (what --report writes to report.json, with the comparison "
+        "and the files written); the rest goes to stderr",
+    )
     p.add_argument(
         "--fail-on-regression",
         action="store_true",
@@ -212,6 +219,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(auth_on_command_line=False)
     return parser
+
+
+def command_defaults(command: str) -> dict[str, Any]:
+    """The value each option of ``command`` takes when it is not given, for a command whose positional
+    arguments may be left out (eval, index, serve)."""
+    return vars(parser().parse_args([command]))
 
 
 FORMATS = ("text", "json", "markdown")

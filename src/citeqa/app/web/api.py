@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from citeqa.app.web.api_types import answer_reply, check_reply, documented
 from citeqa.app.web.holder import ANSWER_CONCURRENCY, ANSWER_GROUP, EngineHolder
 from citeqa.app.web.validation import DEFAULT_K, ApiError, AskRequest, CheckRequest, engine_language, error_record
 from citeqa.errors import CiteqaError, QuestionError, RequestError
@@ -86,8 +87,9 @@ def add_endpoints(gr: Any, holder: EngineHolder) -> None:
         return check_record(holder, claim, k)
 
     group = {"concurrency_limit": ANSWER_CONCURRENCY, "concurrency_id": ANSWER_GROUP}
-    gr.api(ask, api_name="ask", **group)
-    gr.api(check, api_name="check", **group)
+    # the records' types, so that the API's documentation (view_api, "Use via API") shows their fields
+    gr.api(documented(ask, answer_reply()), api_name="ask", **group)
+    gr.api(documented(check, check_reply()), api_name="check", **group)
 
 
 def arguments_of(api_name: str) -> tuple[str, ...] | None:

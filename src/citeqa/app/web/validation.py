@@ -14,9 +14,10 @@ history      earlier questions: a list of at most ``MAX_HISTORY_ITEMS`` (20) str
 k            passages to cite: a whole number (JSON integer) from 1 to ``MAX_K`` (10,
              the UI's maximum); booleans, fractions, NaN, infinities and strings are
              refused
-language     passage language: ``auto`` (the question's), ``any``, ``es``, ``pt`` or
-             ``en``, in any case and with blanks around it ignored; ``null`` means
-             ``auto``
+language     passage language: ``auto`` (the question's), ``any`` or the code of a
+             language passages are detected in (:func:`language_choices`: 67, such
+             as ``es``, ``pt``, ``en``, ``ja``), in any case and with blanks around
+             it ignored; ``null`` means ``auto``
 ============ ========================================================================
 
 ``/check`` takes two: ``claim`` (text of 1 to 2000 characters, as a question) and ``k``
