@@ -52,7 +52,10 @@ def file_kind(path: Path) -> str:
     except BadInput:  # unreadable, empty, or a first line too long to be a row (a one-line SQuAD file)
         first = None
     if suffix in CSV_SUFFIXES:
-        columns = {c.strip().lower() for c in next(csv.reader(io.StringIO(first or "")), [])}
+        try:
+            columns = {c.strip().lower() for c in next(csv.reader(io.StringIO(first or "")), [])}
+        except csv.Error:  # the CSV loader names the fault
+            return "qa"
         return "claims" if all(c in columns for c in CLAIM_COLUMNS) else "qa"
     try:
         record: Any = loads(first, single_line=True) if first is not None else None
