@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from citeqa.errors import ConfigError, QAFileError
+from citeqa.evaluation import file_kind, user_json
 from citeqa.evaluation.squad import (
     MARKER,
     document_name,
@@ -304,6 +305,53 @@ def test_several_problems_are_summarised(tmp_path: Path) -> None:
 def test_qa_file_or_squad(keyword_cli, capsys, extra: list[str], expected: str) -> None:
     assert keyword_cli(["eval", *extra]) == 2
     assert expected in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("indent", [None, 2], ids=["one-line", "indented"])
+def test_a_squad_file_given_as_a_qa_file_is_evaluated_as_with_squad(
+    keyword_cli, tmp_path: Path, capsys, monkeypatch, indent: int | None
+) -> None:
+    """Issue [3/6] item 8: ``citeqa eval dev-v2.json`` said "line 1: invalid JSON … and N more problems"."""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "dev-v2.json"
+    path.write_text(json.dumps(SQUAD, ensure_ascii=False, indent=indent), encoding="utf-8")
+    predictions = tmp_path / "squad-pred.json"
+    assert keyword_cli(["eval", str(path), "--squad-predictions", str(predictions)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == f"citeqa: {path} is a SQuAD file: evaluating it as --squad does\n"
+    assert "SQuAD corpus out/squad-dev-v2/corpus: 3 paragraphs" in captured.out
+    assert sorted(p.name for p in (tmp_path / "out" / "squad-dev-v2" / "corpus").glob("*.txt")) == sorted(NAMES)
+    assert list(json.loads(predictions.read_text(encoding="utf-8"))) == IDS
+
+
+def test_the_kind_of_a_json_file_is_told_by_its_shape(tmp_path: Path, monkeypatch) -> None:
+    text = json.dumps(SQUAD)
+    for name, content, kind in [
+        ("one-line.json", text, "squad"),
+        ("indented.json", json.dumps(SQUAD, indent=1), "squad"),
+        ("squad.jsonl", text, "qa"),  # a SQuAD file is .json
+        ("qa.json", '{"question": "Q?", "answers": [], "lang": "en", "data": []}\n', "qa"),
+        ("list.json", "[\n" + text + "\n]", "qa"),
+        ("claims.json", '{"claim": "c", "verdict": "supported"}\n', "claims"),
+        ("empty.json", "", "qa"),
+    ]:
+        (tmp_path / name).write_text(content, encoding="utf-8")
+        assert file_kind(tmp_path / name) == kind, name
+    monkeypatch.setattr(
+        user_json, "PEEK_BYTES", 64
+    )  # its one line is longer than the peek, as SQuAD 2.0's 4 MB line is
+    assert file_kind(tmp_path / "one-line.json") == "squad"
+
+
+def test_a_broken_squad_file_given_as_a_qa_file_gets_the_squad_loader_s_message(keyword_cli, tmp_path: Path, capsys):
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(SQUAD, indent=1)[:-40], encoding="utf-8")  # cut off
+    assert file_kind(path) == "squad"
+    assert keyword_cli(["eval", str(path), "--index", str(tmp_path / "idx")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"citeqa: {path} is a SQuAD file: evaluating it as --squad does\nciteqa: error: {path}: ")
+    assert "invalid JSON (" in err and "more problems" not in err and err.count("\n") == 2
+    assert not (tmp_path / "idx").exists()
 
 
 def test_shipped_sample_answers_are_verbatim_corpus_text(repo: Path) -> None:

@@ -27,8 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from citeqa.errors import QAFileError
 from citeqa.evaluation.report import meta_path
 from citeqa.evaluation.rows import collect_items, jsonl_records, read_text
+from citeqa.evaluation.user_json import BadInput, loads
 
 RESAMPLES = 2000
 """Bootstrap resamples per metric."""
@@ -233,10 +235,10 @@ def _id_of(record: Mapping[str, Any]) -> str:
 
 
 def _read_meta(path: Path) -> Mapping[str, Any] | None:
-    """The sidecar's provenance block; a missing or unreadable sidecar is no provenance."""
+    """The sidecar's provenance block; a missing, unreadable or malformed sidecar is no provenance."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = loads(read_text(path, "provenance file"))
+    except (QAFileError, BadInput):
         return None
     block = data.get("provenance") if isinstance(data, dict) else None
     return block if isinstance(block, dict) else None

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+import math
+import reprlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from citeqa.errors import QAFileError
+from citeqa.evaluation.user_json import MAX_FILE_BYTES, BadInput, loads
 
 JSONL_SUFFIXES = (".jsonl", ".json")
 CSV_SUFFIXES = (".csv",)
@@ -54,11 +56,23 @@ def load_rows(
 
 
 def read_text(path: Path, what: str) -> str:
-    """The file's text (UTF-8, BOM tolerated), or a QAFileError saying why not; ``what`` names the file kind."""
+    """The file's text (UTF-8, BOM tolerated), or a QAFileError saying why not; ``what`` names the file kind.
+
+    A file over :data:`~citeqa.evaluation.user_json.MAX_FILE_BYTES` is refused before it is read.
+    """
     if not path.exists():
         raise QAFileError(f"{path}: {what} not found")
     if not path.is_file():
         raise QAFileError(f"{path}: not a file")
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise QAFileError(f"{path}: cannot read the file ({exc.strerror})") from exc
+    if size > MAX_FILE_BYTES:
+        raise QAFileError(
+            f"{path}: the {what} is too large ({math.ceil(size / 2**20):,} MiB; "
+            f"the limit is {MAX_FILE_BYTES // 2**20} MiB): split it into smaller files"
+        )
     try:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -75,12 +89,9 @@ def jsonl_records(text: str) -> Iterator[Row]:
             continue
         hint = " (a JSONL file holds one JSON object per line)" if line.lstrip()[:1] == "[" else ""
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield lineno, f"invalid JSON ({exc.msg} at column {exc.colno}){hint}"
-            continue
-        except RecursionError:  # [[[[... thousands deep: Python's parser gives up
-            yield lineno, "invalid JSON (nested too deeply)"
+            record = loads(line, single_line=True)
+        except BadInput as exc:
+            yield lineno, f"{exc}{hint}"
             continue
         if not isinstance(record, dict):
             yield lineno, f"expected a JSON object, got {type(record).__name__}{hint}"
@@ -125,7 +136,8 @@ def _header_problem(header: list[str], required: Sequence[str]) -> str | None:
         return f"CSV header lacks column(s) {', '.join(missing)}"
     duplicated = sorted({c for c in header if c and header.count(c) > 1})
     if duplicated:
-        return f"CSV header repeats column(s) {', '.join(duplicated)}"
+        names = (c if c.isprintable() and len(c) <= 40 else shown(c, 40) for c in duplicated)
+        return f"CSV header repeats column(s) {', '.join(names)}"
     return None
 
 
@@ -148,7 +160,7 @@ def collect_items(
                 raise ValueError(record)
             item = make_item(record, lineno)
             if id_of(item) in first_line:
-                raise ValueError(f"duplicate id {id_of(item)!r} (first used on line {first_line[id_of(item)]})")
+                raise ValueError(f"duplicate id {shown(id_of(item))} (first used on line {first_line[id_of(item)]})")
         except ValueError as exc:
             errors.append((lineno, str(exc)))
             continue
@@ -166,6 +178,13 @@ def errors_message(path: Path, errors: Sequence[str]) -> str:
     more = len(errors) - MAX_ERRORS_SHOWN
     suffix = f"; and {more} more problem{'s' if more > 1 else ''}" if more > 0 else ""
     return f"{path}: {'; '.join(errors[:MAX_ERRORS_SHOWN])}{suffix}"
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` for a message: one line, cut after about ``limit`` characters (containers shortened
+    by :mod:`reprlib`, so that a long or nested value from a file cannot make the message long)."""
+    text = repr(value) if isinstance(value, str) else reprlib.repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}…"
 
 
 def item_id(value: Any, lineno: int) -> str:

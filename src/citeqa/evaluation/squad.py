@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 from citeqa.errors import ConfigError, QAFileError
 from citeqa.evaluation.grading import QuestionResult
 from citeqa.evaluation.qa_file import QAItem
-from citeqa.evaluation.rows import errors_message
+from citeqa.evaluation.rows import errors_message, read_text, shown
+from citeqa.evaluation.user_json import BadInput, loads
 from citeqa.records import Answer
 
 T = TypeVar("T")
@@ -85,7 +86,7 @@ def load_squad(path: Path, default_lang: str = "en") -> SquadSet:
                 try:
                     item = _item(qa, f"{here}.qas[{q}]", context)
                     if item.id in seen:
-                        raise _Bad(f"{here}.qas[{q}]: duplicate id {item.id!r} (first used at {seen[item.id]})")
+                        raise _Bad(f"{here}.qas[{q}]: duplicate id {shown(item.id)} (first used at {seen[item.id]})")
                 except _Bad as exc:
                     errors.append(str(exc))
                     continue
@@ -100,17 +101,14 @@ def load_squad(path: Path, default_lang: str = "en") -> SquadSet:
 
 
 def _read_json(path: Path) -> Mapping[str, Any]:
-    """The top-level object, which must hold a ``data`` list."""
+    """The top-level object, which must hold a ``data`` list (read and parsed within the bounds of
+    :mod:`citeqa.evaluation.user_json`)."""
     if not path.is_file():
         raise QAFileError(f"{path}: SQuAD file not found")
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise QAFileError(f"{path}: not UTF-8 text (bad byte at offset {exc.start})") from exc
-    except json.JSONDecodeError as exc:
-        raise QAFileError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
-    except OSError as exc:
-        raise QAFileError(f"{path}: cannot read the file ({exc.strerror})") from exc
+        data = loads(read_text(path, "SQuAD file"))
+    except BadInput as exc:
+        raise QAFileError(f"{path}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise QAFileError(f'{path}: not a SQuAD file (expected an object with a "data" list)')
     return data

@@ -277,3 +277,25 @@ def test_a_real_serve_process_refuses_rebinding_and_stops_cleanly(fixture_corpus
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_serve_starts_over_an_eval_folder_holding_a_deeply_nested_file(
+    keyword_cli, fixture_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+):
+    """Issue [3/6] item 4: `citeqa serve --eval-dir` over such a folder died of a RecursionError before serving;
+    now the file is skipped with one line in the log and the other QA files are offered."""
+    index = tmp_path / "index"
+    update_index(fixture_corpus, index, KeywordEmbedder())
+    eval_dir = tmp_path / "eval"
+    eval_dir.mkdir()
+    (eval_dir / "qa.jsonl").write_text('{"question": "q", "answers": [], "lang": "en"}\n', encoding="utf-8")
+    (eval_dir / "deep.jsonl").write_text('{"question": "q", "answers": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "cache"))
+    served = []
+    monkeypatch.setattr(serving, "run", lambda app, sock: served.append(app))  # started: no need to serve
+    command = ["serve", "--index", str(index), "--corpus", str(fixture_corpus), "--port", str(free_port())]
+    assert keyword_cli([*command, "--eval-dir", str(eval_dir)]) == 0
+    assert len(served) == 1
+    err = capsys.readouterr().err
+    assert "citeqa: eval folder: skipped deep.jsonl: invalid JSON (nested too deeply: more than 64 levels)\n" in err
+    assert err.count("deep.jsonl") == 1 and "Traceback" not in err and "citeqa: serving on " in err

@@ -11,6 +11,7 @@ from citeqa.app.web.evaluate.files import (
     best_fit,
     choice_label,
     fit_note,
+    log_skipped,
     shipped_fits,
     shipped_path,
     shipped_qa_files,
@@ -52,3 +53,25 @@ def test_shipped_qa_files_are_the_qa_files_of_the_folder(tmp_path: Path):
     for name in ("claims.jsonl", "../sample.jsonl", "/etc/passwd", "", None):
         with pytest.raises(Exception, match="not a QA file of the eval folder"):
             shipped_path(tmp_path, name)
+
+
+def test_a_file_whose_first_line_cannot_be_parsed_is_skipped_with_its_reason(tmp_path: Path, capsys):
+    """Issue [3/6] item 4: a QA line nested 100,000 deep raised RecursionError here: `citeqa serve` did not start."""
+    (tmp_path / "qa.jsonl").write_text('{"question": "q", "answers": []}\n', encoding="utf-8")
+    (tmp_path / "deep.jsonl").write_text('{"question": "q", "answers": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    (tmp_path / "huge-int.jsonl").write_text('{"question": "q", "answers": [], "id": ' + "1" * 5000 + "}\n")
+    (tmp_path / "latin1.csv").write_bytes("año,question,answers\n".encode("latin-1"))
+    skipped: list[tuple[str, str]] = []
+    assert shipped_qa_files(tmp_path, skipped=lambda name, why: skipped.append((name, why))) == ["qa.jsonl"]
+    assert skipped == [
+        ("deep.jsonl", "invalid JSON (nested too deeply: more than 64 levels)"),
+        ("huge-int.jsonl", "invalid JSON (number is infinity when parsed as double at column 40)"),
+        ("latin1.csv", "not UTF-8 text (bad byte in its first line at offset 1)"),
+    ]
+    assert shipped_qa_files(tmp_path) == ["qa.jsonl"]  # quietly, on the page's later scans
+    log_skipped(*skipped[0])
+    log_skipped("odd\nname.jsonl", "why")
+    assert capsys.readouterr().err == (
+        "citeqa: eval folder: skipped deep.jsonl: invalid JSON (nested too deeply: more than 64 levels)\n"
+        "citeqa: eval folder: skipped 'odd\\nname.jsonl': why\n"
+    )

@@ -140,7 +140,9 @@ def test_a_deeply_nested_qa_line_is_one_line_not_a_traceback(served, tmp_path: P
             served, client, "on_start", [file_data(uploaded.json()[0], "nested.jsonl"), None, None, None, None, None]
         )
     assert done["success"], done
-    assert "nested.jsonl: line 1: invalid JSON (nested too deeply)" in html.unescape(done["output"]["data"][0])
+    assert "nested.jsonl: line 1: invalid JSON (nested too deeply: more than 64 levels)" in html.unescape(
+        done["output"]["data"][0]
+    )
 
 
 @pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan")])

@@ -95,8 +95,8 @@ def parser() -> argparse.ArgumentParser:
         "qa_file",
         type=Path,
         nargs="?",
-        help="QA file (JSONL or CSV), or a claim file (its rows have claim and verdict: claim checking "
-        "is evaluated); leave out with --squad",
+        help="QA file (JSONL or CSV), a claim file (its rows have claim and verdict: claim checking "
+        "is evaluated), or a SQuAD JSON file (evaluated as with --squad); leave out with --squad",
     )
     p.add_argument("-k", type=int, default=10, help="passages cited per question (default 10, for MRR@10)")
     p.add_argument(

@@ -28,8 +28,12 @@ def run_eval(args: argparse.Namespace, open_engine: EngineOpener, index_model: M
 
     if (args.qa_file is None) == (args.squad is None):
         raise ConfigError("give either a QA file or --squad FILE")
-    if args.qa_file is not None and ev.file_kind(args.qa_file) == "claims":
+    kind = ev.file_kind(args.qa_file) if args.qa_file is not None else None
+    if kind == "claims":
         return _eval_claims(args, open_engine)
+    if kind == "squad":  # `citeqa eval dev-v2.0.json`: run it as --squad would
+        print(f"citeqa: {args.qa_file} is a SQuAD file: evaluating it as --squad does", file=sys.stderr)
+        args.squad, args.qa_file = args.qa_file, None
     thresholds = ev.parse_thresholds(args.fail_under) if args.fail_under else {}
     if args.compare is None and (args.fail_on_regression or args.compare_report is not None):
         raise ConfigError("--fail-on-regression and --compare-report need --compare OLD_PREDICTIONS")

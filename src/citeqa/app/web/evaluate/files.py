@@ -4,13 +4,14 @@ gold documents are missing (every answer would then be graded wrong)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Collection, Sequence
+import sys
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from citeqa.errors import CiteqaError, QAFileError
 from citeqa.evaluation.rows import CSV_SUFFIXES
+from citeqa.evaluation.user_json import BadInput, first_line, loads
 from citeqa.messages import evaluate_labels
 
 
@@ -98,12 +99,14 @@ QA_SUFFIXES = (".jsonl", *CSV_SUFFIXES)
 MAX_SHIPPED = 200
 
 
-def shipped_qa_files(folder: Path | None) -> list[str]:
+def shipped_qa_files(folder: Path | None, skipped: Callable[[str, str], None] | None = None) -> list[str]:
     """The QA files in ``folder`` (and its subfolders) that look like QA files, as relative names.
 
     A JSONL file counts when its first record has ``question`` and ``answers``; a CSV file
     when its header names ``question`` and ``answers``. Other JSONL files (claims, SQuAD
-    predictions) are not offered, nor a symbolic link that leads out of ``folder``.
+    predictions) are not offered, nor a symbolic link that leads out of ``folder``. A file
+    whose first line cannot be read or parsed (not UTF-8, nested too deeply, ...) is not offered
+    either, and ``skipped(name, reason)`` is told, when given (:func:`log_skipped`).
     """
     if folder is None or not Path(folder).is_dir():
         return []
@@ -116,7 +119,13 @@ def shipped_qa_files(folder: Path | None) -> list[str]:
             continue
         if not path.resolve().is_relative_to(real_root):  # a link out of the folder: not the folder's file
             continue
-        if path.is_file() and _looks_like_qa(path):
+        try:
+            offered = path.is_file() and _looks_like_qa(path)
+        except BadInput as exc:
+            if skipped is not None:
+                skipped(relative.as_posix(), str(exc))
+            continue
+        if offered:
             names.append(relative.as_posix())
         if len(names) >= MAX_SHIPPED:
             break
@@ -131,19 +140,20 @@ def shipped_path(folder: Path | None, name: str | None) -> Path:
 
 
 def _looks_like_qa(path: Path) -> bool:
-    try:
-        with path.open(encoding="utf-8-sig") as fh:
-            first = next((line for line in fh if line.strip()), "")
-    except (OSError, UnicodeDecodeError):
-        return False
+    """Whether the file's first line is a CSV header or a JSON record with ``question`` and ``answers``;
+    BadInput when that line cannot be read or parsed (:func:`citeqa.evaluation.user_json.first_line`)."""
+    first = first_line(path)
     if path.suffix.lower() in CSV_SUFFIXES:
         header = {cell.strip().lower() for cell in first.split(",")}
         return {"question", "answers"} <= header
-    try:
-        record = json.loads(first)
-    except json.JSONDecodeError:
-        return False
+    record = loads(first, single_line=True)
     return isinstance(record, dict) and "question" in record and "answers" in record
+
+
+def log_skipped(name: str, reason: str) -> None:
+    """One line in the server's log for a file of the eval folder that is not offered, and why."""
+    shown = name if name.isprintable() else ascii(name)
+    print(f"citeqa: eval folder: skipped {shown}: {reason}", file=sys.stderr, flush=True)
 
 
 def shown_error(message: str, path: Path, name: str) -> str:

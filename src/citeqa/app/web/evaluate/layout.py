@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from citeqa.app.web.evaluate.files import shipped_qa_files
+from citeqa.app.web.evaluate.files import log_skipped, shipped_qa_files
 from citeqa.app.web.holder import EvalSettings
 from citeqa.messages import evaluate_labels
 
@@ -87,7 +87,7 @@ def evaluate_layout(gr: Any, settings: EvalSettings) -> EvaluateTab:
             # The same file names the page load offers (it adds question counts and the best fit), so a
             # session's events are checked against them even before its load event has run.
             shipped = gr.Dropdown(
-                [(name, name) for name in shipped_qa_files(settings.qa_dir)],
+                [(name, name) for name in shipped_qa_files(settings.qa_dir, skipped=log_skipped)],
                 value=None,
                 label=lab["shipped"],
                 elem_id="eval-shipped",
