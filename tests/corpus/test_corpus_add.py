@@ -3,7 +3,9 @@ from pathlib import Path
 import pytest
 
 from citeqa.corpus.add import (
+    MAX_NAME_BYTES,
     AddWatch,
+    UploadRefusal,
     add_files,
     check_size,
     check_type,
@@ -30,7 +32,12 @@ from citeqa.index.store import load_index
         ("a<b>|c?.html", "a_b_c.html"),
         ("x\x00y.txt", "xy.txt"),
         ("..\\..\\boot.ini", "boot.ini"),
-        (".txt", "txt"),
+        ("ｒｅｐｏｒｔ．ｔｘｔ", "report.txt"),  # fullwidth forms: the name the user typed, in plain letters
+        ("ｒｅｐｏｒｔ.ＴＸＴ", "report.txt"),
+        ("ｒｅｐｏｒｔ.txt", "report.txt"),
+        ("ﬁnal ｖ２.md", "final v2.md"),
+        ("a／b.txt", "a_b.txt"),  # a fullwidth solidus is no path separator
+        ("e\u0301te\u0301.txt", "été.txt"),
     ],
 )
 def test_safe_name_keeps_only_a_plain_last_part(name, expected):
@@ -38,10 +45,27 @@ def test_safe_name_keeps_only_a_plain_last_part(name, expected):
     assert safe_name(safe_name(name)) == safe_name(name)
 
 
-@pytest.mark.parametrize("name", ["", "..", "../..", "/", "...", "\x00", " . "])
+@pytest.mark.parametrize(
+    "name", ["", "..", "../..", "/", "...", "\x00", " . ", ".txt", "\U0001f600.txt", "．.txt", "\u200b.md"]
+)
 def test_safe_name_refuses_names_with_nothing_left(name):
-    with pytest.raises(UploadError):
+    """A name whose part before the type has nothing usable left is refused as a name (it was
+    ``txt: unsupported type (none)`` for ``😀.txt``: the type was taken for the name)."""
+    with pytest.raises(UploadRefusal) as refused:
         safe_name(name)
+    assert refused.value.reason.key == "name"
+
+
+def test_safe_name_fits_the_file_system(tmp_path: Path):
+    """120 characters of a CJK name are 360 bytes, past the 255 a file name may have: the name is cut
+    to whole characters that fit with room for ``-2`` and the hidden partial copy's ``.…part``."""
+    for name in ["報" * 200 + ".txt", "\U0001f600a" * 100 + ".markdown", "é" * 300 + ".epub"]:
+        cut = safe_name(name)
+        assert len(cut.encode()) <= MAX_NAME_BYTES and Path(cut).suffix == Path(name).suffix
+        assert safe_name(cut) == cut
+        path = free_path(tmp_path / cut)
+        partial = path.with_name(f".{path.stem}-99{path.suffix}.part")
+        partial.write_text("x")  # the longest name a save writes
 
 
 @pytest.mark.parametrize("name", ["../../etc/passwd", "/etc/passwd", "..\\..\\x.txt", "sub/../../y.md"])
@@ -131,6 +155,26 @@ def test_add_files_indexes_new_documents(fixture_corpus: Path, built_index: Path
     assert steps[-1] == (2, 2, "done") and done == sorted(done) and done[1] > done[0]  # the bar only moves on
     lines = summary(result)
     assert lines[0] == "added bridge.md" and "unsupported type .exe" in lines[1]
+
+
+def test_one_odd_name_does_not_fail_the_add(fixture_corpus: Path, built_index: Path, tmp_path: Path):
+    """Issue [3/6] item 7: each file of an add is taken or refused on its own. A fullwidth name is
+    added under its plain letters, a name with nothing usable is refused as a name, a CJK name too long
+    for the file system is cut (it was `not saved (File name too long)`), and the others are added."""
+    texts = {
+        "ｒｅｐｏｒｔ．ｔｘｔ": "The report on the harbour of Sines was written in 1988.",
+        "\U0001f600.txt": "The smiling lighthouse was painted in 1990.",
+        "報" * 150 + ".txt": "The port of Leixões was dredged in 1932.",
+        "quay.txt": "The quay of Porto Velho was paved in 1902.",
+    }
+    files = [(_file(tmp_path, f"upload-{i}.bin", text), name) for i, (name, text) in enumerate(texts.items())]
+    result = add_files(files, fixture_corpus, built_index, KeywordEmbedder())
+    long_name = safe_name("報" * 150 + ".txt")
+    assert result.indexed and result.added == ["report.txt", long_name, "quay.txt"]
+    assert [(label, reason.key) for label, reason in result.refused] == [("\U0001f600.txt", "name")]
+    assert {"report.txt", long_name, "quay.txt"} <= {d.doc_id for d in load_index(built_index).manifest.documents}
+    assert summary(result)[-1] == "refused unusable file name '\U0001f600.txt'"
+    assert summary(result, "es")[-1] == "rechazado nombre de archivo no utilizable: '\U0001f600.txt'"
 
 
 def test_refused_upload_leaves_corpus_and_index_untouched(fixture_corpus: Path, built_index: Path, tmp_path: Path):

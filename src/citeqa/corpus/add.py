@@ -41,6 +41,11 @@ DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 #: a few seconds each, and every other change to the corpus waits for the add to finish.
 DEFAULT_MAX_FILES = 20
 MAX_NAME_CHARS = 120
+#: The most bytes (UTF-8) a saved name may take: a file name may have 255, and a save writes
+#: ``.<name>-<n>.part`` beside it first (:func:`free_path`, :func:`save_upload`).
+MAX_NAME_BYTES = 200
+#: The most characters kept of a name's type (the longest accepted is ``markdown``).
+MAX_SUFFIX_CHARS = 16
 _UNSAFE = re.compile(r"[^\w.\- ]+")
 
 #: One step of an add: how far it is, in files (a fraction while a file is under way: checking the
@@ -148,18 +153,31 @@ def _document_refusal(name: str, exc: DocumentError, budget: ParseBudget | None)
 def safe_name(name: str) -> str:
     """A plain file name for ``name``: last path part only, no hidden or odd characters.
 
-    ``../../etc/passwd`` becomes ``passwd`` and ``C:\\x\\a.txt`` becomes ``a.txt``;
-    a name with nothing usable left raises :class:`UploadError`.
+    ``../../etc/passwd`` becomes ``passwd`` and ``C:\\x\\a.txt`` becomes ``a.txt``. The name is
+    NFKC-normalised, so fullwidth forms and ligatures read as the letters they stand for
+    (``ｒｅｐｏｒｔ．ｔｘｔ`` is ``report.txt``: its type is found), and cut to whole characters
+    within :data:`MAX_NAME_CHARS` and :data:`MAX_NAME_BYTES`. A name with nothing usable left
+    before its type (``😀.txt``, ``.txt``) raises :class:`UploadError`.
     """
-    base = unicodedata.normalize("NFC", str(name)).replace("\\", "/").split("/")[-1]
-    base = _UNSAFE.sub("_", "".join(c for c in base if c.isprintable())).strip(" ._")
+    base = str(name).replace("\\", "/").split("/")[-1]  # the path separators the client sent, before any folding
+    base = unicodedata.normalize("NFKC", base)
+    base = _UNSAFE.sub("_", "".join(c for c in base if c.isprintable())).strip(" ")
     stem, dot, suffix = base.rpartition(".")
     if not dot:
         stem, suffix = base, ""
-    stem = stem.strip(" ._")[:MAX_NAME_CHARS]
+    suffix = suffix.strip(" _").lower()[:MAX_SUFFIX_CHARS]
+    stem = _cut(stem.strip(" ._"), MAX_NAME_BYTES - len(suffix.encode()) - 1)
     if not stem:
         raise UploadRefusal(f"unusable file name {name!r}", "name", name=repr(name))
-    return f"{stem}.{suffix.lower()}" if suffix else stem
+    return f"{stem}.{suffix}" if suffix else stem
+
+
+def _cut(stem: str, max_bytes: int) -> str:
+    """``stem`` cut to whole characters within :data:`MAX_NAME_CHARS` and ``max_bytes`` of UTF-8."""
+    stem = stem[:MAX_NAME_CHARS]
+    while len(stem.encode()) > max_bytes:
+        stem = stem[:-1]
+    return stem.rstrip(" ._")
 
 
 def check_type(name: str) -> str:

@@ -128,6 +128,26 @@ def test_max_upload_files_reaches_the_server(monkeypatch: pytest.MonkeyPatch):
     assert seen["max_upload_files"] == 5
 
 
+@pytest.mark.parametrize("value", ["0", "-3", "2.5", "many", ""])
+def test_eval_max_questions_must_be_a_whole_number_of_at_least_one(value: str, capsys):
+    """Issue [3/6] item 5: 0 or a negative cap would refuse every QA file; it is refused in one line."""
+    with pytest.raises(SystemExit) as info:
+        cli_args.parser().parse_args(["serve", "--eval-max-questions", value])
+    assert info.value.code == 2 and "error: argument --eval-max-questions: " in capsys.readouterr().err
+
+
+def test_eval_max_questions_reaches_the_server(monkeypatch: pytest.MonkeyPatch):
+    """Issue [3/6] item 5: the most questions an Evaluate-tab run may take is a setting; its default is the tab's."""
+    from citeqa.app.web.holder import DEFAULT_EVAL_MAX_QUESTIONS
+
+    seen = {}
+    monkeypatch.setattr(lifecycle, "serve", lambda open_engine, **kwargs: seen.update(kwargs))
+    assert cli.main(["serve", "--port", str(free_port())]) == 0
+    assert seen["eval_max_questions"] == DEFAULT_EVAL_MAX_QUESTIONS == cli_args.DEFAULT_EVAL_MAX_QUESTIONS == 2000
+    assert cli.main(["serve", "--port", str(free_port()), "--eval-max-questions", "60000"]) == 0
+    assert seen["eval_max_questions"] == 60000
+
+
 @pytest.mark.parametrize("value", ["0", "65536", "-1", "http"])
 def test_port_must_be_a_port(value: str, capsys):
     with pytest.raises(SystemExit):

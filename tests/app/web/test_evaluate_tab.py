@@ -484,3 +484,108 @@ def test_metric_names_follow_the_page_language():
     assert view.chart_alt(metrics, "fr").startswith("Diagramme en barres") and "questions 6" in view.chart_alt(
         metrics, "fr"
     )
+
+
+# --------------------------------------------------------------------------- issue [3/6] item 5: a cap and an estimate
+
+
+def _copy_of(source: Path, folder: Path, name: str) -> dict:
+    """``source`` as an upload named ``name`` (the FileData a page sends)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_bytes(source.read_bytes())
+    return {"path": str(path), "orig_name": name}
+
+
+def test_a_file_over_the_question_limit_is_refused_before_it_runs(runner: EvaluationRunner, tmp_path: Path):
+    """Issue [3/6] item 5: a 60,000-question file was accepted and would have held the server's one run for
+    hours. A file of more questions than ``max_questions`` is refused in one line, in the page's language,
+    naming the limit and the server's option; one at the limit runs."""
+    questions = len(load_qa(FIXTURE_QA))  # 13
+    upload = _copy_of(FIXTURE_QA, tmp_path / "up", "big.jsonl")
+    refused = start_evaluation(runner, EvalSettings(QA, max_questions=questions - 1), upload, lang="es")
+    assert refused == (
+        f"big.jsonl tiene {questions} preguntas; una evaluación desde esta página admite como máximo {questions - 1} "
+        "(opción --eval-max-questions del servidor). Divide el archivo o evalúalo con citeqa eval."
+    )
+    assert runner.status() is None  # nothing started
+    english = start_evaluation(runner, EvalSettings(QA, max_questions=5), shipped="fixture_corpus.jsonl")
+    assert english is not None and "has 13 questions; a run from this page takes at most 5" in english
+    assert "--eval-max-questions" in english and runner.status() is None
+    assert start_evaluation(runner, EvalSettings(QA, max_questions=questions), shipped="fixture_corpus.jsonl") is None
+    assert runner.wait(HANG_S) and runner.status().state == DONE
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "2000", None])
+def test_the_question_limit_is_a_whole_number_of_at_least_one(bad):
+    """Issue [3/6] item 5: 0 or a negative limit would refuse every file; it is refused where it is set."""
+    from citeqa.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="at least 1"):
+        EvalSettings(max_questions=bad)
+    assert EvalSettings(max_questions=1).max_questions == 1 and EvalSettings().max_questions == 2000
+
+
+def test_the_estimate_takes_the_last_runs_time_per_question_or_the_typical_one(runner: EvaluationRunner):
+    """Issue [3/6] item 5: before a run the page shows its estimated time (questions × a time per question),
+    said to be an estimate: this server's last run's time per question once it has one, else the typical
+    time (runner.SECONDS_PER_QUESTION, bench/eval_rate.py)."""
+    from citeqa.app.web.evaluate.files import FileFit, duration_text, estimate_note, fit_html
+    from citeqa.app.web.evaluate.runner import SECONDS_PER_QUESTION, Pace
+
+    assert runner.pace() == Pace(SECONDS_PER_QUESTION, measured=False)
+    assert estimate_note(137, Pace(0.5, False)) == (
+        "Estimated time: about 1 min (137 questions × 0.5 s, a typical time per question; "
+        "this server has not run an evaluation yet)."
+    )
+    assert estimate_note(60_000, Pace(0.144, True), "de") == (
+        "Geschätzte Dauer: etwa 2 h 24 min (60000 Fragen × 0.14 s, die Zeit pro Frage der letzten Auswertung "
+        "dieses Servers)."
+    )
+    assert [duration_text(s) for s in (0.2, 45, 1020, 3599, 7200, 8640)] == [
+        "1 s",
+        "45 s",
+        "17 min",
+        "1 h",
+        "2 h",
+        "2 h 24 min",
+    ]
+    fit = FileFit("qa.jsonl", 13, 0, 0)
+    shown = text_of(fit_html(fit, "en", 2000, runner.pace()))
+    assert shown.startswith("13 questions; the file names no gold documents") and "Estimated time: about" in shown
+    over = fit_html(fit, "fr", 12, runner.pace())
+    assert "Durée estimée" not in over and 'role="alert"' in over
+    assert "qa.jsonl compte 13 questions ; une évaluation depuis cette page en prend au plus 12" in text_of(over)
+
+    runner.start(load_qa(FIXTURE_QA)[:3], "three.jsonl")
+    assert runner.wait(HANG_S) and runner.status().state == DONE
+    pace = runner.pace()
+    assert pace.measured and pace.seconds > 0 and pace.estimate(10) == 10 * pace.seconds
+    assert "the time per question of this server's last run" in text_of(fit_html(fit, "en", 2000, pace))
+
+
+def test_a_cancelled_run_measures_its_pace_too(holder: EngineHolder, runner: EvaluationRunner, gated_engine):
+    gated = gated_engine(holder.engine)
+    holder.swap(gated)
+    runner.start(load_qa(FIXTURE_QA), "fixture_corpus.jsonl")
+    assert gated.waiting.wait(HANG_S) and runner.cancel()
+    gated.gate.set()
+    assert runner.wait(HANG_S) and runner.status().state == CANCELLED and runner.status().done == 1
+    assert runner.pace().measured and runner.pace().seconds > 0
+
+
+def test_run_is_disabled_for_a_file_over_the_limit(holder: EngineHolder, runner: EvaluationRunner):
+    """Issue [3/6] item 5: the page's Run stays disabled for a file it would refuse (nor is the "run it
+    anyway" tick offered for one); the server refuses it too (above)."""
+    from types import SimpleNamespace
+
+    from citeqa.app.web.evaluate.files import FileFit
+    from citeqa.app.web.evaluate.tab import _Page
+
+    gr = SimpleNamespace(update=lambda **kwargs: kwargs)
+    page = _Page(gr, holder, runner, EvalSettings(max_questions=100), tab=None)
+    assert page.runnable(FileFit("ok.jsonl", 100, 0, 0)) == {"interactive": True}
+    assert page.runnable(FileFit("big.jsonl", 101, 0, 0)) == {"interactive": False}
+    assert page.runnable(FileFit("big.jsonl", 101, 3, 0), ticked=True) == {"interactive": False}
+    assert page.confirming(FileFit("other.jsonl", 100, 3, 0))["visible"] is True
+    assert page.confirming(FileFit("big.jsonl", 101, 3, 0))["visible"] is False

@@ -415,3 +415,30 @@ def test_a_pending_upload_is_readable_only_by_its_own_page(served):
                 assert "48213" not in refused.text
         assert other.get(f"/gradio_api/file={detour}").status_code == 403
         assert other.head(f"/gradio_api/file={path}").status_code == 403
+
+
+# --------------------------------------------------------------------------- issue [3/6] item 7. one odd file
+
+
+def test_a_file_of_an_odd_name_or_type_does_not_fail_the_whole_add(served, capfd):
+    """Issue [3/6] item 7: an add holding ``ｒｅｐｏｒｔ．ｔｘｔ`` (fullwidth letters and full stop) failed whole
+    with Gradio's English ``Invalid file type…`` and its traceback in the log, nothing added: the upload
+    box refused the event on the first file whose name did not end in an accepted type, before citeqa
+    saw any. Each file is now taken or refused on its own, with its reason."""
+    from citeqa.corpus.add import ALLOWED_SUFFIXES
+
+    sent = {"ｒｅｐｏｒｔ．ｔｘｔ": "The report on the harbour of Sines was written in 1988.", "tool.exe": "MZ"}
+    with served.page_client() as client:
+        files = []
+        for name, text in sent.items():
+            response = client.post("/gradio_api/upload", files={"files": (name, text.encode(), "text/plain")})
+            assert response.status_code == 200, response.text
+            files.append(file_data(response.json()[0], name))
+        done = run(served, client, "on_add", [files, None])[-1]
+    assert done["success"], done
+    accepted = ", ".join(ALLOWED_SUFFIXES)
+    assert (
+        done["output"]["data"][0] == f"added report.txt\nrefused tool.exe: unsupported type .exe; accepted: {accepted}"
+    )
+    assert "report.txt" in served.holder.engine.documents and "report.txt" in served.corpus_files()
+    assert "Traceback" not in capfd.readouterr().err

@@ -13,6 +13,7 @@ from citeqa.app.web.chat.turns import chat_turn
 from citeqa.app.web.corpus.tab import corpus_view, upload
 from citeqa.app.web.holder import EngineHolder, UploadSettings
 from citeqa.ingest.budget import ParseBudget
+from citeqa.ingest.formats import SUPPORTED_SUFFIXES
 
 QUESTIONS = [  # one per language: question, language, first cited document, fact in the answer
     ("¿En qué año se construyó el faro de Punta Brava?", "es", "faro.txt", "1887"),
@@ -154,6 +155,36 @@ def test_an_add_waiting_for_another_change_can_be_cancelled(tmp_path: Path, make
         add.join(30)
     assert out[0][0] == "cancelled: nothing from this add was added; the corpus and the index are as they were"
     assert not (corpus / "bridge.md").exists() and doc.exists()
+
+
+def test_an_add_takes_or_refuses_each_file_as_the_page_sends_them(tmp_path: Path, make_holder):
+    """Issue [3/6] item 7: the Add event gets the files as the page sent them (FileData, with the user's
+    name), none refused by the file box; a fullwidth name is added under its plain letters, a type that is
+    not accepted and a name with nothing usable are refused each with its reason, in the page's language."""
+    holder, corpus = make_holder(tmp_path)
+    sent = []
+    for i, (name, text) in enumerate(
+        [
+            ("ｒｅｐｏｒｔ．ｔｘｔ", "The report on the harbour of Sines was written in 1988."),
+            ("tool.exe", "MZ"),
+            ("\U0001f600.md", "The smiling lighthouse was painted in 1990."),
+            ("quay.txt", "The quay of Porto Velho was paved in 1902."),
+        ]
+    ):
+        path = tmp_path / "cache" / str(i) / f"upload{i}"
+        path.parent.mkdir(parents=True)
+        path.write_text(text, encoding="utf-8")
+        sent.append(
+            {"path": str(path), "orig_name": name, "size": path.stat().st_size, "meta": {"_type": "gradio.FileData"}}
+        )
+    status, rows, _ = upload(holder, _uploads(corpus), sent, lang="es")
+    assert status.splitlines() == [
+        "añadido report.txt",
+        "añadido quay.txt",
+        f"rechazado tool.exe: tipo no admitido .exe; se admiten: {', '.join(SUPPORTED_SUFFIXES)}",
+        "rechazado nombre de archivo no utilizable: '\U0001f600.md'",
+    ]
+    assert {"report.txt", "quay.txt"} <= set(holder.engine.documents)
 
 
 def test_serve_auth_flag_and_env(monkeypatch):

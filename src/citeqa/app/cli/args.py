@@ -217,6 +217,14 @@ def parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="QA files (.jsonl, .csv) the Evaluate tab offers (default: eval/ beside the corpus folder)",
     )
+    p.add_argument(
+        "--eval-max-questions",
+        type=_positive,
+        default=DEFAULT_EVAL_MAX_QUESTIONS,
+        metavar="N",
+        help=f"most questions one Evaluate-tab run may take, at least 1 (default {DEFAULT_EVAL_MAX_QUESTIONS}); "
+        "a larger QA file is refused before it runs (the server runs one evaluation at a time)",
+    )
     p.set_defaults(auth_on_command_line=False)
     return parser
 
@@ -275,6 +283,8 @@ def _positive(value: str) -> int:
 MAX_UPLOAD_FILES = 500
 #: ``citeqa.corpus.add.DEFAULT_MAX_FILES`` (not imported: every command parses its arguments first).
 DEFAULT_MAX_FILES = 20
+#: ``citeqa.app.web.holder.DEFAULT_EVAL_MAX_QUESTIONS`` (not imported: it needs the web app).
+DEFAULT_EVAL_MAX_QUESTIONS = 2000
 
 
 def _upload_files(value: str) -> int:

@@ -339,6 +339,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             auth=args.auth,
             max_upload_bytes=int(args.max_upload_mb * 1_048_576),
             max_upload_files=args.max_upload_files,
+            eval_max_questions=args.eval_max_questions,
             allowed_hosts=tuple(args.allowed_host),
             sock=sock,
             forwarded_allow_ips=tuple(args.forwarded_allow_ips),

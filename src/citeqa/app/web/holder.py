@@ -14,6 +14,7 @@ from pathlib import Path
 from citeqa.app.web.upload_cache import UPLOAD_MAX_AGE_S
 from citeqa.corpus.add import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES
 from citeqa.engine import Engine
+from citeqa.errors import ConfigError
 from citeqa.ingest.budget import ParseBudget
 
 #: Answering events (``/ask``, ``/check``, the chat's turn) share one Gradio concurrency group this
@@ -43,12 +44,27 @@ class EngineHolder:
             self._engine = engine
 
 
+#: The most questions one Evaluate-tab run may take (``citeqa serve --eval-max-questions``): the server runs
+#: one evaluation at a time, and 60,000 questions held it for hours. 2,000 take about 23 minutes at the
+#: typical time per question (:data:`~citeqa.app.web.evaluate.runner.SECONDS_PER_QUESTION`).
+DEFAULT_EVAL_MAX_QUESTIONS = 2000
+
+
 @dataclass(frozen=True)
 class EvalSettings:
-    """The Evaluate tab: the folder of QA files it offers (None: uploads only) and the passages per question."""
+    """The Evaluate tab: the folder of QA files it offers (None: uploads only), the passages per question,
+    and the most questions one run may take (a larger file is refused before it runs; at least 1)."""
 
     qa_dir: Path | None = None
     k: int = 10  # as `citeqa eval`: MRR@10 needs ten citations
+    max_questions: int = DEFAULT_EVAL_MAX_QUESTIONS
+
+    def __post_init__(self) -> None:
+        count = self.max_questions
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:  # 0 would refuse every file
+            raise ConfigError(
+                f"the most questions an evaluation may take must be a whole number of at least 1, got {count!r}"
+            )
 
 
 def default_qa_dir(corpus: Path | None) -> Path | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from citeqa.app.web import serving
 from citeqa.app.web.evaluate.runner import EvaluationRunner
 from citeqa.app.web.guard.rules import LOOPBACK_NAMES, policy_for
-from citeqa.app.web.holder import EngineHolder, EvalSettings, UploadSettings, default_qa_dir
+from citeqa.app.web.holder import DEFAULT_EVAL_MAX_QUESTIONS, EngineHolder, EvalSettings, UploadSettings, default_qa_dir
 from citeqa.corpus.add import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES
 from citeqa.engine import Engine
 from citeqa.errors import ReaderError
@@ -34,13 +34,15 @@ def serve(
     forwarded_allow_ips: tuple[str, ...] = (),
     reader_required: bool = False,
     max_upload_files: int = DEFAULT_MAX_FILES,
+    eval_max_questions: int = DEFAULT_EVAL_MAX_QUESTIONS,
 ) -> None:
     """Open the engine (``open_engine``), warm the model, and serve the app until interrupted.
 
     ``sock`` is the listening socket (``serving.bind``, made by the CLI before the model
     loads so that a busy port is reported at once); without it one is bound here.
     ``qa_dir`` holds the QA files the Evaluate tab offers (default: ``eval/`` beside the corpus);
-    ``max_upload_files`` is the most files one add may hold. A reader that cannot load is answered
+    ``max_upload_files`` is the most files one add may hold, ``eval_max_questions`` the most questions
+    one Evaluate-tab run may take. A reader that cannot load is answered
     without (a warning says so) unless ``reader_required`` (``--reader on``), when the error stops
     the server before it serves.
     """
@@ -61,7 +63,9 @@ def serve(
         max_upload_bytes=max_upload_bytes,
         forwarded_allow_ips=forwarded_allow_ips,
     )
-    evaluation = EvalSettings(qa_dir if qa_dir is not None else default_qa_dir(corpus_dir))
+    evaluation = EvalSettings(
+        qa_dir if qa_dir is not None else default_qa_dir(corpus_dir), max_questions=eval_max_questions
+    )
     uploads = UploadSettings(corpus_dir, max_upload_bytes, max_upload_files)
     runner = EvaluationRunner(holder, evaluation.k)
     app = guarded_app(holder, uploads, policy, auth, evaluation, runner)

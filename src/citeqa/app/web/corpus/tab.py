@@ -269,7 +269,11 @@ def _add_events(gr: Any, holder: EngineHolder, uploads: UploadSettings, parts: _
     for fn in (on_add, on_cancel_add, on_refresh):  # real classes: the module's annotations are strings
         fn.__annotations__ = {"request": gr.Request}
     shown = {"show_progress_on": parts.status, "api_visibility": "private"}  # one bar, not one per output
-    parts.add.click(on_add, [parts.files, parts.lang], [*outputs, parts.files], **shown)
+    # The files reach the add as the page sent them (FileData: path and name): gr.File's own preprocess
+    # refuses the whole event on the first file whose name does not end in a listed type (``ｒｅｐｏｒｔ．ｔｘｔ``,
+    # ``tool.exe``), with its English error and a traceback; the add takes or refuses each file on its own.
+    # Gradio still checks that each path is in its upload folder, and the guard that this page uploaded it.
+    parts.add.click(on_add, [parts.files, parts.lang], [*outputs, parts.files], preprocess=False, **shown)
     parts.cancel.click(on_cancel_add, parts.lang, parts.status, api_visibility="private")
     parts.refresh.click(on_refresh, parts.lang, outputs, **shown)
 

@@ -1,6 +1,7 @@
 """Which shipped QA file fits the live index: its question count and how many of its gold documents
 the index holds, so the Evaluate tab can preselect the file that fits and warn before a run whose
-gold documents are missing (every answer would then be graded wrong)."""
+gold documents are missing (every answer would then be graded wrong); and, before it runs, whether a
+file is within the questions one run may take and about how long its run would take."""
 
 from __future__ import annotations
 
@@ -8,11 +9,15 @@ import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from citeqa.errors import CiteqaError, QAFileError
 from citeqa.evaluation.rows import CSV_SUFFIXES
 from citeqa.evaluation.user_json import BadInput, first_line, loads
 from citeqa.messages import evaluate_labels
+
+if TYPE_CHECKING:
+    from citeqa.app.web.evaluate.runner import Pace
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,17 +78,51 @@ def fit_note(fit: FileFit | None, lang: str = "en") -> str:
     return evaluate_labels(lang)[key].format(n=fit.questions, gold=fit.gold_docs, indexed=fit.indexed)
 
 
-def fit_html(fit: FileFit | None, lang: str = "en") -> str:
+def fit_html(fit: FileFit | None, lang: str = "en", limit: int | None = None, pace: Pace | None = None) -> str:
     """:func:`fit_note` as the page shows it: a plain line when the file fits the live index, a warning
-    (an alert a screen reader announces) when some or all of its gold documents are not indexed."""
+    (an alert a screen reader announces) when some or all of its gold documents are not indexed.
+
+    With ``limit`` (the most questions one run may take), a file over it gets the refusal a run of it
+    would get, as a warning; otherwise, with ``pace``, a line with the estimated time of its run."""
     from citeqa.app.web.escape import safe
 
     note = fit_note(fit, lang)
     if not note or fit is None:
         return ""
     if fit.fits:
-        return f'<p class="citeqa-fit">{safe(note)}</p>'
-    return f'<p class="citeqa-fit citeqa-fit-warning" role="alert">{safe(note)}</p>'
+        shown = f'<p class="citeqa-fit">{safe(note)}</p>'
+    else:
+        shown = f'<p class="citeqa-fit citeqa-fit-warning" role="alert">{safe(note)}</p>'
+    if limit is not None and fit.questions > limit:
+        refused = too_many_note(fit.name, fit.questions, limit, lang)
+        return f'{shown}<p class="citeqa-fit citeqa-fit-warning" role="alert">{safe(refused)}</p>'
+    if pace is not None:
+        return f'{shown}<p class="citeqa-fit citeqa-estimate">{safe(estimate_note(fit.questions, pace, lang))}</p>'
+    return shown
+
+
+def too_many_note(name: str, questions: int, limit: int, lang: str = "en") -> str:
+    """Why a file of ``questions`` is not run from the page (more than ``limit``), naming the server's option, in ``lang``."""
+    return evaluate_labels(lang)["too_many_questions"].format(name=name, n=questions, limit=limit)
+
+
+def estimate_note(questions: int, pace: Pace, lang: str = "en") -> str:
+    """The estimated time of a run of ``questions`` at ``pace``, said to be an estimate and where its time per
+    question comes from (this server's last run, or the typical one), in ``lang``."""
+    key = "estimate_measured" if pace.measured else "estimate_typical"
+    seconds = f"{pace.seconds:.2g}" if pace.seconds < 10 else f"{pace.seconds:.0f}"
+    return evaluate_labels(lang)[key].format(time=duration_text(pace.estimate(questions)), n=questions, seconds=seconds)
+
+
+def duration_text(seconds: float) -> str:
+    """``45 s``, ``17 min``, ``2 h 24 min``: a time rounded as an estimate is (SI units: the same in every language)."""
+    if seconds < 59.5:
+        return f"{max(round(seconds), 1)} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
 
 
 def gold_fit(items: Sequence, documents: Collection[str]) -> tuple[int, int]:

@@ -4,7 +4,8 @@
 summarise, write the report and the predictions) in a worker thread that is not one of
 Gradio's queue workers, so chat requests keep being served while it runs. A second start
 while one runs is refused (:class:`RunRefused`); progress is read with :meth:`status`
-(the tab polls it); :meth:`cancel` stops the run between two questions.
+(the tab polls it); :meth:`cancel` stops the run between two questions; :meth:`pace` is the
+time per question an estimate of the next run's time takes.
 
 The engine is taken once, when the run starts: an upload that swaps the live engine
 mid-run does not change the index a run is graded against. Each run writes into a folder
@@ -45,6 +46,26 @@ FAILED = "failed"
 
 #: The files a finished run offers for download, by key.
 DOWNLOADS = ("report.json", "predictions.jsonl", "predictions.meta.json", "questions.csv")
+
+#: Seconds one question of a run takes (asked, answered with 10 passages and graded) when this server
+#: has not run an evaluation yet: a run of eval/qa.jsonl (137 questions) over the shipped corpus with
+#: multilingual-e5-small and the reader on, warmed as ``citeqa serve`` warms it, measured with
+#: ``PYTHONPATH=src .venv/bin/python bench/eval_rate.py`` (docs/evaluation.md, "Evaluate tab", gives
+#: the run and its machine). A larger index or a slower machine takes longer: the page calls it typical.
+SECONDS_PER_QUESTION = 0.7
+
+
+@dataclass(frozen=True)
+class Pace:
+    """Seconds per question for an estimate of a run's time: this server's last run's (``measured``),
+    or :data:`SECONDS_PER_QUESTION`."""
+
+    seconds: float
+    measured: bool
+
+    def estimate(self, questions: int) -> float:
+        """Seconds a run of ``questions`` would take at this pace."""
+        return questions * self.seconds
 
 
 class RunRefused(CiteqaError):
@@ -103,6 +124,7 @@ class EvaluationRunner:
         self._run_dir: Path | None = None  # the folder of the run in progress
         self._done_dir: Path | None = None  # the folder of the last finished run: its files stay while shown
         self._next_id = 1
+        self._seconds_per_question: float | None = None  # the last run's, once one answered a question
 
     # ----------------------------------------------------------------- reading
 
@@ -110,6 +132,13 @@ class EvaluationRunner:
         """The current or last run's status (None before the first run)."""
         with self._lock:
             return self._status
+
+    def pace(self) -> Pace:
+        """The time per question of this server's last run that answered one (finished or cancelled:
+        its questions' wall time, the report's writing not counted), else :data:`SECONDS_PER_QUESTION`."""
+        with self._lock:
+            measured = self._seconds_per_question
+        return Pace(measured, True) if measured is not None else Pace(SECONDS_PER_QUESTION, False)
 
     def finished(self) -> FinishedRun | None:
         """The last finished run (None before the first one finishes)."""
@@ -209,11 +238,13 @@ class EvaluationRunner:
 
             for item in items:
                 if self._cancel.is_set():
+                    self._measured(len(results), began)
                     self._end(run_id, CANCELLED, len(results), began)
                     self._discard(run_dir)
                     return
                 results += evaluate(ask, [item], texts, corpus_langs, progress=False, doc_langs=langs)
                 self._progress(run_id, len(results))
+            self._measured(len(results), began)
             metrics = summarize(results)
             provenance = collect_provenance(engine, qa_file, run={"k": self.k, "from": "citeqa serve"})
             settings = {"qa_file": Path(qa_file).name if qa_file else None, "index": engine.index_dir, "k": self.k}
@@ -234,6 +265,12 @@ class EvaluationRunner:
             self._remove_done_dir()  # the run it replaces on the page: its results stay, its files go
             self._done_dir, self._run_dir = run_dir, None
         self._end(run_id, DONE, len(results), began)
+
+    def _measured(self, done: int, began: float) -> None:
+        """Keep the time per question of ``done`` questions asked since ``began`` (:meth:`pace`)."""
+        if done > 0:
+            with self._lock:
+                self._seconds_per_question = (time.monotonic() - began) / done
 
     def _progress(self, run_id: int, done: int) -> None:
         with self._lock:

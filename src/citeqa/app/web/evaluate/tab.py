@@ -27,6 +27,7 @@ from citeqa.app.web.evaluate.files import (
     shipped_path,
     shipped_qa_files,
     shown_error,
+    too_many_note,
 )
 from citeqa.app.web.evaluate.layout import EvaluateTab, evaluate_layout
 from citeqa.app.web.evaluate.runner import EvaluationRunner, FinishedRun
@@ -50,8 +51,10 @@ def start_evaluation(
     The file is validated whole first (:func:`~citeqa.evaluation.qa_file.load_qa`): a bad
     one is refused with its line and reason, named as the user knows it. An uploaded file
     is removed from the upload cache once read (the run keeps a copy for its provenance).
-    What the page is told is in ``lang`` (a QA file's own errors are in English). With the live index's
-    ``documents``, a file whose gold documents are not all among them runs only when ``confirmed``.
+    What the page is told is in ``lang`` (a QA file's own errors are in English). A file of more
+    questions than ``settings.max_questions`` is refused, naming the limit and the server's option.
+    With the live index's ``documents``, a file whose gold documents are not all among them runs only
+    when ``confirmed``.
     """
     from citeqa.app.web.evaluate.runner import RunRefused
     from citeqa.evaluation.qa_file import load_qa
@@ -68,6 +71,8 @@ def start_evaluation(
         return evaluate_labels(lang)["no_file"]
     try:
         items = load_qa(path)
+        if len(items) > settings.max_questions:  # the one run of the server would be held for hours
+            return too_many_note(name, len(items), settings.max_questions, lang)
         gold, indexed = gold_fit(items, documents) if documents is not None else (0, 0)
         if indexed < gold and confirmed is not True:  # every answer about the others would be graded wrong
             return evaluate_labels(lang)["confirm_needed"].format(name=name, indexed=indexed, gold=gold)
@@ -92,7 +97,8 @@ def evaluate_page(
 
     The shipped files are offered with their question counts, the one whose gold documents the live
     index holds preselected, and a line says how many of the chosen file's gold documents are indexed
-    before it runs. Run is enabled while nothing runs, Cancel only while a run goes on.
+    before it runs, with the estimated time of its run (or, for a file of more questions than one run may
+    take, why it will not run). Run is enabled while nothing runs, Cancel only while a run goes on.
 
     A timer polls the runner while a run goes on (every page that shows the tab); the run
     itself is in the runner's thread, never in one of Gradio's queue workers.
@@ -142,17 +148,24 @@ class _Page:
         chosen = best_fit(found)
         fit = next((f for f in found if f.name == chosen), None)
         choices = [(choice_label(f, shown_lang), f.name) for f in found]
-        return self.gr.update(choices=choices, value=chosen), fit_html(fit, shown_lang), self.confirming(fit)
+        return self.gr.update(choices=choices, value=chosen), self.fit_line(fit, shown_lang), self.confirming(fit)
+
+    def fit_line(self, fit: FileFit | None, shown_lang: str) -> str:
+        """What the page says of a file before it runs: its fit, and its run's estimated time or why it will not run."""
+        return fit_html(fit, shown_lang, self.settings.max_questions, self.runner.pace())
 
     def confirming(self, fit: FileFit | None) -> Any:
-        """The tick a run of a file for another corpus needs, shown only for one."""
-        return self.gr.update(visible=fit is not None and not fit.fits, value=False)
+        """The tick a run of a file for another corpus needs, shown only for one that may run."""
+        shown = fit is not None and not fit.fits and fit.questions <= self.settings.max_questions
+        return self.gr.update(visible=shown, value=False)
 
     def runnable(self, fit: FileFit | None, ticked: bool = False) -> Any:
-        """Run, enabled while nothing runs; for a file for another corpus, once ticked."""
+        """Run, enabled while nothing runs; for a file for another corpus, once ticked; never for a file of
+        more questions than one run may take."""
         current = self.runner.status()
         busy = current is not None and current.running
-        return self.gr.update(interactive=not busy and (fit is None or fit.fits or ticked is True))
+        over = fit is not None and fit.questions > self.settings.max_questions
+        return self.gr.update(interactive=not busy and not over and (fit is None or fit.fits or ticked is True))
 
     def buttons(self, running: bool) -> list[Any]:
         """Run and Cancel: one of them enabled."""
@@ -278,7 +291,8 @@ def _file_events(page: _Page, lang: Any) -> None:
 
     def on_shipped(name, shown_lang):  # a new choice: its fit, and the last results hidden (they are another file's)
         chosen = next((f for f in page.fits() if f.name == name), None)
-        return fit_html(chosen, shown_lang), page.confirming(chosen), gr.update(visible=False), page.runnable(chosen)
+        shown = page.fit_line(chosen, shown_lang)
+        return shown, page.confirming(chosen), gr.update(visible=False), page.runnable(chosen)
 
     tab.shipped.input(
         on_shipped, [tab.shipped, lang], [tab.fit, tab.confirm, tab.results, tab.start], api_visibility="private"
@@ -292,7 +306,7 @@ def _file_events(page: _Page, lang: Any) -> None:
         found = file_fit(path, upload_name(uploaded), page.holder.engine.documents) if path else None
         return (
             None,
-            fit_html(found, shown_lang),
+            page.fit_line(found, shown_lang),
             page.confirming(found),
             gr.update(visible=False),
             page.runnable(found),
