@@ -62,8 +62,12 @@ def test_record_has_the_documented_fields(engine: Engine):
         "short_answer",
         "answer_span",
         "short_answer_span",
+        "band",
+        "also_in",
     }
     assert len(record["citations"]) == 2
+    if not record["abstained"]:  # the band the confidence falls in, with what it means
+        assert set(record["band"]) == {"name", "precision", "support"}
     if record["short_answer"] is not None:  # the short answer is the highlighted phrase of the sentence
         h = record["highlight"]
         assert record["answer"][h["start"] : h["end"]] == record["short_answer"]

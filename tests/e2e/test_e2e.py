@@ -42,6 +42,32 @@ def test_unanswerable_question_abstains_with_closest_passages(real_engine: Engin
     assert answer.abstained and answer.answer is None and answer.citations
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the price of the 960DT?",
+        "¿Cuál es el precio del 960DT?",
+        "Qual é o preço do 960DT?",
+        "Wie viel kostet der 960DT?",
+        "Quel est le prix du 960DT ?",
+        "Qual è il prezzo del 960DT?",
+    ],
+)
+def test_a_value_the_documents_never_give_is_never_high(real_engine: Engine, question: str):
+    """The documents give the 960DT's date and memory, never its price: the verifier does not let the
+    reader's confident neighbour ("960PR in the third", "288 GB") through as a high-confidence answer."""
+    answer = real_engine.ask(question)
+    assert answer.abstained or (answer.band is not None and answer.band.name != "high"), answer.short_answer
+
+
+def test_a_supported_value_is_high_and_corroborated(real_engine: Engine):
+    answer = real_engine.ask("How much memory is the 960DT estimated to have?")
+    assert answer.short_answer == "288 GB" and answer.band is not None and answer.band.name == "high"
+    assert {c.lang for c in answer.also_in} >= {"es", "pt"}  # the translations say it too
+    for c in answer.also_in:
+        assert real_engine.doc_text(c.doc_id)[c.start : c.end] == c.text
+
+
 #: Overall numbers of `citeqa eval eval/qa.jsonl` quoted in the README; the test allows
 #: a small margin for floating-point and library-version noise, not for regressions.
 REPORTED = {

@@ -18,6 +18,7 @@ from citeqa.qa.verifier import (
     disputed,
     judge,
     load_verifier,
+    value_agreement,
     verifier_features,
     verifier_path,
 )
@@ -120,3 +121,35 @@ def test_the_shipped_verifier_is_complete_and_says_how_it_was_fitted():
         assert band.precision is not None and band.support
     assert v.fitted["by"].startswith("python -m citeqa.fitting.verifier")
     assert {"out_of_fold", "held_out_generated", "auc_verifier", "auc_reader_confidence"} <= set(v.fitted)
+
+
+@pytest.mark.parametrize(
+    "a,lang_a,b,lang_b,agree",
+    [
+        ("agosto", "es", "in August", "en", True),
+        ("primer trimestre de 2027", "es", "the first quarter of 2027", "en", True),
+        ("2028", "en", "2029", "en", False),
+        ("744 mil millones", "es", "744 billion", "en", True),
+        ("744 bilhões", "pt", "505 mil millones", "es", False),
+        ("2025", "en", "August", "en", None),  # a year and a month: nothing shared to compare
+        ("Halloway United", "en", "Ashby Town", "en", None),
+    ],
+)
+def test_values_agree_across_languages(a, lang_a, b, lang_b, agree):
+    assert value_agreement(a, lang_a, b, lang_b) is agree
+
+
+def test_a_month_in_another_language_corroborates_and_a_question_word_disputes_nothing():
+    hits = _hits(
+        ("001.txt", "pt", "CANN foi aberto em agosto de 2025."),
+        ("004.txt", "en", "CANN was open-sourced in August."),
+        ("000.txt", "es", "En 2025 CANN se abrió."),
+    )
+    spans = [
+        _span(0, hits[0].chunk, "agosto", 10.0, 0.99),
+        _span(1, hits[1].chunk, "August", 9.0, 0.99),
+        _span(2, hits[2].chunk, "2025", 5.0, 0.9),
+    ]
+    wanted = Wanted.of("Em que mês de 2025 o CANN foi aberto?", "Em que mês de 2025 o CANN foi aberto?")
+    assert [c.doc_id for c in corroborations(spans, 0, hits)] == ["004.txt"]
+    assert not disputed(wanted, spans, 0, hits)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from citeqa.engine import Engine
     from citeqa.qa.scoring import ScoringModel
     from citeqa.qa.settings import AnswerSettings
+    from citeqa.qa.verifier import Verifier
     from citeqa.reader.reader import Reader
 
 GIT_TIMEOUT_S = 5.0
@@ -148,20 +149,24 @@ def _flattened(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any
 
 def settings_record(settings: AnswerSettings, claims: ClaimThresholds | None = None) -> dict[str, Any]:
     """The answer settings (and the claim thresholds, under ``claims``, when given) as JSON data;
-    the scorer as the sha256 of its weights, not the weights."""
+    the scorer and the verifier as the sha256 of their weights, not the weights."""
     from citeqa.qa.scoring import ScoringModel
+    from citeqa.qa.verifier import Verifier
 
     record = {}
     for f in fields(settings):
         value = getattr(settings, f.name)
-        record[f.name] = scoring_record(value) if isinstance(value, ScoringModel) else _plain(value)
+        if isinstance(value, ScoringModel | Verifier):
+            record[f.name] = scoring_record(value)
+        else:
+            record[f.name] = _plain(value)
         if f.name == "scoring" and claims is not None:  # after the scorer, where records have listed them
             record["claims"] = _plain(claims)
     return record
 
 
-def scoring_record(model: ScoringModel) -> dict[str, Any]:
-    """sha256 of the scorer's weights (canonical JSON), its threshold and where it was fitted."""
+def scoring_record(model: ScoringModel | Verifier) -> dict[str, Any]:
+    """sha256 of the scorer's (or the verifier's) weights (canonical JSON), its threshold and where it was fitted."""
     canonical = json.dumps(model.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return {
         "weights_sha256": sha256_text(canonical),

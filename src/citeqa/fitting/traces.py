@@ -51,6 +51,20 @@ class Traced:
         return str(self.row.get("split") or "fit")
 
 
+class _Unpickler(pickle.Unpickler):
+    """Reads traces written when this module ran as ``__main__``."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        return Traced if name == "Traced" else super().find_class(module, name)
+
+
+def load_traces(path: Path) -> list[Traced]:
+    """The traces :func:`trace_set` wrote to ``path``."""
+    with path.open("rb") as f:
+        loaded: list[Traced] = _Unpickler(f).load()
+    return loaded
+
+
 def read_rows(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -60,8 +74,7 @@ def trace_set(name: str, qa: Path, index: Path, out: Path) -> list[Traced]:
     """The traces of every question of ``qa`` over ``index``, from ``out`` when already written."""
     path = out / f"{name}.pkl"
     if path.is_file():
-        loaded: list[Traced] = pickle.loads(path.read_bytes())
-        return loaded
+        return load_traces(path)
     engine = Engine.open(index, reader="on")
     langs = {doc_id: d.lang for doc_id, d in engine.documents.items()}
     rows, traced, t0 = read_rows(qa), [], time.perf_counter()

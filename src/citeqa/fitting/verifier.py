@@ -11,8 +11,9 @@ gold answer (token F1 ≥ :data:`RIGHT_F1`); an unanswerable question's answer i
 Fitting: a logistic regression (standardised columns, L2) in :data:`FOLDS` folds grouped by the
 question's source (a generated question and the one it came from share a fold). The
 out-of-fold probabilities fit, in order, the abstention level (the highest that abstains on at
-most :data:`MAX_FALSE_ABSTENTION` of the answerable dev questions) and the bands (``high``:
-:data:`HIGH_PRECISION` of the answers given right, ``likely``: :data:`LIKELY_PRECISION`). The
+most :data:`MAX_FALSE_ABSTENTION` of the answerable dev questions) and the bands on the dev
+questions' answers, the mix users ask (``high``: :data:`HIGH_PRECISION` of the answers given
+right, ``likely``: :data:`LIKELY_PRECISION`). The
 generated questions of the ``measure`` split are never fitted on: the final model (fitted on every
 other row) is judged on them, per language. ``--write`` writes ``qa/weights/verifier.json``.
 """
@@ -22,7 +23,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import pickle
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from citeqa.evaluation.matching import token_f1
-from citeqa.fitting.traces import Traced
+from citeqa.fitting.traces import Traced, load_traces
 from citeqa.qa.answer_types import Wanted
 from citeqa.qa.scoring import Band
 from citeqa.qa.verifier import VERIFIER_FEATURES, Verifier, short_of, verifier_features, verifier_path
@@ -50,6 +50,9 @@ BAND_SUPPORT = 20
 #: The dev sets (real questions); the others are generated.
 DEV_SETS = ("qa", "dev2", "de", "fr")
 L2 = 1.0
+#: Weight of a dev question's rows against a generated one's: the dev sets are the questions users ask
+#: (chosen out of fold among 1, 3 and 10, on unanswerable questions recognised at the abstention level).
+DEV_WEIGHT = 10.0
 
 
 #: Candidates judged per question: the scorer's choice and its runners-up (by the scorer's score).
@@ -130,14 +133,14 @@ def _candidates(trace: Any) -> list[int]:
     return [chosen, *others[: TOP - 1]]
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2) -> tuple[np.ndarray, float]:
-    """Weights on the raw scale and a bias, from a logistic regression on standardised columns."""
+def fit_logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """Weights on the raw scale and a bias, from an L2-penalised logistic regression on standardised columns."""
     from sklearn.linear_model import LogisticRegression
 
     mu, sd = x.mean(axis=0), x.std(axis=0)
     sd = np.where(sd > 1e-9, sd, 1.0)
-    model = LogisticRegression(C=1.0 / l2, max_iter=5000)
-    model.fit((x - mu) / sd, y)
+    model = LogisticRegression(C=1.0 / L2, max_iter=5000)
+    model.fit((x - mu) / sd, y, sample_weight=weight)
     w = model.coef_[0] / sd
     return w, float(model.intercept_[0] - w @ mu)
 
@@ -150,19 +153,23 @@ def fold_of(row: Row) -> int:
     return int(hashlib.sha1(row.group.encode()).hexdigest(), 16) % FOLDS
 
 
-def stacked(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:
-    feats = [r.features for r in rows if len(r.features)]
-    x = np.vstack(feats) if feats else np.zeros((0, len(VERIFIER_FEATURES)))
-    y = np.concatenate([r.right for r in rows if len(r.features)]).astype(float) if feats else np.zeros(0)
-    return x, y
+def stacked(rows: Sequence[Row], dev_weight: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every candidate row of ``rows``, its label and its weight (``dev_weight`` for the dev sets' questions)."""
+    used = [r for r in rows if len(r.features)]
+    if not used:
+        return np.zeros((0, len(VERIFIER_FEATURES))), np.zeros(0), np.zeros(0)
+    x = np.vstack([r.features for r in used])
+    y = np.concatenate([r.right for r in used]).astype(float)
+    w = np.concatenate([np.full(len(r.features), dev_weight if r.dev else 1.0) for r in used])
+    return x, y, w
 
 
-def out_of_fold(rows: Sequence[Row]) -> list[np.ndarray]:
+def out_of_fold(rows: Sequence[Row], dev_weight: float) -> list[np.ndarray]:
     """Each row's candidates' probabilities from a model fitted on the other folds."""
     out: list[np.ndarray] = [np.zeros(len(r.features)) for r in rows]
     folds = np.array([fold_of(r) for r in rows])
     for k in range(FOLDS):
-        w, b = fit_logistic(*stacked([r for r, f in zip(rows, folds) if f != k]))
+        w, b = fit_logistic(*stacked([r for r, f in zip(rows, folds) if f != k], dev_weight))
         for i in map(int, np.flatnonzero(folds == k)):
             if len(rows[i].features):
                 out[i] = predict(w, b, rows[i].features)
@@ -247,7 +254,7 @@ def _share(x: np.ndarray) -> float | None:
 def load(traces: Path) -> list[Traced]:
     out: list[Traced] = []
     for f in sorted(traces.glob("*.pkl")):
-        out += pickle.loads(f.read_bytes())
+        out += load_traces(f)
     return out
 
 
@@ -255,18 +262,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     p.add_argument("--traces", type=Path, required=True)
     p.add_argument("--rerank", action="store_true", help="the answer is the candidate the verifier trusts most")
+    p.add_argument("--dev-weight", type=float, default=DEV_WEIGHT, help="weight of a dev question's rows")
     p.add_argument("--write", action="store_true")
     args = p.parse_args(argv)
     rows = rows_of(load(args.traces))
     fit_rows = [r for r in rows if r.split != "measure"]
     held = [r for r in rows if r.split == "measure"]
-    oof = out_of_fold(fit_rows)
+    oof = out_of_fold(fit_rows, args.dev_weight)
     conf, right = outcomes(fit_rows, oof, args.rerank)
     ans = np.array([r.answerable for r in fit_rows])
     dev = np.array([r.dev for r in fit_rows])
     abstain = abstention_level(conf[dev], ans[dev])
-    bands = fit_bands(conf, right, abstain)
-    w, b = fit_logistic(*stacked(fit_rows))
+    bands = fit_bands(conf[dev], right[dev], abstain)  # on real questions: the generated are mostly unanswerable
+    w, b = fit_logistic(*stacked(fit_rows, args.dev_weight))
     held_conf, held_right = outcomes(
         held, [predict(w, b, r.features) if len(r.features) else np.zeros(0) for r in held], args.rerank
     )
@@ -287,7 +295,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "auc_verifier_all": round(auc(conf, right), 3),
         "auc_reader_confidence_all": round(auc(base_conf, base_right), 3),
         "candidate_ceiling_dev": _share(np.array([r.candidate_ceiling for r in fit_rows if r.dev and r.answerable])),
-        "high_share_of_answers": _share((conf >= bands[0].above)[conf >= abstain]),
+        "high_share_of_answers_dev": _share((conf[dev] >= bands[0].above)[conf[dev] >= abstain]),
+        "dev_weight": args.dev_weight,
     }
     print(
         json.dumps({"abstain_below": round(abstain, 4), "bands": [bd.to_dict() for bd in bands], **summary}, indent=1)

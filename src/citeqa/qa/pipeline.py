@@ -155,6 +155,8 @@ class Trace:
     #: Tokens the reader read (the windows it ran, question tokens included; 0 with it off): what a
     #: question's reading costs, whatever the machine's load.
     read_tokens: int = 0
+    #: The verifier's judgement of the chosen span (None without a verifier or a reader span).
+    verdict: Verdict | None = None
 
     @property
     def chosen_span(self) -> ScoredSpan | None:
@@ -216,7 +218,8 @@ class AnswerPipeline:
         retrieval = self.retrieve(asked, k, clock, ticket)
         extraction = self.extract(asked, retrieval, clock, ticket)
         chosen, spans = clock.step("choose", lambda: self.choose(extraction, asked.prefer))
-        answer = clock.step("answer", lambda: self.record(asked, retrieval.hits, extraction, spans, chosen, k))
+        verdict = clock.step("verify", lambda: self.verify(asked, retrieval.hits, extraction, spans, chosen))
+        answer = clock.step("answer", lambda: self.record(asked, retrieval.hits, extraction, spans, chosen, k, verdict))
         answer = replace(answer, latency_ms=round(clock.total_ms(), 3))
         return Trace(
             question=asked.question,
@@ -234,6 +237,7 @@ class AnswerPipeline:
             read=extraction.read,
             vector=retrieval.vector,
             read_tokens=extraction.read_tokens,
+            verdict=verdict,
         )
 
     def sentences(self, text: str, k: int = 5, page_lang: str | None = None) -> Sentences:
@@ -398,14 +402,15 @@ class AnswerPipeline:
         spans: Sequence[ScoredSpan],
         chosen: int | None,
         k: int,
+        verdict: Verdict | None = None,
     ) -> Answer:
         """The answer record: the chosen span (or an abstention), where it and its short answer lie in
-        their document, and ``k`` citations."""
+        their document, and ``k`` citations; its confidence is the ``verdict``'s (the verifier's
+        judgement) when there is one, else the scorer's."""
         question, lang = asked.question, asked.language
         if chosen is None:
             return Answer(question, lang, None, True, 0.0, tuple(self._citation(h) for h in hits[:k]))
         span = spans[chosen]
-        verdict = self.verify(asked, hits, extraction, spans, chosen)
         confidence = round(verdict.probability if verdict is not None else span.probability, 4)
         first = span.candidate.hit_index
         rest = prefer_language([h for i, h in enumerate(hits) if i != first], span.candidate.lang)
@@ -439,12 +444,17 @@ class AnswerPipeline:
         )
 
     def verify(
-        self, asked: Asked, hits: Sequence[Hit], extraction: Extraction, spans: Sequence[ScoredSpan], chosen: int
+        self,
+        asked: Asked,
+        hits: Sequence[Hit],
+        extraction: Extraction,
+        spans: Sequence[ScoredSpan],
+        chosen: int | None,
     ) -> Verdict | None:
-        """The verifier's judgement of the chosen span (None without a verifier, or for a sentence
-        the reader gave no span in)."""
+        """The verifier's judgement of the chosen span (None without a verifier or a chosen span, or
+        for a sentence the reader gave no span in)."""
         verifier = self.settings.verifier
-        if verifier is None or spans[chosen].read is None:
+        if verifier is None or chosen is None or spans[chosen].read is None:
             return None
         return judge(verifier, extraction.wanted, asked.language, spans, chosen, hits)
 

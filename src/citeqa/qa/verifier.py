@@ -30,7 +30,7 @@ from citeqa.qa.reading import span_short
 from citeqa.qa.scoring import Band, check_bands
 from citeqa.records import Corroboration, Hit, Span
 from citeqa.text.analysis import cognate_keys, fold_accents, terms
-from citeqa.text.facts import find_names
+from citeqa.text.facts import find_dates, find_names, find_quantities
 
 if TYPE_CHECKING:
     from citeqa.qa.pipeline import ScoredSpan
@@ -55,6 +55,11 @@ VERIFIER_FEATURES = (
     "expects_type",  # the question asks for a quantity, date, price, name or place
     "type_ok",  # the short answer holds a fact of the kind asked for
     "type_missing",  # a kind is asked for and the short answer holds none
+    "wants_money",  # the question asks what something costs (verifier_words.json, any interface language)
+    "money_ok",  # ... and the short answer is an amount of money
+    "wants_count",  # the question asks how many or how much
+    "count_ok",  # ... and the short answer holds a number
+    "unit_other",  # ... but of a unit the question does not name ("187.000 toneladas" for "¿cuántos viajeros?")
     "echo",  # share of the short answer's words the question already says
     "corroborated",  # log(1 + other passages' spans that give the same answer)
     "disagreement",  # best probability of a span with another answer in another passage
@@ -171,7 +176,7 @@ def corroborations(spans: Sequence[ScoredSpan], chosen: int, hits: Sequence[Hit]
     seen, out = {doc}, []
     for s in spans:
         chunk = hits[s.candidate.hit_index].chunk
-        if s.read is None or chunk.doc_id in seen or not _same_answer(s, text):
+        if s.read is None or chunk.doc_id in seen or not _same_answer(s, text, spans[chosen].candidate.lang):
             continue
         short = span_short(s.candidate, s.read.span)
         if short is None:
@@ -198,8 +203,12 @@ def disputed(wanted: Wanted, spans: Sequence[ScoredSpan], chosen: int, hits: Seq
         ):
             continue
         other = short_of(s)
-        if _same_answer(s, text) or not wanted.find_entities(other, wanted.kind, frozenset(), s.candidate.lang):
+        if _folded_words(other) <= wanted.words:  # the question's own words dispute nothing
             continue
+        if not wanted.find_entities(other, wanted.kind, frozenset(), s.candidate.lang):
+            continue
+        if value_agreement(other, s.candidate.lang, text, mine.candidate.lang) is not False:
+            continue  # the same value, or values of things the other does not give
         if entities <= _folded_words(s.candidate.text):
             return True
     return False
@@ -219,8 +228,8 @@ def verifier_features(
     short = span_short(cand, read.span) if read is not None else None
     short_text = _text_of(cand.text, cand.span, short) if short is not None else cand.text
     others = [s for i, s in enumerate(spans) if i != chosen and s.read is not None]
-    rivals = [s for s in others if not _same_answer(s, short_text)]
-    agree = [s for s in others if s.candidate.hit_index != cand.hit_index and _same_answer(s, short_text)]
+    rivals = [s for s in others if not _same_answer(s, short_text, cand.lang)]
+    agree = [s for s in others if s.candidate.hit_index != cand.hit_index and _same_answer(s, short_text, cand.lang)]
     entities = question_entities(wanted.question)
     at = (short if short is not None else cand.span).start - passage.start
     at_end = (short if short is not None else cand.span).end - passage.start
@@ -250,12 +259,13 @@ def verifier_features(
         "entities_passage": _present_share(entities, passage.text),
         "entity_distance": math.log1p(distance),
         "neighbour_between": 1.0 if between else 0.0,
-        "neighbour_in_answer": 1.0 if _neighbours(short_text, entities) else 0.0,
+        "neighbour_in_answer": 1.0 if _neighbours(short_text, entities, names=False) else 0.0,
         "attribute_sentence": _share(attribute, _term_set(cand.text, cand.lang, language)),
         "attribute_near": _share(attribute, _term_set(near, cand.lang, language)),
         "expects_type": 0.0 if kind is AnswerType.OTHER else 1.0,
         "type_ok": 1.0 if typed else 0.0,
         "type_missing": 1.0 if kind is not AnswerType.OTHER and not typed else 0.0,
+        **_asked_amounts(wanted.question, short_text, cand.lang),
         "echo": sum(w in wanted.words for w in short_words) / len(short_words) if short_words else 1.0,
         "corroborated": math.log1p(len({s.candidate.hit_index for s in agree})),
         "disagreement": max(
@@ -266,6 +276,46 @@ def verifier_features(
         "same_lang": 1.0 if cand.lang == language else 0.0,
         "short_words": math.log1p(len(short_words)),
     }
+
+
+@cache
+def _words() -> dict[str, dict[str, list[str]]]:
+    data: dict[str, dict[str, list[str]]] = json.loads(
+        Path(__file__).with_name("verifier_words.json").read_text(encoding="utf-8")
+    )
+    return data
+
+
+@cache
+def _asking(kind: str) -> re.Pattern[str]:
+    """Words of ``kind`` (``money``, ``count``) in any language, as a pattern over folded text."""
+    words = sorted({w for ws in _words()[kind].values() for w in ws}, key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + ")")
+
+
+def _asked_amounts(question: str, short: str, lang: str) -> dict[str, float]:
+    """Whether the question asks for money or a count, and whether the short answer gives one."""
+    folded = fold_accents(question.casefold())
+    money = _asking("money").search(folded) is not None
+    count = _asking("count").search(folded) is not None
+    found = find_quantities(short, lang)
+    words = [fold_accents(w.casefold()) for w in _WORD.findall(question)]
+    units = [fold_accents(f.unit.casefold()) for f in found if f.unit and f.unit != "spelled"]
+    other = count and bool(units) and not any(_names_unit(u, words) for u in units)
+    return {
+        "wants_money": float(money),
+        "money_ok": float(money and any(f.type == "money" for f in found)),
+        "wants_count": float(count),
+        "count_ok": float(count and (bool(found) or any(c.isdigit() for c in short))),
+        "unit_other": float(other),
+    }
+
+
+def _names_unit(unit: str, words: Sequence[str]) -> bool:
+    """Whether one of the question's ``words`` names ``unit`` (a unit key: "param", "t", "km")."""
+    if len(unit) < 3:
+        return unit in words
+    return any(w.startswith(unit) or (len(w) >= 4 and unit.startswith(w[:4])) for w in words)
 
 
 def _text_of(text: str, outer: Span, inner: Span) -> str:
@@ -280,16 +330,42 @@ def short_of(span: ScoredSpan) -> str:
     return _text_of(span.candidate.text, span.candidate.span, short) if short is not None else ""
 
 
-def _same_answer(span: ScoredSpan, text: str) -> bool:
-    """Whether ``span``'s short answer and ``text`` share most of their words (any language's digits alike)."""
-    a, b = _folded_words(short_of(span)), _folded_words(text)
-    if not a or not b:
-        return False
-    da, db = {w for w in a if any(c.isdigit() for c in w)}, {w for w in b if any(c.isdigit() for c in w)}
-    if da and db:  # numbers decide across languages: "744 mil millones" and "744 billion"
-        return da <= db or db <= da
-    common = len(a & b)
-    return 2 * common / (len(a) + len(b)) >= 0.5
+def _same_answer(span: ScoredSpan, text: str, lang: str) -> bool:
+    """Whether ``span``'s short answer gives the value ``text`` (in ``lang``) gives: the same date or
+    amount in any language ("August" = "agosto", "744 billion" = "744 mil millones"), else most of
+    the same words."""
+    other = short_of(span)
+    values = value_agreement(other, span.candidate.lang, text, lang)
+    if values is not None:
+        return values
+    a, b = _folded_words(other), _folded_words(text)
+    return bool(a and b) and 2 * len(a & b) / (len(a) + len(b)) >= 0.5
+
+
+def value_agreement(a: str, lang_a: str, b: str, lang_b: str) -> bool | None:
+    """True when ``a`` and ``b`` state the same date or amount, False when they state different ones
+    about something both give (a year, a month, a number), None when they share no kind of value."""
+    dates_a, dates_b = find_dates(a), find_dates(b)
+    if dates_a and dates_b:
+        verdicts = [_dates_agree(x.date, y.date) for x in dates_a for y in dates_b]
+        if any(v is True for v in verdicts):
+            return True
+        if any(v is False for v in verdicts):
+            return False
+    amounts_a = [f.number for f in find_quantities(a, lang_a) if f.number is not None]
+    amounts_b = [f.number for f in find_quantities(b, lang_b) if f.number is not None]
+    if amounts_a and amounts_b:
+        return any(math.isclose(x, y, rel_tol=1e-6) for x in amounts_a for y in amounts_b)
+    return None
+
+
+def _dates_agree(a: Any, b: Any) -> bool | None:
+    """True when two dates share a field (year, quarter, month, day) and agree on every shared one,
+    False when a shared field differs, None when they share none ("2025" and "August")."""
+    shared = [f for f in ("year", "quarter", "month", "day") if getattr(a, f) is not None and getattr(b, f) is not None]
+    if not shared:
+        return None
+    return all(getattr(a, f) == getattr(b, f) for f in shared)
 
 
 def _folded_words(text: str) -> set[str]:
@@ -314,15 +390,15 @@ def _entity_distance(text: str, start: int, end: int, entities: frozenset[str]) 
     return float(min(words, FAR_WORDS)), _neighbours(gap, entities)
 
 
-def _neighbours(text: str, entities: frozenset[str]) -> bool:
-    """Whether ``text`` names something other than ``entities``: a name, or a word of the same
-    shape as one of them ("960PR" beside "960DT", "980" beside "970")."""
+def _neighbours(text: str, entities: frozenset[str], names: bool = True) -> bool:
+    """Whether ``text`` names something other than ``entities``: a word of the same shape as one of
+    them ("960PR" beside "960DT", "980" beside "970") or (``names``) any other name."""
     shapes = {_shape(e) for e in entities if any(c.isdigit() for c in e)}
     for m in _WORD.finditer(text):
         word = fold_accents(m.group(0).casefold())
         if word not in entities and _shape(word) in shapes:
             return True
-    return any(not (_folded_words(text[f.start : f.end]) & entities) for f in find_names(text))
+    return names and any(not (_folded_words(text[f.start : f.end]) & entities) for f in find_names(text))
 
 
 def _shape(word: str) -> str:
