@@ -9,9 +9,9 @@ detector's load (lingua, through ``Engine.question_language``) and the first ask
 after the other ("cold", in-process). Then ``--rounds`` rounds over bench/questions.json (10 es,
 10 pt, 10 en) after 3 warm-up asks: p50/p95 of the wall time of ``Engine.trace``, and the
 engine's own stage timings (``Trace.timings_ms``): language, query (follow-up rewrite), encode
-(the question), dense, lexical, fusion, candidates (spans and their features), choose (scores and
-the choice), answer (citations, highlight), and "other" (the rest of the total: cleaning,
-bookkeeping). The process's peak RSS is read before anything else runs in it.
+(the question), dense, lexical, fusion, candidates (spans and their features), read (the reader),
+choose (scores and the choice), verify (the verifier's judgement), answer (citations, highlight),
+and "other" (the rest of the total: cleaning, bookkeeping). The process's peak RSS is read before anything else runs in it.
 
 ``--eval`` adds hit@1 on eval/qa.jsonl's answerable items: a passage is relevant when it is from
 the gold document and contains a gold answer (citeqa.evaluation.is_relevant); citeqa is scored on
@@ -45,7 +45,19 @@ SCRIPT = Path(__file__).resolve()
 
 #: Stages of ``Engine.trace(...).timings_ms`` reported by the benchmark, in pipeline order
 #: ("other" is the rest of the total: cleaning, bookkeeping).
-STAGES = ("language", "query", "encode", "dense", "lexical", "fusion", "candidates", "choose", "answer")
+STAGES = (
+    "language",
+    "query",
+    "encode",
+    "dense",
+    "lexical",
+    "fusion",
+    "candidates",
+    "read",
+    "choose",
+    "verify",
+    "answer",
+)
 
 
 def stage_times(timings: dict[str, float]) -> dict[str, float]:
