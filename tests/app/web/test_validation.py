@@ -86,7 +86,7 @@ def test_question_length_is_bounded():
     assert info.value.field == "question"
 
 
-@pytest.mark.parametrize("history,expected", [(None, ()), ([], ()), ("one", ("one",)), (("a", "b"), ("a", "b"))])
+@pytest.mark.parametrize("history,expected", [(None, ()), ([], ()), (["one"], ("one",)), (("a", "b"), ("a", "b"))])
 def test_history_forms(history, expected):
     assert validate_ask(GOOD[0], history).history == expected
 
@@ -96,6 +96,8 @@ def test_history_forms(history, expected):
     [
         (5, "must be a list"),
         ({"q": 1}, "must be a list"),
+        ("one", "must be a list of earlier questions, not text"),  # was taken as one question
+        ("", "must be a list of earlier questions, not text"),
         (["ok", 3], "item 2 must be text"),
         (["ok", None], "item 2 must be text"),
         (["q"] * (MAX_HISTORY_ITEMS + 1), f"limit is {MAX_HISTORY_ITEMS}"),

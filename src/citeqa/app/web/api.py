@@ -9,7 +9,9 @@ request model, not a component's conversion (``float("abc")``), judges them and 
 
 A positional call that sends fewer values than the endpoint has parameters never reaches these
 functions: Gradio refuses it before any event function runs (with a traceback in the log), so under
-``citeqa serve`` the guard answers it first, naming the missing argument (:func:`arguments_of`).
+``citeqa serve`` the guard answers it first, naming the missing argument (:func:`arguments_of`); one
+that sends more, which Gradio would cut to size, and a call by name with an argument the endpoint
+lacks or without a required one (:func:`required_of`) are refused by the guard too.
 """
 
 from __future__ import annotations
@@ -26,11 +28,10 @@ if TYPE_CHECKING:
     from citeqa.claims.check import ClaimCheck
     from citeqa.records import Answer
 
+#: The endpoints' request models.
+REQUESTS: dict[str, type[AskRequest] | type[CheckRequest]] = {"ask": AskRequest, "check": CheckRequest}
 #: The endpoints' parameters, in the order a positional call sends them.
-ENDPOINTS: dict[str, tuple[str, ...]] = {
-    "ask": tuple(AskRequest.model_fields),
-    "check": tuple(CheckRequest.model_fields),
-}
+ENDPOINTS: dict[str, tuple[str, ...]] = {name: tuple(model.model_fields) for name, model in REQUESTS.items()}
 
 
 def ask_record(
@@ -95,3 +96,10 @@ def add_endpoints(gr: Any, holder: EngineHolder) -> None:
 def arguments_of(api_name: str) -> tuple[str, ...] | None:
     """The parameters of the endpoint named ``api_name`` (None: not one of the API's)."""
     return ENDPOINTS.get(api_name)
+
+
+def required_of(api_name: str) -> frozenset[str]:
+    """The parameters of the endpoint named ``api_name`` that have no default (none: not one of the API's)."""
+    model = REQUESTS.get(api_name)
+    fields = model.model_fields if model is not None else {}
+    return frozenset(name for name, field in fields.items() if field.is_required())

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from citeqa.app.web.api import arguments_of
+from citeqa.app.web.api import ENDPOINTS, arguments_of, required_of
 from citeqa.app.web.api_sessions import keep_no_api_sessions
-from citeqa.app.web.guard.middleware import Guard
+from citeqa.app.web.guard.calls import check_call
+from citeqa.app.web.guard.middleware import QUEUE_DATA_PATH, Guard
 from citeqa.app.web.guard.rules import Policy
 
 if TYPE_CHECKING:  # Gradio and FastAPI load when the server is built
@@ -62,9 +63,12 @@ def build_server(
         Guard,
         policy=policy,
         logged_in=_login_check(gradio_app) if auth else None,
-        pending=lambda session_hash: session_hash in blocks._queue.pending_messages_per_session,
+        # a session waits while Gradio holds an event of it whose result no stream has read yet
+        pending=lambda session_hash: bool(blocks._queue.pending_event_ids_session.get(session_hash)),
         api_call=_api_call(blocks),
         inputs=_input_check(blocks),
+        calls=_call_check(blocks),
+        stream_session=_stream_session(blocks),
     )
     parent.state.policy = policy  # serving.run reads the trusted proxies from it
     return parent
@@ -115,7 +119,7 @@ def _api_call(blocks: gr.Blocks) -> Callable[[str, Any], tuple[str, tuple[str, .
 
     def api_call(path: str, data: Any) -> tuple[str, tuple[str, ...]] | None:
         name = None
-        for prefix in CALL_PREFIXES[:2]:
+        for prefix in CALL_PREFIXES:
             if path.startswith(prefix):
                 name = path[len(prefix) :].strip("/")
         if path.rstrip("/") == QUEUE_JOIN_PATH and isinstance(data, dict) and type(data.get("fn_index")) is int:
@@ -125,6 +129,44 @@ def _api_call(blocks: gr.Blocks) -> Callable[[str, Any], tuple[str, tuple[str, .
         return (name, arguments) if name and arguments is not None else None  # (arguments: None without a name)
 
     return api_call
+
+
+def _call_check(blocks: gr.Blocks) -> Callable[[str, Any], None]:
+    """Refusal for a call whose body does not fit its Gradio route (:func:`~citeqa.app.web.guard.calls.check_call`)."""
+    api = {name: (names, required_of(name)) for name, names in ENDPOINTS.items()}
+
+    def check(path: str, data: Any) -> None:
+        check_call(blocks.fns, api, path, data)
+
+    return check
+
+
+#: Gradio's streams of one event's messages: ``call/NAME/EVENT_ID`` and ``call/v2/NAME/EVENT_ID``.
+CALL_STREAM_PREFIX = "/gradio_api/call/"
+
+
+def _stream_session(blocks: gr.Blocks) -> Callable[[str, str], str | None]:
+    """The session whose events a GET reads as a stream: ``queue/data``'s ``session_hash``, or the session
+    of the event a ``call/NAME/EVENT_ID`` stream names, found as Gradio finds it (None for other requests)."""
+    from urllib.parse import parse_qs
+
+    def session_of(path: str, query: str) -> str | None:
+        if path == QUEUE_DATA_PATH:
+            return parse_qs(query).get("session_hash", [""])[0]
+        if not path.startswith(CALL_STREAM_PREFIX):
+            return None
+        parts = path[len(CALL_STREAM_PREFIX) :].split("/")
+        if not all(parts) or not (len(parts) == 2 or (len(parts) == 3 and parts[0] == "v2")):
+            return None  # no route of Gradio's streams
+        event_id = parts[-1]
+        queue = blocks._queue
+        event = queue.event_ids_to_events.get(event_id)
+        if event is not None:
+            return str(event.session_hash)
+        held = (session for session, ids in queue.pending_event_ids_session.items() if event_id in ids)
+        return next(held, event_id)  # an event of no session of its own streams under its id
+
+    return session_of
 
 
 def _input_check(blocks: gr.Blocks) -> Callable[[str, Any], str | None]:

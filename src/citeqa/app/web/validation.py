@@ -9,8 +9,8 @@ argument     accepted values
 ============ ========================================================================
 question     text (a JSON string) of 1 to ``MAX_QUESTION_CHARS`` (2000) characters
 history      earlier questions: a list of at most ``MAX_HISTORY_ITEMS`` (20) strings,
-             each at most 2000 characters; a single string counts as one question;
-             ``null`` means none
+             each at most 2000 characters; ``null`` means none; anything else (a
+             single string included) is refused
 k            passages to cite: a whole number (JSON integer) from 1 to ``MAX_K`` (10,
              the UI's maximum); booleans, fractions, NaN, infinities and strings are
              refused
@@ -92,9 +92,7 @@ def _question(value: Any) -> str:
 def _history(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, (list, tuple)):
+    if not isinstance(value, (list, tuple)):  # a string too: its characters are no questions, nor is it one
         raise RequestError("history", f"history must be a list of earlier questions, not {_kind(value)}")
     if len(value) > MAX_HISTORY_ITEMS:
         raise RequestError("history", f"history holds {len(value)} questions; the limit is {MAX_HISTORY_ITEMS}")
@@ -132,6 +130,7 @@ def _kind(value: Any) -> str:
         list: "a list",
         tuple: "a list",
         dict: "an object",
+        str: "text",
         type(None): "null",
     }
     return names.get(type(value), type(value).__name__)

@@ -30,16 +30,24 @@ It sees every request before any Gradio route, including Gradio's own CORS handl
    ``path``, at any depth) must be a file this server's upload route wrote for the
    request's own page session (:class:`~citeqa.app.web.guard.ledger.UploadLedger`), else
    403. ``blocks.has_launched`` is set as well, so Gradio's own path check runs too.
-7. **Arguments.** A positional call of ``/ask`` or ``/check`` (``/gradio_api/call/ask``, ``run/``,
+7. **Calls and arguments.** A call whose body does not fit its Gradio route (not an object, a
+   field the route does not take, an endpoint or ``fn_index`` that names no event, an unknown or
+   missing argument of ``/call/v2/NAME``) is refused with one line (:mod:`~citeqa.app.web.guard.calls`),
+   since Gradio would answer 500 with a traceback, a list of pydantic errors, or drop the field.
+   A positional call of ``/ask`` or ``/check`` (``/gradio_api/call/ask``, ``run/``, ``api/``,
    or ``queue/join`` with its ``fn_index``) that sends fewer values than the endpoint has
    parameters is refused (422) with the API's error record naming the first missing one, since
-   Gradio would refuse it only after logging a traceback (:mod:`citeqa.app.web.api`).
+   Gradio would refuse it only after logging a traceback (:mod:`citeqa.app.web.api`); one that
+   sends more is refused (422) too, where Gradio would drop the extra values.
    A value that does not fit its input (a file argument sent as text or as ``{"url": ...}``) is
    refused (422) with one line, logged as one line, since Gradio would log a pydantic traceback
    and answer ``{"error": null}``.
-8. **Event streams.** ``/gradio_api/queue/data`` for a session with no events waiting
-   is 404 before Gradio starts a stream it would fail inside, with a traceback; a client address
-   holds at most :attr:`Policy.max_streams_per_client` heartbeat streams open (429 past them).
+8. **Event streams.** ``/gradio_api/queue/data`` for a session with no events waiting, and
+   ``/gradio_api/call/NAME/EVENT_ID`` for an event that is not waiting, are 404 before Gradio starts
+   a stream it would fail inside, with a traceback; a session's events are read by one stream at a
+   time (409 for a second one: two would share its messages, and Gradio fails with a ``KeyError``
+   when both end); a client address holds at most :attr:`Policy.max_streams_per_client` heartbeat
+   streams open (429 past them).
 9. **Closed routes.** ``/gradio_api/openapi.json`` and Gradio's ``/monitoring`` routes (analytics
    without a login check unless ``--auth``) are 404: citeqa's API is described by ``/gradio_api/info``.
 10. **Pending uploads.** ``/gradio_api/file=PATH`` of a file uploaded and not yet added is served only
@@ -57,10 +65,17 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable
 from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import parse_qs
 
 from citeqa.app.web.guard.ledger import UploadLedger, file_paths
-from citeqa.app.web.guard.rules import LoginLimiter, Policy, Sessions, StreamLimit, normal_host, same_origin
+from citeqa.app.web.guard.rules import (
+    LoginLimiter,
+    OneEach,
+    Policy,
+    Sessions,
+    StreamLimit,
+    normal_host,
+    same_origin,
+)
 from citeqa.app.web.validation import ApiError
 from citeqa.messages import SERVER
 
@@ -118,7 +133,10 @@ class Guard:
     ``logged_in(cookies)`` says whether a request's cookies hold a valid login; None
     when the server has no ``--auth``. ``api_call(path, body)`` names the API endpoint a
     request calls and its parameters (None for any other request; None: not checked);
-    ``inputs(path, body)`` says why an event's values do not fit its inputs (None when they do).
+    ``inputs(path, body)`` says why an event's values do not fit its inputs (None when they do);
+    ``calls(path, body)`` raises :class:`Refusal` for a call whose body does not fit its route (body:
+    the parsed JSON, None when empty); ``stream_session(path, query)`` names the session whose events
+    a GET reads as a stream (None for any other request).
     """
 
     def __init__(
@@ -129,8 +147,12 @@ class Guard:
         pending: Callable[[str], bool] | None = None,
         api_call: Callable[[str, Any], tuple[str, tuple[str, ...]] | None] | None = None,
         inputs: Callable[[str, Any], str | None] | None = None,
+        calls: Callable[[str, Any], None] | None = None,
+        stream_session: Callable[[str, str], str | None] | None = None,
     ) -> None:
         self.app = app
+        self.calls = calls
+        self.stream_session = stream_session
         self.api_call = api_call
         self.inputs = inputs  # why a request's values do not fit its event's inputs (None: they do)
         self.policy = policy
@@ -140,6 +162,7 @@ class Guard:
         self.logins = LoginLimiter(policy.login_failures, policy.login_window_s)
         self.uploads = UploadLedger()
         self.streams = StreamLimit(policy.max_streams_per_client)
+        self.event_streams = OneEach()  # sessions whose events a stream is reading
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -157,6 +180,10 @@ class Guard:
         if scope.get("path", "").startswith(HEARTBEAT_PATH):
             await self._stream(scope, receive, send, headers, limit)
             return
+        session = self._stream_session(scope)
+        if session is not None:
+            await self._event_stream(scope, receive, send, headers, limit, session)
+            return
         if _names_files(scope):
             try:
                 body = await _read_body(receive, limit)
@@ -172,19 +199,23 @@ class Guard:
         return self.sessions.session_of(_cookies(headers).get(self.sessions.name))
 
     def check_files(self, headers: dict[str, str], body: bytes, path: str = "") -> None:
-        """Refusal unless every file a request body names is an upload of the request's own session,
-        and an API call at ``path`` sends a value for each parameter.
+        """Refusal unless the body fits the call route at ``path`` (``calls``), every file it names is an
+        upload of the request's own session, and an API call sends one value for each parameter.
 
         The body is parsed as the app would parse it (``json.loads`` of the bytes: UTF-16 and
         ``\\u`` escapes included), so no spelling hides a file; a body that is not JSON is
         refused (Gradio's event routes take JSON only; uploads have their own route).
         """
         if not body.strip():
+            if self.calls is not None:
+                self.calls(path, None)
             return
         try:
             data = json.loads(body)
         except (ValueError, RecursionError):
             raise Refusal(400, SERVER["bad_json"]) from None
+        if self.calls is not None:
+            self.calls(path, data)
         session = self.session(headers)
         for named in file_paths(data):
             if not self.uploads.owns(session, named):
@@ -229,10 +260,10 @@ class Guard:
                     )
             if path.startswith(LOGIN_GATED) and not self.logged_in(_cookies(headers)):
                 raise Refusal(401, "not logged in")
-        if path == QUEUE_DATA_PATH and self.pending is not None:
-            session_hash = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_hash", [""])[0]
-            if not self.pending(session_hash):  # Gradio would fail inside the started stream, with a traceback
-                raise Refusal(404, SERVER["no_events"])
+        session = self._stream_session(scope)
+        if session is not None and self.pending is not None and not self.pending(session):
+            # Gradio would fail inside the started stream, with a traceback
+            raise Refusal(404, SERVER["no_events" if path == QUEUE_DATA_PATH else "no_event"])
         if path.startswith(FILE_ROUTES) and method in ("GET", "HEAD"):
             self._check_pending(path, headers)
         if path == UPLOAD_PATH:
@@ -240,6 +271,37 @@ class Guard:
         limit = policy.max_body_bytes
         _check_length(headers, limit)
         return limit
+
+    def _stream_session(self, scope: Scope) -> str | None:
+        """The session whose events a request reads as a stream (None when it reads none)."""
+        if scope.get("method") != "GET" or self.stream_session is None:
+            return None
+        return self.stream_session(scope.get("path", ""), scope.get("query_string", b"").decode("latin-1"))
+
+    async def _event_stream(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], limit: int, session: str
+    ) -> None:
+        """Run a stream of ``session``'s events, the only one open for it (409 while another is)."""
+        if not self.event_streams.enter(session):
+            await _refuse(scope, send, Refusal(409, SERVER["stream_open"]))
+            return
+        done = False
+
+        def leave() -> None:
+            nonlocal done
+            if not done:
+                done = True
+                self.event_streams.leave(session)
+
+        async def sent(message: ASGIMessage) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                leave()  # before the client reads the end: it may open the session's next stream at once
+            await send(message)
+
+        try:
+            await self._forward(scope, receive, sent, headers, limit)
+        finally:
+            leave()
 
     def _check_pending(self, path: str, headers: dict[str, str]) -> None:
         """Refusal when the file a file route names is an upload still pending for another page session."""
@@ -341,14 +403,23 @@ class Guard:
 
 
 def _check_arguments(call: tuple[str, tuple[str, ...]] | None, data: Any) -> None:
-    """Refusal naming the first parameter of an API ``call`` that a positional body leaves out."""
+    """Refusal naming the first parameter of an API ``call`` that a positional body leaves out, or
+    saying how many values it takes when the body sends more."""
     values = data.get("data") if isinstance(data, dict) else None
     if call is None or not isinstance(values, list):
         return
     endpoint, names = call
+    takes = ", ".join(names)
     if len(values) < len(names):
         missing = names[len(values)]
-        raise Refusal(422, f"missing argument: {missing} (/{endpoint} takes {', '.join(names)})", field=missing)
+        raise Refusal(
+            422, SERVER["missing_argument"].format(name=missing, endpoint=f"/{endpoint}", names=takes), field=missing
+        )
+    if len(values) > len(names):
+        shown = SERVER["too_many_values"].format(
+            endpoint=f"/{endpoint}", count=len(names), names=takes, sent=len(values)
+        )
+        raise Refusal(422, shown)
 
 
 def _names_files(scope: Scope) -> bool:

@@ -202,6 +202,27 @@ class StreamLimit:
                 self._open.pop(client, None)
 
 
+class OneEach:
+    """Keys (sessions) each held by at most one holder at a time."""
+
+    def __init__(self) -> None:
+        self._held: set[str] = set()
+        self._lock = threading.Lock()
+
+    def enter(self, key: str) -> bool:
+        """Hold ``key``; False (and nothing held) when it is held already."""
+        with self._lock:
+            if key in self._held:
+                return False
+            self._held.add(key)
+            return True
+
+    def leave(self, key: str) -> None:
+        """Let ``key`` go."""
+        with self._lock:
+            self._held.discard(key)
+
+
 class _ClockedSigner(TimestampSigner):
     """``itsdangerous``'s signer with its clock given (it reads ``time.time`` itself otherwise)."""
 
