@@ -75,7 +75,7 @@ def measure(folder: Path, spec: str, node: Any, questions: list[str], limit: flo
                 rows.append({"seconds": seconds, "outcome": outcome})
         return rows
     finally:
-        engine._data.close()
+        engine.close()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -210,6 +210,12 @@ class Engine:
         for lang in sorted(self.corpus_langs):
             self.ask(self.sample_passage(lang)[:120])
 
+    def close(self) -> None:
+        """Close the index's connections (a PostgreSQL backend's; a folder has none)."""
+        close = getattr(self._data, "close", None)
+        if close is not None:
+            close()
+
     def reload(self) -> Engine:
         """A new engine over the live index, sharing this one's loaded models and work queue."""
         reopen = getattr(self._data, "reopen", None)  # a remote backend moves to its live generation
