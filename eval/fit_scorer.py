@@ -48,8 +48,7 @@ import numpy as np
 from citeqa import evaluation as ev
 from citeqa.engine import Engine
 from citeqa.qa.features import FEATURES
-from citeqa.qa.pipeline import ScoredSpan, Trace, choose_span
-from citeqa.qa.reading import span_short
+from citeqa.qa.pipeline import Trace
 from citeqa.qa.scoring import (
     BAND_PRECISION,
     BAND_SUPPORT,
@@ -58,12 +57,14 @@ from citeqa.qa.scoring import (
     READER_SUFFIX,
     Band,
     ScoringModel,
+    choose_span,
     fit_bands,
     margins,
     weights_path,
     write_scoring,
 )
 from citeqa.qa.settings import READING_SETTINGS
+from citeqa.qa.spans import ScoredSpan, span_short
 from citeqa.reader.reader import Reader
 
 #: Besides the ranker score and margin, the calibration sees these features of the chosen span.

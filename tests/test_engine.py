@@ -5,8 +5,8 @@ import pytest
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.engine import Engine
 from citeqa.errors import QuestionError
-from citeqa.qa.pipeline import choose_span
 from citeqa.qa.questions import clean_question, is_follow_up
+from citeqa.qa.scoring import choose_span
 
 
 @pytest.fixture

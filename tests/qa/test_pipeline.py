@@ -45,7 +45,7 @@ def test_language_any_removes_the_preference(engine: Engine):
 
 
 def test_a_reader_span_cut_inside_a_word_is_widened_to_the_whole_word():
-    from citeqa.qa.reading import whole_words
+    from citeqa.qa.spans import whole_words
     from citeqa.records import Highlight
 
     text = "près de 60 tonnes de peinture"

@@ -18,15 +18,11 @@ from citeqa.qa.reading import (
     reader_features,
     reader_short,
     span_candidates,
-    span_short,
-    trimmed_span,
-    trimmed_words,
-    whole_words,
 )
 from citeqa.qa.retrieval import RetrievalSettings
 from citeqa.qa.scoring import ScoringModel
 from citeqa.qa.settings import AnswerSettings
-from citeqa.qa.spans import Candidate, candidates_from
+from citeqa.qa.spans import Candidate, candidates_from, span_short, trimmed_span, trimmed_words, whole_words
 from citeqa.reader.reader import ReadAnswer, ReaderResult
 from citeqa.records import Chunk, Highlight, Hit, Span
 

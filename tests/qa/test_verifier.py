@@ -8,9 +8,8 @@ import pytest
 
 from citeqa.errors import ConfigError
 from citeqa.qa.answer_types import Wanted
-from citeqa.qa.pipeline import ScoredSpan
 from citeqa.qa.scoring import Band
-from citeqa.qa.spans import Candidate
+from citeqa.qa.spans import Candidate, ScoredSpan
 from citeqa.qa.verifier import (
     VERIFIER_FEATURES,
     Verifier,

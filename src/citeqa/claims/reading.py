@@ -41,7 +41,8 @@ from citeqa.claims.judge import judge_unit, units_of
 from citeqa.claims.parts import ClaimParts, tokens_of
 from citeqa.claims.questions import FORMS, claim_subject, claim_values, holder_question, slot_question
 from citeqa.errors import ConfigError
-from citeqa.qa.reading import trimmed_span, widened
+from citeqa.qa.reading import widened
+from citeqa.qa.spans import trimmed_span
 from citeqa.reader.reader import ExtractiveReader, ReaderResult, Turn
 from citeqa.records import Chunk, Document, Highlight, Hit, Span
 from citeqa.text.facts import DATE, NAME, Fact, find_facts, find_names

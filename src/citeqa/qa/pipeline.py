@@ -29,12 +29,12 @@ from citeqa.qa.backend import RetrievalBackend
 from citeqa.qa.bounds import TokenCounter
 from citeqa.qa.features import FEATURES, Passage, candidate_features
 from citeqa.qa.questions import clean_history, clean_question, is_follow_up
-from citeqa.qa.reading import read_passages, reader_features, reader_short, span_candidates, span_short, without_reader
+from citeqa.qa.reading import read_passages, reader_features, reader_short, span_candidates, without_reader
 from citeqa.qa.retrieval import Retriever, prefer_language
 from citeqa.qa.rules import RuleAnswer, rule_answer
-from citeqa.qa.scoring import band_of, check_scores
+from citeqa.qa.scoring import band_of, check_scores, choose_span
 from citeqa.qa.settings import AnswerSettings
-from citeqa.qa.spans import Candidate, candidates_from
+from citeqa.qa.spans import Candidate, ScoredSpan, candidates_from, span_short
 from citeqa.qa.verifier import Verdict, judge
 from citeqa.qa.work import Ticket, WorkQueue
 from citeqa.reader.reader import ExtractiveReader, ReadAnswer
@@ -50,10 +50,8 @@ __all__ = [
     "Asked",
     "Extraction",
     "Retrieval",
-    "ScoredSpan",
     "Sentences",
     "Trace",
-    "choose_span",
 ]
 
 
@@ -100,18 +98,6 @@ class Extraction:
     spans: tuple[ReadAnswer, ...] = ()
     #: Tokens the reader read for the question (its windows, question tokens included; 0 with it off).
     read_tokens: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ScoredSpan:
-    """A candidate span with its named features, ranker score and calibrated probability; ``read``
-    is the reader's span it stands for when the reader's spans are the candidates."""
-
-    candidate: Candidate
-    features: Mapping[str, float]
-    score: float
-    probability: float
-    read: ReadAnswer | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -478,22 +464,6 @@ class AnswerPipeline:
         return Citation(
             c.doc_id, self.data.documents[c.doc_id].title, c.lang, c.start, c.end, c.text, round(hit.score, 6)
         )
-
-
-def choose_span(
-    scores: np.ndarray, probs: np.ndarray, langs: Sequence[str], prefer: str | None, margin: float, floor: float
-) -> int | None:
-    """The ranker's best span, or the best in ``prefer`` when that one is likely enough:
-    at least ``floor``, or within ``margin`` of the best anywhere. None when there are no spans."""
-    if len(scores) == 0:
-        return None
-    best = int(np.argmax(scores))
-    same = [i for i, lang in enumerate(langs) if lang == prefer]
-    if same and best not in same:
-        best_same = max(same, key=lambda i: scores[i])
-        if probs[best_same] >= min(probs[best] - margin, floor):
-            return best_same
-    return best
 
 
 _T = TypeVar("_T")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from citeqa.qa.features import FEATURES, READER_FEATURES
-from citeqa.qa.spans import Candidate
+from citeqa.qa.spans import Candidate, span_short, whole_words
 from citeqa.qa.work import Ticket
 from citeqa.reader.reader import ExtractiveReader, ReadAnswer, Turn
 from citeqa.records import Chunk, Highlight, Hit, Span
@@ -102,21 +102,6 @@ def _span_rows(spans: Sequence[ReadAnswer], null: Mapping[int, float]) -> np.nda
     return rows
 
 
-def span_short(cand: Candidate, span: Span) -> Span | None:
-    """``span`` (document offsets, inside ``cand``) as a short answer: widened to whole words of
-    ``cand.text`` and trimmed of spaces and stops; None when nothing else is left."""
-    short = trimmed_span(span, cand.span, cand.text)
-    return short if short.end > short.start else None
-
-
-def trimmed_span(span: Span, outer: Span, text: str) -> Span:
-    """A reader's ``span`` as a reader shows it (:func:`trimmed_words`), both in document offsets:
-    widened to whole words of ``text`` (the text of ``outer``, a passage or a sentence that holds
-    the span; what lies past it is cut), trimmed of spaces and stops; empty when nothing else is left."""
-    at = trimmed_words(text, max(0, span.start - outer.start), min(len(text), span.end - outer.start))
-    return outer.part(at)
-
-
 def best_inside(cand: Candidate, spans: Sequence[ReadAnswer]) -> ReadAnswer | None:
     """The best-scored reader span that lies within ``cand`` (spans are sorted best first)."""
     for s in spans:
@@ -177,37 +162,11 @@ def widened(text: str, start: int, end: int, words: int) -> Highlight:
     return Highlight(min(a, at.start), max(b, at.end))
 
 
-#: Characters trimmed from the ends of a reader span: an answer is "França", not "França.".
-_SPAN_TRIM = " \t\n.,;:!?¿¡\"'«»“”()[]"
-
-
 def reader_short(cand: Candidate, read: Sequence[ReadAnswer]) -> Span | None:
     """The best reader span inside ``cand`` (document offsets), widened to whole words (the reader
     ends spans on subword tokens: "60 tonn" for "60 tonnes") and trimmed of spaces and stops."""
     inside = best_inside(cand, read)
     return span_short(cand, inside.span) if inside is not None else None
-
-
-def whole_words(text: str, start: int, end: int) -> Highlight:
-    """``[start, end)`` widened so that it cuts no word of ``text`` in two: offsets into ``text``."""
-    while 0 < start < len(text) and text[start - 1].isalnum() and text[start].isalnum():
-        start -= 1
-    while 0 < end < len(text) and text[end - 1].isalnum() and text[end].isalnum():
-        end += 1
-    return Highlight(start, end)
-
-
-def trimmed_words(text: str, start: int, end: int) -> Highlight:
-    """A reader's span ``[start, end)`` of ``text`` as a reader shows it: widened to whole words
-    (spans end on subword tokens: "60 tonn" for "60 tonnes"), then trimmed of spaces and stops
-    (empty, ``start == end``, when nothing else is left): offsets into ``text``."""
-    at = whole_words(text, start, end)
-    a, b = at.start, at.end
-    while a < b and text[a] in _SPAN_TRIM:
-        a += 1
-    while b > a and text[b - 1] in _SPAN_TRIM:
-        b -= 1
-    return Highlight(a, b)
 
 
 def read_passages(

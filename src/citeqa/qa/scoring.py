@@ -363,3 +363,19 @@ def write_scoring(model: ScoringModel, path: Path, retrieval: Mapping[str, float
     data = {**model.to_dict(), **({"retrieval": dict(retrieval)} if retrieval is not None else {}), **kept}
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", "utf-8")
     return path
+
+
+def choose_span(
+    scores: np.ndarray, probs: np.ndarray, langs: Sequence[str], prefer: str | None, margin: float, floor: float
+) -> int | None:
+    """The ranker's best span, or the best in ``prefer`` when that one is likely enough:
+    at least ``floor``, or within ``margin`` of the best anywhere. None when there are no spans."""
+    if len(scores) == 0:
+        return None
+    best = int(np.argmax(scores))
+    same = [i for i, lang in enumerate(langs) if lang == prefer]
+    if same and best not in same:
+        best_same = max(same, key=lambda i: scores[i])
+        if probs[best_same] >= min(probs[best] - margin, floor):
+            return best_same
+    return best

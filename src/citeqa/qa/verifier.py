@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -26,14 +26,11 @@ from citeqa.errors import ConfigError
 from citeqa.qa.answer_types import Wanted
 from citeqa.qa.features import question_entities
 from citeqa.qa.questions import AnswerType
-from citeqa.qa.reading import span_short
 from citeqa.qa.scoring import Band, check_bands
+from citeqa.qa.spans import ScoredSpan, span_short
 from citeqa.records import Corroboration, Hit, Span
 from citeqa.text.analysis import cognate_keys, fold_accents, terms
 from citeqa.text.facts import find_dates, find_names, find_quantities
-
-if TYPE_CHECKING:
-    from citeqa.qa.pipeline import ScoredSpan
 
 __all__ = ["VERIFIER_FEATURES", "Verdict", "Verifier", "judge", "load_verifier", "verifier_features"]
 
