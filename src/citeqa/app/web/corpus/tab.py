@@ -196,9 +196,9 @@ def corpus_tab(gr: Any, holder: EngineHolder, uploads: UploadSettings, lang: Any
         return table, gr.Dropdown(choices=[], visible=False), [headers, said]
     shown = {"types": " ".join(SUPPORTED_SUFFIXES), "mb": f"{uploads.max_bytes / 1_048_576:.0f}"}
     shown["files"] = str(uploads.max_files)
-    files = gr.File(
+    files = gr.File(  # no file_types: Gradio's box would drop a file of another type (or a fullwidth
+        # name) with an English notice; each file reaches the add, which refuses it with its reason
         file_count="multiple",
-        file_types=list(SUPPORTED_SUFFIXES),
         label=lab["add_files"].format(**shown),
         elem_id="upload",
     )
