@@ -9,16 +9,14 @@ import time
 import pytest
 
 from citeqa.errors import CiteqaError, ConfigError, QuestionTimeoutError, ShardError
+from citeqa.pg.deadline import NoAnswer, Watchdog, connect_until
 from citeqa.pg.nodes import free_port
 from citeqa.pg.shards import (
     CONNECT_DEFAULTS,
     CONNECT_TIMEOUT_S,
     TCP_TIMEOUT_MS,
-    NoAnswer,
     Shards,
-    Watchdog,
     connect_options,
-    connect_until,
     is_postgres,
     label,
     shard_of,

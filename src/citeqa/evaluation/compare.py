@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -189,19 +189,9 @@ class Comparison:
             "changed_settings": list(self.changed_settings),
             "metrics": [d.to_dict() for d in self.deltas],
             "regressions": [d.metric for d in self.regressions],
-            "fixed": [_change_dict(c) for c in self.fixed],
-            "broken": [_change_dict(c) for c in self.broken],
+            "fixed": [asdict(c) for c in self.fixed],
+            "broken": [asdict(c) for c in self.broken],
         }
-
-
-def _change_dict(change: QuestionChange) -> dict[str, Any]:
-    return {
-        "id": change.id,
-        "question": change.question,
-        "lang": change.lang,
-        "old_answer": change.old_answer,
-        "new_answer": change.new_answer,
-    }
 
 
 # --------------------------------------------------------------------------- loading

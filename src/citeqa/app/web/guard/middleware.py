@@ -47,7 +47,7 @@ It sees every request before any Gradio route, including Gradio's own CORS handl
    a stream it would fail inside, with a traceback; a session's events are read by one stream at a
    time (409 for a second one: two would share its messages, and Gradio fails with a ``KeyError``
    when both end); a client address holds at most :attr:`Policy.max_streams_per_client` heartbeat
-   streams open (429 past them).
+   streams open (429 past them) (:mod:`~citeqa.app.web.guard.streams`).
 9. **Closed routes.** ``/gradio_api/openapi.json`` and Gradio's ``/monitoring`` routes (analytics
    without a login check unless ``--auth``) are 404: citeqa's API is described by ``/gradio_api/info``.
 10. **Pending uploads.** ``/gradio_api/file=PATH`` of a file uploaded and not yet added is served only
@@ -76,6 +76,7 @@ from citeqa.app.web.guard.rules import (
     normal_host,
     same_origin,
 )
+from citeqa.app.web.guard.streams import counted_stream, one_stream
 from citeqa.app.web.validation import ApiError
 from citeqa.messages import SERVER
 
@@ -282,26 +283,12 @@ class Guard:
         self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], limit: int, session: str
     ) -> None:
         """Run a stream of ``session``'s events, the only one open for it (409 while another is)."""
-        if not self.event_streams.enter(session):
+
+        def forward(out: Send) -> Awaitable[None]:
+            return self._forward(scope, receive, out, headers, limit)
+
+        if not await one_stream(self.event_streams, session, forward, send):
             await _refuse(scope, send, Refusal(409, SERVER["stream_open"]))
-            return
-        done = False
-
-        def leave() -> None:
-            nonlocal done
-            if not done:
-                done = True
-                self.event_streams.leave(session)
-
-        async def sent(message: ASGIMessage) -> None:
-            if message["type"] == "http.response.body" and not message.get("more_body", False):
-                leave()  # before the client reads the end: it may open the session's next stream at once
-            await send(message)
-
-        try:
-            await self._forward(scope, receive, sent, headers, limit)
-        finally:
-            leave()
 
     def _check_pending(self, path: str, headers: dict[str, str]) -> None:
         """Refusal when the file a file route names is an upload still pending for another page session."""
@@ -312,15 +299,13 @@ class Guard:
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], limit: int) -> None:
         """Run a heartbeat stream, at most :attr:`Policy.max_streams_per_client` open per client address."""
-        client = _client(scope)
-        if not self.streams.enter(client):
+
+        def forward(out: Send) -> Awaitable[None]:
+            return self._forward(scope, receive, out, headers, limit)
+
+        if not await counted_stream(self.streams, _client(scope), forward, send):
             shown = SERVER["too_many_streams"].format(limit=self.streams.limit)
             await _refuse(scope, send, Refusal(429, shown, [("retry-after", "15")]))
-            return
-        try:
-            await self._forward(scope, receive, send, headers, limit)
-        finally:
-            self.streams.leave(client)
 
     def _upload_limit(self, headers: dict[str, str]) -> int:
         policy = self.policy
