@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from citeqa.app.web.holder import ANSWER_CONCURRENCY, ANSWER_GROUP, EngineHolder
+from citeqa.app.web.holder import ANSWER_CONCURRENCY, ANSWER_GROUP, CHECK_CONCURRENCY, CHECK_GROUP, EngineHolder
 from citeqa.app.web.validation import DEFAULT_K, ApiError, AskRequest, CheckRequest, engine_language, error_record
 from citeqa.errors import CiteqaError, QuestionError, RequestError
 
@@ -85,9 +85,8 @@ def add_endpoints(gr: Any, holder: EngineHolder) -> None:
         """Whether the documents support a claim (the claim check record), or an error record."""
         return check_record(holder, claim, k)
 
-    group = {"concurrency_limit": ANSWER_CONCURRENCY, "concurrency_id": ANSWER_GROUP}
-    gr.api(ask, api_name="ask", **group)
-    gr.api(check, api_name="check", **group)
+    gr.api(ask, api_name="ask", concurrency_limit=ANSWER_CONCURRENCY, concurrency_id=ANSWER_GROUP)
+    gr.api(check, api_name="check", concurrency_limit=CHECK_CONCURRENCY, concurrency_id=CHECK_GROUP)
 
 
 def arguments_of(api_name: str) -> tuple[str, ...] | None:

@@ -23,6 +23,12 @@ from citeqa.ingest.budget import ParseBudget
 #: ones). A request waiting in the work queue holds a thread, not the model's working memory.
 ANSWER_GROUP = "answering"
 ANSWER_CONCURRENCY = 16
+#: ``/check`` runs in a group of its own, this wide: sixteen claim checks at once held every worker
+#: of the answering group, and a question waited in Gradio's line until they had all but finished
+#: (the work queue serves each check's calls in turn). Four keep the model's one lane busy between
+#: a check's judging and its reads; more checks wait in Gradio's line, holding nothing.
+CHECK_GROUP = "checking"
+CHECK_CONCURRENCY = 4
 
 
 class EngineHolder:
