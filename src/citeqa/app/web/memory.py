@@ -79,9 +79,11 @@ def resident_mb() -> float:
 
 
 class Trimmer:
-    """Trims the C heap (:func:`trim`) when ``idle()`` says no request is using the models and the
-    resident memory (``resident()``) has grown by :attr:`TrimPolicy.grown_mb` since the last trim;
-    :meth:`step` looks once, :meth:`start` looks every :attr:`TrimPolicy.every_s` in a daemon thread."""
+    """Trims the C heap (``release``, :func:`trim`) when ``idle()`` says no request is using the
+    models and the resident memory (``resident()``) has grown by :attr:`TrimPolicy.grown_mb` since
+    the last trim, or the last trim released memory (what a burst frees after a trim in its midst
+    is handed back at the next looks, until a trim finds nothing); :meth:`step` looks once,
+    :meth:`start` looks every :attr:`TrimPolicy.every_s` in a daemon thread."""
 
     def __init__(
         self,
@@ -93,6 +95,7 @@ class Trimmer:
         self.policy = policy if policy is not None else TrimPolicy()
         self._idle, self._resident, self._release = idle, resident, release
         self._floor = resident()  # the memory after the last trim (or at start)
+        self._again = False  # the last trim released memory: look again at the next step
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.trims = 0  #: trims done so far
@@ -102,9 +105,9 @@ class Trimmer:
         now = self._resident()
         if now < self._floor:  # memory given back otherwise: measure growth from here
             self._floor = now
-        if now - self._floor < self.policy.grown_mb or not self._idle():
+        if (now - self._floor < self.policy.grown_mb and not self._again) or not self._idle():
             return False
-        self._release()
+        self._again = self._release()
         self._floor = self._resident()
         self.trims += 1
         return True
