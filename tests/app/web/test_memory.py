@@ -1,5 +1,5 @@
-"""What citeqa serve gives back after a burst of requests (app/web/memory.py): the C heap's arenas
-capped, and trimmed once the models are idle and the memory has grown."""
+"""What citeqa serve gives back after a burst of requests (app/web/memory.py): the C heap trimmed
+once the models are idle and the memory has grown, or the last trim released some."""
 
 from __future__ import annotations
 
@@ -80,15 +80,13 @@ def test_the_trimmer_thread_looks_until_stopped() -> None:
 
 
 @pytest.mark.skipif(memory._glibc() is None, reason="not glibc")
-def test_glibc_trims_and_caps_its_arenas() -> None:
+def test_glibc_hands_free_memory_back() -> None:
     blocks = [ctypes.create_string_buffer(200_000) for _ in range(200)]  # 40 MB of malloc'd memory
     del blocks
-    memory.trim()  # returns whether memory was released: it depends on what was free
-    assert memory.limit_arenas(64)  # a cap above the default leaves this process as it was
+    memory.trim()  # whether anything was released depends on what else is free: only that it runs
+    assert memory.resident_mb() > 0
 
 
-def test_a_policy_needs_an_arena_and_a_period() -> None:
-    with pytest.raises(ValueError, match="at least one arena"):
-        TrimPolicy(arenas=0)
+def test_a_policy_needs_a_period() -> None:
     with pytest.raises(ValueError, match="positive period"):
         TrimPolicy(every_s=0)

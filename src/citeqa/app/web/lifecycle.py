@@ -48,7 +48,6 @@ def serve(
     from citeqa.app.web.ui import guarded_app
 
     sock = sock if sock is not None else serving.bind(host, port)
-    memory.limit_arenas(memory.TrimPolicy().arenas)  # before the engine's and Gradio's threads start
     holder = _open(open_engine, corpus_dir, max_upload_bytes, reader_required)
     if auth is None and host not in LOOPBACK_NAMES:
         print(

@@ -1,14 +1,12 @@
 """What ``citeqa serve`` gives back to the system after a burst of requests.
 
-glibc's malloc gives each thread that allocates at once an arena of its own (up to eight per
-core), and keeps what is freed in it for that arena's next allocation: after three runs of 32
-clients (16 answering threads, the Evaluate tab's run, the uploads' workers) the server held
-1,026 MB, most of it free inside the arenas, and an 18.6 MB gold file added 360 MB that stayed
-after the file was read (issue [3/6], item 6). So ``citeqa serve``
-(:func:`citeqa.app.web.lifecycle.serve`) caps the arenas (:func:`limit_arenas`, before its threads
-start: fewer arenas hold fewer free pieces) and runs a :class:`Trimmer`: a thread that, once the models are idle and the memory has grown since
-it last looked, calls ``malloc_trim(0)``, which hands every arena's free pages back.
-Where the C library is not glibc (musl, macOS) nothing is changed.
+glibc's malloc keeps what a thread frees in that thread's arena for the arena's next allocation.
+The CLI caps the arenas at two (``app/cli/commands.py::limit_malloc_arenas``), yet after three runs
+of 32 clients the server held 1,026 MB, and an 18.6 MB gold file added 360 MB that stayed after
+the file was read (issue [3/6], item 6): free memory inside the arenas. So ``citeqa serve``
+(:func:`citeqa.app.web.lifecycle.serve`) runs a :class:`Trimmer`: a thread that, once the models
+are idle and the memory has grown since it last looked, calls ``malloc_trim(0)``, which hands
+every arena's free pages back. Where the C library is not glibc (musl, macOS) it does nothing.
 """
 
 from __future__ import annotations
@@ -21,30 +19,24 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-#: glibc's ``mallopt`` parameter for the most arenas (malloc.h's ``M_ARENA_MAX``).
-M_ARENA_MAX = -8
-
 
 @dataclass(frozen=True, slots=True)
 class TrimPolicy:
-    """When the server caps and trims the C heap."""
+    """When the server trims the C heap."""
 
-    #: Arenas of the C heap: two, so that the reader's and the embedder's calls (one at a time, the
-    #: work queue's lane) and Gradio's threads share their free memory instead of keeping it apart.
-    arenas: int = 2
     #: Seconds between two looks at the memory.
     every_s: float = 2.0
     #: MB the resident memory must have grown since the last trim before the next one.
     grown_mb: float = 16.0
 
     def __post_init__(self) -> None:
-        if self.arenas < 1 or self.every_s <= 0 or self.grown_mb < 0:
-            raise ValueError("a trim policy needs at least one arena, a positive period and grown_mb >= 0")
+        if self.every_s <= 0 or self.grown_mb < 0:
+            raise ValueError("a trim policy needs a positive period and grown_mb >= 0")
 
 
 @cache
 def _glibc() -> ctypes.CDLL | None:
-    """The C library when it is glibc (it has ``malloc_trim`` and ``mallopt``), else None."""
+    """The C library when it is glibc (it has ``malloc_trim``), else None."""
     name = ctypes.util.find_library("c")
     if name is None:
         return None
@@ -52,13 +44,10 @@ def _glibc() -> ctypes.CDLL | None:
         libc = ctypes.CDLL(name)
     except OSError:
         return None
-    return libc if hasattr(libc, "malloc_trim") and hasattr(libc, "mallopt") else None
-
-
-def limit_arenas(arenas: int) -> bool:
-    """Cap the C heap's arenas at ``arenas`` (threads that start later share them); whether it did."""
-    libc = _glibc()
-    return bool(libc is not None and libc.mallopt(M_ARENA_MAX, int(arenas)) == 1)
+    if not hasattr(libc, "malloc_trim"):
+        return None
+    libc.malloc_trim.argtypes, libc.malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return libc
 
 
 def trim() -> bool:
