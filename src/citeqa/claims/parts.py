@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from citeqa.records import Highlight
-from citeqa.text.analysis import cognate_keys, fold_accents, is_number, stopwords, terms, word_tokens
+from citeqa.text.analysis import cognate_keys, fold_accents, is_number, stem, stopwords, terms, word_tokens
 from citeqa.text.facts import Fact, find_facts, unit_key
 from citeqa.text.facts_names import month_word, strong_name_word
-from citeqa.text.lexicon import value_prepositions
+from citeqa.text.lexicon import concepts, value_prepositions
 from citeqa.text.quantities import same_slot, same_value
 
 _NAME_TOKEN = re.compile(r"[^\W_](?:[\w\-.]*[^\W_])?")
@@ -46,6 +46,9 @@ class ClaimParts:
     #: per fact of :attr:`facts`, the claim's words that tie it to its subject (:func:`fact_anchors`),
     #: found once: every sentence judged looks for them
     anchors: tuple[frozenset[str], ...] = ()
+    #: per word of :attr:`words`, its stem, cognate keys and concepts (:func:`word_keys`), found once:
+    #: every sentence judged is compared with them
+    word_keys: tuple[WordKeys, ...] = ()
 
     def names_found(
         self,
@@ -127,7 +130,17 @@ def analyse_claim(claim: str, lang: str) -> ClaimParts:
         frozenset(values),
         tuple(tuple(g) for g in groups),
     )
-    return replace(parts, anchors=fact_anchors(parts))
+    return replace(parts, anchors=fact_anchors(parts), word_keys=word_keys(parts.words, lang))
+
+
+#: What a content word of a claim is compared by: its stem, its cognate keys and its concepts.
+WordKeys = tuple[str, frozenset[str], frozenset[str]]
+
+
+def word_keys(words: Sequence[str], lang: str) -> tuple[WordKeys, ...]:
+    """The stem, cognate keys and concepts of each of ``words`` (a claim's content words, in ``lang``)."""
+    stems = stem(list(words), lang)
+    return tuple((s, cognate_keys(w), concepts([w], lang)) for w, s in zip(words, stems))
 
 
 def content_words(text: str, lang: str) -> tuple[str, ...]:
