@@ -290,7 +290,8 @@ class Engine:
         from citeqa.claims.reading import ReadingRule, ValueReading, judge_block, read_claim, reading_rule, split_values
 
         started = time.perf_counter()
-        ticket = self.work.ticket()  # one place in the work queue for the claim's embedding and its readings
+        # one place in the work queue for the claim's embedding and its reads, after the questions'
+        ticket = self.work.ticket(after_questions=True)
         inputs = self.claim_inputs(claim, k, page_lang, ticket)
         judge = thresholds if thresholds is not None else self.claim_thresholds
         rule: ReadingRule | None = None
@@ -308,7 +309,7 @@ class Engine:
                 parts,
                 inputs.hits,
                 rule,
-                ticket.turn,
+                ticket,
                 bounds,
                 self._data.documents,
                 count=self.pipeline.count_tokens,

@@ -52,6 +52,9 @@ class RecordingReader:
     def run(self, question, passages, top=10, max_windows=None, turn=None) -> ReaderResult:
         self.asked.append((question, max_windows))
         self.turns.append(turn)
+        if turn is not None:  # one model call of 100 tokens, in its turn
+            with turn(100):
+                pass
         return placed(question, Reading((), tuple(0.0 for _ in passages)), passages)
 
 
@@ -161,8 +164,8 @@ def test_the_judge_finds_each_facts_anchors_once_and_judges_as_before() -> None:
 
 
 def test_a_check_is_one_question_in_the_work_queue(built_index, embedder) -> None:
-    """The claim's embedding and its reads wait in one ticket's turns: its later reads have the
-    tokens of the earlier ones counted, so a new question goes before them."""
+    """The claim's embedding and its reads wait in one ticket's turns, after the questions' calls
+    (qa/work.py), its later reads with the tokens of the earlier ones counted."""
     from citeqa.engine import Engine
 
     reader = RecordingReader()
@@ -170,11 +173,12 @@ def test_a_check_is_one_question_in_the_work_queue(built_index, embedder) -> Non
     tickets = []
     made = engine.work.ticket
 
-    def ticket():
-        tickets.append(made())
+    def ticket(after_questions: bool = False):
+        tickets.append(made(after_questions))
         return tickets[-1]
 
     engine.work.ticket = ticket  # type: ignore[method-assign]
     engine.check("El faro de Punta Brava se construyó en 1887 y mide 42 metros.", k=3)
-    assert len(tickets) == 1 and tickets[0].spent > 0  # the embedding's tokens
-    assert len(reader.turns) == 2 and all(turn == tickets[0].turn for turn in reader.turns)
+    assert len(tickets) == 1 and tickets[0].after_questions and len(reader.asked) == 2
+    embedded = tickets[0].spent - 2 * 100  # the claim's embedding, then its two reads
+    assert 0 < embedded <= engine.settings.bounds.question_tokens

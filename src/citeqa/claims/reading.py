@@ -43,6 +43,7 @@ from citeqa.claims.questions import FORMS, claim_subject, claim_values, holder_q
 from citeqa.errors import ConfigError
 from citeqa.qa.bounds import RequestBounds, TokenCounter, around
 from citeqa.qa.reading import trimmed_span, widened
+from citeqa.qa.work import Ticket
 from citeqa.reader.reader import ExtractiveReader, ReaderResult, Turn
 from citeqa.records import Chunk, Document, Highlight, Hit, Span
 from citeqa.text.facts import DATE, NAME, Fact, find_facts, find_names
@@ -311,7 +312,7 @@ def read_claim(
     parts: ClaimParts,
     hits: Sequence[Hit],
     rule: ReadingRule,
-    turn: Turn | None = None,
+    ticket: Ticket | None = None,
     bounds: RequestBounds | None = None,
     documents: Mapping[str, Document] | None = None,
     holders: bool | None = None,
@@ -322,7 +323,8 @@ def read_claim(
     :meth:`~citeqa.qa.bounds.RequestBounds.value_windows` windows; with ``documents``, how much the
     sentence read is about the claim's names and words (:attr:`ValueReading.names`, ``cover``); with
     ``holders`` (by default when the rule uses them), who the reader says holds each value read
-    (:func:`read_holder`). Without ``bounds`` every value is read, each in as many windows as it has."""
+    (:func:`read_holder`). Without ``bounds`` every value is read, each in as many windows as it has.
+    Each read waits for ``ticket``'s turns in the engine's work queue; without a ticket it does not wait."""
     values, _ = split_values(parts, bounds)
     if not values or not hits:
         return ()
@@ -331,10 +333,15 @@ def read_claim(
     passages = [_passage(h) for h in hits[: rule.passages]]
     windows = bounds.value_windows(len(values)) if bounds is not None else None
     out = []
+    turn = ticket.turn if ticket is not None else None
     for fact in values:
         question = value_question(parts, fact, rule.form, bounds, count)
         result = reader.run(
-            question, [p.hit.chunk for p in passages], top=max(rule.spans, 1), max_windows=windows, turn=turn
+            question,
+            [p.hit.chunk for p in passages],
+            top=max(rule.spans, 1),
+            max_windows=windows,
+            turn=turn,
         )
         out.append(
             _first_of_subject(
