@@ -24,11 +24,12 @@ from citeqa.ingest.budget import ParseBudget
 ANSWER_GROUP = "answering"
 ANSWER_CONCURRENCY = 16
 #: ``/check`` runs in a group of its own, this wide: sixteen claim checks at once held every worker
-#: of the answering group, and a question waited in Gradio's line until they had all but finished
-#: (the work queue serves each check's calls in turn). Four keep the model's one lane busy between
-#: a check's judging and its reads; more checks wait in Gradio's line, holding nothing.
+#: of the answering group, and a question waited in Gradio's line until they had all but finished.
+#: Two: with one or two checks at once a normal question behind sixteen worst ones took 2.9x and
+#: 2.8x its time alone, with four 4.1x (bench/check_bounds.py, docs/benchmarks.md); more checks
+#: wait in Gradio's line, holding nothing.
 CHECK_GROUP = "checking"
-CHECK_CONCURRENCY = 4
+CHECK_CONCURRENCY = 2
 
 
 class EngineHolder:
