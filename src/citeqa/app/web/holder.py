@@ -16,7 +16,7 @@ from citeqa.corpus.add import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILES
 from citeqa.engine import Engine
 from citeqa.ingest.budget import ParseBudget
 
-#: Answering events (``/ask``, ``/check``, the chat's turn) share one Gradio concurrency group this
+#: Answering events (``/ask`` and the chat's turn) share one Gradio concurrency group this
 #: wide, so that a request reaches the engine's work queue, which orders the model calls (the
 #: least-served question first), instead of waiting in Gradio's first-come queue behind every
 #: request ahead of it (with 4 workers, a normal question waited for three of six worst-case
