@@ -5,6 +5,7 @@ Usage::
     HF_HUB_OFFLINE=1 .venv/bin/python bench/memory.py [--index DIR] [--questions 1000] \\
         [--clients 8,16,32] [--seconds 20] [--out out/memory.json]
     HF_HUB_OFFLINE=1 .venv/bin/python bench/memory.py --breakdown-only   # part 1 only
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/memory.py --server-only --clients 32,32,32   # issue [3/6]'s figure
 
 Part 1, **breakdown**: a fresh process loads what a server holds, one part after the other,
 and prints after each the process's resident memory (``VmRSS``) and what the part added; with
@@ -18,9 +19,13 @@ files) and whether torch was imported.
 
 Part 2, **server**: the real ``citeqa serve`` (default model, reader on, 127.0.0.1; bench/load.py's
 ``Server``): ``VmRSS`` after its first answer, after ``--questions`` questions (4 clients over
-bench/questions.json), then after ``--seconds`` of 8, 16 and 32 clients each, with the peak
-(``VmHWM``) so far; then its largest mappings. Every answer is compared with the first one to
-the same question (the run exits 1 on any error or differing answer).
+bench/questions.json), then after ``--seconds`` of each ``--clients`` count (8, 16 and 32; issue
+[3/6]'s target is measured with ``--clients 32,32,32``), with the peak (``VmHWM``) so far; then,
+with ``--gold-mb`` (default: the largest upload the server accepts), a gold QA file of that size
+uploaded to the Evaluate tab as a page does it (upload, the tab's fit of the file, Run, Cancel at
+once: :func:`gold_file`), with ``VmRSS`` after each step and once the server is idle again; then
+its largest mappings. Every answer is compared with the first one to the same question (the run
+exits 1 on any error or differing answer).
 """
 
 from __future__ import annotations
@@ -135,8 +140,18 @@ def breakdown(index: Path, trace: bool = False) -> dict:
 # --------------------------------------------------------------------------- part 2
 
 
-def server(index: Path, corpus: Path, out: Path, questions: int, counts: list[int], seconds: float) -> dict:
-    """The real server's memory at start, after ``questions`` questions, and under each client count."""
+def server(
+    index: Path,
+    corpus: Path,
+    out: Path,
+    questions: int,
+    counts: list[int],
+    seconds: float,
+    gold_bytes: int = 0,
+    settle: float = 10.0,
+) -> dict:
+    """The real server's memory at start, after ``questions`` questions, under each client count, and
+    through a gold file of ``gold_bytes`` (none when 0), ``settle`` seconds after it too."""
     texts = [q["question"] for q in load_questions()]
     srv = Server(index, corpus, out.with_suffix(".serve.log"))
     rows: list[dict] = []
@@ -163,11 +178,96 @@ def server(index: Path, corpus: Path, out: Path, questions: int, counts: list[in
         for n in counts:
             phase, _ = run_phase(f"load-{n}", srv.url, texts, n, seconds, 10_000, 180, None)
             record(f"{n} clients, {seconds:.0f} s", summarize(phase))
+        if gold_bytes > 0:
+            for step in gold_file(srv.url, out.with_suffix(".gold.jsonl"), gold_bytes):
+                record(step, None)
+            time.sleep(settle)
+            record(f"{settle:.0f} s later", None)
         top = mappings(srv.proc.pid)
         print("  largest mappings: " + ", ".join(f"{n} {mb:.0f}" for n, mb in top), flush=True)
     finally:
         srv.stop()
     return {"start": start, "phases": rows, "mappings": top, "ok": ok}
+
+
+def write_gold(path: Path, size: int) -> int:
+    """A gold QA file (JSONL) of at most ``size`` bytes: bench/questions.json's questions over and
+    over, each with its own id, two answers and a document; returns its questions."""
+    items = load_questions()
+    written = n = 0
+    with path.open("w", encoding="utf-8") as fh:
+        while True:
+            q = items[n % len(items)]
+            record = {
+                "id": f"gold-{n}",
+                "question": f"{q['question']} ({n})",
+                "answers": [f"answer {n}", f"respuesta “{n}”"],
+                "lang": q["lang"],
+                "doc": f"doc-{n % 7}.txt",
+            }
+            line = json.dumps(record, ensure_ascii=False) + "\n"
+            if written + len(line.encode()) > size:
+                return n
+            fh.write(line)
+            written += len(line.encode())
+            n += 1
+
+
+def gold_file(url: str, path: Path, size: int, timeout: float = 600.0) -> list[str]:
+    """Upload a gold file of ``size`` bytes to the Evaluate tab as its page does: the upload, the
+    tab's fit of it (every row read and checked), Run (read again, the run starts), Cancel (the run
+    stops after its first question). Returns the name of each step as it ends (the caller records
+    the memory after each)."""
+    import httpx
+
+    questions = write_gold(path, size)
+    print(f"  gold file: {path.stat().st_size / 2**20:.1f} MB, {questions:,} questions", flush=True)
+    steps: list[str] = []
+    with httpx.Client(base_url=url, trust_env=False, timeout=timeout) as client:
+        assert client.get("/").status_code == 200  # the page's session cookie, as a browser holds it
+        config = client.get("/config").json()
+        events = _tab_events(config)
+        with path.open("rb") as fh:
+            sent = client.post("/gradio_api/upload", files={"files": (path.name, fh, "application/jsonl")})
+        sent.raise_for_status()
+        data = {"path": sent.json()[0], "orig_name": path.name, "meta": {"_type": "gradio.FileData"}}
+        _event(client, events["upload"], [data, None])
+        steps.append("gold file uploaded, its fit shown")
+        _event(client, events["start"], [data, None, None, None, True, None])
+        steps.append("its run started")
+        _event(client, events["cancel"], [None, None])
+        steps.append("its run cancelled")
+    return steps
+
+
+def _tab_events(config: dict) -> dict[str, int]:
+    """The Evaluate tab's upload, Run and Cancel events (their ``fn_index``), found by the elements' ids."""
+    ids = {c.get("props", {}).get("elem_id"): c["id"] for c in config["components"]}
+    wanted = {"upload": (ids["eval-upload"], "upload"), "start": (ids["eval-start"], "click")}
+    wanted["cancel"] = (ids["eval-cancel"], "click")
+    found = {}
+    for dep in config["dependencies"]:
+        for name, target in wanted.items():
+            if any(tuple(t) == target for t in dep.get("targets", [])):
+                found[name] = dep["id"]
+    return found
+
+
+def _event(client, fn_index: int, data: list, session: str = "memory-bench") -> None:
+    """Run one event of the page in ``session`` and wait for it to complete; RuntimeError if it fails."""
+    joined = client.post(
+        "/gradio_api/queue/join",
+        json={"data": data, "fn_index": fn_index, "session_hash": session, "trigger_id": None, "event_data": None},
+    )
+    joined.raise_for_status()
+    with client.stream("GET", f"/gradio_api/queue/data?session_hash={session}") as stream:
+        for line in stream.iter_lines():
+            message = json.loads(line[5:]) if line.startswith("data:") else {}
+            if message.get("msg") == "process_completed":
+                if not message.get("success"):
+                    raise RuntimeError(f"event {fn_index} failed: {str(message)[:300]}")
+                return
+    raise RuntimeError(f"event {fn_index} never completed")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,7 +277,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, default=1000)
     parser.add_argument("--clients", default="8,16,32")
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument(
+        "--gold-mb",
+        type=float,
+        default=None,
+        help="MB of the gold file uploaded after the client runs (default: the largest upload accepted; 0: none)",
+    )
     parser.add_argument("--breakdown-only", action="store_true", help="part 1 only")
+    parser.add_argument("--server-only", action="store_true", help="part 2 only")
     parser.add_argument("--python-objects", action="store_true", help="part 1 again under tracemalloc")
     parser.add_argument("--worker", type=Path, default=None, help=argparse.SUPPRESS)  # part 1 in a fresh process
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
@@ -195,8 +302,8 @@ def main(argv: list[str] | None = None) -> int:
         index = args.index or Path(tmp) / "index"
         ensure_index(index, args.corpus, args.out.with_suffix(".index.log"))
         ok = True
-        passes = [("breakdown", [], "what each part of a server adds (one fresh process)")]
-        if args.python_objects:
+        passes = [] if args.server_only else [("breakdown", [], "what each part of a server adds (one fresh process)")]
+        if args.python_objects and not args.server_only:
             passes.append(
                 ("python_objects", ["--trace"], "the same under tracemalloc: the Python objects of each part")
             )
@@ -215,7 +322,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.breakdown_only:
             print("part 2: citeqa serve", flush=True)
             started = time.perf_counter()
-            report["server"] = server(index, args.corpus, args.out, args.questions, counts, args.seconds)
+            from citeqa.corpus.add import DEFAULT_MAX_BYTES
+
+            gold = DEFAULT_MAX_BYTES - 4096 if args.gold_mb is None else int(args.gold_mb * 2**20)
+            report["server"] = server(index, args.corpus, args.out, args.questions, counts, args.seconds, gold)
             report["server"]["seconds"] = time.perf_counter() - started
             ok = ok and report["server"]["ok"]
     report["machine"]["loadavg_end"] = os.getloadavg()

@@ -25,7 +25,7 @@ from citeqa.qa.backend import question_deadline
 from citeqa.qa.pipeline import AnswerPipeline, Trace
 from citeqa.qa.scoring import has_reader_weights
 from citeqa.qa.settings import AnswerSettings
-from citeqa.qa.work import WorkQueue
+from citeqa.qa.work import Ticket, WorkQueue
 from citeqa.reader.reader import Reader
 from citeqa.records import Answer, Document, DocumentInfo
 from citeqa.settings import Settings
@@ -293,38 +293,47 @@ class Engine:
     def _check(self, claim: str, k: int, thresholds: ClaimThresholds | None, page_lang: str | None) -> ClaimCheck:
         from citeqa.claims.check import check_claim, claim_thresholds
         from citeqa.claims.parts import analyse_claim
-        from citeqa.claims.reading import ReadingRule, ValueReading, judge_block, read_claim, reading_rule
+        from citeqa.claims.reading import ReadingRule, ValueReading, judge_block, read_claim, reading_rule, split_values
 
         started = time.perf_counter()
-        inputs = self.claim_inputs(claim, k, page_lang)
+        # one place in the work queue for the claim's embedding and its reads, after the questions'
+        ticket = self.work.ticket(after_questions=True)
+        inputs = self.claim_inputs(claim, k, page_lang, ticket)
         judge = thresholds if thresholds is not None else self.claim_thresholds
         rule: ReadingRule | None = None
         readings: tuple[ValueReading, ...] = ()
+        unread: tuple[str, ...] = ()
         if self.reader is not None:  # each value of the claim asked for, about its own subject
             rule = reading_rule()
             fitted = judge_block() if thresholds is None else {}
             if fitted:
                 judge = claim_thresholds(fitted)  # the judge fitted to go with the reading
+            parts = analyse_claim(inputs.claim, inputs.language)
+            bounds = self.settings.bounds
             readings = read_claim(
                 self.reader,
-                analyse_claim(inputs.claim, inputs.language),
+                parts,
                 inputs.hits,
                 rule,
-                self.work.ticket().turn,
-                self.settings.bounds.reader_windows,
+                ticket,
+                bounds,
                 self._data.documents,
+                count=self.pipeline.count_tokens,
             )
+            unread = tuple(v.text for v in split_values(parts, bounds)[1])
         result = check_claim(inputs, self._data.documents, k, judge, readings, rule)
-        return replace(result, latency_ms=round((time.perf_counter() - started) * 1000, 3))
+        return replace(result, unread=unread, latency_ms=round((time.perf_counter() - started) * 1000, 3))
 
-    def claim_inputs(self, claim: str, k: int = 5, page_lang: str | None = None) -> ClaimInputs:
+    def claim_inputs(
+        self, claim: str, k: int = 5, page_lang: str | None = None, ticket: Ticket | None = None
+    ) -> ClaimInputs:
         """What a claim is checked on: the claim as cleaned, the passages retrieved for it as for a
         question, every sentence of every one of them, and each one's cosine to it (see
-        :meth:`AnswerPipeline.sentences`)."""
+        :meth:`AnswerPipeline.sentences`; the embedding waits for ``ticket``'s turn, a new one's without)."""
         from citeqa.claims.check import ClaimInputs, clean_claim
 
         claim = clean_claim(claim)
-        found = self.pipeline.sentences(claim, k, page_lang)
+        found = self.pipeline.sentences(claim, k, page_lang, ticket)
         return ClaimInputs(claim, found.language, found.hits, found.candidates, found.similarities)
 
     def document_info(self, doc_id: str) -> DocumentInfo:

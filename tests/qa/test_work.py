@@ -32,8 +32,9 @@ def _wait_until(condition: Callable[[], bool]) -> None:
 class _Lined:
     """Calls lined up behind a held lane, each recording its name when let in."""
 
-    def __init__(self, queue: WorkQueue) -> None:
+    def __init__(self, queue: WorkQueue, check_holds: bool = False) -> None:
         self.queue = queue
+        self.check_holds = check_holds  # the lane is held by a claim check's call
         self.order: list[str] = []
         self.threads: list[threading.Thread] = []
         self._release = threading.Event()
@@ -42,12 +43,12 @@ class _Lined:
         _wait_until(lambda: queue.running() == 1)
 
     def _hold(self) -> None:
-        with self.queue.ticket().turn(1):
+        with self.queue.ticket(after_questions=self.check_holds).turn(1):
             self._release.wait(PATIENCE_S)
 
-    def add(self, name: str, spent: int, cost: int) -> None:
-        """A question that has already used ``spent`` tokens, waiting for a call of ``cost``."""
-        ticket = self.queue.ticket()
+    def add(self, name: str, spent: int, cost: int, check: bool = False) -> None:
+        """A question (a claim ``check``) that has already used ``spent`` tokens, waiting for a call of ``cost``."""
+        ticket = self.queue.ticket(after_questions=check)
         ticket.spent = spent
 
         def call() -> None:
@@ -81,6 +82,64 @@ def test_a_short_embedding_goes_before_a_long_one_and_equals_go_in_arrival_order
     lined.add("first normal", spent=0, cost=20)
     lined.add("second normal", spent=0, cost=20)
     assert lined.run() == ["first normal", "second normal", "long embedding"]
+
+
+def test_a_question_goes_before_the_checks_that_came_first() -> None:
+    """Four worst claim checks, embedded, each about to read (a check reads as much as a question),
+    and a normal question about to read more than each: the question goes first, then the checks,
+    the least served first; were they questions, every one would go before it."""
+    lined = _Lined(WorkQueue())
+    for n, spent in enumerate((1000, 64, 64, 64)):
+        lined.add(f"check{n}", spent=spent, cost=960, check=True)
+    lined.add("question", spent=20, cost=1800)
+    lined.add("embedding", spent=0, cost=20)
+    assert lined.run() == ["embedding", "question", "check1", "check2", "check3", "check0"]
+    lined = _Lined(WorkQueue())
+    for n in range(4):
+        lined.add(f"check{n}", spent=64, cost=960)
+    lined.add("question", spent=20, cost=1800)
+    assert lined.run() == ["check0", "check1", "check2", "check3", "question"]
+
+
+def test_a_question_runs_beside_a_checks_call_never_beside_another_question() -> None:
+    """A check's call holds the one lane: a question's call starts at once in the question lane; a
+    second question, and a check, wait for a lane; the question first."""
+    queue = WorkQueue()
+    lined = _Lined(queue, check_holds=True)
+    started = threading.Event()
+
+    def question() -> None:
+        with queue.ticket().turn(400):
+            started.set()
+            _wait_until(lambda: queue.waiting() == 2)  # held until the others are in line
+
+    beside = threading.Thread(target=question, daemon=True)
+    beside.start()
+    assert started.wait(PATIENCE_S) and queue.running() == 2  # beside the check's call, not after it
+    lined.add("check", spent=0, cost=20, check=True)
+    lined.add("second question", spent=0, cost=400)
+    assert queue.running() == 2  # neither got in: a lane each is taken
+    beside.join(PATIENCE_S)
+    assert lined.run() == ["second question", "check"]
+
+
+def test_questions_alone_never_take_the_question_lane() -> None:
+    assert WorkQueue().policy.question_lanes == 1
+    with pytest.raises(ValueError):
+        WorkPolicy(question_lanes=-1)
+    queue = WorkQueue(WorkPolicy(lanes=1))
+    lined = _Lined(queue)  # a question's call holds the lane
+    lined.add("question", spent=0, cost=20)
+    assert queue.running() == 1 and queue.waiting() == 1
+    assert lined.run() == ["question"]
+
+
+def test_a_check_passed_over_too_often_goes_first() -> None:
+    lined = _Lined(WorkQueue(WorkPolicy(lanes=1, max_passed=2)))
+    lined.add("check", spent=0, cost=20, check=True)
+    for n in range(4):
+        lined.add(f"question{n}", spent=0, cost=20)
+    assert lined.run() == ["question0", "question1", "check", "question2", "question3"]
 
 
 def test_a_call_passed_over_too_often_goes_first() -> None:

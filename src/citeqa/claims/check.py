@@ -127,6 +127,10 @@ class ClaimCheck:
     #: what the reader read for each value of the claim, about the claim's subject (document
     #: offsets; empty when checked without the reader): :mod:`citeqa.claims.reading`
     readings: tuple[ValueReading, ...] = ()
+    #: the claim's values the reader did not read, verbatim, in claim order: those beyond
+    #: :attr:`~citeqa.qa.bounds.RequestBounds.claim_values`, which only the sentence judge matched
+    #: (empty when every value was read, or when checked without the reader)
+    unread: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

@@ -41,6 +41,7 @@ from citeqa.claims.parts import (
     match_facts,
     tokens_of,
     without,
+    word_keys,
 )
 from citeqa.claims.thresholds import ClaimThresholds
 from citeqa.ingest.sentences import sentence_spans
@@ -320,16 +321,20 @@ def word_cover(parts: ClaimParts, text: str, lang: str) -> float:
     wanted = parts.words
     if not wanted:
         return 1.0
+    keys = parts.word_keys if len(parts.word_keys) == len(wanted) else word_keys(wanted, parts.lang)
     have_words = [w.casefold() for w in content_words(text, lang)]
     have_stems = set(stem(have_words, lang)) if lang == parts.lang else set()
     have_keys = cognate_keys(text)
-    have_concepts = {c for w in have_words for c in concepts([w], lang)}
+    by_letter: dict[str, list[str]] = {}
+    for key in have_keys:
+        by_letter.setdefault(key[:1], []).append(key)
+    have_concepts = concepts(have_words, lang) if have_words else frozenset()
     met = 0
-    for w in wanted:
+    for word_stem, word_cognates, word_concepts in keys:
         if (
-            (have_stems and stem([w], parts.lang)[0] in have_stems)
-            or _cognate(cognate_keys(w), have_keys)
-            or (concepts([w], parts.lang) & have_concepts)
+            (have_stems and word_stem in have_stems)
+            or _cognate(word_cognates, have_keys, by_letter)
+            or (word_concepts & have_concepts)
         ):
             met += 1
     return met / len(wanted)
@@ -339,12 +344,15 @@ def word_cover(parts: ClaimParts, text: str, lang: str) -> float:
 COGNATE_STEM = 4
 
 
-def _cognate(keys: frozenset[str], have: frozenset[str]) -> bool:
+def _cognate(keys: frozenset[str], have: frozenset[str], by_letter: Mapping[str, Sequence[str]] | None = None) -> bool:
     """Whether a key of ``keys`` is in ``have``, begins or is begun by one (four letters at least), or
-    differs from one of the same length in one letter ("prade"/"prada": praderas, pradarias)."""
+    differs from one of the same length in one letter ("prade"/"prada": praderas, pradarias);
+    ``by_letter``: ``have`` by first letter (the only keys :func:`_near` can meet), when known."""
     if keys & have:
         return True
-    return any(_near(k, h) for k in keys for h in have)
+    if by_letter is None:
+        return any(_near(k, h) for k in keys for h in have)
+    return any(_near(k, h) for k in keys for h in by_letter.get(k[:1], ()))
 
 
 def _near(k: str, h: str) -> bool:
@@ -368,7 +376,8 @@ def judge_unit(parts: ClaimParts, unit: Unit) -> SentenceJudgement:
 def said_opposite(parts: ClaimParts, text: str, lang: str) -> bool:
     """Whether ``text`` says the opposite of the claim's predicate ("fell" where the claim says
     "rose": ``concept_opposites`` in the word lists) and not the predicate itself."""
-    claimed = frozenset(c for w in parts.words for c in concepts([w], parts.lang))
+    keys = parts.word_keys if len(parts.word_keys) == len(parts.words) else word_keys(parts.words, parts.lang)
+    claimed = frozenset(c for _, _, said in keys for c in said)
     if not opposite_concepts(claimed):
         return False
     said = frozenset(c for w in content_words(text, lang) for c in concepts([w.casefold()], lang))

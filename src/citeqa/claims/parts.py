@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from citeqa.records import Highlight
-from citeqa.text.analysis import cognate_keys, fold_accents, is_number, stopwords, terms, word_tokens
+from citeqa.text.analysis import cognate_keys, fold_accents, is_number, stem, stopwords, terms, word_tokens
 from citeqa.text.facts import Fact, find_facts, unit_key
 from citeqa.text.facts_names import month_word, strong_name_word
-from citeqa.text.lexicon import value_prepositions
+from citeqa.text.lexicon import concepts, value_prepositions
 from citeqa.text.quantities import same_slot, same_value
 
 _NAME_TOKEN = re.compile(r"[^\W_](?:[\w\-.]*[^\W_])?")
@@ -43,6 +43,12 @@ class ClaimParts:
 
     #: the names as written together ("Corrington Rovers", "Ascend 950")
     name_groups: tuple[tuple[str, ...], ...] = ()
+    #: per fact of :attr:`facts`, the claim's words that tie it to its subject (:func:`fact_anchors`),
+    #: found once: every sentence judged looks for them
+    anchors: tuple[frozenset[str], ...] = ()
+    #: per word of :attr:`words`, its stem, cognate keys and concepts (:func:`word_keys`), found once:
+    #: every sentence judged is compared with them
+    word_keys: tuple[WordKeys, ...] = ()
 
     def names_found(
         self,
@@ -111,7 +117,7 @@ def analyse_claim(claim: str, lang: str) -> ClaimParts:
             values.add(folded)
         elif before and before[-1] in values and claim[toks[i - 1][1] : a].strip() == "":
             values.add(folded)  # "por Gustave Eiffel": the whole name
-    return ClaimParts(
+    parts = ClaimParts(
         claim,
         lang,
         facts,
@@ -124,6 +130,17 @@ def analyse_claim(claim: str, lang: str) -> ClaimParts:
         frozenset(values),
         tuple(tuple(g) for g in groups),
     )
+    return replace(parts, anchors=fact_anchors(parts), word_keys=word_keys(parts.words, lang))
+
+
+#: What a content word of a claim is compared by: its stem, its cognate keys and its concepts.
+WordKeys = tuple[str, frozenset[str], frozenset[str]]
+
+
+def word_keys(words: Sequence[str], lang: str) -> tuple[WordKeys, ...]:
+    """The stem, cognate keys and concepts of each of ``words`` (a claim's content words, in ``lang``)."""
+    stems = stem(list(words), lang)
+    return tuple((s, cognate_keys(w), concepts([w], lang)) for w, s in zip(words, stems))
 
 
 def content_words(text: str, lang: str) -> tuple[str, ...]:
@@ -147,6 +164,11 @@ ANCHOR_WORDS = 8
 #: A comma, colon, bracket or dash between two words counts as this many words: "Ascend 970 en
 #: 2028, 980 en 2029" ties 980 to 2029, not to 2028.
 SEPARATOR_WORDS = 2
+#: A sentence's word placed for :func:`_anchor_scores`: its offsets, its folded token, its position
+#: and the keys an anchor word meets it by (:func:`_anchor_key` without names).
+Placed = tuple[int, int, str, int, frozenset[str]]
+
+
 _SEPARATORS = re.compile(r"[,;:()\[\]\u2014\u2013]|\s-\s")
 
 
@@ -160,18 +182,53 @@ class FactMatch:
 
 
 def match_facts(parts: ClaimParts, sentence: str, lang: str) -> tuple[FactMatch, ...]:
-    """Each claim fact against the facts of ``sentence`` (in ``lang``)."""
+    """Each claim fact against the facts of ``sentence`` (in ``lang``); the sentence's words are
+    placed once for all of them, when one has a candidate."""
+    if not parts.facts:
+        return ()
     facts = find_facts(sentence, lang)
-    return tuple(match_fact(parts, f, sentence, facts) for f in parts.facts)
+    anchors = parts.anchors if len(parts.anchors) == len(parts.facts) else fact_anchors(parts)
+    positions: list[Placed] | None = None
+    out = []
+    for fact, near in zip(parts.facts, anchors):
+        candidates = _candidates(fact, facts)
+        if candidates and positions is None:
+            positions = _positions(sentence)
+        out.append(_match(fact, sentence, candidates, near, positions or []))
+    return tuple(out)
 
 
-def match_fact(parts: ClaimParts, claim_fact: Fact, sentence: str, facts: Sequence[Fact]) -> FactMatch:
+def _candidates(claim_fact: Fact, facts: Sequence[Fact]) -> list[Fact]:
+    """The facts of ``facts`` that may stand in ``claim_fact``'s place: its value, or its slot."""
+    return [f for f in facts if same_value(claim_fact, f) or same_slot(claim_fact, f)]
+
+
+def match_fact(
+    parts: ClaimParts,
+    claim_fact: Fact,
+    sentence: str,
+    facts: Sequence[Fact],
+    anchors: frozenset[str] | None = None,
+    positions: Sequence[Placed] | None = None,
+) -> FactMatch:
     """The sentence's fact in the place of ``claim_fact``: among the facts of the same kind and
-    unit, the one the claim's words around ``claim_fact`` sit nearest to (ties go to the same value)."""
-    candidates = [f for f in facts if same_value(claim_fact, f) or same_slot(claim_fact, f)]
+    unit, the one the claim's words around ``claim_fact`` (``anchors``: :func:`_anchors`, found when
+    None) sit nearest to (ties go to the same value); ``positions``: the sentence's
+    :func:`_positions`, found when None."""
+    candidates = _candidates(claim_fact, facts)
     if not candidates:
         return FactMatch(claim_fact, "missing")
-    scores = _anchor_scores(_anchors(parts, claim_fact), sentence, candidates)
+    near = anchors if anchors is not None else _anchors(parts, claim_fact)
+    return _match(claim_fact, sentence, candidates, near, positions if positions is not None else _positions(sentence))
+
+
+def _match(
+    claim_fact: Fact, sentence: str, candidates: Sequence[Fact], anchors: frozenset[str], positions: Sequence[Placed]
+) -> FactMatch:
+    """:func:`match_fact` once the sentence's ``candidates`` for ``claim_fact`` are known."""
+    if not candidates:
+        return FactMatch(claim_fact, "missing")
+    scores = _anchor_scores(anchors, positions, candidates)
     ranked = sorted(range(len(candidates)), key=lambda i: (-scores[i], not same_value(claim_fact, candidates[i]), i))
     best = candidates[ranked[0]]
     if same_value(claim_fact, best):
@@ -209,9 +266,21 @@ def _anchor_key(token: str, names: frozenset[str]) -> frozenset[str]:
     return cognate_keys(token)
 
 
-def _anchors(parts: ClaimParts, fact: Fact) -> frozenset[str]:
-    """The claim's words (names, cognate keys) within :data:`ANCHOR_WORDS` words of ``fact``."""
-    outside = [(a, b, t) for a, b, t in parts.tokens if not any(f.start < b and a < f.end for f in parts.facts)]
+def fact_anchors(parts: ClaimParts) -> tuple[frozenset[str], ...]:
+    """:func:`_anchors` of each of the claim's facts, in order."""
+    outside = _outside_facts(parts)
+    return tuple(_anchors(parts, f, outside) for f in parts.facts)
+
+
+def _outside_facts(parts: ClaimParts) -> list[tuple[int, int, str]]:
+    """The claim's tokens that lie in none of its facts."""
+    return [(a, b, t) for a, b, t in parts.tokens if not any(f.start < b and a < f.end for f in parts.facts)]
+
+
+def _anchors(parts: ClaimParts, fact: Fact, outside: Sequence[tuple[int, int, str]] | None = None) -> frozenset[str]:
+    """The claim's words (names, cognate keys) within :data:`ANCHOR_WORDS` words of ``fact``
+    (``outside``: :func:`_outside_facts`, found when None)."""
+    outside = outside if outside is not None else _outside_facts(parts)
     before = [t for a, b, t in outside if b <= fact.start][-ANCHOR_WORDS:]
     after = [t for a, b, t in outside if a >= fact.end][:ANCHOR_WORDS]
     keys: set[str] = set()
@@ -220,29 +289,28 @@ def _anchors(parts: ClaimParts, fact: Fact) -> frozenset[str]:
     return frozenset(keys)
 
 
-def _positions(text: str) -> list[tuple[int, int, str, int]]:
-    """Tokens with a position that counts words and (as :data:`SEPARATOR_WORDS`) separators."""
+def _positions(text: str) -> list[Placed]:
+    """Tokens with a position that counts words and (as :data:`SEPARATOR_WORDS`) separators, and
+    their keys (found once per sentence: every claim fact looks for its anchors among them)."""
     out, pos, last = [], 0, 0
     for a, b, tok in tokens_of(text):
         pos += 1 + SEPARATOR_WORDS * len(_SEPARATORS.findall(text[last:a]))
-        out.append((a, b, tok, pos))
+        out.append((a, b, tok, pos, _anchor_key(tok, frozenset())))
         last = b
     return out
 
 
-def _anchor_scores(anchors: frozenset[str], sentence: str, candidates: Sequence[Fact]) -> list[float]:
+def _anchor_scores(anchors: frozenset[str], toks: Sequence[Placed], candidates: Sequence[Fact]) -> list[float]:
     """For each candidate fact, the claim's anchor words that sit nearer to it than to the other
-    candidates, each counting 1/distance in words (a word equally near two shares its weight)."""
-    toks = _positions(sentence)
+    candidates, each counting 1/distance in words (a word equally near two shares its weight);
+    ``toks``: the sentence's :func:`_positions`."""
     spans = []
     for f in candidates:
-        inside = [p for a, b, _, p in toks if a < f.end and f.start < b]
+        inside = [p for a, b, _, p, _ in toks if a < f.end and f.start < b]
         spans.append((min(inside), max(inside)) if inside else (0, 0))
     scores = [0.0] * len(candidates)
-    for a, b, tok, p in toks:
-        if any(f.start < b and a < f.end for f in candidates) or not (
-            tok in anchors or _anchor_key(tok, frozenset()) & anchors
-        ):
+    for a, b, tok, p, key in toks:
+        if not (tok in anchors or key & anchors) or any(f.start < b and a < f.end for f in candidates):
             continue
         dist = [lo - p if p < lo else p - hi if p > hi else 0 for lo, hi in spans]
         if min(dist) > ANCHOR_WORDS + SEPARATOR_WORDS:

@@ -41,8 +41,10 @@ from citeqa.claims.judge import judge_unit, units_of
 from citeqa.claims.parts import ClaimParts, tokens_of
 from citeqa.claims.questions import FORMS, claim_subject, claim_values, holder_question, slot_question
 from citeqa.errors import ConfigError
+from citeqa.qa.bounds import RequestBounds, TokenCounter, around
 from citeqa.qa.reading import widened
 from citeqa.qa.spans import trimmed_span
+from citeqa.qa.work import Ticket
 from citeqa.reader.reader import ExtractiveReader, ReaderResult, Turn
 from citeqa.records import Chunk, Document, Highlight, Hit, Span
 from citeqa.text.facts import DATE, NAME, Fact, find_facts, find_names
@@ -279,31 +281,68 @@ def value_readings(
         )
 
 
+def split_values(parts: ClaimParts, bounds: RequestBounds | None = None) -> tuple[list[Fact], list[Fact]]:
+    """The claim's values (:func:`claim_values`) the reader reads, its first
+    :attr:`~citeqa.qa.bounds.RequestBounds.claim_values` in claim order (all without ``bounds``),
+    and those it does not read."""
+    values = claim_values(parts)
+    if bounds is None:
+        return values, []
+    cut = max(0, bounds.claim_values)
+    return values[:cut], values[cut:]
+
+
+def value_question(
+    parts: ClaimParts, fact: Fact, form: str, bounds: RequestBounds | None, count: TokenCounter | None
+) -> str:
+    """The question that asks for ``fact`` (:func:`slot_question`): from the whole claim, or, when the
+    claim is longer than ``bounds.question_tokens`` by ``count``, from its words around the value
+    (:func:`~citeqa.qa.bounds.around`): the reader keeps a question's first 64 tokens, which in a
+    long claim may not reach the value asked for."""
+    if bounds is None or count is None:
+        return slot_question(parts.text, fact, parts.lang, form)
+    a, b = around(parts.text, fact.start, fact.end, bounds.question_tokens, count)
+    shifted = replace(
+        fact, start=fact.start - a, end=fact.end - a, measure_end=fact.measure_end - a if fact.measure_end >= 0 else -1
+    )
+    return slot_question(parts.text[a:b], shifted, parts.lang, form)
+
+
 def read_claim(
     reader: ExtractiveReader,
     parts: ClaimParts,
     hits: Sequence[Hit],
     rule: ReadingRule,
-    turn: Turn | None = None,
-    max_windows: int | None = None,
+    ticket: Ticket | None = None,
+    bounds: RequestBounds | None = None,
     documents: Mapping[str, Document] | None = None,
     holders: bool | None = None,
+    count: TokenCounter | None = None,
 ) -> tuple[ValueReading, ...]:
-    """One reading per value of the claim (:func:`claim_values`): its question read over the
-    ``rule.passages`` best passages; with ``documents``, how much the sentence read is about the
-    claim's names and words (:attr:`ValueReading.names`, ``cover``); with ``holders`` (by default
-    when the rule uses them), who the reader says holds each value read (:func:`read_holder`)."""
-    values = claim_values(parts)
+    """One reading per value of the claim read (:func:`split_values`): its question
+    (:func:`value_question`) read over the ``rule.passages`` best passages, within
+    :meth:`~citeqa.qa.bounds.RequestBounds.value_windows` windows; with ``documents``, how much the
+    sentence read is about the claim's names and words (:attr:`ValueReading.names`, ``cover``); with
+    ``holders`` (by default when the rule uses them), who the reader says holds each value read
+    (:func:`read_holder`). Without ``bounds`` every value is read, each in as many windows as it has.
+    Each read waits for ``ticket``'s turns in the engine's work queue; without a ticket it does not wait."""
+    values, _ = split_values(parts, bounds)
     if not values or not hits:
         return ()
     ask_holders = math.isfinite(rule.holder_margin) if holders is None else holders
-    subject = claim_subject(parts, values)
+    subject = claim_subject(parts, claim_values(parts))
     passages = [_passage(h) for h in hits[: rule.passages]]
+    windows = bounds.value_windows(len(values)) if bounds is not None else None
     out = []
+    turn = ticket.turn if ticket is not None else None
     for fact in values:
-        question = slot_question(parts.text, fact, parts.lang, rule.form)
+        question = value_question(parts, fact, rule.form, bounds, count)
         result = reader.run(
-            question, [p.hit.chunk for p in passages], top=max(rule.spans, 1), max_windows=max_windows, turn=turn
+            question,
+            [p.hit.chunk for p in passages],
+            top=max(rule.spans, 1),
+            max_windows=windows,
+            turn=turn,
         )
         out.append(
             _first_of_subject(

@@ -29,7 +29,7 @@ import numpy as np
 
 from citeqa.errors import QAFileError
 from citeqa.evaluation.report import meta_path
-from citeqa.evaluation.rows import collect_items, jsonl_records, read_text
+from citeqa.evaluation.rows import collect_items, jsonl_records, read_text, text_lines
 from citeqa.evaluation.user_json import BadInput, loads
 
 RESAMPLES = 2000
@@ -205,8 +205,8 @@ def load_predictions(path: Path) -> PredictionRun:
     naming the file and line.
     """
     path = Path(path)
-    text = read_text(path, "predictions file")
-    records = collect_items(path, jsonl_records(text), _record, "the predictions file holds no records", _id_of)
+    lines = text_lines(path, "predictions file")  # one at a time: the file is never held whole
+    records = collect_items(path, jsonl_records(lines), _record, "the predictions file holds no records", _id_of)
     return PredictionRun(path, tuple(records), _read_meta(meta_path(path)))
 
 

@@ -1,20 +1,23 @@
 """Reading the row files of an evaluation (QA, claim and predictions files): one reader of each kind.
 
-A file is read whole (:func:`read_text`), split into ``(line number, record or problem)``
-pairs (:func:`jsonl_records`, :func:`csv_records`), and validated whole by
+A file is read one line at a time (:func:`text_lines`), turned into ``(line number, record or
+problem)`` pairs (:func:`jsonl_records`, :func:`csv_records`), and validated whole by
 :func:`collect_items`, which raises one :class:`~citeqa.errors.QAFileError` naming the
-first few problems with their lines, so a broken file never gives a partial run.
+first few problems with their lines, so a broken file never gives a partial run. Only the items
+are kept: a 20 MB file read whole (its text, then its lines, then every record) took 150 MB at
+its peak beside its 60 MB of items, and the server kept most of that after.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import math
 import reprlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from citeqa.errors import QAFileError
 from citeqa.evaluation.user_json import MAX_FILE_BYTES, BadInput, loads
@@ -45,21 +48,27 @@ def load_rows(
     suffix = path.suffix.lower()
     if suffix not in JSONL_SUFFIXES + CSV_SUFFIXES:
         raise QAFileError(f"{path}: unsupported {what} type {suffix or '(none)'!r}; use .jsonl, .json or .csv")
-    text = read_text(path, what)
-    if not text.strip():
+    if not any(line.strip() for line in text_lines(path, what)):  # stops at the first line with text
         raise QAFileError(f"{path}: the {what} is empty")
     if suffix in JSONL_SUFFIXES:
-        records: Iterable[Row] = jsonl_records(text)
+        records: Iterable[Row] = jsonl_records(text_lines(path, what))
     else:
-        records = ((n, r if isinstance(r, str) else shape(r)) for n, r in csv_records(text, required))
+        rows = csv_records(text_lines(path, what, ends=True), required)
+        records = ((n, r if isinstance(r, str) else shape(r)) for n, r in rows)
     return collect_items(path, records, make_item, empty)
 
 
 def read_text(path: Path, what: str) -> str:
-    """The file's text (UTF-8, BOM tolerated), or a QAFileError saying why not; ``what`` names the file kind.
+    """The file's text (UTF-8, BOM tolerated), or a QAFileError saying why not; ``what`` names the file kind."""
+    return "".join(text_lines(path, what, ends=True))
 
-    A file over :data:`~citeqa.evaluation.user_json.MAX_FILE_BYTES` is refused before it is read.
-    """
+
+def text_lines(path: Path, what: str, ends: bool = False) -> Iterator[str]:
+    """The file's lines, read one at a time (UTF-8, BOM tolerated), split at "\\n" only (as
+    ``str.split("\\n")``: not at U+2028 inside a JSON string, nor at a lone "\\r"), each without its
+    "\\n" unless ``ends``; a QAFileError saying why not (``what`` names the file kind), raised
+    before the first line when the file cannot be opened or is over
+    :data:`~citeqa.evaluation.user_json.MAX_FILE_BYTES`, at the line of a bad byte otherwise."""
     if not path.exists():
         raise QAFileError(f"{path}: {what} not found")
     if not path.is_file():
@@ -74,17 +83,36 @@ def read_text(path: Path, what: str) -> str:
             f"the limit is {MAX_FILE_BYTES // 2**20} MiB): split it into smaller files"
         )
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise QAFileError(f"{path}: not UTF-8 text (bad byte at offset {exc.start})") from exc
+        fh = path.open("rb")
     except OSError as exc:
         raise QAFileError(f"{path}: cannot read the file ({exc.strerror})") from exc
+    return _decoded(path, fh, ends)
 
 
-def jsonl_records(text: str) -> Iterator[Row]:
-    """(line number, object or error message) for each non-blank JSONL line."""
+def _decoded(path: Path, fh: BinaryIO, ends: bool) -> Iterator[str]:
+    """The lines of the open file ``fh`` (see :func:`text_lines`); closes it."""
+    offset = 0  # bytes before the line, the BOM not counted
+    with fh:
+        try:
+            for number, raw in enumerate(fh):  # a binary file's lines end at b"\n" only
+                if number == 0 and raw.startswith(codecs.BOM_UTF8):
+                    raw = raw[len(codecs.BOM_UTF8) :]
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise QAFileError(f"{path}: not UTF-8 text (bad byte at offset {offset + exc.start})") from exc
+                offset += len(raw)
+                yield line if ends or not line.endswith("\n") else line[:-1]
+        except OSError as exc:
+            raise QAFileError(f"{path}: cannot read the file ({exc.strerror})") from exc
+
+
+def jsonl_records(text: str | Iterable[str]) -> Iterator[Row]:
+    """(line number, object or error message) for each non-blank JSONL line of ``text`` (a whole
+    text, or its lines without their "\\n")."""
     # split on "\n" only: str.splitlines would also split on U+2028 inside JSON strings
-    for lineno, line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n") if isinstance(text, str) else text
+    for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         hint = " (a JSONL file holds one JSON object per line)" if line.lstrip()[:1] == "[" else ""
@@ -99,13 +127,14 @@ def jsonl_records(text: str) -> Iterator[Row]:
         yield lineno, record
 
 
-def csv_records(text: str, required: Sequence[str]) -> Iterator[Row]:
-    """(first line number, ``{column: cell}`` or error message) for each non-blank CSV row.
+def csv_records(text: str | Iterable[str], required: Sequence[str]) -> Iterator[Row]:
+    """(first line number, ``{column: cell}`` or error message) for each non-blank CSV row of
+    ``text`` (a whole text, or its lines with their "\\n").
 
     Column names are the header's, stripped and lower-cased; a header without every
     ``required`` column, or repeating one, is the only row reported.
     """
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(io.StringIO(text) if isinstance(text, str) else text)
     header: list[str] | None = None
     try:
         while True:
@@ -152,7 +181,8 @@ def collect_items(
     for a bad one); every problem is collected, duplicate ids included, then one QAFileError names
     the first few with their lines. ``empty`` is the message for a file without items."""
     items: list[T] = []
-    errors: list[tuple[int, str]] = []
+    errors: list[str] = []  # the first few problems, then only how many (a broken 20 MB file has 90,000)
+    problems = 0
     first_line: dict[str, int] = {}
     for lineno, record in records:
         try:
@@ -162,20 +192,24 @@ def collect_items(
             if id_of(item) in first_line:
                 raise ValueError(f"duplicate id {shown(id_of(item))} (first used on line {first_line[id_of(item)]})")
         except ValueError as exc:
-            errors.append((lineno, str(exc)))
+            problems += 1
+            if len(errors) < MAX_ERRORS_SHOWN:
+                errors.append(f"line {lineno}: {exc}")
             continue
         first_line[id_of(item)] = lineno
-        items.append(item)
-    if errors:
-        raise QAFileError(errors_message(path, [f"line {line}: {msg}" for line, msg in errors]))
+        if not problems:  # a file with a problem gives no items: those after it are not kept
+            items.append(item)
+    if problems:
+        raise QAFileError(errors_message(path, errors, problems))
     if not items:
         raise QAFileError(f"{path}: {empty}")
     return items
 
 
-def errors_message(path: Path, errors: Sequence[str]) -> str:
-    """One short message: the first few problems, and how many more there are."""
-    more = len(errors) - MAX_ERRORS_SHOWN
+def errors_message(path: Path, errors: Sequence[str], total: int | None = None) -> str:
+    """One short message: the first few problems, and how many more there are (of ``total``, all
+    of ``errors`` when None)."""
+    more = (len(errors) if total is None else total) - MAX_ERRORS_SHOWN
     suffix = f"; and {more} more problem{'s' if more > 1 else ''}" if more > 0 else ""
     return f"{path}: {'; '.join(errors[:MAX_ERRORS_SHOWN])}{suffix}"
 

@@ -9,6 +9,14 @@ usually at its end), an earlier turn with fewer, only the latest turns count, an
 runs at most one batch of windows; a normal question is far below every bound, so its answer
 does not change (the dev questions have at most 28 tokens, their earlier turns 21).
 
+A claim (``/check``) is bounded the same way, and more: the schema allows a 2,000-character claim
+that lists dozens of values and names, and each value was one reader question over the claim's
+passages (60x a normal claim, issue [3/6]). Now the reader reads the claim's first
+:attr:`RequestBounds.claim_values` values, with :attr:`RequestBounds.claim_windows` windows
+among them (what one question reads), each asked with the claim's words around the value
+(:func:`around`); the values beyond are matched by the sentence judge alone, and the check's
+record lists them.
+
 Tokens are counted by the query encoder (:func:`citeqa.embedding.protocol.token_counter`), so
 a bound means the same work whatever the script; the cut falls between words where it can.
 """
@@ -36,6 +44,19 @@ class RequestBounds:
     #: Reader windows per question: one batch (``reader.reader.BATCH``); each passage's first
     #: window comes before any passage's second (4 passages of the default 800 characters need 4-8).
     reader_windows: int = 8
+    #: Values of a claim the reader reads, its first in claim order: each one is a reader question
+    #: over the claim's passages (229 of the 232 claims of eval/ state at most 2). The sentence
+    #: judge still matches every value; those not read are listed in the record (``ClaimCheck.unread``).
+    claim_values: int = 2
+    #: Reader windows of one claim, shared by the values read: at most what one question reads
+    #: (:attr:`reader_windows`, one batch); a claim of one value reads as many as a question, one
+    #: of two half each (every passage's first window: a short claim's passages fit in one).
+    claim_windows: int = 8
+
+    def value_windows(self, values: int) -> int:
+        """Reader windows for each of ``values`` values read for one claim: :attr:`reader_windows`,
+        fewer when the values would read more than :attr:`claim_windows` together (at least one)."""
+        return max(1, min(self.reader_windows, self.claim_windows // max(1, values)))
 
     def question(self, text: str, count: TokenCounter) -> str:
         """``text`` as answered: whole, or its first and last tokens within :attr:`question_tokens`."""
@@ -59,6 +80,19 @@ def bounded(text: str, max_tokens: int, count: TokenCounter) -> str:
     tail = _suffix(text[len(head) :], max_tokens - max_tokens // 2, count)
     joined = f"{head} {tail}".strip() if head and tail else (head or tail)
     return joined if count(joined) <= max_tokens else _prefix(text, max_tokens, count)
+
+
+def around(text: str, start: int, end: int, max_tokens: int, count: TokenCounter) -> tuple[int, int]:
+    """Where to cut ``text`` so that it keeps ``text[start:end]`` (a claim's value) with the words
+    around it within ``max_tokens`` tokens by ``count``: ``(0, len(text))`` when the whole text is
+    within; else the value with at most half the tokens left before it and the rest after, cut
+    between words (the value alone when it is itself longer)."""
+    if count(text) <= max_tokens:
+        return 0, len(text)
+    left = max(0, max_tokens - count(text[start:end]))
+    before = _suffix(text[:start], left // 2, count) if left // 2 > 0 else ""
+    after = _prefix(text[end:], max(0, left - count(before)), count) if left > 0 else ""
+    return start - len(before), end + len(after)
 
 
 def _prefix(text: str, max_tokens: int, count: TokenCounter) -> str:

@@ -226,16 +226,17 @@ class AnswerPipeline:
             verdict=verdict,
         )
 
-    def sentences(self, text: str, k: int = 5, page_lang: str | None = None) -> Sentences:
+    def sentences(self, text: str, k: int = 5, page_lang: str | None = None, ticket: Ticket | None = None) -> Sentences:
         """Prepare and retrieve ``text`` as a question (cleaned as one; ``page_lang`` as for
-        :meth:`run`), then split every hit into sentences and give each its cosine to the text's
-        vector: what a claim is judged on (:meth:`citeqa.engine.Engine.claim_inputs`)."""
+        :meth:`run`; the embedding in ``ticket``'s turn, a new one's without), then split every hit
+        into sentences and give each its cosine to the text's vector: what a claim is judged on
+        (:meth:`citeqa.engine.Engine.claim_inputs`)."""
         text = clean_question(text)
         if k < 1:
             raise QuestionError("k must be at least 1")
         clock = _Clock()  # a check reports its own latency; the steps' timings are not kept
         asked = self.prepare(text, (), None, clock, page_lang)
-        retrieval = self.retrieve(asked, k, clock, self.work.ticket())
+        retrieval = self.retrieve(asked, k, clock, ticket)
         hits = retrieval.hits
         cands = candidates_from([(i, h.chunk) for i, h in enumerate(hits)])
         sims = self.span_similarities(cands, hits, retrieval.vector)

@@ -13,6 +13,14 @@ question's. So that a stream of new questions cannot hold back an older, larger 
 a call passed over :attr:`WorkPolicy.max_passed` times by later questions goes before any
 other (the earliest such first).
 
+A claim check (its ticket's ``after_questions``) reads as much as a question (issue [3/6]), and
+sixteen of them at once held a normal question back call after call, each call longer than the
+question's own. So a check's calls come after the waiting questions' (one passed over
+:attr:`WorkPolicy.max_passed` times goes first all the same), and checks never take
+:attr:`WorkPolicy.question_lanes`: lanes a question's call may take while checks hold the others,
+so that it runs beside a check's call instead of waiting for its end. Questions alone never
+run more than :attr:`WorkPolicy.lanes` calls at once.
+
 The queue only orders model calls; everything else of a question (retrieval, features,
 choosing, the record) runs in parallel, as before.
 """
@@ -41,21 +49,27 @@ class WorkPolicy:
     #: Times a waiting call may be passed over by calls of later questions before it goes first:
     #: enough for a normal question (two calls) to pass a few expensive ones, not to starve them.
     max_passed: int = 16
+    #: Lanes a question's call may take beyond :attr:`lanes` while claim checks' calls hold those:
+    #: one, so that a question never waits for a check's read (at most one question call and one
+    #: check call run at once; two calls at once hold two reader runs' working memory).
+    question_lanes: int = 1
 
     def __post_init__(self) -> None:
-        if self.lanes < 1 or self.max_passed < 0:
-            raise ValueError("a work policy needs at least one lane and max_passed >= 0")
+        if self.lanes < 1 or self.max_passed < 0 or self.question_lanes < 0:
+            raise ValueError("a work policy needs at least one lane, max_passed >= 0 and question_lanes >= 0")
 
 
 class Ticket:
-    """One question's place in a :class:`WorkQueue`: when it arrived and the tokens its calls used."""
+    """One question's place in a :class:`WorkQueue`: when it arrived, the tokens its calls used, and
+    whether its calls wait for the questions' (a claim check's)."""
 
-    __slots__ = ("number", "spent", "_queue")
+    __slots__ = ("after_questions", "number", "spent", "_queue")
 
-    def __init__(self, queue: WorkQueue, number: int) -> None:
+    def __init__(self, queue: WorkQueue, number: int, after_questions: bool = False) -> None:
         self._queue = queue
         self.number = number  #: arrival order
         self.spent = 0  #: tokens of the model calls admitted so far
+        self.after_questions = after_questions  #: its calls go after the waiting calls of questions
 
     def turn(self, cost: int) -> contextlib.AbstractContextManager[None]:
         """Wait for this question's turn at a model call of ``cost`` tokens; run the call inside."""
@@ -79,11 +93,13 @@ class WorkQueue:
         self._numbers = itertools.count()
         self._waiting: list[_Call] = []
         self._running = 0
+        self._running_checks = 0  #: of :attr:`_running`, the calls of claim checks
 
-    def ticket(self) -> Ticket:
-        """A place for a new question (it has used nothing yet, so its first call comes soon)."""
+    def ticket(self, after_questions: bool = False) -> Ticket:
+        """A place for a new question (it has used nothing yet, so its first call comes soon); with
+        ``after_questions`` (a claim check), one whose calls wait for the questions' calls."""
         with self._cond:
-            return Ticket(self, next(self._numbers))
+            return Ticket(self, next(self._numbers), after_questions)
 
     def waiting(self) -> int:
         """Calls waiting for a lane now."""
@@ -102,7 +118,7 @@ class WorkQueue:
         with self._cond:
             self._waiting.append(call)
             try:
-                while self._running >= self.policy.lanes or self._next() is not call:
+                while self._next() is not call:
                     self._cond.wait()
             except BaseException:  # interrupted while waiting: leave the queue as if never there
                 self._waiting.remove(call)
@@ -113,17 +129,34 @@ class WorkQueue:
                 if other.ticket.number < ticket.number:
                     other.passed += 1
             self._running += 1
+            self._running_checks += ticket.after_questions
             ticket.spent += max(0, cost)
         try:
             yield
         finally:
             with self._cond:
                 self._running -= 1
+                self._running_checks -= ticket.after_questions
                 self._cond.notify_all()
 
-    def _next(self) -> _Call:
-        """The waiting call to admit next: the earliest one passed over too often, else the least served."""
-        due = [c for c in self._waiting if c.passed >= self.policy.max_passed]
+    def _next(self) -> _Call | None:
+        """The waiting call to admit next, among those a free lane takes (None: none): the earliest
+        one passed over too often, else a question's before a check's, the least served first."""
+        free = [c for c in self._waiting if self._lane_for(c.ticket.after_questions)]
+        due = [c for c in free if c.passed >= self.policy.max_passed]
         if due:
             return min(due, key=lambda c: c.ticket.number)
-        return min(self._waiting, key=lambda c: (c.served, c.ticket.number))
+        return min(free, key=lambda c: (c.ticket.after_questions, c.served, c.ticket.number), default=None)
+
+    def _lane_for(self, check: bool) -> bool:
+        """Whether a lane is free for a check's call (``check``) or a question's: one of
+        :attr:`WorkPolicy.lanes`, or for a question one of :attr:`WorkPolicy.question_lanes` while
+        checks hold the others (its questions' calls never more than :attr:`WorkPolicy.lanes`)."""
+        if self._running < self.policy.lanes:
+            return True
+        questions = self._running - self._running_checks
+        return (
+            not check
+            and questions < self.policy.lanes
+            and self._running < self.policy.lanes + self.policy.question_lanes
+        )

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from citeqa.app.web.api_types import answer_reply, check_reply, documented
-from citeqa.app.web.holder import ANSWER_CONCURRENCY, ANSWER_GROUP, EngineHolder
+from citeqa.app.web.holder import ANSWER_CONCURRENCY, ANSWER_GROUP, CHECK_CONCURRENCY, CHECK_GROUP, EngineHolder
 from citeqa.app.web.validation import DEFAULT_K, ApiError, AskRequest, CheckRequest, engine_language, error_record
 from citeqa.errors import CiteqaError, QuestionError, RequestError
 
@@ -87,10 +87,19 @@ def add_endpoints(gr: Any, holder: EngineHolder) -> None:
         """Whether the documents support a claim (the claim check record), or an error record."""
         return check_record(holder, claim, k)
 
-    group = {"concurrency_limit": ANSWER_CONCURRENCY, "concurrency_id": ANSWER_GROUP}
     # the records' types, so that the API's documentation (view_api, "Use via API") shows their fields
-    gr.api(documented(ask, answer_reply()), api_name="ask", **group)
-    gr.api(documented(check, check_reply()), api_name="check", **group)
+    gr.api(
+        documented(ask, answer_reply()),
+        api_name="ask",
+        concurrency_limit=ANSWER_CONCURRENCY,
+        concurrency_id=ANSWER_GROUP,
+    )
+    gr.api(
+        documented(check, check_reply()),
+        api_name="check",
+        concurrency_limit=CHECK_CONCURRENCY,
+        concurrency_id=CHECK_GROUP,
+    )
 
 
 def arguments_of(api_name: str) -> tuple[str, ...] | None:

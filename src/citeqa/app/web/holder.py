@@ -17,13 +17,20 @@ from citeqa.engine import Engine
 from citeqa.errors import ConfigError
 from citeqa.ingest.budget import ParseBudget
 
-#: Answering events (``/ask``, ``/check``, the chat's turn) share one Gradio concurrency group this
+#: Answering events (``/ask`` and the chat's turn) share one Gradio concurrency group this
 #: wide, so that a request reaches the engine's work queue, which orders the model calls (the
 #: least-served question first), instead of waiting in Gradio's first-come queue behind every
 #: request ahead of it (with 4 workers, a normal question waited for three of six worst-case
 #: ones). A request waiting in the work queue holds a thread, not the model's working memory.
 ANSWER_GROUP = "answering"
 ANSWER_CONCURRENCY = 16
+#: ``/check`` runs in a group of its own, this wide: sixteen claim checks at once held every worker
+#: of the answering group, and a question waited in Gradio's line until they had all but finished.
+#: Two: with one or two checks at once a normal question behind sixteen worst ones took 2.9x and
+#: 2.8x its time alone, with four 4.1x (bench/check_bounds.py, docs/benchmarks.md); more checks
+#: wait in Gradio's line, holding nothing.
+CHECK_GROUP = "checking"
+CHECK_CONCURRENCY = 2
 
 
 class EngineHolder:

@@ -46,6 +46,7 @@ def serve(
     without (a warning says so) unless ``reader_required`` (``--reader on``), when the error stops
     the server before it serves.
     """
+    from citeqa.app.web import memory
     from citeqa.app.web.ui import guarded_app
 
     sock = sock if sock is not None else serving.bind(host, port)
@@ -70,10 +71,18 @@ def serve(
     runner = EvaluationRunner(holder, evaluation.k)
     app = guarded_app(holder, uploads, policy, auth, evaluation, runner)
     print(f"citeqa: serving on {serving.url_of(sock, host)} (Ctrl+C to stop)", file=sys.stderr, flush=True)
+    trimmer = memory.Trimmer(lambda: idle(holder)).start()  # free memory goes back after each burst
     try:
         serving.run(app, sock)
     finally:  # after SIGINT and SIGTERM alike (serving.run raises Terminated for SIGTERM)
+        trimmer.stop()
         runner.close()  # a run in progress stops; its files go
+
+
+def idle(holder: EngineHolder) -> bool:
+    """Whether no model call runs or waits in the live engine's work queue (kept across reloads)."""
+    work = holder.engine.work
+    return work.running() == 0 and work.waiting() == 0
 
 
 def _open(
