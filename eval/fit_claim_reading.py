@@ -1,4 +1,4 @@
-"""Fit how claims are checked by reading (citeqa.claims.reading.ReadingRule) and report it out of fold.
+"""Fit how claims are checked by reading (citeqa.claims.rule.ReadingRule) and report it out of fold.
 
     PYTHONPATH=src .venv/bin/python eval/fit_claim_reading.py \\
         --set eval/claims.jsonl=index --set eval/dev2/claims.jsonl=out/dev2-index \\
@@ -60,15 +60,8 @@ from citeqa.claims.check import ClaimThresholds
 from citeqa.claims.judge import FEATURES
 from citeqa.claims.parts import analyse_claim
 from citeqa.claims.questions import FORMS
-from citeqa.claims.reading import (
-    DIFFERENT,
-    MODES,
-    RULE_FILE,
-    SAME,
-    ReadingRule,
-    read_claim,
-    rule_dict,
-)
+from citeqa.claims.reading import DIFFERENT, SAME, read_claim
+from citeqa.claims.rule import MODES, RULE_FILE, ReadingRule, rule_dict
 from citeqa.engine import Engine
 from citeqa.evaluation.claims_file import load_claims
 from citeqa.reader.reader import Reader
@@ -378,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         right = sum(after[c.id] == c.gold for c in claims)
         data = {
-            "_about": "How claims are checked by reading (citeqa.claims.reading.ReadingRule) and the "
+            "_about": "How claims are checked by reading (citeqa.claims.rule.ReadingRule) and the "
             "sentence judge's thresholds it goes with (judge); written by eval/fit_claim_reading.py --write.",
             **rule_dict(rule),
             "judge": asdict(judge_t),

@@ -15,16 +15,14 @@ from citeqa.claims.parts import analyse_claim
 from citeqa.claims.reading import (
     DIFFERENT,
     NONE,
-    RULE_FILE,
     SAME,
-    ReadingRule,
     ValueReading,
     combine,
     compare,
     read_claim,
-    reading_rule,
     reading_says,
 )
+from citeqa.claims.rule import RULE_FILE, ReadingRule, reading_rule
 from citeqa.errors import ConfigError
 from citeqa.reader.decode import SpanScore
 from citeqa.reader.reader import ReaderResult, Reading, placed

@@ -36,7 +36,8 @@ from citeqa.claims.judge import (
 )
 from citeqa.claims.parts import ClaimParts, analyse_claim
 from citeqa.claims.questions import claim_subject, claim_values
-from citeqa.claims.reading import ReadingRule, ValueReading, combine
+from citeqa.claims.reading import ValueReading, combine
+from citeqa.claims.rule import ReadingRule
 from citeqa.claims.thresholds import ClaimThresholds, claim_thresholds
 from citeqa.claims.translations import aligned, translation_groups
 from citeqa.errors import QuestionError
