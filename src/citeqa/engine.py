@@ -287,7 +287,8 @@ class Engine:
     def _check(self, claim: str, k: int, thresholds: ClaimThresholds | None, page_lang: str | None) -> ClaimCheck:
         from citeqa.claims.check import check_claim, claim_thresholds
         from citeqa.claims.parts import analyse_claim
-        from citeqa.claims.reading import ReadingRule, ValueReading, judge_block, read_claim, reading_rule, split_values
+        from citeqa.claims.questions import split_values
+        from citeqa.claims.reading import ReadingRule, ValueReading, judge_block, read_claim, reading_rule
 
         started = time.perf_counter()
         # one place in the work queue for the claim's embedding and its reads, after the questions'
