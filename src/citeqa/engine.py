@@ -293,7 +293,8 @@ class Engine:
     def _check(self, claim: str, k: int, thresholds: ClaimThresholds | None, page_lang: str | None) -> ClaimCheck:
         from citeqa.claims.check import check_claim, claim_thresholds
         from citeqa.claims.parts import analyse_claim
-        from citeqa.claims.reading import ValueReading, read_claim, split_values
+        from citeqa.claims.questions import split_values
+        from citeqa.claims.reading import ValueReading, read_claim
         from citeqa.claims.rule import ReadingRule, judge_block, reading_rule
 
         started = time.perf_counter()

@@ -9,8 +9,8 @@ import pytest
 
 from citeqa.claims.check import ClaimCheck
 from citeqa.claims.parts import analyse_claim, fact_anchors, match_fact, match_facts
-from citeqa.claims.questions import claim_values, slot_question
-from citeqa.claims.reading import read_claim, split_values, value_question
+from citeqa.claims.questions import claim_values, slot_question, split_values, value_question
+from citeqa.claims.reading import read_claim
 from citeqa.claims.rule import ReadingRule
 from citeqa.embedding.protocol import count_pieces
 from citeqa.qa.bounds import RequestBounds

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 
 from citeqa.claims.parts import ClaimParts, tokens_of
 from citeqa.errors import ConfigError
+from citeqa.qa.bounds import RequestBounds, TokenCounter, around
 from citeqa.records import Highlight
 from citeqa.text.analysis import stopwords
 from citeqa.text.facts import DATE, NAME, QUANTITY, Fact
@@ -107,6 +109,36 @@ def _drop_last_words(text: str, words: str) -> str:
             break
         cut = a
     return text[:cut]
+
+
+# --- a claim's values as the reader reads them, within a request's bounds -------------------
+
+
+def split_values(parts: ClaimParts, bounds: RequestBounds | None = None) -> tuple[list[Fact], list[Fact]]:
+    """The claim's values (:func:`claim_values`) the reader reads, its first
+    :attr:`~citeqa.qa.bounds.RequestBounds.claim_values` in claim order (all without ``bounds``),
+    and those it does not read."""
+    values = claim_values(parts)
+    if bounds is None:
+        return values, []
+    cut = max(0, bounds.claim_values)
+    return values[:cut], values[cut:]
+
+
+def value_question(
+    parts: ClaimParts, fact: Fact, form: str, bounds: RequestBounds | None, count: TokenCounter | None
+) -> str:
+    """The question that asks for ``fact`` (:func:`slot_question`): from the whole claim, or, when the
+    claim is longer than ``bounds.question_tokens`` by ``count``, from its words around the value
+    (:func:`~citeqa.qa.bounds.around`): the reader keeps a question's first 64 tokens, which in a
+    long claim may not reach the value asked for."""
+    if bounds is None or count is None:
+        return slot_question(parts.text, fact, parts.lang, form)
+    a, b = around(parts.text, fact.start, fact.end, bounds.question_tokens, count)
+    shifted = replace(
+        fact, start=fact.start - a, end=fact.end - a, measure_end=fact.measure_end - a if fact.measure_end >= 0 else -1
+    )
+    return slot_question(parts.text[a:b], shifted, parts.lang, form)
 
 
 # --- the claim's subject ---------------------------------------------------------------------------

@@ -34,9 +34,9 @@ from dataclasses import dataclass, replace
 
 from citeqa.claims.judge import judge_unit, units_of
 from citeqa.claims.parts import ClaimParts, tokens_of
-from citeqa.claims.questions import claim_subject, claim_values, holder_question, slot_question
+from citeqa.claims.questions import claim_subject, claim_values, holder_question, split_values, value_question
 from citeqa.claims.rule import ReadingRule
-from citeqa.qa.bounds import RequestBounds, TokenCounter, around
+from citeqa.qa.bounds import RequestBounds, TokenCounter
 from citeqa.qa.reading import widened
 from citeqa.qa.spans import trimmed_span
 from citeqa.qa.work import Ticket
@@ -200,33 +200,6 @@ def value_readings(
             doc.text,
             round(float(answer.score - null), 4),
         )
-
-
-def split_values(parts: ClaimParts, bounds: RequestBounds | None = None) -> tuple[list[Fact], list[Fact]]:
-    """The claim's values (:func:`claim_values`) the reader reads, its first
-    :attr:`~citeqa.qa.bounds.RequestBounds.claim_values` in claim order (all without ``bounds``),
-    and those it does not read."""
-    values = claim_values(parts)
-    if bounds is None:
-        return values, []
-    cut = max(0, bounds.claim_values)
-    return values[:cut], values[cut:]
-
-
-def value_question(
-    parts: ClaimParts, fact: Fact, form: str, bounds: RequestBounds | None, count: TokenCounter | None
-) -> str:
-    """The question that asks for ``fact`` (:func:`slot_question`): from the whole claim, or, when the
-    claim is longer than ``bounds.question_tokens`` by ``count``, from its words around the value
-    (:func:`~citeqa.qa.bounds.around`): the reader keeps a question's first 64 tokens, which in a
-    long claim may not reach the value asked for."""
-    if bounds is None or count is None:
-        return slot_question(parts.text, fact, parts.lang, form)
-    a, b = around(parts.text, fact.start, fact.end, bounds.question_tokens, count)
-    shifted = replace(
-        fact, start=fact.start - a, end=fact.end - a, measure_end=fact.measure_end - a if fact.measure_end >= 0 else -1
-    )
-    return slot_question(parts.text[a:b], shifted, parts.lang, form)
 
 
 def read_claim(
