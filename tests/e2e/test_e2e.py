@@ -60,6 +60,12 @@ def test_a_value_the_documents_never_give_is_never_high(real_engine: Engine, que
     assert answer.abstained or (answer.band is not None and answer.band.name != "high"), answer.short_answer
 
 
+@pytest.mark.parametrize("question", ["🙂🙂🙂", "!!! ??? ### %%%", "¿¿¿ ... ???"])
+def test_a_question_of_symbols_is_told_the_documents_do_not_say(real_engine: Engine, question: str):
+    answer = real_engine.ask(question)
+    assert answer.abstained and answer.answer is None and answer.band is None
+
+
 def test_a_supported_value_is_high_and_corroborated(real_engine: Engine):
     answer = real_engine.ask("How much memory is the 960DT estimated to have?")
     assert answer.short_answer == "288 GB" and answer.band is not None and answer.band.name == "high"
