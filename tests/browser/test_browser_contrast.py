@@ -139,3 +139,26 @@ def test_bold_titles_draw_every_capital_from_one_face(browser, app_url):
     drawn = title.evaluate(CAPS_JS)
     heights = drawn["caps"]
     assert max(heights.values()) - min(heights.values()) < 0.5, drawn
+
+
+#: WCAG 2.2, 2.5.8 (target size, minimum): a pointer target is at least 24 by 24 CSS pixels.
+SMALL_TARGETS_JS = """() => [...document.querySelectorAll(
+    '#chat .citeqa-bot button, #chat .citeqa-bot summary, #chat .citeqa-bot input')]
+  .filter((el) => el.offsetParent !== null)
+  .map((el) => { const r = el.getBoundingClientRect();
+                 return {text: el.innerText || el.className, width: r.width, height: r.height}; })
+  .filter((r) => r.width < 24 || r.height < 24)"""
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_every_control_of_an_answer_is_at_least_24_pixels(browser, app_url, width):
+    """The citation tools (Copy, BibTeX, CSL-JSON, open the document) and the formats' summary, on a
+    desktop and on a 390 px phone."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(app_url)
+    page.locator("#question textarea").wait_for()
+    page.locator("#question textarea").fill("When was the windmill of Greyhill restored?")
+    page.locator("#question textarea").press("Enter")
+    page.locator("#chat .citeqa-bot").get_by_text("2004").first.wait_for()
+    page.locator("#chat .citeqa-bot .citeqa-tools button").first.wait_for()
+    assert page.evaluate(SMALL_TARGETS_JS) == []

@@ -69,7 +69,8 @@ footer, footer a, footer button, footer .divider {{color: var(--body-text-color-
 .citeqa-holds {{background: #dcfce7; color: #14532d; border-radius: 6px; padding: 0 6px; font-size: 0.8em;}}
 .citeqa-sources h3 {{font-size: 0.95em; margin: 10px 0 2px; color: {_INK}; font-weight: 600;}}
 .citeqa-closest h3 {{color: {_MUTED}; font-style: italic;}}
-.citeqa-more > summary, .citeqa-context summary, .citeqa-formats summary {{cursor: pointer; color: {_LINK};
+.citeqa-more > summary, .citeqa-context summary, .citeqa-formats summary {{min-height: 24px; line-height: 24px;
+  cursor: pointer; color: {_LINK};
   font-size: 0.9em; margin-top: 4px;}}
 .citeqa-context div {{background: #f3f4f6; color: {_INK}; padding: 6px 8px; border-radius: 6px; line-height: 1.45;}}
 .citeqa-cited {{background: #dbeafe; color: {_INK}; border-radius: 3px;}}
@@ -87,7 +88,8 @@ a.citeqa-ref:hover, a.citeqa-ref:focus {{text-decoration: underline;}}
 mark {{background: #fef08a; color: #111827; padding: 0 2px; border-radius: 3px;}}
 .citeqa-tools {{margin-top: 6px; display: flex; flex-wrap: wrap; gap: 6px; align-items: center; font-size: 0.85em;}}
 .citeqa-tools button {{border: 1px solid #9ca3af; border-radius: 6px; padding: 1px 8px; color: {_INK};
-  background: #f9fafb; cursor: pointer; font-size: 0.9em; font-weight: normal;}}
+  background: #f9fafb; cursor: pointer; font-size: 0.9em; font-weight: normal;
+  min-height: 24px; min-width: 24px;}}
 .citeqa-formats {{flex-basis: 100%;}}
 .citeqa-format {{white-space: pre-wrap; font-size: 0.85em; background: #f3f4f6; color: {_INK};
   padding: 4px 6px; border-radius: 6px; margin: 4px 0;}}
