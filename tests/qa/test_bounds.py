@@ -11,6 +11,7 @@ import pytest
 from citeqa.embedding.keyword import KeywordEmbedder
 from citeqa.embedding.protocol import count_pieces
 from citeqa.qa.bounds import RequestBounds, bounded
+from tests.fakes import CountingSession
 
 LONG = ("¿Cuántos visitantes recibe el molino de viento cada año y quién lo construyó en 1887? " * 30)[:2000]
 
@@ -80,34 +81,12 @@ def test_the_worst_legal_request_embeds_and_matches_a_bounded_text(shared_index:
     assert embedder.encoded[-1] == normal.query  # a normal follow-up is embedded as before
 
 
-class _CountingSession:
-    """An ONNX session stand-in: records the windows of each run and scores every token 0."""
-
-    def __init__(self) -> None:
-        self.runs: list[int] = []
-
-    def run(self, _outputs, feeds, _options=None):
-        batch, width = feeds["attention_mask"].shape
-        self.runs.append(batch)
-        return np.zeros((batch, width), np.float32), np.zeros((batch, width), np.float32)
-
-
-@pytest.fixture(scope="module")
-def reader_parts():
-    from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_header
-    from citeqa.reader.tokenizer import E5Tokenizer
-
-    with e5_path().open("rb") as fh:
-        head = read_header(memoryview(fh.read()))
-    return E5Tokenizer(head.vocab), WordEmbeddings(e5_path(), head)
-
-
 def test_the_reader_runs_at_most_the_bound_of_windows_each_in_its_turn(reader_parts) -> None:
     from citeqa.reader.reader import Reader
 
     reader = Reader()
     reader._tok, reader._embed = reader_parts
-    reader._session = session = _CountingSession()
+    reader._session = session = CountingSession()
     passages = [" ".join(f"palabra{i}" for i in range(n, n + 300)) for n in range(0, 1200, 300)]
     turns: list[int] = []
 
