@@ -178,7 +178,9 @@ def write(out: Path, articles: Sequence[Article], rows: Sequence[dict[str, Any]]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    p = argparse.ArgumentParser(
+        prog="python -m citeqa.fitting.negatives", description=__doc__.split("\n")[0] if __doc__ else None
+    )
     p.add_argument("--dev", type=Path, required=True, help="python -m citeqa.fitting.reader.prepare's dev.jsonl")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--langs", default=",".join(LANGUAGES))

@@ -40,7 +40,7 @@ def average(states: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m citeqa.fitting.reader.average", description=__doc__.split("\n\n")[0])
     p.add_argument("inputs", nargs="+", type=Path, help="checkpoints (.pt) or exported deltas")
     p.add_argument("--out", type=Path, required=True, help="where to write the averaged checkpoint")
     p.add_argument("--dev", type=Path, default=None, help="prepared data folder: score on its dev sample")

@@ -25,7 +25,7 @@ def evaluations(log: Path) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m citeqa.fitting.reader.curve", description=__doc__.split("\n\n")[0])
     p.add_argument("--log", type=Path, required=True)
     p.add_argument("--batch", type=int, default=16, help="windows per step")
     p.add_argument("--png", type=Path, default=None)

@@ -33,7 +33,7 @@ from citeqa.reader.reader import Reader
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m citeqa.fitting.reader.evaluate", description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, required=True, help="dev.jsonl from python -m citeqa.fitting.reader.prepare")
     p.add_argument("--delta", type=Path, default=None, help="reader weights (default: the shipped ones)")
     p.add_argument("--cache", type=Path, default=None, help="where the ONNX file is built (default: citeqa's cache)")

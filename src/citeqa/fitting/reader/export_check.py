@@ -67,7 +67,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m citeqa.fitting.reader.export_check", description=__doc__.split("\n\n")[0]
+    )
     p.add_argument("--data", required=True)
     p.add_argument("--checkpoint", default=None)
     p.add_argument("--delta", default=None, help="default: the shipped reader weights")

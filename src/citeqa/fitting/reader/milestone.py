@@ -40,7 +40,7 @@ SCORER_COMMANDS = (["python", "-m", "citeqa.fitting.scorer"], ["eval/fit_scorer.
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m citeqa.fitting.reader.milestone", description=__doc__.split("\n\n")[0])
     p.add_argument("name", help="the milestone's folder under --root")
     p.add_argument("inputs", nargs="+", type=Path, help="checkpoints (.pt) or exported deltas")
     p.add_argument("--data", type=Path, default=Path("out/reader-data2"), help="prepared data (its dev split)")

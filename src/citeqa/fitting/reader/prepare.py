@@ -144,7 +144,7 @@ def _words(text: str) -> set[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m citeqa.fitting.reader.prepare", description=__doc__.split("\n\n")[0])
     p.add_argument("--file", action="append", required=True, help="LANG=PATH, or LANG=PATH:dev for a dev-only file")
     p.add_argument("--heldout", required=True, help="file of question ids never to train, tune or select on")
     p.add_argument("--out", required=True)
