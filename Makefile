@@ -24,13 +24,13 @@ test-fast: $(VENV)/.installed-test
 
 # ruff and mypy: the rules, the format and the type checks are in pyproject.toml; .ci/run lints before it tests.
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check src tests eval bench training
-	$(BIN)/ruff format --check src tests eval bench training
+	$(BIN)/ruff check src tests eval bench
+	$(BIN)/ruff format --check src tests eval bench
 	$(BIN)/mypy
 
 format: $(VENV)/.installed-test
-	$(BIN)/ruff check --fix src tests eval bench training
-	$(BIN)/ruff format src tests eval bench training
+	$(BIN)/ruff check --fix src tests eval bench
+	$(BIN)/ruff format src tests eval bench
 
 # The API reference of the public API (`from citeqa import ...`), as HTML in docs/api/ (not committed);
 # tests/app/web/test_api_docs.py renders the same with the same options.

@@ -10,7 +10,7 @@ today's reading, the 4 best passages whole). For each, in a fresh process: 3 war
 ``--rounds`` rounds over bench/questions.json (10 es, 10 pt, 10 en) through ``Engine.trace``;
 p50/p95 of the whole answer and of its ``read`` step, and the mean tokens the reader ran
 (``Trace.read_tokens``). What each reading costs in answers is measured out of fold by
-``eval/fit_scorer.py --setting ...`` (docs/benchmarks.md).
+``python -m citeqa.fitting.scorer --setting ...`` (docs/benchmarks.md).
 """
 
 from __future__ import annotations

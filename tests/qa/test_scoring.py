@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -178,54 +177,3 @@ def test_bad_bands_are_refused_with_a_reason(tmp_path: Path, bands, message: str
     path.write_text(json.dumps(data), "utf-8")
     with pytest.raises(ConfigError, match=message):
         load_scoring(path=path)
-
-
-def test_fit_scorer_fits_bands_on_the_answers_given_and_high_starts_at_the_headline_level(repo: Path, monkeypatch):
-    monkeypatch.syspath_prepend(str(repo / "eval"))  # imported as a module: its dataclasses need sys.modules
-    fit_scorer = importlib.import_module("fit_scorer")
-    rng = np.random.default_rng(3)
-    conf = rng.random(300)
-    right = rng.random(300) < conf
-    outcomes = [fit_scorer.Outcome(None, bool(r), False, False, float(c)) for c, r in zip(conf, right)]
-    outcomes += [fit_scorer.Outcome(None, False, False, True, 0.95)] * 50  # abstentions are no answers
-    bands = fit_scorer.outcome_bands(outcomes)
-    assert bands == fit_bands(conf, right) and [b.name for b in bands] == list(BAND_NAMES)
-    assert bands[0].above == fit_scorer.headline_level(outcomes) < 1.0
-    assert sum(b.support for b in bands) == 300
-    assert "fit_bands" in fit_scorer.provenance([("qa.jsonl", "index")], "m", 5, {}, None)["bands"]
-
-
-def test_fit_scorer_keeps_traces_in_its_cache_and_collects_again_for_another_key(repo: Path, monkeypatch, tmp_path):
-    monkeypatch.syspath_prepend(str(repo / "eval"))
-    fit_scorer = importlib.import_module("fit_scorer")
-    made: list[str] = []
-
-    def make(tag: str):
-        return lambda: made.append(tag) or [tag]
-
-    assert fit_scorer.cached_collect(tmp_path, "set-a", make("a")) == ["a"]
-    assert fit_scorer.cached_collect(tmp_path, "set-a", make("a again")) == ["a"]  # from the cache
-    assert fit_scorer.cached_collect(tmp_path, "set-b", make("b")) == ["b"]
-    assert fit_scorer.cached_collect(None, "set-a", make("no cache")) == ["no cache"]
-    assert made == ["a", "b", "no cache"]
-
-
-def test_fit_scorer_records_the_command_it_ran_without_its_cache(repo: Path, monkeypatch):
-    monkeypatch.syspath_prepend(str(repo / "eval"))
-    fit_scorer = importlib.import_module("fit_scorer")
-    argv = ["--set", "eval/qa.jsonl=index", "--cache", "out/fit/cache", "--reader", "--candidates", "reader", "--write"]
-    command = fit_scorer._without_cache(argv)
-    assert command == ["--set", "eval/qa.jsonl=index", "--reader", "--candidates", "reader", "--write"]
-    block = fit_scorer.provenance([("eval/qa.jsonl", "index")], "m", 5, {}, None, True, command=command)
-    assert block["by"] == "eval/fit_scorer.py --set eval/qa.jsonl=index --reader --candidates reader --write"
-
-
-def test_fit_scorer_abstention_ceiling_is_the_roc_point_at_a_false_abstention_share(repo: Path, monkeypatch):
-    monkeypatch.syspath_prepend(str(repo / "eval"))
-    fit_scorer = importlib.import_module("fit_scorer")
-    answerable = [0.1, 0.2, 0.5, 0.6, 0.7, 0.8, 0.9, 0.9, 0.95, 0.99]
-    unanswerable = [0.05, 0.15, 0.3, 0.55, 0.9]
-    assert fit_scorer.abstention_ceiling(answerable, unanswerable, 0.0) == 0.2  # below 0.1: only 0.05
-    assert fit_scorer.abstention_ceiling(answerable, unanswerable, 0.1) == 0.4  # one answerable may fall: below 0.2
-    assert fit_scorer.abstention_ceiling(answerable, unanswerable, 0.35) == 0.8  # three may fall: below 0.6
-    assert fit_scorer.abstention_ceiling(answerable, unanswerable, 1.0) == 1.0

@@ -2,7 +2,7 @@
 
     python -m citeqa.fitting.negatives --dev out/reader-data/dev.jsonl --out out/verifier-data
 
-From the reader's dev split (``training/prepare.py``'s ``dev.jsonl``: articles the reader never
+From the reader's dev split (``python -m citeqa.fitting.reader.prepare``'s ``dev.jsonl``: articles the reader never
 trained on), per language: a corpus of whole articles (one file each) and a QA file of
 
 - ``answerable``: the dev questions as they are;
@@ -94,7 +94,8 @@ def entity_swap(question: dict[str, Any], article: Article, rng: random.Random) 
     pool = [n for n in pool if n not in context and not _overlaps(n, asked) and _like(n, asked[0])]
     if not pool:
         return None
-    return question["question"].replace(asked[0], rng.choice(pool), 1)
+    text: str = question["question"]
+    return text.replace(asked[0], rng.choice(pool), 1)
 
 
 def attribute_question(question: dict[str, Any], article: Article, rng: random.Random) -> tuple[str, str] | None:
@@ -177,8 +178,10 @@ def write(out: Path, articles: Sequence[Article], rows: Sequence[dict[str, Any]]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    p.add_argument("--dev", type=Path, required=True, help="training/prepare.py's dev.jsonl")
+    p = argparse.ArgumentParser(
+        prog="python -m citeqa.fitting.negatives", description=__doc__.split("\n")[0] if __doc__ else None
+    )
+    p.add_argument("--dev", type=Path, required=True, help="python -m citeqa.fitting.reader.prepare's dev.jsonl")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--langs", default=",".join(LANGUAGES))
     p.add_argument("--paragraphs", type=int, default=400, help="articles per language until this many paragraphs")

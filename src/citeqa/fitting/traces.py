@@ -94,7 +94,9 @@ def parse_set(spec: str) -> tuple[str, Path, Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    p = argparse.ArgumentParser(
+        prog="python -m citeqa.fitting.traces", description=__doc__.split("\n")[0] if __doc__ else None
+    )
     p.add_argument("--set", action="append", required=True, help="NAME=QA=INDEX")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)

@@ -259,7 +259,9 @@ def load(traces: Path) -> list[Traced]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    p = argparse.ArgumentParser(
+        prog="python -m citeqa.fitting.verifier", description=__doc__.split("\n")[0] if __doc__ else None
+    )
     p.add_argument("--traces", type=Path, required=True)
     p.add_argument("--rerank", action="store_true", help="the answer is the candidate the verifier trusts most")
     p.add_argument("--dev-weight", type=float, default=DEV_WEIGHT, help="weight of a dev question's rows")

@@ -16,7 +16,7 @@ from citeqa.text.analysis import query_terms
 
 __all__ = ["FITTED_RETRIEVAL", "RetrievalSettings", "Retriever", "prefer_language", "top_n"]
 
-#: The retrieval settings a model's weights file sets (``eval/fit_scorer.py --dense-weight``).
+#: The retrieval settings a model's weights file sets (``python -m citeqa.fitting.scorer --dense-weight``).
 FITTED_RETRIEVAL = frozenset({"dense_weight", "lexical_weight"})
 
 

@@ -6,7 +6,7 @@ is the answer's ``confidence``; below ``abstain_below`` the engine abstains.
 
 The parameters are data, not code: ``weights/<model>.json`` beside this module, one file per
 embedding model (its vectors give the dense signals their scale), keyed by feature name, with
-the retrieval fusion weights and how they were fitted. ``eval/fit_scorer.py --write`` writes it,
+the retrieval fusion weights and how they were fitted. ``python -m citeqa.fitting.scorer --write`` writes it,
 with ``headline_above``: the confidence from which answers were right often enough out of fold to be
 shown as the answer (below it, a reader sees a possible answer and its source), and ``bands``: the
 confidence bands the chat names an answer by (:class:`Band`, fitted by :func:`fit_bands` on the same
@@ -36,7 +36,7 @@ CALIBRATION_INPUTS = (RANKER_SCORE, RANKER_MARGIN, *FEATURES)
 WEIGHTS_FORMAT = 1
 WEIGHTS_DIR = "weights"
 #: Weights for a model without a file of its own: fitted without the dense signals, whose scale
-#: differs from model to model (eval/fit_scorer.py --generic).
+#: differs from model to model (``python -m citeqa.fitting.scorer --generic``).
 FALLBACK_MODEL = "any-model"
 #: Suffix of a weights file fitted with the reader's features (``<model>+reader.json``).
 READER_SUFFIX = "+reader"
@@ -62,7 +62,7 @@ WEIGHTS_KEYS = frozenset(
 BAND_NAMES = ("high", "likely", "unsure")
 #: :func:`fit_bands`: the share of answers that must be right from a band's bound up ...
 BAND_PRECISION = {"high": 0.9, "likely": 0.7}
-#: ... judged on at least this many answers (the headline rule of eval/fit_scorer.py).
+#: ... judged on at least this many answers (the headline rule of citeqa.fitting.scorer_fit).
 BAND_SUPPORT = 10
 
 
@@ -100,7 +100,7 @@ class Band:
 
         def bad(what: str) -> ConfigError:
             return ConfigError(
-                f"scorer weights: {where} ({self.name!r}): {what}; refit with eval/fit_scorer.py --write"
+                f"scorer weights: {where} ({self.name!r}): {what}; refit with python -m citeqa.fitting.scorer --write"
             )
 
         if self.name not in BAND_NAMES:
@@ -130,7 +130,7 @@ def check_bands(bands: Sequence[Band]) -> None:
     if len(bands) < 2 or names != sorted(set(names), key=BAND_NAMES.index):
         raise ConfigError(
             f"scorer weights: bands {names} must be at least two of {', '.join(BAND_NAMES)}, each once, "
-            "highest first; refit with eval/fit_scorer.py --write"
+            "highest first; refit with python -m citeqa.fitting.scorer --write"
         )
     for i in range(1, len(bands)):
         if bands[i].above > bands[i - 1].above:
@@ -311,7 +311,7 @@ def check_names(what: str, given: Mapping[str, float], known: tuple[str, ...], e
         parts += [f"no weight for: {', '.join(missing)}"] * bool(missing)
         raise ConfigError(
             f"scorer {what} weights do not match the features the code computes "
-            f"({'; '.join(parts)}); refit with eval/fit_scorer.py --write"
+            f"({'; '.join(parts)}); refit with python -m citeqa.fitting.scorer --write"
         )
 
 

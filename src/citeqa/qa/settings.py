@@ -93,7 +93,7 @@ class AnswerSettings:
         if unknown:
             raise ConfigError(
                 f"weights for {model}: no such retrieval setting {', '.join(unknown)} "
-                f"(known: {', '.join(sorted(FITTED_RETRIEVAL))}); refit with eval/fit_scorer.py --write"
+                f"(known: {', '.join(sorted(FITTED_RETRIEVAL))}); refit with python -m citeqa.fitting.scorer --write"
             )
         fused: dict[str, Any] = {k: float(v) for k, v in fusion.items()}  # FITTED_RETRIEVAL: float fields
         retrieval = RetrievalSettings(**fused)
@@ -150,7 +150,7 @@ def reading_settings(fitted: Mapping[str, Any]) -> dict[str, Any]:
     if unknown:
         raise ConfigError(
             f"the scorer was fitted with unknown reading settings {', '.join(unknown)} "
-            f"(known: {', '.join(READING_SETTINGS)}); refit with eval/fit_scorer.py --write"
+            f"(known: {', '.join(READING_SETTINGS)}); refit with python -m citeqa.fitting.scorer --write"
         )
     return reading
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # transformers loads when the file is built
 
 #: Bump when the export or quantisation changes: a new recipe never reuses an old file.
 #: Recipe 2: int8 per-channel MatMul weights in the full 8-bit range where the CPU has VNNI
-#: (closer to the trained model: training/export_check.py, model card), 7-bit elsewhere.
+#: (closer to the trained model: citeqa.fitting.reader.export_check, model card), 7-bit elsewhere.
 #: Recipe 3: the same, with each layer's feed-forward output MatMul kept in float32 (the recipe
 #: that agreed with the trained model most often at steps 3,200 and 4,000; model card).
 #: Recipe 4: recipe 3 with 7-bit weights on every CPU, so that every machine computes the same integer
@@ -179,7 +179,7 @@ def recorded_value(record: Path, inputs: Mapping[str, Any], key: str) -> Any:
 
 def feed_forward_outputs(fp32: Path) -> list[str]:
     """The MatMuls of an exported reader that are a layer's feed-forward output (``layer.N/output/dense``,
-    not the attention's output): kept in float32, where 8-bit weights lost most (training/export_check.py)."""
+    not the attention's output): kept in float32, where 8-bit weights lost most (citeqa.fitting.reader.export_check)."""
     import onnx
 
     graph = onnx.load(str(fp32), load_external_data=False).graph

@@ -69,7 +69,7 @@ def test_below_the_fitted_level_the_sentence_is_a_possible_answer():
     assert 'title="confidence 0.81"' in unsure and "<mark>first quarter of 2027</mark>" in unsure
 
 
-#: Bands as eval/fit_scorer.py --write records them: bound, share right out of fold, answers.
+#: Bands as python -m citeqa.fitting.scorer --write records them: bound, share right out of fold, answers.
 BANDS = (Band("high", 0.82, 0.93, 120), Band("likely", 0.55, 0.78, 60), Band("unsure", 0.0, 0.31, 45))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -91,12 +92,14 @@ def load_features(path: Path) -> list[Feature]:
     ]
 
 
-def predict(model, tok: E5Tokenizer, examples: list[Example], batch: int = 16) -> list[str]:
+def predict(model: Any, tok: E5Tokenizer, examples: list[Example], batch: int = 16) -> list[str]:
     """The best span's text for each example (never empty: the best non-null span)."""
     return [text for text, _ in predict_with_null(model, tok, examples, batch)]
 
 
-def predict_with_null(model, tok: E5Tokenizer, examples: list[Example], batch: int = 16) -> list[tuple[str, float]]:
+def predict_with_null(
+    model: Any, tok: E5Tokenizer, examples: list[Example], batch: int = 16
+) -> list[tuple[str, float]]:
     """Per example, the best non-null span's text and its margin over the no-answer score
     (best span score minus the lowest no-answer score of the windows; below 0 means "no answer")."""
     import torch

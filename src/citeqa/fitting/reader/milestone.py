@@ -1,6 +1,6 @@
 """Measure a candidate reader the way a milestone is chosen: alone, then in citeqa's pipeline.
 
-    python training/milestone.py NAME INPUT [INPUT ...] [--data out/reader-data2] [--per-lang 200]
+    python -m citeqa.fitting.reader.milestone NAME INPUT [INPUT ...] [--data out/reader-data2] [--per-lang 200]
         [--against out/ms/shipped]
 
 INPUTs are points of a training run (``weights-STEP.pt``, ``checkpoint.pt``) or exported deltas.
@@ -8,13 +8,13 @@ Into ``out/ms/NAME/`` it writes, one log per step, skipping a step whose output 
 (so a run cut short goes on where it stopped):
 
 1. ``avg.pt`` and ``average.log``: the inputs averaged and scored on the training run's dev sample
-   (torch float32; ``training/average.py``). A single exported delta is used as it is.
-2. ``reader.safetensors``: the int8 delta users would get (``training/export.py``).
+   (torch float32; :mod:`citeqa.fitting.reader.average`). A single exported delta is used as it is.
+2. ``reader.safetensors``: the int8 delta users would get (:mod:`citeqa.fitting.reader.export`).
 3. ``evaluate.log``: the ONNX build users run, on a seeded sample of ``--per-lang`` held-out dev
-   questions per language, and the no-answer separation (``training/evaluate.py``).
-4. ``fit/`` and ``fit.log``: ``eval/fit_scorer.py`` out of fold over the four dev QA sets, with the
+   questions per language, and the no-answer separation (:mod:`citeqa.fitting.reader.evaluate`).
+4. ``fit/`` and ``fit.log``: :mod:`citeqa.fitting.scorer` out of fold over the four dev QA sets, with the
    arguments the shipped scorer was fitted with (its weights file's ``fitted.by``, without ``--write``).
-5. ``paired.log``: ``eval/paired_fits.py`` against ``--against``'s ``fit/`` (run this script on the
+5. ``paired.log``: :mod:`citeqa.fitting.paired` against ``--against``'s ``fit/`` (run this script on the
    shipped delta first, as NAME ``shipped``), question by question with a sign test.
 
 Nothing here writes into the package: shipping is the commands of the model card.
@@ -29,12 +29,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-SCORER = ROOT / "src/citeqa/qa/weights/multilingual-e5-small+reader.json"
+from citeqa.qa.scoring import weights_path
+
+#: The repository the commands run in (the scorer's QA files and indexes are named from it).
+ROOT = Path(__file__).resolve().parents[4]
+#: The shipped scorer whose ``fitted.by`` names the arguments a candidate is fitted with.
+SCORER = weights_path("multilingual-e5-small").with_name("multilingual-e5-small+reader.json")
+#: How ``fitted.by`` names the scorer's fit: the module, or the script it was before.
+SCORER_COMMANDS = (["python", "-m", "citeqa.fitting.scorer"], ["eval/fit_scorer.py"])
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m citeqa.fitting.reader.milestone", description=__doc__.split("\n\n")[0])
     p.add_argument("name", help="the milestone's folder under --root")
     p.add_argument("inputs", nargs="+", type=Path, help="checkpoints (.pt) or exported deltas")
     p.add_argument("--data", type=Path, default=Path("out/reader-data2"), help="prepared data (its dev split)")
@@ -49,12 +55,19 @@ def main(argv: list[str] | None = None) -> None:
     delta = _delta(args.inputs, here, args.data)
     _step(
         here / "evaluate.log",
-        ["training/evaluate.py", "--data", str(args.data / "dev.jsonl"), "--per-lang", str(args.per_lang)]
+        [
+            "-m",
+            "citeqa.fitting.reader.evaluate",
+            "--data",
+            str(args.data / "dev.jsonl"),
+            "--per-lang",
+            str(args.per_lang),
+        ]
         + ["--delta", str(delta)],
     )
     _step(here / "fit.log", _scorer_args() + ["--reader-delta", str(delta), "--cache", str(here / "fit")])
     if (args.against / "fit").is_dir() and args.against != here:
-        _step(here / "paired.log", ["eval/paired_fits.py", str(args.against / "fit"), str(here / "fit")])
+        _step(here / "paired.log", ["-m", "citeqa.fitting.paired", str(args.against / "fit"), str(here / "fit")])
 
 
 def _delta(inputs: list[Path], here: Path, data: Path) -> Path:
@@ -63,25 +76,26 @@ def _delta(inputs: list[Path], here: Path, data: Path) -> Path:
         return inputs[0]
     _step(
         here / "average.log",
-        ["training/average.py", *map(str, inputs), "--out", str(here / "avg.pt"), "--dev", str(data)],
+        ["-m", "citeqa.fitting.reader.average", *map(str, inputs), "--out", str(here / "avg.pt"), "--dev", str(data)],
         done=here / "avg.pt",
     )
     delta = here / "reader.safetensors"
     _step(
         here / "export.log",
-        ["training/export.py", "--checkpoint", str(here / "avg.pt"), "--out", str(delta)],
+        ["-m", "citeqa.fitting.reader.export", "--checkpoint", str(here / "avg.pt"), "--out", str(delta)],
         done=delta,
     )
     return delta
 
 
 def _scorer_args() -> list[str]:
-    """``eval/fit_scorer.py`` with the arguments the shipped scorer was fitted with, less ``--write``."""
+    """:mod:`citeqa.fitting.scorer` with the arguments the shipped scorer was fitted with, less ``--write``."""
     by = json.loads(SCORER.read_text())["fitted"]["by"]
     words = [w for w in shlex.split(by) if w != "--write"]
-    if not words or not words[0].endswith("fit_scorer.py"):
-        raise SystemExit(f"{SCORER.name}: fitted.by is not a fit_scorer.py command: {by!r}")
-    return words
+    for command in SCORER_COMMANDS:
+        if words[: len(command)] == command:
+            return ["-m", "citeqa.fitting.scorer", *words[len(command) :]]
+    raise SystemExit(f"{SCORER.name}: fitted.by is not a command of the scorer's fit: {by!r}")
 
 
 def _step(log: Path, command: list[str], done: Path | None = None) -> None:
@@ -93,7 +107,7 @@ def _step(log: Path, command: list[str], done: Path | None = None) -> None:
     with open(log.with_suffix(".part"), "w") as out:
         rc = subprocess.run([sys.executable, *command], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
     if rc != 0:
-        raise SystemExit(f"{command[0]} failed (exit {rc}): see {log.with_suffix('.part')}")
+        raise SystemExit(f"{shlex.join(command)} failed (exit {rc}): see {log.with_suffix('.part')}")
     log.with_suffix(".part").replace(log)
     print(log.read_text().rstrip().splitlines()[-1] if log.read_text().strip() else "", flush=True)
 

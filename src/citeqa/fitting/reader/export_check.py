@@ -1,11 +1,11 @@
 """Which ONNX export keeps what training learned: each recipe against the torch model, on dev questions.
 
-    python training/export_check.py --data out/reader-data/dev.jsonl \
+    python -m citeqa.fitting.reader.export_check --data out/reader-data/dev.jsonl \
         [--checkpoint out/reader-train/checkpoint.pt | --delta FILE] [--per-lang 60] [--out out/export-check]
 
 The torch model is the trained one (a checkpoint, or the base plus a delta); every recipe is
 exported from it and scored on the same answerable dev questions (each read with its whole
-paragraph, as ``training/evaluate.py``): token F1, how often its best span equals the torch
+paragraph, as :mod:`citeqa.fitting.reader.evaluate`): token F1, how often its best span equals the torch
 model's, and ms per question (depends on the machine's load: compare recipes of one run). The
 recipes: float32; int8 MatMuls per channel with and without the 7-bit range; int8 with the
 MatMuls of the last layers or of every feed-forward output kept in float32. Prints a table
@@ -18,21 +18,26 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from squad import Example, load_examples, squad_scores
-
+from citeqa.fitting.reader.squad import Example, load_examples, squad_scores
 from citeqa.reader.decode import best_spans, window_spans
-from citeqa.reader.e5_file import WordEmbeddings, e5_path, read_e5, read_header
+from citeqa.reader.e5_file import E5Weights, WordEmbeddings, e5_path, read_e5, read_header
 from citeqa.reader.onnx_build import export_fp32, is_feed_forward_output
 from citeqa.reader.tokenizer import E5Tokenizer
 from citeqa.reader.windows import batch_arrays, make_windows
+
+#: A model's start and end logits of a batch of windows.
+Logits = tuple[np.ndarray, np.ndarray]
+#: Runs a model on a batch: token ids and attention mask in, logits out.
+Runner = Callable[[np.ndarray, np.ndarray], Logits]
+#: A question's best span (character offsets in its paragraph), None when there is none.
+Found = tuple[int, int] | None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -62,7 +67,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m citeqa.fitting.reader.export_check", description=__doc__.split("\n\n")[0]
+    )
     p.add_argument("--data", required=True)
     p.add_argument("--checkpoint", default=None)
     p.add_argument("--delta", default=None, help="default: the shipped reader weights")
@@ -73,7 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _torch_model(weights, args: argparse.Namespace):
+def _torch_model(weights: E5Weights, args: argparse.Namespace) -> Any:
     import torch
 
     from citeqa.reader.delta import read_delta
@@ -86,7 +93,8 @@ def _torch_model(weights, args: argparse.Namespace):
     else:
         delta = Path(args.delta) if args.delta else shipped_path()
         trained = read_delta(delta, base_state(weights), weights.sha256)
-    return build_reader(weights, trained).eval()
+    model: Any = build_reader(weights, trained)
+    return model.eval()
 
 
 def _sample(dev: list[Example], per_lang: int, seed: int) -> list[Example]:
@@ -137,7 +145,7 @@ def _recipes(fp32: Path, out: Path, layers: int) -> dict[str, Path]:
     return paths
 
 
-def _torch_logits(model, embed: WordEmbeddings, ids: np.ndarray, mask: np.ndarray):
+def _torch_logits(model: Any, embed: WordEmbeddings, ids: np.ndarray, mask: np.ndarray) -> Logits:
     import torch
 
     with torch.no_grad():
@@ -145,7 +153,7 @@ def _torch_logits(model, embed: WordEmbeddings, ids: np.ndarray, mask: np.ndarra
     return out.start_logits.numpy(), out.end_logits.numpy()
 
 
-def _ort_runner(path: Path, embed: WordEmbeddings, threads: int):
+def _ort_runner(path: Path, embed: WordEmbeddings, threads: int) -> Runner:
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -154,9 +162,9 @@ def _ort_runner(path: Path, embed: WordEmbeddings, threads: int):
     return lambda ids, mask: session.run(None, {"inputs_embeds": embed(ids), "attention_mask": mask})
 
 
-def _read_all(dev: list[Example], tok: E5Tokenizer, run) -> list[tuple[int, int] | None]:
+def _read_all(dev: list[Example], tok: E5Tokenizer, run: Runner) -> list[Found]:
     """The best span of each question over its paragraph, as the reader reads it (8 windows a batch)."""
-    found = []
+    found: list[Found] = []
     for e in dev:
         windows = make_windows(tok, e.question, [e.context])
         spans = []
@@ -171,7 +179,7 @@ def _read_all(dev: list[Example], tok: E5Tokenizer, run) -> list[tuple[int, int]
     return found
 
 
-def _score(dev: list[Example], found: list, reference: list, ms: float) -> dict:
+def _score(dev: list[Example], found: list[Found], reference: list[Found], ms: float) -> dict[str, Any]:
     texts = [e.context[s[0] : s[1]] if s else "" for e, s in zip(dev, found)]
     em, f1 = squad_scores(dev, texts)
     same = sum(a == b for a, b in zip(found, reference))

@@ -1,32 +1,28 @@
 """Average the weights of several points of one training run (checkpoint averaging), and score them.
 
-    python training/average.py out/ms/4400/checkpoint.pt out/ms/4800/checkpoint.pt \
+    python -m citeqa.fitting.reader.average out/ms/4400/checkpoint.pt out/ms/4800/checkpoint.pt \
         [src/citeqa/reader/weights/e5-small-reader.safetensors] --out out/avg/checkpoint.pt \
         [--dev out/reader-data2]
 
-Each input is a checkpoint of ``training/train.py`` or an exported delta. The trained tensors
+Each input is a checkpoint of :mod:`citeqa.fitting.reader.train` or an exported delta. The trained tensors
 (encoder layers and span head) are averaged element by element, with equal weights, into a file
-``training/export.py --checkpoint`` takes. Points of one run share a basin, and their mean is
+``python -m citeqa.fitting.reader.export --checkpoint`` takes. Points of one run share a basin, and their mean is
 usually at least as good as the best of them (Vaswani et al. 2017; Izmailov et al. 2018, "SWA").
 ``--dev`` scores the result (and with ``--each``, every input) on the training run's fixed dev
-sample, as ``train.py`` logs it: held-out articles, never the held-out evaluation sets.
+sample, as :mod:`~citeqa.fitting.reader.train` logs it: held-out articles, never the held-out evaluation sets.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from squad import load_examples
-from train import _dev_sample, _evaluate, _parser, trained_tensors
-
+from citeqa.fitting.reader.squad import load_examples
+from citeqa.fitting.reader.train import _dev_sample, _evaluate, _parser, trained_tensors
 from citeqa.reader.e5_file import read_e5
 from citeqa.reader.tokenizer import E5Tokenizer
 from citeqa.reader.torch_model import base_state, build_reader
@@ -38,11 +34,13 @@ def average(states: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     for state in states[1:]:
         if set(state) != names:
             raise SystemExit(f"the inputs hold different tensors: {sorted(names ^ set(state))[:4]}")
-    return {name: np.mean([s[name] for s in states], axis=0, dtype=np.float64).astype(np.float32) for name in names}
+    return {
+        name: np.asarray(np.mean([s[name] for s in states], axis=0, dtype=np.float64), np.float32) for name in names
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m citeqa.fitting.reader.average", description=__doc__.split("\n\n")[0])
     p.add_argument("inputs", nargs="+", type=Path, help="checkpoints (.pt) or exported deltas")
     p.add_argument("--out", type=Path, required=True, help="where to write the averaged checkpoint")
     p.add_argument("--dev", type=Path, default=None, help="prepared data folder: score on its dev sample")
@@ -61,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.dev is None:
         return
     tok = E5Tokenizer(weights.vocab)
-    run = _parser().parse_args(["--data", str(args.dev), "--out", "-"])  # train.py's own dev sample settings
+    run = _parser().parse_args(["--data", str(args.dev), "--out", "-"])  # the training run's own dev sample settings
     dev = _dev_sample(load_examples(args.dev / "dev.jsonl"), run.dev_questions, run.dev_unanswerable, run.seed)
     scored = list(zip(sources, states)) if args.each else []
     for name, state in [*scored, ("mean", mean)]:

@@ -1,6 +1,6 @@
 """Prepare SQuAD-format files for training the reader: drop held-out paragraphs, split by article.
 
-    python training/prepare.py --file es=../shared/reader-data/squad-es-v1.1-dev-small.json \
+    python -m citeqa.fitting.reader.prepare --file es=../shared/reader-data/squad-es-v1.1-dev-small.json \
         --file pt=../shared/reader-data/faquad-dev.json:dev ... \
         --heldout ../shared/heldout/squad-ids.txt --out out/reader-data
 
@@ -12,7 +12,7 @@ lands in training; about ``--dev-share`` of the groups go to the dev split, by a
 of the group's smallest id (seeded, reproducible). A file suffixed ``:dev`` goes to dev whole.
 Answers whose offset does not match the context are moved to the occurrence of their text
 nearest the given offset, or the question is dropped. Writes ``train.jsonl``, ``dev.jsonl``
-and ``report.json`` (what was kept and dropped, and why).
+and ``report.json`` (the command and date, what was kept and dropped, and why).
 
 ``--other-paragraphs RATE`` adds unanswerable training questions in every language: about that
 share of the answerable ones is asked again of the paragraph of the same article (same file)
@@ -33,10 +33,17 @@ import argparse
 import hashlib
 import json
 import re
+import shlex
+import sys
 from collections import Counter
+from datetime import date
 from pathlib import Path
+from typing import Any
 
 from citeqa.ingest.sentences import sentence_spans
+
+#: A question as SQuAD files and the prepared files hold it (JSON).
+Record = dict[str, Any]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -47,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     groups = _group_articles([art for *_, art in articles])
     counts: Counter[str] = Counter()
     seen: set[tuple[str, str]] = set()
-    out = {"train": [], "dev": []}
+    out: dict[str, list[Record]] = {"train": [], "dev": []}
     for (lang, src, whole_dev, art), group in zip(articles, groups):
         split = "dev" if whole_dev or _is_dev(group, args.seed, args.dev_share) else "train"
         for para in art["paragraphs"]:
@@ -75,10 +82,11 @@ def main(argv: list[str] | None = None) -> None:
         extra = answerless_questions(out["train"], args.answerless, args.seed)
         counts.update(f"kept train {r['lang']} unanswerable (answer sentences removed)" for r in extra)
         out["train"] += extra
-    _write(Path(args.out), out, counts, args)
+    command = "python -m citeqa.fitting.reader.prepare " + shlex.join(sys.argv[1:] if argv is None else argv)
+    _write(Path(args.out), out, counts, args, command)
 
 
-def other_paragraph_questions(records: list[dict], rate: float, seed: str) -> list[dict]:
+def other_paragraph_questions(records: list[Record], rate: float, seed: str) -> list[Record]:
     """Unanswerable copies of about ``rate`` of the answerable ``records``: each question paired with
     the paragraph of its article (same source and title) that shares most words with it among those
     that hold none of its answers (case folded). Deterministic for a seed."""
@@ -105,7 +113,7 @@ def other_paragraph_questions(records: list[dict], rate: float, seed: str) -> li
     return out
 
 
-def answerless_questions(records: list[dict], rate: float, seed: str) -> list[dict]:
+def answerless_questions(records: list[Record], rate: float, seed: str) -> list[Record]:
     """Unanswerable copies of about ``rate`` of the answerable ``records``: each question asked of its
     own paragraph without the sentences that hold an answer, where at least two sentences remain and
     none holds an answer's text (case folded). Deterministic for a seed."""
@@ -136,7 +144,7 @@ def _words(text: str) -> set[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m citeqa.fitting.reader.prepare", description=__doc__.split("\n\n")[0])
     p.add_argument("--file", action="append", required=True, help="LANG=PATH, or LANG=PATH:dev for a dev-only file")
     p.add_argument("--heldout", required=True, help="file of question ids never to train, tune or select on")
     p.add_argument("--out", required=True)
@@ -163,11 +171,12 @@ def _parse_file_arg(spec: str) -> tuple[str, Path, bool]:
     return lang, Path(path.removesuffix(":dev")), whole_dev
 
 
-def _load(path: Path) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))["data"]
+def _load(path: Path) -> list[Record]:
+    data: list[Record] = json.loads(path.read_text(encoding="utf-8"))["data"]
+    return data
 
 
-def _group_articles(articles: list[dict]) -> list[str]:
+def _group_articles(articles: list[Record]) -> list[str]:
     """A group key per article: articles sharing a question id or a title (translations) share a key."""
     parent = list(range(len(articles)))
 
@@ -204,7 +213,7 @@ def _is_dev(group: str, seed: str, share: float) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < share
 
 
-def _example(lang: str, source: str, title: str, context: str, qa: dict) -> tuple[dict | None, str]:
+def _example(lang: str, source: str, title: str, context: str, qa: Record) -> tuple[Record | None, str]:
     impossible = bool(qa.get("is_impossible", False)) or not qa.get("answers")
     answers = []
     if not impossible:
@@ -238,13 +247,18 @@ def _fix_offset(context: str, text: str, start: int) -> int | None:
     return min(found, key=lambda p: abs(p - start)) if found else None
 
 
-def _write(out: Path, splits: dict[str, list[dict]], counts: Counter[str], args: argparse.Namespace) -> None:
+def _write(
+    out: Path, splits: dict[str, list[Record]], counts: Counter[str], args: argparse.Namespace, command: str
+) -> None:
+    """The splits, and ``report.json``: how they were made (``by``, ``date``) and what was kept and dropped."""
     out.mkdir(parents=True, exist_ok=True)
     for name, records in splits.items():
         with (out / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
             for r in records:
                 fh.write(json.dumps(r, ensure_ascii=False) + "\n")
     report = {
+        "by": command,
+        "date": date.today().isoformat(),
         "counts": dict(sorted(counts.items())),
         "files": args.file,
         "seed": args.seed,

@@ -1,8 +1,8 @@
 """The learning curve of a training run: dev F1 per language (and no-answer recall) against windows seen.
 
-    python training/curve.py --log out/reader-train/log.jsonl [--batch 16] [--png docs/reader-curve.png]
+    python -m citeqa.fitting.reader.curve --log out/reader-train/log.jsonl [--batch 16] [--png docs/reader-curve.png]
 
-Reads the ``log.jsonl`` that ``training/train.py`` writes, prints one line per evaluation and,
+Reads the ``log.jsonl`` that :mod:`citeqa.fitting.reader.train` writes, prints one line per evaluation and,
 with ``--png``, draws the curve (one line per language).
 """
 
@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 
-def evaluations(log: Path) -> list[dict]:
+def evaluations(log: Path) -> list[dict[str, Any]]:
     """The evaluation records of a log, in step order (the last one per step when a step repeats)."""
-    found: dict[int, dict] = {}
+    found: dict[int, dict[str, Any]] = {}
     for line in log.read_text().splitlines():
         record = json.loads(line)
         if any(k.startswith("dev_") for k in record):
@@ -24,7 +25,7 @@ def evaluations(log: Path) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m citeqa.fitting.reader.curve", description=__doc__.split("\n\n")[0])
     p.add_argument("--log", type=Path, required=True)
     p.add_argument("--batch", type=int, default=16, help="windows per step")
     p.add_argument("--png", type=Path, default=None)

@@ -1,6 +1,6 @@
 """Score the reader as users run it (the ONNX file built from the shipped weights) on held-out questions.
 
-    python training/evaluate.py --data out/reader-data/dev.jsonl [--delta FILE] [--sample tests/data/reader-dev.jsonl]
+    python -m citeqa.fitting.reader.evaluate --data out/reader-data/dev.jsonl [--delta FILE] [--sample tests/data/reader-dev.jsonl]
         [--per-lang N] [--write src/citeqa/reader/weights/e5-small-reader.json]
 
 Prints exact match and token F1 (``citeqa eval``'s definitions) per language and per source
@@ -23,20 +23,18 @@ import json
 import random
 import sys
 import time
+from datetime import date
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from squad import Example, load_examples, squad_scores
-
+from citeqa.fitting.reader.squad import Example, load_examples, squad_scores
 from citeqa.reader.reader import Reader
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", type=Path, required=True, help="dev.jsonl from training/prepare.py")
+    p = argparse.ArgumentParser(prog="python -m citeqa.fitting.reader.evaluate", description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", type=Path, required=True, help="dev.jsonl from python -m citeqa.fitting.reader.prepare")
     p.add_argument("--delta", type=Path, default=None, help="reader weights (default: the shipped ones)")
     p.add_argument("--cache", type=Path, default=None, help="where the ONNX file is built (default: citeqa's cache)")
     p.add_argument("--sample", type=Path, default=None, help="also score this small file (the test's sample)")
@@ -78,7 +76,8 @@ def main(argv: list[str] | None = None) -> None:
         meta["metrics"] = {
             **metrics,
             "build": build,
-            "by": "python training/evaluate.py " + " ".join(argv or sys.argv[1:]),
+            "by": "python -m citeqa.fitting.reader.evaluate " + " ".join(argv or sys.argv[1:]),
+            "date": date.today().isoformat(),
         }
         args.write.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
         print(f"wrote {args.write}")
