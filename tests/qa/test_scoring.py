@@ -18,6 +18,7 @@ from citeqa.qa.scoring import (
     Band,
     ScoringModel,
     band_of,
+    choose_span,
     fit_bands,
     headline_bands,
     load_scoring,
@@ -229,3 +230,18 @@ def test_fit_scorer_abstention_ceiling_is_the_roc_point_at_a_false_abstention_sh
     assert fit_scorer.abstention_ceiling(answerable, unanswerable, 0.1) == 0.4  # one answerable may fall: below 0.2
     assert fit_scorer.abstention_ceiling(answerable, unanswerable, 0.35) == 0.8  # three may fall: below 0.6
     assert fit_scorer.abstention_ceiling(answerable, unanswerable, 1.0) == 1.0
+
+
+def test_a_likely_same_language_span_wins_over_a_likelier_foreign_one():
+    probs = np.array([0.95, 0.6, 0.3])
+    scores = np.log(probs / (1 - probs))
+    langs = ["pt", "es", "en"]
+
+    def chosen(floor: float, prefer: str) -> int | None:
+        return choose_span(scores, probs, langs, prefer, margin=0.05, floor=floor)
+
+    assert chosen(0.5, "es") == 1  # 0.6 >= floor: the question's language answers
+    assert chosen(0.7, "es") == 0  # below the floor and far below the best: the foreign span
+    assert chosen(0.5, "en") == 0  # 0.3: the English span does not answer
+    assert chosen(0.5, "pt") == 0
+    assert choose_span(np.zeros(0), np.zeros(0), [], "es", 0.05, 0.5) is None
