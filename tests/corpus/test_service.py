@@ -54,6 +54,17 @@ def test_run_refuses_a_file_of_no_supported_kind(fixture_corpus: Path, built_ind
     assert not (fixture_corpus / "tool.exe").exists()
 
 
+def test_live_reads_the_live_generation_anew(fixture_corpus: Path, built_index: Path, tmp_path: Path):
+    held = service(built_index)
+    upload = tmp_path / "bell.txt"
+    upload.write_text("The bell of Greyhill was cast in 1851.", encoding="utf-8")
+    assert held.run([(upload, "bell.txt")], fixture_corpus).indexed
+    live = held.live()
+    assert live is not None and "bell.txt" in live.documents and "bell.txt" not in held.documents
+    assert service(built_index, folder=False).live() is None  # no folder and no backend to reopen
+    held.close()  # a folder has no connections to close
+
+
 def test_remove_drops_a_document_and_refuses_an_unknown_one(fixture_corpus: Path, built_index: Path):
     held = service(built_index)
     result = held.remove("mill.html", fixture_corpus)

@@ -45,11 +45,17 @@ def open_data(index_dir: Path, backend: str | None = None) -> IndexData:
     return PostgresBackend(backend)  # type: ignore[return-value]  # not an IndexData, but it answers the calls the engine makes
 
 
-class IndexQueries:
-    """What an index holds, read from ``self._data`` (the index): the queries the engine and the corpus
-    service both answer, so that no caller reads the index's records itself."""
+class CorpusService:
+    """What the index ``data`` holds, and changes to the corpus behind it, re-indexed into
+    ``index_dir`` with ``embedder`` (no ``index_dir``: a PostgreSQL index, which changes with
+    ``citeqa index --backend`` only)."""
 
-    _data: IndexData
+    def __init__(self, data: IndexData, embedder: Embedder, index_dir: Path | None = None) -> None:
+        self._data = data
+        self.embedder = embedder
+        self.index_dir = index_dir
+
+    # What the index holds.
 
     @property
     def manifest(self) -> Manifest:
@@ -58,7 +64,7 @@ class IndexQueries:
 
     @property
     def documents(self) -> Mapping[str, Document]:
-        """The indexed documents by id (read only: a change is a new generation, with an engine over it)."""
+        """The indexed documents by id (read only: a change goes through :meth:`run` or :meth:`remove`)."""
         return self._data.documents
 
     @property
@@ -94,18 +100,21 @@ class IndexQueries:
         entry = next((e for e in self._data.manifest.documents if e.doc_id == doc_id), None)
         return DocumentInfo(doc_id, doc.title, doc.lang, doc.kind, entry.indexed_at if entry else "", doc.sha256)
 
-
-class CorpusService(IndexQueries):
-    """What the index ``data`` holds, and changes to the corpus behind it, re-indexed into
-    ``index_dir`` with ``embedder`` (no ``index_dir``: a PostgreSQL index, which changes with
-    ``citeqa index --backend`` only)."""
-
-    def __init__(self, data: IndexData, embedder: Embedder, index_dir: Path | None = None) -> None:
-        self._data = data
-        self.embedder = embedder
-        self.index_dir = index_dir
-
     # Changes to the corpus.
+
+    def live(self) -> IndexData | None:
+        """The live generation of this index, read anew (a PostgreSQL index moves to its live one); None
+        for an index that cannot be read anew."""
+        reopen = getattr(self._data, "reopen", None)
+        if self.index_dir is None:
+            return reopen() if reopen is not None else None
+        return load_index(self.index_dir)
+
+    def close(self) -> None:
+        """Close the index's connections (a PostgreSQL backend's; a folder has none)."""
+        close = getattr(self._data, "close", None)
+        if close is not None:
+            close()
 
     @property
     def changeable(self) -> bool:
