@@ -285,7 +285,7 @@ class Answer:
         return self.answer_span.inside(citation) if self.answer_span is not None and not self.abstained else None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON record (see README, "Answer record")."""
+        """The JSON record (docs/chat-and-api.md describes its fields)."""
         return to_dict(self)
 
     @classmethod

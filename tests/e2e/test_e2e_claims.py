@@ -1,4 +1,4 @@
-"""Claim checking end to end with the real model: the numbers the README quotes for the claim files."""
+"""Claim checking end to end with the real model: the numbers docs/claims.md quotes for the claim files."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from citeqa.index.builder import update_index
 
 pytestmark = pytest.mark.slow
 
-#: `citeqa eval <claims file>` with the default model (README, "Claim checking"): accuracy per gold
+#: `citeqa eval <claims file>` with the default model (docs/claims.md): accuracy per gold
 #: verdict and overall. The margin allows library-version noise (one claim in 24 is 0.042), not regressions.
 #: Precision of "supported" is held to 0.98 at least whatever the margin: "supported" must mean stated.
 REPORTED = {

@@ -1,5 +1,5 @@
-"""The German and French dev sets end to end with the real model: the figures README and
-docs/languages.md quote, with the same margin as the es/pt/en ones."""
+"""The German and French dev sets end to end with the real model: the figures docs/languages.md
+quotes ("Measured", the reader before the verifier), with the same margin as the es/pt/en ones."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from citeqa.qa.questions import AnswerType, expected_type, question_shape
+from citeqa.qa.questions import AnswerType, clean_question, expected_type, is_follow_up, question_shape
 
 # --- question types --------------------------------------------------------------------
 
@@ -84,3 +84,17 @@ def test_question_shape_tells_head_noun_and_number():
     assert question_shape("Which Alibaba unit designs the chips?").head == "unit"
     assert question_shape("¿Qué técnica usaron los panaderos?").phrase
     assert question_shape("Quem fundou a editora?").person
+
+
+# --- cleaning and follow-ups -------------------------------------------------------------
+
+
+def test_follow_up_detection():
+    assert is_follow_up("¿Y cuántos chips usó?", 3)
+    assert is_follow_up("E quanto custa?", 2)
+    assert is_follow_up("And its height?", 1)
+    assert not is_follow_up("How tall is the lighthouse of Punta Brava?", 4)
+
+
+def test_clean_question_strips_controls_and_surrogates():
+    assert clean_question("  hola\x00 mundo\ud800 ") == "hola mundo"

@@ -17,6 +17,7 @@ from citeqa.qa.scoring import (
     Band,
     ScoringModel,
     band_of,
+    choose_span,
     fit_bands,
     headline_bands,
     load_scoring,
@@ -177,3 +178,18 @@ def test_bad_bands_are_refused_with_a_reason(tmp_path: Path, bands, message: str
     path.write_text(json.dumps(data), "utf-8")
     with pytest.raises(ConfigError, match=message):
         load_scoring(path=path)
+
+
+def test_a_likely_same_language_span_wins_over_a_likelier_foreign_one():
+    probs = np.array([0.95, 0.6, 0.3])
+    scores = np.log(probs / (1 - probs))
+    langs = ["pt", "es", "en"]
+
+    def chosen(floor: float, prefer: str) -> int | None:
+        return choose_span(scores, probs, langs, prefer, margin=0.05, floor=floor)
+
+    assert chosen(0.5, "es") == 1  # 0.6 >= floor: the question's language answers
+    assert chosen(0.7, "es") == 0  # below the floor and far below the best: the foreign span
+    assert chosen(0.5, "en") == 0  # 0.3: the English span does not answer
+    assert chosen(0.5, "pt") == 0
+    assert choose_span(np.zeros(0), np.zeros(0), [], "es", 0.05, 0.5) is None

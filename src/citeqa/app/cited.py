@@ -36,7 +36,7 @@ def document_infos(engine: Engine, records: Iterable[Answer | ClaimCheck]) -> di
     return {d: engine.document_info(d) for d in cited if d in engine.documents}
 
 
-#: The bands of a caller that knows none: every answer given is high (as ``headline_above`` 0 was).
+#: The bands of a caller that knows none: every answer given is high (:func:`headline_bands` from 0).
 NO_BANDS = headline_bands(0.0)
 
 

@@ -32,7 +32,7 @@ __all__ = [
 
 
 #: The model ``citeqa index`` uses unless told otherwise: multilingual-e5-small, for es/pt/en
-#: (docs/benchmarks.md and the README's "Answer quality" give the measurements behind the choice).
+#: (docs/evaluation.md, "Answer quality", and docs/benchmarks.md give the measurements behind the choice).
 DEFAULT_MODEL = E5_MODEL
 
 

@@ -3,14 +3,12 @@
 The package ships the weights and the engine (numpy only), so nothing is downloaded and
 torch is never imported. e5 embeds questions and passages differently ("query: " and
 "passage: " prefixes, which the package adds itself), hence :meth:`E5Embedder.encode_queries`.
-Vectors are L2-normalised float32, deterministic whatever the batch (measured bit-exact).
+Vectors are L2-normalised float32, bit-identical whatever the batch.
 
 Why the package's engine rather than a sentence-transformers folder converted from its
-weights (measured on this corpus, 2 vCPUs; see docs/benchmarks.md): the same quality
-(top-1 answer sentence 61% vs 62%, passage top-5 90% vs 90%), 235 MB against 1.46 GB of
-memory, 0.08 s to load against 8-10 s, and 13.5 against 24 ms per question; the converted
-model encodes passages faster (14.3 vs 7.9 per second) but its 466 MB folder would have to
-be rebuilt on every machine.
+weights: the same quality at a sixth of the memory, a hundredth of the load time and about half
+the time per question; the converted model encodes passages faster, but its folder would have
+to be rebuilt on every machine (docs/evaluation.md, "Answer quality", gives the figures).
 """
 
 from __future__ import annotations

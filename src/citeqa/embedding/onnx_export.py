@@ -225,11 +225,10 @@ def quantize_matmuls(fp32: Path, out: Path, *, full_range: bool = False, keep_fl
     with per-channel scales and, unless ``full_range``, a 7-bit range (``reduce_range``), which avoids the int16
     saturation of the u8 x s8 kernels on CPUs without VNNI: every sum is then exact on every CPU, so
     every machine computes the same vectors. They stay nearer the float ones (cosine >= 0.98 on tests/embedding/test_embedding.py's texts, against 0.91 for the
-    former all-ops, per-tensor recipe) at about the same speed (bench/encode.py: 21.0 vs
-    16.8 passages/s on the corpus, 23.1 vs 25.6 on synthetic passages; fp32 was 15.1/16.2).
+    former all-ops, per-tensor recipe) at about the same speed (bench/encode.py measures both, and float32).
     On the dev set both recipes are within 0.01 of the float model. Activations are
-    quantised per batch, so a text's vector shifts slightly with its batch-mates (the
-    dev-set answer accuracy was 0.575 with 32 per batch, 0.566 with 16). The MatMul nodes named in
+    quantised per batch, so a text's vector shifts slightly with its batch-mates (batches of 16
+    or 32 move the dev-set answer accuracy by about 0.01). The MatMul nodes named in
     ``keep_float`` stay float32.
     """
     from onnxruntime.quantization import QuantType, quantize_dynamic

@@ -4,8 +4,8 @@ A file is read one line at a time (:func:`text_lines`), turned into ``(line numb
 problem)`` pairs (:func:`jsonl_records`, :func:`csv_records`), and validated whole by
 :func:`collect_items`, which raises one :class:`~citeqa.errors.QAFileError` naming the
 first few problems with their lines, so a broken file never gives a partial run. Only the items
-are kept: a 20 MB file read whole (its text, then its lines, then every record) took 150 MB at
-its peak beside its 60 MB of items, and the server kept most of that after.
+are kept: a file read whole (its text, then its lines, then every record) would peak at several
+times the size of its items, and a server would keep most of that after.
 """
 
 from __future__ import annotations

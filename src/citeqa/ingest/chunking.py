@@ -32,7 +32,7 @@ MAX_PASSAGES_PER_DOCUMENT = 1_500
 
 @dataclass(frozen=True, slots=True)
 class ChunkerSettings:
-    """Passage size and overlap in characters (see README for how they were chosen)."""
+    """Passage size and overlap in characters (docs/evaluation.md, "Answer quality", says how they were chosen)."""
 
     size: int = 800
     overlap: int = 100

@@ -38,7 +38,7 @@ def check_text_size(chars: int) -> None:
 
 
 #: Most markup tags (``<``) one HTML page, EPUB or the body of a DOCX/ODT may have: parsers build
-#: a tree of them, about 1 KB a tag in BeautifulSoup (an 8 MB page of tiny paragraphs took 1.2 GB),
+#: a tree of them, about 1 KB a tag in BeautifulSoup (a page of tiny paragraphs costs over a hundred times its size),
 #: so a tree is built only below this. A long book has a few tens of thousands.
 MAX_MARKUP_TAGS = 200_000
 

@@ -24,7 +24,7 @@ FITTED_RETRIEVAL = frozenset({"dense_weight", "lexical_weight"})
 class RetrievalSettings:
     """Knobs of the hybrid retriever. The fusion weights depend on the model's vectors and come
     from its weights file (:meth:`citeqa.qa.settings.AnswerSettings.for_model`); the others
-    were chosen on the dev set (README)."""
+    were chosen on the dev set (docs/evaluation.md, "Answer quality")."""
 
     dense_weight: float  #: weight of the dense (FAISS) scores in the fusion
     lexical_weight: float  #: weight of the BM25 scores

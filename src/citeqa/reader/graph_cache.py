@@ -2,7 +2,7 @@
 skip the optimising.
 
 ONNX Runtime optimises a graph each time a session is made from it (fusing attention, layer
-norms, GELU): about half of the ~500 ms a session of the reader took to make. The first load
+norms, GELU): about half the time making a session of the reader takes. The first load
 saves the optimised graph (:data:`SAVED`, at the ``EXTENDED`` level: fusions only, nothing tied
 to this CPU's layout; ``ALL`` gave the same graph for this model) and :data:`STAMP` records what
 it came from: :data:`VERSION`, the ONNX Runtime version and the sha256 of the built file, with the

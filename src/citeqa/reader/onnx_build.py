@@ -38,9 +38,9 @@ if TYPE_CHECKING:  # transformers loads when the file is built
 #: Recipe 4: recipe 3 with 7-bit weights on every CPU, so that every machine computes the same integer
 #: sums (ONNX Runtime's u8 x s8 kernels are exact with 7-bit weights with or without VNNI; the float
 #: kernels around them still differ between AVX2 and AVX-512: tests/data/snapshot/README.md; in the pipeline
-#: the 7-bit build is level with the 8-bit one out of fold: README, "How well it answers").
+#: the 7-bit build is level with the 8-bit one out of fold: the model card's changelog).
 #: Recipe 5: recipe 4 without the NaN guards torch's export puts after each attention softmax (never
-#: true for the reader's windows, so the logits are bit-identical; a session run of 2 windows of 160 tokens took 47.5 against 58.4 ms:
+#: true for the reader's windows, so the logits are bit-identical, and a run is about a fifth shorter, docs/benchmarks.md:
 #: :func:`~citeqa.embedding.onnx_export.drop_nan_guards`).
 RECIPE = 5
 SHIPPED = "e5-small-reader.safetensors"

@@ -18,10 +18,9 @@ session is made in a second thread while the tokenizer is built. Runs on ONNX Ru
 only imported the first time the ONNX file has to be built. Any failure to load is one :class:`~citeqa.errors.ReaderError`.
 
 Each run hands ONNX Runtime's working memory back when it ends (:data:`RUN_CONFIG`): a batch
-of 8 windows needs ~110-230 MB while it runs, which the arena otherwise kept for good (a
-server then held 370 MB of reader where 140 do between questions); the same runs took as
-long either way (24 alternating batches of 8 x 200-256 tokens: 158.6 against 158.8 s on a
-busy machine). How many run at once is the engine's work queue's business.
+of 8 windows needs one to two hundred MB while it runs, which the arena would otherwise keep for good
+(a server's reader would hold more than twice its memory between questions), and handing it back
+costs no measurable time (bench/memory.py weighs the reader). How many run at once is the engine's work queue's business.
 """
 
 from __future__ import annotations

@@ -9,9 +9,8 @@ to the earliest start, an unknown character only where no one-character piece ex
 unknowns fused), which the reader was trained with and which a test compares it to. No piece
 of this vocabulary holds an inner U+2581, so splitting at spaces first changes nothing.
 
-Why not ``tokenizers`` itself: its ``Unigram`` builds a trie of the 250,002 pieces that held
-261 MB in every serving process (measured with ``VmRSS`` around its construction), against
-18 MB for the dict; each token's ``(start, end)`` is a range of the text given, which is how
+Why not ``tokenizers`` itself: its ``Unigram`` builds a trie of the 250,002 pieces, more than ten
+times the memory of the dict in every serving process; each token's ``(start, end)`` is a range of the text given, which is how
 a span becomes a citation.
 """
 

@@ -75,7 +75,8 @@ COARSE_TOP = 3
 def _detector(codes: frozenset[str], low_accuracy: bool = False) -> LanguageDetector:
     """A lingua detector over ``codes``. Lingua loads a language's models on first use and shares
     them between detectors, so a detector over a few languages costs only those (the full-accuracy
-    detector over all 67 took 882 MB and 6 s to load here; the low-accuracy one 50 MB, 0.3 s)."""
+    detector over all 67 is more than ten times the low-accuracy one's memory and load time; bench/memory.py
+    weighs what a server loads)."""
     from lingua import IsoCode639_1, LanguageDetectorBuilder
 
     builder = LanguageDetectorBuilder.from_iso_codes_639_1(*(getattr(IsoCode639_1, c.upper()) for c in sorted(codes)))

@@ -13,7 +13,7 @@ from citeqa.qa.questions import MAX_QUESTION_CHARS
 _INK, _MUTED, _LINK = "#1f2937", "#4b5563", "#1d4ed8"
 
 #: The page's own colours where Gradio's theme falls short of WCAG AA on white (issue [3/7] item 4): the
-#: primary button (white on #f97316 was 2.80:1), the stop button, the selected tab, placeholders and the
+#: primary button (white on Gradio's #f97316: 2.80:1), the stop button, the selected tab, placeholders and the
 #: footer (#bbbbc2, 1.91:1); and a focus ring every control shows when reached by keyboard.
 _PRIMARY, _PRIMARY_HOVER = "#c2410c", "#9a3412"  # white on them: 5.18:1 and 7.31:1
 _STOP, _STOP_HOVER = "#b91c1c", "#991b1b"  # white on them: 6.47:1 and 8.31:1
