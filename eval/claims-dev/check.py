@@ -3,8 +3,12 @@
 Every supported or conflicting row's ``evidence`` must be a verbatim substring of its gold ``doc``, every
 not_found row with a ``near_doc`` must quote ``near_text`` from it, every variant must point (``of``) at a true
 claim of the same file and language. Prints rows per language x variant x verdict (the README's table).
+Given the ``--predictions`` files of ``citeqa eval`` runs on the set, prints per language accuracy,
+supported precision, recall of the supported claims (gold supported called supported), the same recall over
+the true claims alone (variant ``true``), the confusion matrix, and accuracy per variant.
 
     python eval/claims-dev/check.py
+    python eval/claims-dev/check.py out/before-dev2.jsonl out/before-de.jsonl out/before-fr.jsonl
 """
 
 from __future__ import annotations
@@ -49,7 +53,9 @@ def problems(name: str, rows: list[dict]) -> list[str]:
     return found
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    if argv:
+        return score([Path(a) for a in argv])
     counts: Counter[tuple[str, str, str]] = Counter()
     bad = []
     for name in FILES:
@@ -72,10 +78,55 @@ def main() -> int:
     return 1 if bad else 0
 
 
+VERDICTS = ("supported", "conflicting", "not_found")
+
+
+def score(paths: list[Path]) -> int:
+    """Per-language metrics of the predictions in ``paths`` (ids of this set; any subset of it)."""
+    rows = {r["id"]: r for name in FILES for r in rows_of(name)}
+    preds = [json.loads(line) for path in paths for line in path.read_text(encoding="utf-8").splitlines() if line]
+    print(
+        "| lang | claims | accuracy | supported precision | recall supported | recall true | confusion (gold → s/c/n) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for lang in (*LANGS, "all"):
+        mine = [(rows[p["id"]], p["verdict"]) for p in preds if lang in ("all", rows[p["id"]]["lang"])]
+        if mine:
+            print(f"| {lang} | {len(mine)} | " + " | ".join(_metrics(mine)) + " |")
+    print()
+    for variant in VARIANTS:
+        mine = [(rows[p["id"]], p["verdict"]) for p in preds if rows[p["id"]]["variant"] == variant]
+        print(f"variant {variant}: {sum(r['verdict'] == v for r, v in mine)}/{len(mine)} right")
+    return 0
+
+
+def _ratio(num: int, den: int) -> str:
+    return f"{num / den:.3f} ({num}/{den})" if den else "-"
+
+
+def _metrics(pairs: list[tuple[dict, str]]) -> list[str]:
+    """Accuracy, supported precision, recall of supported and of true claims, confusion, as table cells."""
+    right = sum(r["verdict"] == v for r, v in pairs)
+    called = [r for r, v in pairs if v == "supported"]
+    gold_s = [v for r, v in pairs if r["verdict"] == "supported"]
+    true_s = [v for r, v in pairs if r["variant"] == "true"]
+    confusion = " · ".join(
+        g[0] + ": " + "/".join(str(sum(r["verdict"] == g and v == p for r, v in pairs)) for p in VERDICTS)
+        for g in VERDICTS
+    )
+    return [
+        _ratio(right, len(pairs)),
+        _ratio(sum(r["verdict"] == "supported" for r in called), len(called)),
+        _ratio(gold_s.count("supported"), len(gold_s)),
+        _ratio(true_s.count("supported"), len(true_s)),
+        confusion,
+    ]
+
+
 def counts_any(counts: Counter[tuple[str, str, str]], variant: str, verdict: str) -> bool:
     """Whether any language has a row of ``variant`` with gold ``verdict``."""
     return any(n for (_, v, g), n in counts.items() if v == variant and g == verdict)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

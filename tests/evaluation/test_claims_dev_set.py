@@ -3,6 +3,7 @@ dev corpora before any new claim-checking method was run on it (eval/claims-dev/
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -81,3 +82,22 @@ def test_claims_dev_covers_every_ui_language_and_variant(repo: Path):
         assert any(r["cross_lingual"] for r in mine), lang
     it_ca_docs = {r["doc"] for r in rows if r["lang"] in ("it", "ca") and r["doc"]}
     assert len(it_ca_docs) >= 12  # it and ca claims are about documents of all three corpora
+
+
+def test_the_check_script_scores_predictions_per_language(repo: Path, tmp_path: Path, capsys):
+    spec = importlib.util.spec_from_file_location("claims_dev_check", repo / "eval" / "claims-dev" / "check.py")
+    assert spec and spec.loader
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    rows = _rows(repo, "de.jsonl")
+    # every claim called supported: precision is the share of gold supported, recall of true claims is 1
+    preds = tmp_path / "pred.jsonl"
+    preds.write_text("".join(json.dumps({"id": r["id"], "verdict": "supported"}) + "\n" for r in rows), "utf-8")
+    assert check.main([str(preds)]) == 0
+    out = capsys.readouterr().out
+    mine = [r for r in rows if r["lang"] == "it"]
+    right = sum(r["verdict"] == "supported" for r in mine)
+    assert f"| it | {len(mine)} | {right / len(mine):.3f} ({right}/{len(mine)}) |" in out
+    true = sum(r["variant"] == "true" for r in mine)
+    assert f"| 1.000 ({true}/{true}) |" in out
+    assert check.main([]) == 0  # the corpus check passes on the shipped files
