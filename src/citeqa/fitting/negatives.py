@@ -94,7 +94,8 @@ def entity_swap(question: dict[str, Any], article: Article, rng: random.Random) 
     pool = [n for n in pool if n not in context and not _overlaps(n, asked) and _like(n, asked[0])]
     if not pool:
         return None
-    return question["question"].replace(asked[0], rng.choice(pool), 1)
+    text: str = question["question"]
+    return text.replace(asked[0], rng.choice(pool), 1)
 
 
 def attribute_question(question: dict[str, Any], article: Article, rng: random.Random) -> tuple[str, str] | None:
