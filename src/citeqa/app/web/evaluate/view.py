@@ -13,9 +13,9 @@ import json
 import os
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from citeqa.app.web.escape import cell_text, safe
 from citeqa.evaluation.compare import COLUMNS as COMPARE_COLUMNS
@@ -140,7 +140,7 @@ def find_result(results: Iterable[QuestionResult], question_id: str | None) -> Q
     return next((r for r in results if r.item.id == question_id), None)
 
 
-def metrics_table(metrics: Metrics, lang: str = "en") -> dict[str, list]:
+def metrics_table(metrics: Metrics, lang: str = "en") -> dict[str, list[Any]]:
     """The metrics table as ``{"headers": [...], "data": [...]}``: a row per metric, a column per language,
     the metrics and the overall column named in ``lang``."""
     header, *rows = _metric_rows(metrics, lang)
@@ -361,7 +361,7 @@ def comparison_headers(lang: str = "en") -> list[str]:
     return [lab[COMPARE_HEADERS[name]] if name in COMPARE_HEADERS else name for name in COMPARE_COLUMNS]
 
 
-def comparison_table(comparison: Comparison, lang: str = "en") -> dict[str, list]:
+def comparison_table(comparison: Comparison, lang: str = "en") -> dict[str, list[Any]]:
     """The metric changes as ``{"headers": [...], "data": [...]}``, the columns of ``citeqa eval --compare``,
     the metrics, the verdicts and "n/a" said in ``lang``."""
     lab = evaluate_labels(lang)
@@ -386,7 +386,10 @@ def chart_paths(
     if lang == "en" or lang not in UI_LANGUAGES or not english[0].parent.is_dir():
         return english
     drawn = tuple(p.with_name(f"{p.stem}.{lang}.png") for p in english)
-    plots = (lambda p: plot_metrics(metrics, p, lang), lambda p: plot_reliability(results, p, lang=lang))
+    plots: tuple[Callable[[Path], Path], ...] = (
+        lambda p: plot_metrics(metrics, p, lang),
+        lambda p: plot_reliability(results, p, lang=lang),
+    )
     for path, plot in zip(drawn, plots):
         if path.exists():
             continue
