@@ -18,6 +18,7 @@ from citeqa.app.web.corpus.tab import corpus_choices, corpus_tab, corpus_view
 from citeqa.app.web.evaluate.runner import EvaluationRunner
 from citeqa.app.web.evaluate.tab import evaluate_page
 from citeqa.app.web.holder import EngineHolder, EvalSettings, UploadSettings
+from citeqa.app.web.table import Table
 from citeqa.messages import labels, language_list
 
 if TYPE_CHECKING:  # Gradio and FastAPI load when the app is built
@@ -53,7 +54,7 @@ def build_app(
             table, choices, corpus_relabels = corpus_tab(gr, holder, uploads, chat.shown)
 
         # fresh on every visit, in the browser's language
-        def on_corpus_visit(request: Any) -> tuple[dict[str, list[Any]], Any]:
+        def on_corpus_visit(request: Any) -> tuple[Table, Any]:
             return corpus_view(holder, visit_language(request)), gr.update(choices=corpus_choices(holder), value=None)
 
         on_corpus_visit.__annotations__ = {"request": gr.Request}  # a real class: the module's annotations are strings

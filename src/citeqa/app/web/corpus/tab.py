@@ -19,13 +19,14 @@ from typing import Any
 
 from citeqa.app.web.corpus import view
 from citeqa.app.web.holder import EngineHolder, UploadSettings
+from citeqa.app.web.table import Table
 from citeqa.app.web.upload_cache import discard_uploads, upload_name, upload_path
 from citeqa.corpus.add import AddWatch, Report, UploadRefusal, UploadResult, said, summary
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
 from citeqa.messages import corpus_labels
 
 
-def corpus_view(holder: EngineHolder, lang: str = "en") -> dict[str, list[Any]]:
+def corpus_view(holder: EngineHolder, lang: str = "en") -> Table:
     """The corpus table for the live index: headers in ``lang`` and one row per document."""
     rows = view.corpus_rows(holder.engine.manifest.documents)
     return {"headers": view.corpus_headers(lang), "data": rows}
@@ -69,7 +70,7 @@ def upload(
     progress: Report | None = None,
     cancelled: Callable[[], bool] | None = None,
     lang: str = "en",
-) -> tuple[str, dict[str, list[Any]], str]:
+) -> tuple[str, Table, str]:
     """Add uploaded files (or, with none, re-scan the corpus) and swap in the new index.
 
     ``progress(done, total, text)`` hears of each step (:data:`~citeqa.corpus.add.Report`); once
@@ -232,7 +233,7 @@ def corpus_tab(gr: Any, holder: EngineHolder, uploads: UploadSettings, lang: Any
     ]
     _add_events(gr, holder, uploads, _AddParts(files, add, cancel, refresh, status, table, skipped, choice, lang))
 
-    def on_remove(doc_id: Any, confirmed: Any, shown_lang: str) -> tuple[str, dict[str, list[Any]], Any, Any]:
+    def on_remove(doc_id: Any, confirmed: Any, shown_lang: str) -> tuple[str, Table, Any, Any]:
         message = remove(holder, uploads, doc_id, confirmed, shown_lang)
         left = corpus_choices(holder)
         keep = doc_id if doc_id in {value for _, value in left} else None  # refused: kept for the second click

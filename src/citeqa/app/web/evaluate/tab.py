@@ -32,6 +32,7 @@ from citeqa.app.web.evaluate.files import (
 from citeqa.app.web.evaluate.layout import EvaluateTab, evaluate_layout
 from citeqa.app.web.evaluate.runner import EvaluationRunner, FinishedRun
 from citeqa.app.web.holder import EngineHolder, EvalSettings
+from citeqa.app.web.table import Table
 from citeqa.app.web.upload_cache import discard_uploads, upload_name, upload_path
 from citeqa.errors import CiteqaError
 from citeqa.messages import evaluate_labels
@@ -335,7 +336,7 @@ def _browse_events(page: _Page, lang: Any) -> None:
 
     def on_filter(
         outcome_value: str | None, language_value: str | None, shown_run: FinishedRun | None, shown_lang: str
-    ) -> dict[str, list[Any]]:
+    ) -> Table:
         rows = view.question_rows(shown_run.results, outcome_value, language_value, shown_lang) if shown_run else []
         return {"headers": view.question_headers(shown_lang), "data": rows}
 
@@ -427,7 +428,7 @@ def compare_evaluation(
     use_previous: bool = False,
     lang: str = "en",
     own: tuple[int, ...] | None = None,
-) -> tuple[dict[str, list[Any]] | None, str]:
+) -> tuple[Table | None, str]:
     """A finished run compared with uploaded earlier predictions or the run before it on this server
     (with ``own``, the ids of a page's runs: only a run of that page).
 
