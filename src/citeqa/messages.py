@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 #: Sections every language file has, with every key of English's.
 TRANSLATED = ("labels", "claim", "evidence", "corpus", "corpus_status", "evaluate", "outcome", "languages")
@@ -40,23 +40,26 @@ def catalogue(lang: str) -> dict[str, dict[str, str]]:
     return {name: section for name, section in json.loads(text).items() if not name.startswith("_")}
 
 
-class _Lazy(Mapping):
+_V = TypeVar("_V")
+
+
+class _Lazy(Mapping[str, _V]):
     """A mapping built on first use from the catalogue files (nothing is read at import)."""
 
-    def __init__(self, build: Callable[[], Mapping]) -> None:
+    def __init__(self, build: Callable[[], Mapping[str, _V]]) -> None:
         self._build = cache(build)
 
-    def __getitem__(self, key: Any) -> Any:
+    def __getitem__(self, key: str) -> _V:
         return self._build()[key]
 
-    def __iter__(self) -> Iterator:
+    def __iter__(self) -> Iterator[str]:
         return iter(self._build())
 
     def __len__(self) -> int:
         return len(self._build())
 
 
-class _LazyLanguages(Sequence):
+class _LazyLanguages(Sequence[str]):
     """:func:`catalogue_languages` as a constant that reads the folder on first use."""
 
     def __getitem__(self, index: Any) -> Any:
@@ -69,7 +72,7 @@ class _LazyLanguages(Sequence):
         return repr(catalogue_languages())
 
 
-def _per_language(section: str) -> _Lazy:
+def _per_language(section: str) -> _Lazy[Mapping[str, str]]:
     return _Lazy(lambda: {lang: catalogue(lang)[section] for lang in catalogue_languages()})
 
 

@@ -13,9 +13,12 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, TypeVar, Union, overload
 
 from citeqa.text.highlight import Highlight
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = [
     "Answer",
@@ -57,6 +60,10 @@ def content_id(*parts: object) -> str:
     return sha256_text(joined)[:16]
 
 
+@overload
+def to_dict(obj: DataclassInstance) -> dict[str, Any]: ...
+@overload
+def to_dict(obj: Any) -> Any: ...
 def to_dict(obj: Any) -> Any:
     """Turn a dataclass (or nested tuples/lists/dicts of them) into JSON-ready data."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):

@@ -93,7 +93,8 @@ class E5Embedder:
         special tokens): what it costs to embed, since the engine reads any length in windows."""
         self.warm_up()
         model = self._model
-        return model.token_count(text.replace("\x00", " "), is_query=True) - model.token_count("", is_query=True)
+        tokens: int = model.token_count(text.replace("\x00", " "), is_query=True) - model.token_count("", is_query=True)
+        return tokens
 
     def _encode(self, texts: list[str], *, query: bool, progress: bool) -> np.ndarray:
         if not texts:

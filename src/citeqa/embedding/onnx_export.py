@@ -14,7 +14,7 @@ import importlib.util
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from citeqa.errors import ModelError
 
@@ -24,6 +24,16 @@ if TYPE_CHECKING:
 _INT8_FILE = "model-int8-matmul.onnx"  #: a new name for each quantisation recipe, so none is reused
 _EXPORT_VERSION = "2"  #: bump when the export below changes what it writes (2: without NaN guards)
 _ONNX_OPSET = 17
+
+
+class OnnxLayout(TypedDict):
+    """What ONNX Runtime needs of a sentence-transformers folder (:func:`citeqa.embedding.onnx_runtime.onnx_layout`)."""
+
+    weights: Path
+    pooling: Literal["mean", "cls"]
+    max_seq_length: int
+    lower: bool
+    dimension: int
 
 
 def cache_dir() -> Path:
@@ -42,7 +52,7 @@ def _cache_key(folder: Path, weights: Path) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
-def exported(folder: Path, layout: dict, quantized: bool) -> Path:
+def exported(folder: Path, layout: OnnxLayout, quantized: bool) -> Path:
     """The cached ONNX file for ``folder``, exported (and quantised) on first use."""
     target = cache_dir() / "onnx" / _cache_key(folder, layout["weights"])
     fp32 = target / "model.onnx"
@@ -133,10 +143,13 @@ def _export(folder: Path, out: Path) -> None:
             super().__init__()
             self.inner = inner
 
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.inner(
+        def forward(
+            self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+        ) -> torch.Tensor:
+            vectors: torch.Tensor = self.inner(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state
+            return vectors
 
     names = ["input_ids", "attention_mask", "token_type_ids"]
     sample = torch.ones((2, 8), dtype=torch.long)

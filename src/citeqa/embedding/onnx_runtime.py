@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from citeqa.embedding.onnx_export import exported
+from citeqa.embedding.onnx_export import OnnxLayout, exported
 from citeqa.embedding.protocol import progress_bar
 from citeqa.errors import ModelError
 
 if TYPE_CHECKING:
-    from tokenizers import Tokenizer
+    from tokenizers import Encoding, Tokenizer
 
 _TRANSFORMER = "sentence_transformers.models.Transformer"
 _POOLING = "sentence_transformers.models.Pooling"
@@ -29,14 +29,15 @@ _EXPORTABLE = {"bert"}  #: model types whose inputs are input_ids, attention_mas
 _WINDOW_BATCHES = 64  #: texts are tokenised this many batches at a time
 
 
-def _read_json(path: Path) -> dict | list | None:
+def _read_json(path: Path) -> object:
+    """The JSON value in ``path``; None when it cannot be read."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
 
 
-def onnx_layout(folder: Path) -> dict | None:
+def onnx_layout(folder: Path) -> OnnxLayout | None:
     """Tokenizer, pooling and length settings of a folder ONNX can run, or None.
 
     Supported: a Transformer module of a BERT-type model with ``tokenizer.json``, then
@@ -77,7 +78,7 @@ def onnx_layout(folder: Path) -> dict | None:
 class OnnxModel:
     """Tokenizer + ONNX Runtime session + pooling, the same computation as sentence-transformers."""
 
-    def __init__(self, session: Any, tokenizer: Tokenizer, layout: dict) -> None:  # session: onnxruntime's (untyped)
+    def __init__(self, session: Any, tokenizer: Tokenizer, layout: OnnxLayout) -> None:  # session: untyped ORT's
         self.session = session
         self.tokenizer = tokenizer
         self.layout = layout
@@ -145,7 +146,7 @@ class OnnxModel:
             bar.close()
         return out
 
-    def _forward(self, encodings: list) -> np.ndarray:
+    def _forward(self, encodings: list[Encoding]) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros((len(encodings), width), dtype=np.int64)
@@ -163,7 +164,8 @@ class OnnxModel:
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        vectors: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return vectors
 
 
 def _threads() -> int:

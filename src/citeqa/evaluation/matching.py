@@ -20,7 +20,10 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'"})
 @functools.cache
 def _article_table() -> dict[str, list[str]]:
     """``articles.json``, read once."""
-    return json.loads(resources.files("citeqa.evaluation").joinpath("articles.json").read_text("utf-8"))
+    table: dict[str, list[str]] = json.loads(
+        resources.files("citeqa.evaluation").joinpath("articles.json").read_text("utf-8")
+    )
+    return table
 
 
 @functools.cache

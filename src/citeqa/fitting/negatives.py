@@ -31,13 +31,42 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from citeqa.text.facts import find_names
 
 #: Languages with templates in ``attributes.json``.
 LANGUAGES = ("en", "es", "pt", "fr", "it")
 KINDS = ("answerable", "entity_swap", "attribute", "unanswerable")
+
+
+class DevAnswer(TypedDict):
+    """A gold answer of a dev record: its text and where it starts in the context."""
+
+    text: str
+    start: int
+
+
+class DevQuestion(TypedDict):
+    """A record of the dev split (``training/prepare.py`` writes them)."""
+
+    id: str
+    lang: str
+    source: str
+    title: str
+    context: str
+    question: str
+    answers: list[DevAnswer]
+    impossible: bool
+
+
+class Template(TypedDict):
+    """A template of ``attributes.json``: the question about ``{e}``, the attribute it asks, and the markers
+    (regexes) of an article that may state it."""
+
+    attribute: str
+    template: str
+    markers: list[str]
 
 
 @dataclass(frozen=True)
@@ -47,7 +76,7 @@ class Article:
     lang: str
     title: str
     paragraphs: tuple[str, ...]
-    questions: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+    questions: tuple[DevQuestion, ...] = field(default=(), repr=False)
 
     @property
     def file_name(self) -> str:
@@ -59,14 +88,14 @@ class Article:
 
 
 @cache
-def templates() -> dict[str, list[dict[str, Any]]]:
+def templates() -> dict[str, list[Template]]:
     data = json.loads((Path(__file__).with_name("attributes.json")).read_text(encoding="utf-8"))
     return {lang: list(rows) for lang, rows in data["templates"].items()}
 
 
 def load_articles(dev: Path, langs: Sequence[str]) -> list[Article]:
     """The dev split's articles in ``langs`` (paragraphs in file order, each once)."""
-    paragraphs: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = defaultdict(dict)
+    paragraphs: dict[tuple[str, str], dict[str, list[DevQuestion]]] = defaultdict(dict)
     with dev.open(encoding="utf-8") as f:
         for line in f:
             rec = json.loads(line)
@@ -84,7 +113,7 @@ def names_in(text: str) -> list[str]:
     return sorted(found, key=lambda n: (-len(n), n))
 
 
-def entity_swap(question: dict[str, Any], article: Article, rng: random.Random) -> str | None:
+def entity_swap(question: DevQuestion, article: Article, rng: random.Random) -> str | None:
     """``question`` about another name of its article, one its own paragraph never mentions."""
     context = question["context"]
     asked = [n for n in names_in(question["question"]) if n in context and not _sentence_start(question["question"], n)]
@@ -98,7 +127,7 @@ def entity_swap(question: dict[str, Any], article: Article, rng: random.Random) 
     return text.replace(asked[0], rng.choice(pool), 1)
 
 
-def attribute_question(question: dict[str, Any], article: Article, rng: random.Random) -> tuple[str, str] | None:
+def attribute_question(question: DevQuestion, article: Article, rng: random.Random) -> tuple[str, str] | None:
     """A question for an attribute ``article`` never states, about a name ``question`` mentions."""
     asked = [n for n in names_in(question["question"]) if n in question["context"]]
     if not asked:
@@ -137,7 +166,7 @@ def generate(articles: Iterable[Article], per_kind: int, measure_share: float, s
     return rows
 
 
-def _rows_of(q: dict[str, Any], art: Article, rng: random.Random) -> Iterable[tuple[str, dict[str, Any]]]:
+def _rows_of(q: DevQuestion, art: Article, rng: random.Random) -> Iterable[tuple[str, dict[str, Any]]]:
     if q.get("impossible") or not q["answers"]:
         yield "unanswerable", {"question": q["question"], "answers": []}
         return

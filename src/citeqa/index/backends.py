@@ -58,7 +58,8 @@ def all_vectors(index: faiss.Index) -> np.ndarray:
     n = index.ntotal
     if n == 0:
         return np.zeros((0, index.d), dtype=np.float32)
-    return index.reconstruct_n(0, n)
+    vectors: np.ndarray = index.reconstruct_n(0, n)  # faiss's SWIG bindings are untyped
+    return vectors
 
 
 def build_lexical(terms: Terms) -> bm25s.BM25:

@@ -229,7 +229,7 @@ def verify_files(folder: Path, manifest: Manifest) -> None:
             raise IndexCorruptError(f"index file {name} is damaged (checksum mismatch); {REBUILD_HINT}")
 
 
-def _read_jsonl(path: Path) -> list[dict]:
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     try:
         data = path.read_bytes()
         return [_loads(line) for line in data.splitlines() if line.strip()]
@@ -245,19 +245,19 @@ except ImportError:  # pragma: no cover - orjson is a dependency
     _loads = json.loads
 
 
-def _chunk(row: dict) -> Chunk:
+def _chunk(row: dict[str, Any]) -> Chunk:
     """A chunk record (the fields of :class:`Chunk`; unknown keys are ignored, like from_dict)."""
     return Chunk(row["chunk_id"], row["doc_id"], row["start"], row["end"], row["text"], row["lang"])
 
 
-def _document(row: dict) -> Document:
+def _document(row: dict[str, Any]) -> Document:
     """A document record; only documents with pages or sections need the general decoder."""
     if row.get("pages") or row.get("sections"):
         return from_dict(Document, row)
     return Document(row["doc_id"], row["title"], row["text"], row["lang"], row["sha256"], row.get("kind", "txt"))
 
 
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -299,7 +299,7 @@ def write_generation(
     return index_dir / name
 
 
-def _fields(manifest: Manifest) -> dict:
+def _fields(manifest: Manifest) -> dict[str, Any]:
     return {f: getattr(manifest, f) for f in manifest.__dataclass_fields__}
 
 

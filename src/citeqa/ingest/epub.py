@@ -23,7 +23,7 @@ from citeqa.ingest.extracted import Extracted
 if TYPE_CHECKING:  # BeautifulSoup loads when a page is read
     import zipfile
 
-    from bs4 import PageElement, Tag
+    from bs4.element import PageElement, Tag
 
 #: Algorithms of encryption.xml that only obfuscate embedded fonts: the text stays readable.
 FONT_OBFUSCATION = frozenset({"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"})
@@ -158,7 +158,7 @@ def xhtml_blocks(content: bytes | str) -> Iterator[Block]:
 
 
 def _walk(node: Tag) -> Iterator[Block]:
-    from bs4 import NavigableString, Tag
+    from bs4.element import NavigableString, Tag
 
     inline: list[str] = []
     for child in node.children:
@@ -201,7 +201,7 @@ def _is_text(string: PageElement) -> bool:
 
 def _inline(node: Tag) -> str:
     """Text of an inline element, ``<br>`` as a line break."""
-    from bs4 import NavigableString, Tag
+    from bs4.element import NavigableString, Tag
 
     parts = []
     for child in node.children:
@@ -215,7 +215,7 @@ def _inline(node: Tag) -> str:
 
 def _flat(node: Tag, stop: frozenset[str] = frozenset()) -> str:
     """All text under ``node`` on one line, blocks apart, leaving out ``stop`` elements."""
-    from bs4 import NavigableString, Tag
+    from bs4.element import NavigableString, Tag
 
     parts = []
     for child in node.children:

@@ -56,7 +56,7 @@ _VISIBLE = "born <= %(gen)s AND died > %(gen)s"
 REPLAY_WAIT_S = 10.0
 #: What opening reads of one shard: passages per (document, language) as (doc id, language, count,
 #: first pid, last pid), span offsets (pid, number, start, end arrays), ANN mode, documents per language.
-_Part = tuple[list, tuple[np.ndarray, ...], str, Counter]
+_Part = tuple[list[tuple[str, str, int, int, int]], tuple[np.ndarray, ...], str, Counter[str]]
 #: The generation's manifest without its documents, and each document's entry with its number of
 #: passages in place of its chunk ids (10^5 strings at 10^5 passages, never held: read when asked for).
 _GENERATION_SQL = (
@@ -201,7 +201,7 @@ class PostgresBackend:
         self.ann = "hnsw" if any(p[2] == "hnsw" for p in parts) else "exact"
         self._assemble(manifest_data, entries or [], parts)
 
-    def _assemble(self, manifest_data: dict, entries: list[dict], parts: list[_Part]) -> None:
+    def _assemble(self, manifest_data: dict[str, Any], entries: list[dict[str, Any]], parts: list[_Part]) -> None:
         """Each document's run of rows and pids (rows in the manifest's order, so they are the local
         index's), the languages and the span offsets; nothing per passage but the span offsets."""
         runs: dict[str, tuple[int, int, int, int]] = {}  # doc_id -> shard, first pid, last pid, passages
@@ -291,10 +291,11 @@ def _await_replicas(shard: Shard, wait_s: float | None = None) -> None:
     shard.readers = shard.replicas
 
 
-def _fetch(shard: Shard, sql: str, params: dict, doing: str) -> list[tuple]:
-    def work(conn: Any) -> list[tuple]:
+def _fetch(shard: Shard, sql: str, params: dict[str, Any], doing: str) -> list[tuple[Any, ...]]:
+    def work(conn: Any) -> list[tuple[Any, ...]]:
         with conn.cursor(binary=True) as cur:
-            return cur.execute(sql, params).fetchall()
+            rows: list[tuple[Any, ...]] = cur.execute(sql, params).fetchall()
+            return rows
 
     return shard.read(doing, work)
 

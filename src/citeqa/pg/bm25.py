@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,7 @@ class Collection:
         df, n = self.df[term], self.passages
         return np.float32(math.log(1 + (n - df + 0.5) / (df + 0.5)))
 
-    def params(self, query: Sequence[str], n: int, gen: int) -> dict:
+    def params(self, query: Sequence[str], n: int, gen: int) -> dict[str, Any]:
         """The parameters of :data:`SQL` for the indexed ``query`` terms."""
         return {
             "terms": list(query),

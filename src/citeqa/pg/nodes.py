@@ -81,10 +81,11 @@ def free_port() -> int:
     """A loopback TCP port nobody listens on now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
-def _run(node: LocalNode, args: list[str], check: bool = True) -> subprocess.CompletedProcess:
+def _run(node: LocalNode, args: list[str], check: bool = True) -> subprocess.CompletedProcess[bytes]:
     """Run a PostgreSQL program as the node's user, in its folder; output to files, not pipes
     (a server started by ``pg_ctl`` would hold a pipe open and hang the call)."""
     ids: dict[str, Any] = {}

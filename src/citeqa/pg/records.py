@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from citeqa.errors import IndexMissingError
 from citeqa.records import Chunk, Document, from_dict
@@ -158,7 +158,7 @@ class RemoteDocuments(Mapping[str, Document]):
         return document
 
 
-def _passages(shard: Shard, pids: list[int]) -> list[tuple]:
+def _passages(shard: Shard, pids: list[int]) -> list[tuple[Any, ...]]:
     sql = f"SELECT pid, {PASSAGE_COLUMNS} FROM citeqa_passages WHERE pid = ANY(%s)"
     return shard.read("reading passages", lambda conn: conn.execute(sql, (pids,)).fetchall())
 

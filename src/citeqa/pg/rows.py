@@ -55,4 +55,5 @@ class RowMap:
         ):
             raise KeyError(f"a pid of shard {shard + 1} outside the generation")
         doc = docs[at]
-        return self.first_rows[doc] + (pids - self.first_pids[doc])
+        rows: np.ndarray = self.first_rows[doc] + (pids - self.first_pids[doc])
+        return rows

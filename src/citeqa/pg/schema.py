@@ -90,7 +90,7 @@ def ensure_shard(conn: Any, number: int, count: int, dimension: int, ann: str) -
         conn.execute("UPDATE citeqa_shard SET ann = %s", (ann,))
 
 
-def check_layout(found: tuple | None, number: int, count: int, dimension: int | None = None) -> None:
+def check_layout(found: tuple[Any, ...] | None, number: int, count: int, dimension: int | None = None) -> None:
     """A shard must sit at the position, in the count and with the vector size it was made for."""
     if found is None:
         raise IndexMismatchError(f"shard {number + 1} holds no citeqa index; run `citeqa index --backend ...`")
@@ -119,11 +119,12 @@ def recover(conn: Any, live: int) -> None:
             conn.execute(f"UPDATE {table} SET died = %s WHERE died > %s AND died < %s", (ALIVE, live, ALIVE))
 
 
-def read_layout(conn: Any) -> tuple | None:
+def read_layout(conn: Any) -> tuple[Any, ...] | None:
     """The shard's (number, count, dimension, ann), or None where no citeqa index was ever written."""
     if not conn.execute("SELECT to_regclass('citeqa_shard') IS NOT NULL").fetchone()[0]:
         return None
-    return conn.execute("SELECT number, count, dimension, ann FROM citeqa_shard").fetchone()
+    layout: tuple[Any, ...] | None = conn.execute("SELECT number, count, dimension, ann FROM citeqa_shard").fetchone()
+    return layout
 
 
 def live_generation(conn: Any) -> int:

@@ -62,9 +62,10 @@ class RemoteSpans:
 
 
 def _vectors(shard: Shard, keys: list[tuple[int, int]]) -> list[tuple[int, int, np.ndarray]]:
-    def work(conn: Any) -> list[tuple]:
+    def work(conn: Any) -> list[tuple[Any, ...]]:
         with conn.cursor(binary=True) as cur:
-            return cur.execute(_SQL, ([k[0] for k in keys], [k[1] for k in keys])).fetchall()
+            rows: list[tuple[Any, ...]] = cur.execute(_SQL, ([k[0] for k in keys], [k[1] for k in keys])).fetchall()
+            return rows
 
     found = shard.read("reading span vectors", work)
     return [(pid, number, vector.to_numpy()) for pid, number, vector in found]

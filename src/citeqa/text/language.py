@@ -22,16 +22,27 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, cast
 
 if TYPE_CHECKING:  # lingua loads on first use
     from lingua import LanguageDetector
 
 
+class LanguageTable(TypedDict):
+    """``languages.json``: the model's languages, aliases, the first six, stemmer and stopword names per code."""
+
+    model: list[str]
+    aliases: dict[str, str]
+    first: list[str]
+    stemmers: dict[str, str]
+    stopwords: dict[str, str]
+
+
 @cache
-def language_data() -> dict:
+def language_data() -> LanguageTable:
     """The shipped language table: the model's languages, stemmer and stopword names per code."""
-    return json.loads(resources.files("citeqa.text").joinpath("languages.json").read_text(encoding="utf-8"))
+    text = resources.files("citeqa.text").joinpath("languages.json").read_text(encoding="utf-8")
+    return cast("LanguageTable", json.loads(text))  # json.loads gives Any; the shipped file has this shape
 
 
 @cache

@@ -187,6 +187,30 @@ def test_an_add_takes_or_refuses_each_file_as_the_page_sends_them(tmp_path: Path
     assert {"report.txt", "quay.txt"} <= set(holder.engine.documents)
 
 
+def test_page_handlers_type_hints_resolve_for_gradio(tmp_path: Path, make_holder):
+    """Gradio finds a handler's gr.Request and gr.EventData parameters by its type hints, and reads none
+    when one does not resolve at run time (a name imported only for type checking): every handler's hints
+    resolve, and those of the handlers that read the visit's request or the event name them."""
+    import typing
+
+    import gradio as gr
+
+    from citeqa.app.web.holder import EvalSettings
+    from citeqa.app.web.ui import build_app
+
+    holder, corpus = make_holder(tmp_path)
+    app = build_app(holder, _uploads(corpus), EvalSettings(None))
+    ours = [f.fn for f in app.fns.values() if getattr(f.fn, "__module__", "").startswith("citeqa.")]
+    hints = {fn.__qualname__.rsplit(".", 1)[-1]: typing.get_type_hints(fn) for fn in ours}  # NameError if not
+    special = {
+        name
+        for name, found in hints.items()
+        if any(isinstance(t, type) and issubclass(t, (gr.Request, gr.EventData)) for t in found.values())
+    }
+    reads = {"on_visit", "show_document", "on_corpus_visit", "on_add", "on_cancel_add", "on_refresh", "on_load"}
+    assert reads | {"on_select"} <= special
+
+
 def test_serve_auth_flag_and_env(monkeypatch):
     args = cli_args.parser().parse_args(["serve", "--auth", "ana:s3:cret", "--max-upload-mb", "5"])
     assert args.auth == ("ana", "s3:cret") and args.max_upload_mb == 5 and args.host == "127.0.0.1"

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from citeqa.app.cli.args import output_format, parser
 from citeqa.errors import CiteqaError, ServerError
@@ -162,8 +162,9 @@ def _index_model(args: argparse.Namespace, index: Path) -> str:
     from citeqa.embedding import DEFAULT_MODEL
     from citeqa.engine import Engine
 
-    if args.model is not None:
-        return args.model
+    given: str | None = args.model
+    if given is not None:
+        return given
     own = None if args.rebuild else Engine.index_model(index)
     return own if own is not None else DEFAULT_MODEL
 
@@ -288,7 +289,7 @@ def _print_record(engine: Engine, record: Answer | ClaimCheck, fmt: str, print_t
         print_text(record, documents=engine.documents)
 
 
-def record_json(data: dict) -> str:
+def record_json(data: dict[str, Any]) -> str:
     """``data`` as strict JSON: a NaN or an infinity (which ``json.dumps`` would print as ``NaN``,
     invalid JSON) is a :class:`ScoreError`, so ``--json`` prints a valid record or nothing."""
     from citeqa.errors import ScoreError

@@ -7,7 +7,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from citeqa.engine import Engine
@@ -99,7 +99,7 @@ def run_eval(args: argparse.Namespace, open_engine: EngineOpener, index_model: M
     return 1 if failures or regressions else 0
 
 
-def _eval_header(args: argparse.Namespace, engine: Engine, source: Path, provenance: dict) -> RunHeader:
+def _eval_header(args: argparse.Namespace, engine: Engine, source: Path, provenance: dict[str, Any]) -> RunHeader:
     """The header of ``citeqa eval``: what :func:`citeqa.evaluation.run_header` takes from the run's
     provenance, the index as given (PostgreSQL shards without user or password), and the settings that
     differ from the defaults: the answering options given (``-k``, ``--reader``, ``--question-timeout``)

@@ -36,7 +36,8 @@ def keep_no_api_sessions(blocks: Any) -> None:  # gradio.Blocks
                 while len(pages) > MAX_PAGE_SESSIONS:
                     pages.popitem(last=False)
         try:
-            return await original(*args, **kwargs)
+            result: dict[str, Any] = await original(*args, **kwargs)  # Gradio's Blocks.process_api
+            return result
         finally:
             if session and api:
                 with lock:

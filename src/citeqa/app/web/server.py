@@ -21,7 +21,7 @@ from citeqa.app.web.guard.rules import Policy
 if TYPE_CHECKING:  # Gradio and FastAPI load when the server is built
     import gradio as gr
     from fastapi import FastAPI
-    from gradio.blocks import BlockFunction
+    from gradio.block_function import BlockFunction
     from gradio.routes import App
 
 

@@ -9,7 +9,7 @@ Thin on purpose: this module puts the parts together. The tabs are :mod:`citeqa.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from citeqa.app.web.api import add_endpoints
 from citeqa.app.web.assets import CSS
@@ -18,6 +18,7 @@ from citeqa.app.web.corpus.tab import corpus_choices, corpus_tab, corpus_view
 from citeqa.app.web.evaluate.runner import EvaluationRunner
 from citeqa.app.web.evaluate.tab import evaluate_page
 from citeqa.app.web.holder import EngineHolder, EvalSettings, UploadSettings
+from citeqa.app.web.table import Table
 from citeqa.messages import labels, language_list
 
 if TYPE_CHECKING:  # Gradio and FastAPI load when the app is built
@@ -44,6 +45,7 @@ def build_app(
     uploads = uploads if uploads is not None else UploadSettings()
     evaluation = evaluation if evaluation is not None else EvalSettings()
     runner = runner if runner is not None else EvaluationRunner(holder, evaluation.k)
+    app: gr.Blocks  # Gradio leaves Blocks.__enter__ unannotated
     with gr.Blocks(title="citeqa", delete_cache=(uploads.sweep_every_s, uploads.max_age_s)) as app:
         subtitle = gr.Markdown(subtitle_text(holder, "en"), elem_id="subtitle")
         with gr.Tab(labels("en")["tab_chat"], id="chat") as chat_tab:
@@ -51,7 +53,8 @@ def build_app(
         with gr.Tab(labels("en")["tab_corpus"], id="corpus") as corpus:
             table, choices, corpus_relabels = corpus_tab(gr, holder, uploads, chat.shown)
 
-        def on_corpus_visit(request):  # fresh on every visit, in the browser's language
+        # fresh on every visit, in the browser's language
+        def on_corpus_visit(request: Any) -> tuple[Table, Any]:
             return corpus_view(holder, visit_language(request)), gr.update(choices=corpus_choices(holder), value=None)
 
         on_corpus_visit.__annotations__ = {"request": gr.Request}  # a real class: the module's annotations are strings

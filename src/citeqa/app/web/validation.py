@@ -66,12 +66,12 @@ def engine_language(choice: str | None) -> str | None:
     return None if choice in (None, "", "auto") else choice
 
 
-def _validator(check: Callable[[Any], Any], schema_type: Any) -> PlainValidator:
+def _validator(check: Callable[[object], object], schema_type: Any) -> PlainValidator:
     """A field checked by ``check`` (which raises RequestError), described as ``schema_type``."""
     return PlainValidator(check, json_schema_input_type=schema_type)
 
 
-def _text(name: str, value: Any) -> str:
+def _text(name: str, value: object) -> str:
     """A question or claim: text of at most ``MAX_QUESTION_CHARS`` characters. Emptiness is judged by
     the engine after cleaning (a question of control characters is empty)."""
     if not isinstance(value, str):
@@ -81,15 +81,15 @@ def _text(name: str, value: Any) -> str:
     return value
 
 
-def _claim(value: Any) -> str:
+def _claim(value: object) -> str:
     return _text("claim", value)
 
 
-def _question(value: Any) -> str:
+def _question(value: object) -> str:
     return _text("question", value)
 
 
-def _history(value: Any) -> tuple[str, ...]:
+def _history(value: object) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, (list, tuple)):  # a string too: its characters are no questions, nor is it one
@@ -106,13 +106,13 @@ def _history(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _k(value: Any) -> int:
+def _k(value: object) -> int:
     if type(value) is not int or not 1 <= value <= MAX_K:  # bool is an int subclass: refused too
         raise RequestError("k", f"k must be a whole number from 1 to {MAX_K}, not {_show(value)}")
     return value
 
 
-def _language(value: Any) -> str:
+def _language(value: object) -> str:
     if value is None:
         return "auto"
     choice = value.strip().lower() if isinstance(value, str) else None
@@ -121,7 +121,7 @@ def _language(value: Any) -> str:
     return choice
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     """A JSON reader's name for the type of ``value``."""
     names = {
         bool: "a boolean",
@@ -136,7 +136,7 @@ def _kind(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _show(value: Any, limit: int = 40) -> str:
+def _show(value: object, limit: int = 40) -> str:
     """``value`` for a message: short, printable, and the type named when it is not a plain number."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
@@ -181,7 +181,9 @@ class AskRequest(_Request):
     language: Annotated[str, _validator(_language, str | None)] = "auto"
 
 
-def validate_ask(question: Any, history: Any = None, k: Any = DEFAULT_K, language: Any = "auto") -> AskRequest:
+def validate_ask(
+    question: object, history: object = None, k: object = DEFAULT_K, language: object = "auto"
+) -> AskRequest:
     """Check the four ``/ask`` arguments against the schema above; RequestError when one is off."""
     return AskRequest.from_args(dict(zip(ARGUMENTS, (question, history, k, language))))
 
@@ -194,7 +196,7 @@ class CheckRequest(_Request):
     k: Annotated[int, _validator(_k, int)] = DEFAULT_K
 
 
-def validate_check(claim: Any, k: Any = DEFAULT_K) -> CheckRequest:
+def validate_check(claim: object, k: object = DEFAULT_K) -> CheckRequest:
     """Check the two ``/check`` arguments; RequestError naming the one that is off."""
     return CheckRequest.from_args(dict(zip(CHECK_ARGUMENTS, (claim, k))))
 

@@ -29,17 +29,17 @@ _NAME = re.compile(r"[a-z]{2,3}|common")
 
 
 @cache
-def _data(lang: str) -> dict:
+def _data(lang: str) -> dict[str, Any]:
     path = _DIR / f"{lang}.json"
     if not _NAME.fullmatch(lang) or not path.exists():
         return {}
     return load(path)
 
 
-def load(path: Path) -> dict:
+def load(path: Path) -> dict[str, Any]:
     """A word-list file, checked against the format (README.md); ConfigError when it is not one."""
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data: dict[str, Any] = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: not a word list ({exc})") from None
     for key, words in [("value_prepositions", data.get("value_prepositions", [])), *data.get("concepts", {}).items()]:

@@ -202,7 +202,7 @@ def chat_events(gr: Any, holder: EngineHolder, tab: ChatTab, page: Sequence[Rela
 
     if app is not None:
 
-        def on_visit(mode, request):
+        def on_visit(mode: str | None, request: Any) -> list[Any]:
             asked = browser_language(request.headers.get("accept-language") if request is not None else None, None)
             lang = asked or "en"
             _, updates = page_labels(gr, tab, lang, page, mode)
@@ -216,7 +216,9 @@ def chat_events(gr: Any, holder: EngineHolder, tab: ChatTab, page: Sequence[Rela
         opened = [tab.chat, tab.question, tab.notice, tab.browser, tab.shown, tab.download_md, tab.download_json]
         app.load(on_visit, tab.mode, [*opened, *relabelled], api_visibility="private")
 
-    def turn(q, md, m, a, t, sess, kk, lang, conf, browser):
+    def turn(
+        q: str, md: str | None, m: Any, a: Any, t: Any, sess: Any, kk: Any, lang: str | None, conf: bool, browser: Any
+    ) -> list[Any]:
         out = conversation_turn(holder, q, md, m, a, t, kk, lang, conf, browser)
         _, updates = page_labels(gr, tab, out.lang, page, md)
         if out.refusal:  # nothing joins the conversation; the box keeps the text and gets the page's hint
@@ -261,7 +263,7 @@ def chat_events(gr: Any, holder: EngineHolder, tab: ChatTab, page: Sequence[Rela
     clear_events(gr, tab, page)
     _download_events(gr, holder, tab)
 
-    def show_document(evt):
+    def show_document(evt: Any) -> tuple[Any, str]:
         html, error = open_document(holder, getattr(evt, "_data", None))
         return gr.update(visible=True), html or answers.error_html(error)
 
@@ -275,7 +277,7 @@ def _download_events(gr: Any, holder: EngineHolder, tab: ChatTab) -> None:
     """*Prepare download*: write the conversation of the page's session once, and offer the two files."""
     cache = Path(tab.download_md.GRADIO_CACHE)  # written there, Gradio serves and sweeps them without a copy
 
-    def prepare(turns, sess):
+    def prepare(turns: Any, sess: Any) -> tuple[Any, Any]:
         if not turns or not sess:
             return gr.skip(), gr.skip()
         try:
@@ -294,7 +296,7 @@ def clear_events(gr: Any, tab: ChatTab, page: Sequence[Relabel] = ()) -> None:
     mode sets the box's hint and the send button's word in the language the page speaks."""
     relabelled, _ = page_labels(gr, tab, "en", page)
 
-    def clear(browser, mode):
+    def clear(browser: str | None, mode: str | None) -> list[Any]:
         lang = browser or "en"
         _, updates = page_labels(gr, tab, lang, page, mode)
         box = gr.update(value="", placeholder=box_hint(lang, mode))

@@ -35,9 +35,9 @@ class TurnResult:
     every turn's record, this turn's sources, its language, whether it was a claim check, and the
     refusal shown under the box ('' when the turn was taken; a refused turn adds nothing)."""
 
-    messages: list[dict]
+    messages: list[view.Message]
     asked: list[str]
-    turns: list[dict] = field(default_factory=list)
+    turns: list[dict[str, Any]] = field(default_factory=list)
     sources: str = ""
     lang: str = "en"
     checked: bool = False
@@ -48,9 +48,9 @@ def conversation_turn(
     holder: EngineHolder,
     text: str,
     mode: str | None,
-    messages: list[dict] | None,
+    messages: list[view.Message] | None,
     asked: list[str] | None,
-    turns: list[dict] | None,
+    turns: list[dict[str, Any]] | None,
     k: Any,
     language: str | None = "auto",
     show_confidence: bool = True,
@@ -117,13 +117,13 @@ def _input_language(engine: Engine, text: str, asked: Sequence[str], page_lang: 
 def chat_turn(
     holder: EngineHolder,
     question: str,
-    messages: list[dict],
+    messages: list[view.Message],
     asked: list[str],
     k: Any,
     language: str | None = "auto",
     show_confidence: bool = True,
     page_lang: str | None = None,
-) -> tuple[list[dict], list[str], str, str, str]:
+) -> tuple[list[view.Message], list[str], str, str, str]:
     """One question turn: the reply goes into the chat, the sources into the panel below.
 
     Returns the messages, the questions asked so far, the sources HTML, the cleared
@@ -152,7 +152,7 @@ def open_document(holder: EngineHolder, request: Any) -> tuple[str, str]:
 DOWNLOADS_FOLDER = "citeqa-downloads"
 
 
-def download_files(holder: EngineHolder, turns: list[dict], folder: Path) -> tuple[str | None, str | None]:
+def download_files(holder: EngineHolder, turns: list[dict[str, Any]], folder: Path) -> tuple[str | None, str | None]:
     """Write the conversation as Markdown and JSON into ``folder`` (the session's own, replacing what an
     earlier request left there); (None, None) before any turn."""
     from citeqa.app.evidence import conversation_json, conversation_markdown

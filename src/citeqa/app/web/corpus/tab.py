@@ -19,13 +19,14 @@ from typing import Any
 
 from citeqa.app.web.corpus import view
 from citeqa.app.web.holder import EngineHolder, UploadSettings
+from citeqa.app.web.table import Table
 from citeqa.app.web.upload_cache import discard_uploads, upload_name, upload_path
 from citeqa.corpus.add import AddWatch, Report, UploadRefusal, UploadResult, said, summary
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
 from citeqa.messages import corpus_labels
 
 
-def corpus_view(holder: EngineHolder, lang: str = "en") -> dict[str, list]:
+def corpus_view(holder: EngineHolder, lang: str = "en") -> Table:
     """The corpus table for the live index: headers in ``lang`` and one row per document."""
     rows = view.corpus_rows(holder.engine.manifest.documents)
     return {"headers": view.corpus_headers(lang), "data": rows}
@@ -69,7 +70,7 @@ def upload(
     progress: Report | None = None,
     cancelled: Callable[[], bool] | None = None,
     lang: str = "en",
-) -> tuple[str, dict[str, list], str]:
+) -> tuple[str, Table, str]:
     """Add uploaded files (or, with none, re-scan the corpus) and swap in the new index.
 
     ``progress(done, total, text)`` hears of each step (:data:`~citeqa.corpus.add.Report`); once
@@ -232,7 +233,7 @@ def corpus_tab(gr: Any, holder: EngineHolder, uploads: UploadSettings, lang: Any
     ]
     _add_events(gr, holder, uploads, _AddParts(files, add, cancel, refresh, status, table, skipped, choice, lang))
 
-    def on_remove(doc_id, confirmed, shown_lang):
+    def on_remove(doc_id: Any, confirmed: Any, shown_lang: str) -> tuple[str, Table, Any, Any]:
         message = remove(holder, uploads, doc_id, confirmed, shown_lang)
         left = corpus_choices(holder)
         keep = doc_id if doc_id in {value for _, value in left} else None  # refused: kept for the second click
@@ -249,20 +250,20 @@ def _add_events(gr: Any, holder: EngineHolder, uploads: UploadSettings, parts: _
     adds = RunningAdds()
     outputs = [parts.status, parts.table, parts.skipped, parts.choice]
 
-    def refreshed_choices():
+    def refreshed_choices() -> Any:
         return gr.update(choices=corpus_choices(holder), value=None)
 
-    def on_add(chosen, lang, request, progress=gr.Progress()):
+    def on_add(chosen: Any, lang: str, request: Any, progress: Any = gr.Progress()) -> list[Any]:
         with adds.running(_session(request)) as stop:
             status, table, skipped = upload(holder, uploads, chosen, _bar(progress), stop.is_set, lang)
         handled = not chosen or len(chosen) <= uploads.max_files  # too many: kept for a smaller add
         return [status, table, skipped, refreshed_choices(), gr.update(value=None) if handled else gr.skip()]
 
-    def on_cancel_add(lang, request):
+    def on_cancel_add(lang: str, request: Any) -> str:
         lab = corpus_labels(lang)
         return lab["cancelling"] if adds.cancel(_session(request)) else lab["nothing_to_cancel"]
 
-    def on_refresh(lang, request, progress=gr.Progress()):
+    def on_refresh(lang: str, request: Any, progress: Any = gr.Progress()) -> list[Any]:
         with adds.running(_session(request)) as stop:
             return [*upload(holder, uploads, [], _bar(progress), stop.is_set, lang), refreshed_choices()]
 

@@ -125,7 +125,7 @@ def duration_text(seconds: float) -> str:
     return f"{hours} h {minutes} min" if minutes else f"{hours} h"
 
 
-def gold_fit(items: Sequence, documents: Collection[str]) -> tuple[int, int]:
+def gold_fit(items: Sequence[object], documents: Collection[str]) -> tuple[int, int]:
     """The distinct gold documents of ``items`` (QA items or their graded results' items) and how many of
     them ``documents`` holds."""
     gold = {getattr(item, "doc", None) for item in items} - {None}

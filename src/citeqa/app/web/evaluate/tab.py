@@ -32,6 +32,7 @@ from citeqa.app.web.evaluate.files import (
 from citeqa.app.web.evaluate.layout import EvaluateTab, evaluate_layout
 from citeqa.app.web.evaluate.runner import EvaluationRunner, FinishedRun
 from citeqa.app.web.holder import EngineHolder, EvalSettings
+from citeqa.app.web.table import Table
 from citeqa.app.web.upload_cache import discard_uploads, upload_name, upload_path
 from citeqa.errors import CiteqaError
 from citeqa.messages import evaluate_labels
@@ -233,7 +234,7 @@ def _poll_events(page: _Page, app: Any, lang: Any) -> None:
         page.refresh, [tab.shown, tab.mine, lang], poll_outputs, show_progress="hidden", api_visibility="private"
     )
 
-    def on_load(shown_run, own, request):
+    def on_load(shown_run: Any, own: Any, request: Any) -> list[Any]:
         shown_lang = visit_language(request)  # the page's language state is set by another load event
         return [*page.refresh(shown_run, own, shown_lang), *page.offered(shown_lang)]
 
@@ -249,7 +250,9 @@ def _run_events(page: _Page, lang: Any) -> None:
 
     gr, tab, runner = page.gr, page.tab, page.runner
 
-    def on_start(uploaded, choice, shown_run, own, confirmed, shown_lang):
+    def on_start(
+        uploaded: Any, choice: str | None, shown_run: Any, own: Any, confirmed: bool, shown_lang: str
+    ) -> list[Any]:
         current, own = runner.status(), tuple(own or ())
         error: str | None
         if current is not None and current.running and current.run_id not in own:  # not named: another page's
@@ -275,7 +278,7 @@ def _run_events(page: _Page, lang: Any) -> None:
         api_visibility="private",
     )
 
-    def on_cancel(own, shown_lang):
+    def on_cancel(own: Any, shown_lang: str) -> str:
         current = runner.status()
         ours = current is not None and current.running and current.run_id in (own or ())
         if not ours or not runner.cancel():
@@ -289,7 +292,8 @@ def _file_events(page: _Page, lang: Any) -> None:
     """Choosing a shipped file or uploading one (one source at a time): its fit, the tick, Run."""
     gr, tab = page.gr, page.tab
 
-    def on_shipped(name, shown_lang):  # a new choice: its fit, and the last results hidden (they are another file's)
+    # a new choice: its fit, and the last results hidden (they are another file's)
+    def on_shipped(name: str | None, shown_lang: str) -> tuple[str, Any, Any, Any]:
         chosen = next((f for f in page.fits() if f.name == name), None)
         shown = page.fit_line(chosen, shown_lang)
         return shown, page.confirming(chosen), gr.update(visible=False), page.runnable(chosen)
@@ -301,7 +305,8 @@ def _file_events(page: _Page, lang: Any) -> None:
         lambda ticked: page.runnable(MISMATCHED, ticked), tab.confirm, tab.start, api_visibility="private"
     )  # shown: a misfit
 
-    def on_uploaded(uploaded, shown_lang):  # one source at a time; the upload's own fit
+    # one source at a time; the upload's own fit
+    def on_uploaded(uploaded: Any, shown_lang: str) -> tuple[None, str, Any, Any, Any]:
         path = Path(upload_path(uploaded)) if uploaded else None
         found = file_fit(path, upload_name(uploaded), page.holder.engine.documents) if path else None
         return (
@@ -315,7 +320,7 @@ def _file_events(page: _Page, lang: Any) -> None:
     upload_outputs = [tab.shipped, tab.fit, tab.confirm, tab.results, tab.start]
     tab.qa_upload.upload(on_uploaded, [tab.qa_upload, lang], upload_outputs, api_visibility="private")
 
-    def on_choose(uploaded):
+    def on_choose(uploaded: Any) -> None:
         if uploaded:
             discard_uploads([upload_path(uploaded)])
         return None
@@ -329,7 +334,9 @@ def _browse_events(page: _Page, lang: Any) -> None:
 
     gr, tab = page.gr, page.tab
 
-    def on_filter(outcome_value, language_value, shown_run, shown_lang):
+    def on_filter(
+        outcome_value: str | None, language_value: str | None, shown_run: FinishedRun | None, shown_lang: str
+    ) -> Table:
         rows = view.question_rows(shown_run.results, outcome_value, language_value, shown_lang) if shown_run else []
         return {"headers": view.question_headers(shown_lang), "data": rows}
 
@@ -337,7 +344,7 @@ def _browse_events(page: _Page, lang: Any) -> None:
     tab.outcome.input(on_filter, filters, tab.questions, api_visibility="private")
     tab.language.input(on_filter, filters, tab.questions, api_visibility="private")
 
-    def on_select(shown_run, shown_lang, evt):
+    def on_select(shown_run: FinishedRun | None, shown_lang: str, evt: Any) -> str:
         row = evt.row_value or []
         found = view.find_result(shown_run.results, row[0] if row else None) if shown_run else None
         return view.detail_html(found, shown_lang)
@@ -421,7 +428,7 @@ def compare_evaluation(
     use_previous: bool = False,
     lang: str = "en",
     own: tuple[int, ...] | None = None,
-) -> tuple[dict[str, list] | None, str]:
+) -> tuple[Table | None, str]:
     """A finished run compared with uploaded earlier predictions or the run before it on this server
     (with ``own``, the ids of a page's runs: only a run of that page).
 

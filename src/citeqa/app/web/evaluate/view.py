@@ -13,11 +13,12 @@ import json
 import os
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citeqa.app.web.escape import cell_text, safe
+from citeqa.app.web.table import Table
 from citeqa.evaluation.compare import COLUMNS as COMPARE_COLUMNS
 from citeqa.evaluation.compare import Comparison, format_delta
 from citeqa.evaluation.grading import TOP_K, QuestionResult, is_relevant
@@ -140,7 +141,7 @@ def find_result(results: Iterable[QuestionResult], question_id: str | None) -> Q
     return next((r for r in results if r.item.id == question_id), None)
 
 
-def metrics_table(metrics: Metrics, lang: str = "en") -> dict[str, list]:
+def metrics_table(metrics: Metrics, lang: str = "en") -> Table:
     """The metrics table as ``{"headers": [...], "data": [...]}``: a row per metric, a column per language,
     the metrics and the overall column named in ``lang``."""
     header, *rows = _metric_rows(metrics, lang)
@@ -361,7 +362,7 @@ def comparison_headers(lang: str = "en") -> list[str]:
     return [lab[COMPARE_HEADERS[name]] if name in COMPARE_HEADERS else name for name in COMPARE_COLUMNS]
 
 
-def comparison_table(comparison: Comparison, lang: str = "en") -> dict[str, list]:
+def comparison_table(comparison: Comparison, lang: str = "en") -> Table:
     """The metric changes as ``{"headers": [...], "data": [...]}``, the columns of ``citeqa eval --compare``,
     the metrics, the verdicts and "n/a" said in ``lang``."""
     lab = evaluate_labels(lang)
@@ -386,7 +387,10 @@ def chart_paths(
     if lang == "en" or lang not in UI_LANGUAGES or not english[0].parent.is_dir():
         return english
     drawn = tuple(p.with_name(f"{p.stem}.{lang}.png") for p in english)
-    plots = (lambda p: plot_metrics(metrics, p, lang), lambda p: plot_reliability(results, p, lang=lang))
+    plots: tuple[Callable[[Path], Path], ...] = (
+        lambda p: plot_metrics(metrics, p, lang),
+        lambda p: plot_reliability(results, p, lang=lang),
+    )
     for path, plot in zip(drawn, plots):
         if path.exists():
             continue
