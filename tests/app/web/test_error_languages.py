@@ -229,3 +229,28 @@ def test_a_reader_s_reason_keeps_its_language_from_the_worker_process(tmp_path: 
     with pytest.raises(UploadRefusal) as refused:
         validate(broken, "broken.docx", budget=ParseBudget())
     assert error_said(refused.value, "es") == "broken.docx: no se puede leer (DOCX ilegible (BadZipFile))"
+
+
+def test_the_evaluate_tab_s_boxes_take_any_file_and_a_fullwidth_name_runs(
+    runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Issue [6/6]: the Evaluate tab's upload boxes had ``file_types``, so Gradio dropped ``qa．ｊｓｏｎｌ``
+    with its own English notice; they take any file, the tab reads the type from the NFKC form of the
+    user's name, and an upload is discarded once its run has started (a refused one is kept)."""
+    import gradio as gr
+
+    from citeqa.app.web.evaluate.layout import evaluate_layout
+    from citeqa.app.web.evaluate.tab import start_evaluation
+    from citeqa.app.web.holder import EvalSettings
+    from tests.paths import DATA
+
+    with gr.Blocks():
+        tab = evaluate_layout(gr, EvalSettings(None))
+    assert tab.qa_upload.file_types is None and tab.earlier.file_types is None
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "cache"))
+    upload = tmp_path / "cache" / "f00d" / "qajsonl"  # the name Gradio's cache may give it
+    upload.parent.mkdir(parents=True)
+    upload.write_bytes((DATA / "qa" / "fixture_corpus.jsonl").read_bytes())
+    assert start_evaluation(runner, EvalSettings(None), {"path": str(upload), "orig_name": "qa．ｊｓｏｎｌ"}) is None
+    assert runner.wait(120) and runner.status().source == "qa．ｊｓｏｎｌ"
+    assert not upload.exists()  # started: the run keeps its own copy
