@@ -204,7 +204,7 @@ class Said(str):
     "file_empty", path=path, what=Said("file_qa")))``) is defined once, in the catalogue.
 
     A value may be a ``Said`` too (said in the same language), an error carrying one, or a tuple of
-    them (joined with "; "); a value ``n`` picks the ``_one`` form of the line for 1 (:func:`counted`).
+    them (joined with the ``separator`` of the language, "; "); a value ``n`` picks the ``_one`` form of the line for 1 (:func:`counted`).
     """
 
     key: str
@@ -236,14 +236,15 @@ def _error_line(key: str, lang: str, values: Mapping[str, object]) -> str:
 
 def said_in(value: object, lang: str) -> object:
     """``value`` as a page in ``lang`` shows it: a message that knows its key (:class:`Said`, a refusal's
-    reason) or an error raised with one in ``lang``, a tuple of them joined with "; ", anything else as it is."""
+    reason) or an error raised with one in ``lang``, a tuple of them joined as ``lang`` joins a list of problems
+    ("; ", in French " ; "), anything else as it is."""
     if isinstance(value, BaseException):
         value = value.args[0] if len(value.args) == 1 else str(value)
     said = getattr(value, "said", None)
     if callable(said):
         return said(lang)
     if isinstance(value, tuple):
-        return "; ".join(str(said_in(part, lang)) for part in value)
+        return ERRORS.get(lang, ERRORS["en"])["separator"].join(str(said_in(part, lang)) for part in value)
     return value
 
 

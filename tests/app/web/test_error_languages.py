@@ -171,7 +171,7 @@ def test_a_bad_evaluation_file_is_refused_in_the_page_language(lang: str, tmp_pa
             line=2, problem=errors["json_invalid_column"].format(detail=_detail(), column=14)
         ),
     )
-    assert said == errors["file_problems"].format(path="mine.jsonl", problems="; ".join(lines))
+    assert said == errors["file_problems"].format(path="mine.jsonl", problems=errors["separator"].join(lines))
     assert bad.exists()  # refused, the upload is kept: the page keeps the user's choice
     with pytest.raises(QAFileError) as english:
         from citeqa.evaluation.qa_file import load_qa
