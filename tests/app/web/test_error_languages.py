@@ -30,7 +30,10 @@ SRC = Path(citeqa.__file__).parent
 #: are raised when a server starts or by a command of the CLI (settings, model and index files).
 #: UploadCancelled is never shown: the Corpus tab says "cancelled" in its own words.
 PAGE_ERRORS = frozenset(
-    {"QuestionError", "ScoreError", "QAFileError", "DocumentError", "ParseBudgetError", "CorpusError", "RunRefused"}
+    {
+        *("QuestionError", "ScoreError", "QAFileError", "DocumentError", "ParseBudgetError", "CorpusError"),
+        *("RunRefused", "ShardError", "QuestionTimeoutError", "ReplicaDown", "Transient"),  # a PostgreSQL index's
+    }
 )
 #: Modules whose ValueErrors are a line's problem in an evaluation file the Evaluate tab reads.
 ROW_MODULES = frozenset(
