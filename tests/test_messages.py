@@ -35,7 +35,10 @@ def test_every_language_file_has_every_key_of_english_with_the_same_placeholders
         assert section in messages.TRANSLATED + messages.ENGLISH_ONLY, section
         assert set(values) == set(english[section]), (section, set(english[section]) ^ set(values))
         for key, text in values.items():
-            assert _placeholders(text) == _placeholders(english[section][key]), (section, key)
+            own_fields, english_fields = _placeholders(text), _placeholders(english[section][key])
+            if section == "errors" and lang != "en":  # a detail from outside citeqa (a JSON parser's, in
+                english_fields -= {"detail"} - own_fields  # English) that a translation may leave out
+            assert own_fields == english_fields, (section, key)
             assert text.strip(), (section, key)
 
 

@@ -17,7 +17,17 @@ from importlib import resources
 from typing import Any, TypeVar
 
 #: Sections every language file has, with every key of English's.
-TRANSLATED = ("labels", "claim", "evidence", "corpus", "corpus_status", "evaluate", "outcome", "languages")
+TRANSLATED = (
+    "labels",
+    "claim",
+    "evidence",
+    "corpus",
+    "corpus_status",
+    "evaluate",
+    "outcome",
+    "languages",
+    "errors",
+)
 #: Sections of en.json that other languages may leave out (they are shown in English).
 ENGLISH_ONLY = ("server",)
 
@@ -184,3 +194,63 @@ def language_list(codes: Sequence[str], lang: str) -> str:
     if len(names) < 2:
         return "".join(names)
     return labels(lang)["list_and"].format(first=", ".join(names[:-1]), last=names[-1])
+
+
+#: The errors raised below the web layer (:class:`Said`), per language.
+ERRORS: Mapping[str, Mapping[str, str]] = _per_language("errors")
+
+
+class Said(str):
+    """A message of the catalogue's ``errors`` section: the English line (what ``str()`` gives, so the
+    CLI, the logs and the API print it as before) that also carries its key and values, so that a page
+    says it in its own language (:meth:`said`). An error raised with one (``raise QAFileError(Said(
+    "file_empty", path=path, what=Said("file_qa")))``) is defined once, in the catalogue.
+
+    A value may be a ``Said`` too (said in the same language), an error carrying one, or a tuple of
+    them (joined with the ``separator`` of the language, "; "); a value ``n`` picks the ``_one`` form of the line for 1 (:func:`counted`).
+    """
+
+    key: str
+    values: dict[str, object]
+
+    def __new__(cls, key: str, /, **values: object) -> Said:
+        made = super().__new__(cls, _error_line(key, "en", values))
+        made.key, made.values = key, values
+        return made
+
+    def said(self, lang: str = "en") -> str:
+        """The message in ``lang`` (English where the language has no catalogue file)."""
+        return _error_line(self.key, lang, self.values)
+
+    def __reduce__(self) -> tuple[Any, tuple[str, dict[str, object]]]:  # pickled with its key (a worker's error)
+        return (_said_again, (self.key, self.values))
+
+
+def _said_again(key: str, values: dict[str, object]) -> Said:
+    return Said(key, **values)
+
+
+def _error_line(key: str, lang: str, values: Mapping[str, object]) -> str:
+    section = ERRORS.get(lang, ERRORS["en"])
+    shown = {name: said_in(value, lang) for name, value in values.items() if name != "n"}
+    n = values.get("n")
+    return counted(section, key, n, **shown) if isinstance(n, int) else section[key].format(**shown)
+
+
+def said_in(value: object, lang: str) -> object:
+    """``value`` as a page in ``lang`` shows it: a message that knows its key (:class:`Said`, a refusal's
+    reason) or an error raised with one in ``lang``, a tuple of them joined as ``lang`` joins a list of problems
+    ("; ", in French " ; "), anything else as it is."""
+    if isinstance(value, BaseException):
+        value = value.args[0] if len(value.args) == 1 else str(value)
+    said = getattr(value, "said", None)
+    if callable(said):
+        return said(lang)
+    if isinstance(value, tuple):
+        return ERRORS.get(lang, ERRORS["en"])["separator"].join(str(said_in(part, lang)) for part in value)
+    return value
+
+
+def error_said(exc: BaseException, lang: str) -> str:
+    """The message of ``exc`` in ``lang`` where it was raised with a :class:`Said`, else its own (English) text."""
+    return str(said_in(exc, lang)) or type(exc).__name__

@@ -83,9 +83,14 @@ def upload(page, box: str, path: Path) -> None:
 
 
 def status_holds(page, text: str) -> None:
-    page.wait_for_function(
-        "([el, t]) => el.innerText.includes(t)", arg=[page.locator("#eval-status").element_handle(), text]
-    )
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(
+            "([el, t]) => el.innerText.includes(t)", arg=[page.locator("#eval-status").element_handle(), text]
+        )
+    except PlaywrightTimeout:  # say what the status line showed instead
+        raise AssertionError(f"{text!r} not in the status {page.locator('#eval-status').inner_text()!r}") from None
 
 
 def start_gated_run(page, served, gated_engine):
@@ -114,7 +119,8 @@ def test_upload_run_filter_open_download_and_compare(page, served, tmp_path: Pat
     page.locator("#eval-start").click()
     status_holds(page, "mine.jsonl: line 2: missing answers (use [] for an unanswerable question)")
     assert page.locator("#eval-status .citeqa-eval-error").count() == 1
-    page.locator("#eval-upload").get_by_text("Drop File Here").wait_for()  # the box is emptied
+    box_shows(page, "eval-upload", "mine.jsonl", timeout=5_000)  # refused, the choice stays (issue [6/6])
+    page.locator("#eval-upload").get_by_label("Clear").first.click()  # the reader clears it to pick another
 
     good = tmp_path / "fixture_corpus.jsonl"
     good.write_bytes((QA / "fixture_corpus.jsonl").read_bytes())

@@ -39,11 +39,11 @@ def test_jsonl_problems_are_rows_too():
 def test_every_problem_is_counted_and_the_first_few_named(tmp_path: Path):
     rows = [(n, "bad") for n in range(1, 6)] + [(6, {"id": "a"}), (7, {"id": "a"})]
     with pytest.raises(QAFileError) as caught:
-        collect_items(tmp_path / "f.jsonl", rows, lambda r, n: r, "empty", lambda r: r["id"])
+        collect_items(tmp_path / "f.jsonl", rows, lambda r, n: r, "qa_none", lambda r: r["id"])
     message = str(caught.value)
     assert message.endswith("line 1: bad; line 2: bad; line 3: bad; and 3 more problems")
-    with pytest.raises(QAFileError, match="holds nothing"):
-        collect_items(tmp_path / "f.jsonl", [], lambda r, n: r, "holds nothing")
+    with pytest.raises(QAFileError, match="f.jsonl: the QA file holds no questions"):
+        collect_items(tmp_path / "f.jsonl", [], lambda r, n: r, "qa_none")
 
 
 def test_ids_and_optional_fields():
@@ -58,11 +58,11 @@ def test_ids_and_optional_fields():
 
 def test_read_text_names_the_kind_of_file(tmp_path: Path):
     with pytest.raises(QAFileError, match="predictions file not found"):
-        read_text(tmp_path / "missing.jsonl", "predictions file")
+        read_text(tmp_path / "missing.jsonl", "predictions")
     with pytest.raises(QAFileError, match="not a file"):
-        read_text(tmp_path, "QA file")
+        read_text(tmp_path, "qa")
     (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbfquestion\n")
-    assert read_text(tmp_path / "bom.csv", "QA file") == "question\n"
+    assert read_text(tmp_path / "bom.csv", "qa") == "question\n"
 
 
 def _gold_file(path: Path, questions: int) -> int:
@@ -135,4 +135,4 @@ def test_a_bad_byte_is_named_by_its_offset_in_the_file(tmp_path: Path):
     with pytest.raises(QAFileError, match=r"not UTF-8 text \(bad byte at offset 27\)"):
         load_qa(path)
     path.write_bytes(b"\xef\xbb\xbf" + b'{"a": 1}\n' + "\u2028\r\n".encode())
-    assert list(text_lines(path, "QA file")) == ['{"a": 1}', "\u2028\r"]  # no BOM; split at "\n" only
+    assert list(text_lines(path, "qa")) == ['{"a": 1}', "\u2028\r"]  # no BOM; split at "\n" only

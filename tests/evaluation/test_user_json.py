@@ -103,7 +103,7 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Path)
     with path.open("wb") as fh:
         fh.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing is written, and nothing must be read
     with pytest.raises(QAFileError) as refused:
-        read_text(path, "QA file")
+        read_text(path, "qa")
     assert (
         str(refused.value)
         == f"{path}: the QA file is too large (257 MiB; the limit is 256 MiB): split it into smaller files"

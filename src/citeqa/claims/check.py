@@ -40,7 +40,6 @@ from citeqa.claims.reading import ValueReading, combine
 from citeqa.claims.rule import ReadingRule
 from citeqa.claims.thresholds import ClaimThresholds, claim_thresholds
 from citeqa.claims.translations import aligned, translation_groups
-from citeqa.errors import QuestionError
 from citeqa.messages import claim_message
 from citeqa.qa.questions import clean_question, question_words
 from citeqa.qa.spans import Candidate
@@ -144,10 +143,7 @@ class ClaimCheck:
 def clean_claim(claim: object) -> str:
     """A claim tidied by the question rules (text, not empty, at most 2000 characters);
     QuestionError worded for a claim otherwise."""
-    try:
-        return clean_question(claim)
-    except QuestionError as exc:
-        raise QuestionError(str(exc).replace("question", "claim")) from None
+    return clean_question(claim, "claim")
 
 
 # --- statements and questions -----------------------------------------------------------------

@@ -125,8 +125,8 @@ class UploadRefusal(UploadError):
     """An :class:`~citeqa.errors.UploadError` with its :class:`Reason` (its message is the English one)."""
 
     def __init__(self, text: str, key: str, **values: object) -> None:
-        super().__init__(text)
         self.reason = Reason(text, key, **values)
+        super().__init__(self.reason)
 
 
 def said(reason: str, lang: str = "en") -> str:
@@ -134,18 +134,26 @@ def said(reason: str, lang: str = "en") -> str:
     return reason.said(lang) if isinstance(reason, Reason) else reason
 
 
+#: The reader's messages (:class:`~citeqa.messages.Said` keys) that a refusal says in its own words.
+_BINARY = frozenset({"doc_nul", "doc_encoding", "doc_control"})
+_ENCRYPTED = frozenset({"doc_encrypted_kind", "doc_drm", "doc_odt_encrypted"})
+
+
 def _document_refusal(name: str, exc: DocumentError, budget: ParseBudget | None) -> UploadRefusal:
-    """The refusal of an upload that cannot be read as a document, by what the reader said."""
-    text, detail = f"{name}: {exc}", str(exc)
+    """The refusal of an upload that cannot be read as a document, by what the reader said (its
+    message, kept with its key so that the Corpus tab says it in the page's language)."""
+    text = f"{name}: {exc}"
+    detail = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
+    key = getattr(detail, "key", None)
     if isinstance(exc, ParseBudgetError) and budget is not None:
         if exc.exceeded == "memory":
             return UploadRefusal(text, "memory", name=name, mb=budget.memory_bytes // 1_048_576)
         return UploadRefusal(text, "time", name=name, seconds=f"{budget.seconds:g}")
-    if detail == "no text found":
+    if key == "doc_no_text":
         return UploadRefusal(text, "no_text", name=name)
-    if detail.startswith(("binary file", "unknown text encoding")):
+    if key in _BINARY:
         return UploadRefusal(text, "binary", name=name)
-    if detail.startswith("encrypted"):
+    if key in _ENCRYPTED:
         return UploadRefusal(text, "encrypted", name=name)
     return UploadRefusal(text, "unreadable", name=name, detail=detail)
 
@@ -417,10 +425,11 @@ class _WatchedSteps:
 def _said(key: str, lang: str = "en", n: int | None = None, **values: object) -> str:
     """A line of an add as the Corpus tab says it in ``lang`` (:data:`citeqa.messages.CORPUS_LABELS`);
     with ``n``, in the singular or the plural as ``n`` asks."""
-    from citeqa.messages import corpus_labels, counted
+    from citeqa.messages import corpus_labels, counted, said_in
 
     lab = corpus_labels(lang)
-    return lab[key].format(**values) if n is None else counted(lab, key, n, **values)
+    shown = {name: said_in(value, lang) for name, value in values.items()}  # a reader's message, an error
+    return lab[key].format(**shown) if n is None else counted(lab, key, n, **shown)
 
 
 def _remove_partial(corpus: Path, name: str) -> None:

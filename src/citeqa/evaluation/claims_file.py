@@ -75,7 +75,7 @@ def _is_squad(path: Path, record: Any) -> bool:
     if record is not None:
         return False
     try:
-        data = loads(read_text(path, "SQuAD file"))
+        data = loads(read_text(path, "squad"))
     except (QAFileError, BadInput):
         try:
             with path.open("rb") as fh:
@@ -88,7 +88,7 @@ def _is_squad(path: Path, record: Any) -> bool:
 
 def load_claims(path: Path) -> list[ClaimItem]:
     """Read and validate a claim file; QAFileError names the line of every problem (first few shown)."""
-    return load_rows(path, "claim file", CLAIM_COLUMNS, _item, "the claim file holds no claims", _without_blanks)
+    return load_rows(path, "claim", CLAIM_COLUMNS, _item, "claim_none", _without_blanks)
 
 
 def _without_blanks(record: dict[str, Any]) -> dict[str, Any]:

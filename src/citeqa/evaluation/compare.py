@@ -31,6 +31,7 @@ from citeqa.errors import QAFileError
 from citeqa.evaluation.report import meta_path
 from citeqa.evaluation.rows import collect_items, jsonl_records, read_text, text_lines
 from citeqa.evaluation.user_json import BadInput, loads
+from citeqa.messages import Said
 
 RESAMPLES = 2000
 """Bootstrap resamples per metric."""
@@ -205,18 +206,18 @@ def load_predictions(path: Path) -> PredictionRun:
     naming the file and line.
     """
     path = Path(path)
-    lines = text_lines(path, "predictions file")  # one at a time: the file is never held whole
-    records = collect_items(path, jsonl_records(lines), _record, "the predictions file holds no records", _id_of)
+    lines = text_lines(path, "predictions")  # one at a time: the file is never held whole
+    records = collect_items(path, jsonl_records(lines), _record, "predictions_none", _id_of)
     return PredictionRun(path, tuple(records), _read_meta(meta_path(path)))
 
 
 def _record(record: Mapping[str, Any], lineno: int) -> Mapping[str, Any]:
     """One predictions line, validated; ValueError says what is wrong."""
     if not isinstance(record.get("id"), str) or not record["id"].strip():
-        raise ValueError("missing or empty id")
+        raise ValueError(Said("id_missing"))
     for key in ("answerable", "abstained"):
         if not isinstance(record.get(key), bool):
-            raise ValueError(f"{key} must be true or false; is this a file written by `citeqa eval --predictions`?")
+            raise ValueError(Said("flag_bad", key=key))
     return record
 
 
@@ -228,7 +229,7 @@ def _id_of(record: Mapping[str, Any]) -> str:
 def _read_meta(path: Path) -> Mapping[str, Any] | None:
     """The sidecar's provenance block; a missing, unreadable or malformed sidecar is no provenance."""
     try:
-        data = loads(read_text(path, "provenance file"))
+        data = loads(read_text(path, "provenance"))
     except (QAFileError, BadInput):
         return None
     block = data.get("provenance") if isinstance(data, dict) else None

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from citeqa.evaluation.rows import item_id, load_rows, optional_text
+from citeqa.messages import Said
 
 LIST_SEPARATOR = "|"
 QA_COLUMNS = ("question", "answers", "lang")
@@ -35,13 +36,14 @@ class _BadRow(ValueError):
     """A row of a QA file is invalid; the message says why (no file or line)."""
 
 
-def load_qa(path: Path) -> list[QAItem]:
-    """Read and fully validate a QA file (JSONL or CSV) before returning any item.
+def load_qa(path: Path, name: str | None = None) -> list[QAItem]:
+    """Read and fully validate a QA file (JSONL or CSV) before returning any item (``name``: the
+    file's own name, whose type counts, when ``path`` is a copy named otherwise, as an upload's).
 
     Raises :class:`QAFileError` naming the file and line of every problem found
     (the first few are listed), so a broken file never gives a partial evaluation.
     """
-    return load_rows(path, "QA file", QA_COLUMNS, _item_from_record, "the QA file holds no questions", _csv_record)
+    return load_rows(path, "qa", QA_COLUMNS, _item_from_record, "qa_none", _csv_record, name)
 
 
 def _csv_record(record: dict[str, Any]) -> dict[str, Any]:
@@ -74,11 +76,11 @@ def _required_text(record: Mapping[str, Any], key: str) -> str:
     """A required, non-blank string field, stripped."""
     value = record.get(key)
     if value is None:
-        raise _BadRow(f"missing {key}")
+        raise _BadRow(Said("field_missing", key=key))
     if not isinstance(value, str):
-        raise _BadRow(f"{key} must be a string, got {type(value).__name__}")
+        raise _BadRow(Said("field_not_text", key=key, got=type(value).__name__))
     if not value.strip():
-        raise _BadRow(f"empty {key}")
+        raise _BadRow(Said("field_empty", key=key))
     return value.strip()
 
 
@@ -86,12 +88,12 @@ def _string_list(record: Mapping[str, Any], key: str, *, required: bool) -> tupl
     """A list of non-blank strings; ``answers`` must be present (``[]`` = unanswerable)."""
     if key not in record or record[key] is None:
         if required:
-            raise _BadRow(f"missing {key} (use [] for an unanswerable question)")
+            raise _BadRow(Said("answers_missing", key=key))
         return ()
     value = record[key]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _BadRow(f"{key} must be a list of strings")
+        raise _BadRow(Said("list_bad", key=key))
     for i, v in enumerate(value):
         if not v.strip():
-            raise _BadRow(f"{key}[{i}] is empty")
+            raise _BadRow(Said("list_item_empty", key=key, i=i))
     return tuple(v.strip() for v in value)

@@ -15,12 +15,14 @@ import csv
 import io
 import math
 import reprlib
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from citeqa.errors import QAFileError
 from citeqa.evaluation.user_json import MAX_FILE_BYTES, BadInput, loads
+from citeqa.messages import Said
 
 JSONL_SUFFIXES = (".jsonl", ".json")
 CSV_SUFFIXES = (".csv",)
@@ -38,24 +40,38 @@ def load_rows(
     make_item: Callable[[Mapping[str, Any], int], T],
     empty: str,
     shape: Callable[[dict[str, Any]], dict[str, Any]] = lambda record: record,
+    name: str | None = None,
 ) -> list[T]:
-    """The items of a JSONL or CSV row file (``what``: its kind, in messages), validated whole.
+    """The items of a JSONL or CSV row file (``what``: its kind, :func:`kind`), validated whole.
 
     A CSV file's header must hold the ``required`` columns; ``shape`` turns a CSV row into the
     record its JSONL line would be. ``make_item`` and ``empty`` are those of :func:`collect_items`.
+    The file's type is its ``name``'s (an upload's own name, its copy's may differ), else its path's.
     """
     path = Path(path)
-    suffix = path.suffix.lower()
+    suffix = file_suffix(name or path.name)
     if suffix not in JSONL_SUFFIXES + CSV_SUFFIXES:
-        raise QAFileError(f"{path}: unsupported {what} type {suffix or '(none)'!r}; use .jsonl, .json or .csv")
+        if not suffix:
+            raise QAFileError(Said("file_no_type", path=path, what=kind(what)))
+        raise QAFileError(Said("file_type", path=path, what=kind(what), suffix=repr(suffix)))
     if not any(line.strip() for line in text_lines(path, what)):  # stops at the first line with text
-        raise QAFileError(f"{path}: the {what} is empty")
+        raise QAFileError(Said("file_empty", path=path, what=kind(what)))
     if suffix in JSONL_SUFFIXES:
         records: Iterable[Row] = jsonl_records(text_lines(path, what))
     else:
         rows = csv_records(text_lines(path, what, ends=True), required)
         records = ((n, r if isinstance(r, str) else shape(r)) for n, r in rows)
     return collect_items(path, records, make_item, empty)
+
+
+def file_suffix(name: str) -> str:
+    """The type of a file as its NFKC-normalised ``name`` says it, lower-case: ``qa．ｊｓｏｎｌ`` is a ``.jsonl``."""
+    return Path(unicodedata.normalize("NFKC", name).replace("\\", "/").split("/")[-1]).suffix.lower()
+
+
+def kind(what: str) -> Said:
+    """A kind of file as messages name it: ``qa``, ``claim``, ``predictions``, ``provenance``, ``squad``."""
+    return Said("file_" + what)
 
 
 def read_text(path: Path, what: str) -> str:
@@ -70,22 +86,20 @@ def text_lines(path: Path, what: str, ends: bool = False) -> Iterator[str]:
     before the first line when the file cannot be opened or is over
     :data:`~citeqa.evaluation.user_json.MAX_FILE_BYTES`, at the line of a bad byte otherwise."""
     if not path.exists():
-        raise QAFileError(f"{path}: {what} not found")
+        raise QAFileError(Said("file_missing", path=path, what=kind(what)))
     if not path.is_file():
-        raise QAFileError(f"{path}: not a file")
+        raise QAFileError(Said("not_a_file", path=path))
     try:
         size = path.stat().st_size
     except OSError as exc:
-        raise QAFileError(f"{path}: cannot read the file ({exc.strerror})") from exc
+        raise QAFileError(Said("file_unreadable", path=path, detail=exc.strerror)) from exc
     if size > MAX_FILE_BYTES:
-        raise QAFileError(
-            f"{path}: the {what} is too large ({math.ceil(size / 2**20):,} MiB; "
-            f"the limit is {MAX_FILE_BYTES // 2**20} MiB): split it into smaller files"
-        )
+        mib, limit = f"{math.ceil(size / 2**20):,}", MAX_FILE_BYTES // 2**20
+        raise QAFileError(Said("file_too_large", path=path, what=kind(what), mib=mib, limit=limit))
     try:
         fh = path.open("rb")
     except OSError as exc:
-        raise QAFileError(f"{path}: cannot read the file ({exc.strerror})") from exc
+        raise QAFileError(Said("file_unreadable", path=path, detail=exc.strerror)) from exc
     return _decoded(path, fh, ends)
 
 
@@ -100,11 +114,11 @@ def _decoded(path: Path, fh: BinaryIO, ends: bool) -> Iterator[str]:
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise QAFileError(f"{path}: not UTF-8 text (bad byte at offset {offset + exc.start})") from exc
+                    raise QAFileError(Said("not_utf8", path=path, offset=offset + exc.start)) from exc
                 offset += len(raw)
                 yield line if ends or not line.endswith("\n") else line[:-1]
         except OSError as exc:
-            raise QAFileError(f"{path}: cannot read the file ({exc.strerror})") from exc
+            raise QAFileError(Said("file_unreadable", path=path, detail=exc.strerror)) from exc
 
 
 def jsonl_records(text: str | Iterable[str]) -> Iterator[Row]:
@@ -115,16 +129,21 @@ def jsonl_records(text: str | Iterable[str]) -> Iterator[Row]:
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        hint = " (a JSONL file holds one JSON object per line)" if line.lstrip()[:1] == "[" else ""
+        hinted = line.lstrip()[:1] == "["
         try:
             record = loads(line, single_line=True)
         except BadInput as exc:
-            yield lineno, f"{exc}{hint}"
+            yield lineno, _jsonl_hint(exc.args[0], hinted)
             continue
         if not isinstance(record, dict):
-            yield lineno, f"expected a JSON object, got {type(record).__name__}{hint}"
+            yield lineno, _jsonl_hint(Said("not_object", got=type(record).__name__), hinted)
             continue
         yield lineno, record
+
+
+def _jsonl_hint(problem: str, hinted: bool) -> str:
+    """A JSONL line's problem, with what a JSONL file holds when the line looks like a JSON array."""
+    return Said("jsonl_hint", problem=problem) if hinted else problem
 
 
 def csv_records(text: str | Iterable[str], required: Sequence[str]) -> Iterator[Row]:
@@ -151,22 +170,22 @@ def csv_records(text: str | Iterable[str], required: Sequence[str]) -> Iterator[
                     yield lineno, problem
                     return
             elif len(row) != len(header):
-                yield lineno, f"expected {len(header)} fields, got {len(row)}"
+                yield lineno, Said("csv_fields", expected=len(header), got=len(row))
             else:
                 yield lineno, dict(zip(header, row))
     except csv.Error as exc:
-        yield reader.line_num, f"malformed CSV ({exc})"
+        yield reader.line_num, Said("csv_malformed", detail=str(exc))
 
 
 def _header_problem(header: list[str], required: Sequence[str]) -> str | None:
     """Why a CSV header cannot be used, or None when it is fine."""
     missing = [c for c in required if c not in header]
     if missing:
-        return f"CSV header lacks column(s) {', '.join(missing)}"
+        return Said("csv_lacks", columns=", ".join(missing))
     duplicated = sorted({c for c in header if c and header.count(c) > 1})
     if duplicated:
         names = (c if c.isprintable() and len(c) <= 40 else shown(c, 40) for c in duplicated)
-        return f"CSV header repeats column(s) {', '.join(names)}"
+        return Said("csv_repeats", columns=", ".join(names))
     return None
 
 
@@ -179,9 +198,10 @@ def collect_items(
 ) -> list[T]:
     """Items made from parsed records (a string is a record's problem; ``make_item`` raises ValueError
     for a bad one); every problem is collected, duplicate ids included, then one QAFileError names
-    the first few with their lines. ``empty`` is the message for a file without items."""
+    the first few with their lines. ``empty`` is the key of the message for a file without items
+    (a :class:`~citeqa.messages.Said` of the file's ``path``)."""
     items: list[T] = []
-    errors: list[str] = []  # the first few problems, then only how many (a broken 20 MB file has 90,000)
+    errors: list[Said] = []  # the first few problems, then only how many (a broken 20 MB file has 90,000)
     problems = 0
     first_line: dict[str, int] = {}
     for lineno, record in records:
@@ -190,11 +210,11 @@ def collect_items(
                 raise ValueError(record)
             item = make_item(record, lineno)
             if id_of(item) in first_line:
-                raise ValueError(f"duplicate id {shown(id_of(item))} (first used on line {first_line[id_of(item)]})")
+                raise ValueError(Said("duplicate_id", id=shown(id_of(item)), line=first_line[id_of(item)]))
         except ValueError as exc:
             problems += 1
             if len(errors) < MAX_ERRORS_SHOWN:
-                errors.append(f"line {lineno}: {exc}")
+                errors.append(Said("line_problem", line=lineno, problem=exc.args[0] if exc.args else str(exc)))
             continue
         first_line[id_of(item)] = lineno
         if not problems:  # a file with a problem gives no items: those after it are not kept
@@ -202,16 +222,18 @@ def collect_items(
     if problems:
         raise QAFileError(errors_message(path, errors, problems))
     if not items:
-        raise QAFileError(f"{path}: {empty}")
+        raise QAFileError(Said(empty, path=path))
     return items
 
 
-def errors_message(path: Path, errors: Sequence[str], total: int | None = None) -> str:
+def errors_message(path: Path, errors: Sequence[str], total: int | None = None) -> Said:
     """One short message: the first few problems, and how many more there are (of ``total``, all
     of ``errors`` when None)."""
     more = (len(errors) if total is None else total) - MAX_ERRORS_SHOWN
-    suffix = f"; and {more} more problem{'s' if more > 1 else ''}" if more > 0 else ""
-    return f"{path}: {'; '.join(errors[:MAX_ERRORS_SHOWN])}{suffix}"
+    shown_problems = tuple(errors[:MAX_ERRORS_SHOWN])
+    if more > 0:
+        return Said("file_problems_more", path=path, problems=shown_problems, n=more)
+    return Said("file_problems", path=path, problems=shown_problems)
 
 
 def shown(value: Any, limit: int = 80) -> str:
@@ -228,7 +250,7 @@ def item_id(value: Any, lineno: int) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if not isinstance(value, str) or not value.strip():
-        raise ValueError("id must be a non-empty string")
+        raise ValueError(Said("id_bad"))
     return value.strip()
 
 
@@ -238,5 +260,5 @@ def optional_text(record: Mapping[str, Any], key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise ValueError(f"{key} must be a string or null, got {type(value).__name__}")
+        raise ValueError(Said("optional_bad", key=key, got=type(value).__name__))
     return value.strip() or None

@@ -21,8 +21,9 @@ from typing import Any, TypeVar
 from citeqa.errors import ConfigError, QAFileError
 from citeqa.evaluation.grading import QuestionResult
 from citeqa.evaluation.qa_file import QAItem
-from citeqa.evaluation.rows import errors_message, read_text, shown
+from citeqa.evaluation.rows import errors_message, kind, read_text, shown
 from citeqa.evaluation.user_json import BadInput, loads
+from citeqa.messages import Said
 from citeqa.records import Answer
 
 T = TypeVar("T")
@@ -95,7 +96,7 @@ def load_squad(path: Path, default_lang: str = "en") -> SquadSet:
     if errors:
         raise QAFileError(errors_message(path, errors))
     if not items:
-        raise QAFileError(f"{path}: the SQuAD file holds no questions")
+        raise QAFileError(Said("squad_none", path=path))
     version = data.get("version")
     return SquadSet(path, version if isinstance(version, str) else None, tuple(contexts), tuple(items))
 
@@ -104,13 +105,13 @@ def _read_json(path: Path) -> Mapping[str, Any]:
     """The top-level object, which must hold a ``data`` list (read and parsed within the bounds of
     :mod:`citeqa.evaluation.user_json`)."""
     if not path.is_file():
-        raise QAFileError(f"{path}: SQuAD file not found")
+        raise QAFileError(Said("file_missing", path=path, what=kind("squad")))
     try:
-        data = loads(read_text(path, "SQuAD file"))
+        data = loads(read_text(path, "squad"))
     except BadInput as exc:
-        raise QAFileError(f"{path}: {exc}") from None
+        raise QAFileError(Said("path_problem", path=path, problem=exc.args[0])) from None
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-        raise QAFileError(f'{path}: not a SQuAD file (expected an object with a "data" list)')
+        raise QAFileError(Said("not_squad", path=path))
     return data
 
 

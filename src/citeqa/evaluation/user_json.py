@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from citeqa.messages import Said
+
 MAX_DEPTH = 64
 """Most levels of nested arrays and objects in a user's JSON (a SQuAD file has 8, a QA line 2)."""
 
@@ -46,16 +48,17 @@ def loads(text: str, *, single_line: bool = False) -> Any:
     except orjson.JSONDecodeError as exc:
         if _text_depth(text[: exc.pos + 1]) > MAX_DEPTH:  # orjson's own limit, or a truncated deep prefix
             raise BadInput(too_deep()) from None
-        where = f"column {exc.colno}" if single_line else f"line {exc.lineno}, column {exc.colno}"
-        raise BadInput(f"invalid JSON ({exc.msg} at {where})") from None
+        if single_line:
+            raise BadInput(Said("json_invalid_column", detail=exc.msg, column=exc.colno)) from None
+        raise BadInput(Said("json_invalid", detail=exc.msg, line=exc.lineno, column=exc.colno)) from None
     if depth(value) > MAX_DEPTH:
         raise BadInput(too_deep())
     return value
 
 
-def too_deep() -> str:
+def too_deep() -> Said:
     """The reason given for a value nested past :data:`MAX_DEPTH`."""
-    return f"invalid JSON (nested too deeply: more than {MAX_DEPTH} levels)"
+    return Said("json_too_deep", levels=MAX_DEPTH)
 
 
 def depth(value: Any, limit: int = MAX_DEPTH) -> int:
@@ -88,16 +91,16 @@ def first_line(path: Path) -> str:
         with Path(path).open("rb") as fh:
             head = fh.read(PEEK_BYTES)
     except OSError as exc:
-        raise BadInput(f"cannot read the file ({exc.strerror})") from None
+        raise BadInput(Said("read_failed", detail=exc.strerror)) from None
     lines = head.removeprefix(b"\xef\xbb\xbf").split(b"\n")
     complete = lines if len(head) < PEEK_BYTES else lines[:-1]  # the last piece may be cut off
     for raw in complete:
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise BadInput(f"not UTF-8 text (bad byte in its first line at offset {exc.start})") from None
+            raise BadInput(Said("first_line_not_utf8", offset=exc.start)) from None
         if line.strip():
             return line
     if len(complete) < len(lines):
-        raise BadInput(f"its first line is longer than {PEEK_BYTES:,} bytes")
-    raise BadInput("the file is empty")
+        raise BadInput(Said("first_line_too_long", limit=f"{PEEK_BYTES:,}"))
+    raise BadInput(Said("empty_file"))

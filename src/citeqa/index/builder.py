@@ -33,7 +33,8 @@ from citeqa.index.store import IndexData, current_generation, load_index, remove
 from citeqa.index.terms import Terms, build_terms
 from citeqa.ingest.chunking import ChunkerSettings, chunk_document
 from citeqa.ingest.documents import Loader, Skipped, Unchanged, corpus_entries, read_entry
-from citeqa.ingest.formats import suffix_list
+from citeqa.ingest.formats import suffix_values
+from citeqa.messages import Said
 from citeqa.records import Chunk, Document, sha256_text
 
 if TYPE_CHECKING:  # both load only when used
@@ -200,9 +201,7 @@ def update_index(
         indexed = {d.doc_id: d.sha256 for d in previous.manifest.documents} if previous else {}
         read = steps.read(corpus, settings, indexed)
         if not read.documents:
-            raise CorpusError(
-                f"no readable document in {corpus} ({len(read.skipped)} skipped); add {suffix_list()} files"
-            )
+            raise CorpusError(Said("corpus_no_document", corpus=corpus, skipped=len(read.skipped), **suffix_values()))
         documents = _documents(read.documents, previous)
         plan = _plan(documents, previous)
         if previous is not None and not (plan.added or plan.changed or plan.removed):

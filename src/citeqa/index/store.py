@@ -46,6 +46,7 @@ from citeqa.index.backends import (
 from citeqa.index.manifest import REBUILD_HINT, Manifest, read_manifest, write_manifest
 from citeqa.index.spans import SPAN_DIR, SpanVectors
 from citeqa.index.terms import TERMS_DIR, Terms
+from citeqa.messages import Said
 from citeqa.records import Chunk, Document, from_dict, sha256_file, to_dict
 
 if TYPE_CHECKING:  # both load only when used
@@ -349,7 +350,7 @@ def write_lock(index_dir: Path, wait: bool = True) -> Iterator[None]:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError as exc:
-            raise IndexStoreError(f"another `citeqa index` is updating {index_dir}; try again when it ends") from exc
+            raise IndexStoreError(Said("index_busy", folder=index_dir)) from exc
         try:
             yield
         finally:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from citeqa.errors import DocumentError
 from citeqa.ingest.extracted import check_markup
+from citeqa.messages import Said
 
 if TYPE_CHECKING:  # lxml loads when a part is parsed
     from lxml import etree
@@ -52,25 +53,23 @@ def unreadable(kind: str, exc: BaseException) -> DocumentError:
     name = type(exc).__name__
     if name == "error":
         name = f"{type(exc).__module__}.error"
-    return DocumentError(f"unreadable {kind} ({name})")
+    return DocumentError(Said("doc_unreadable_kind", kind=kind, error=name))
 
 
 def open_zip(raw: bytes, kind: str) -> zipfile.ZipFile:
     """The container of a ``kind`` file ("DOCX", "EPUB", "ODT"), its sizes checked; DocumentError says why not."""
     if raw.startswith(OLE_MAGIC):
-        raise DocumentError(f"encrypted or not a {kind} file")
+        raise DocumentError(Said("doc_encrypted_kind", kind=kind))
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
         entries = archive.infolist()
     except ZIP_ERRORS as exc:
         raise unreadable(kind, exc) from exc
     if len(entries) > MAX_ZIP_ENTRIES:
-        raise DocumentError(f"too many files inside ({len(entries)} > {MAX_ZIP_ENTRIES})")
+        raise DocumentError(Said("doc_zip_entries", count=len(entries), limit=MAX_ZIP_ENTRIES))
     unpacked = sum(entry.file_size for entry in entries)
     if unpacked > MAX_UNPACKED_BYTES:
-        raise DocumentError(
-            f"too large when unpacked ({unpacked // 1_048_576} MB > {MAX_UNPACKED_BYTES // 1_048_576} MB)"
-        )
+        raise DocumentError(Said("doc_unpacked", mb=unpacked // 1_048_576, limit=MAX_UNPACKED_BYTES // 1_048_576))
     return archive
 
 
@@ -80,9 +79,7 @@ def check_markup_parts(archive: zipfile.ZipFile, names: Iterable[str], kind: str
     present = [info for info in archive.infolist() if info.filename in set(names)]
     size = sum(info.file_size for info in present)
     if size > MAX_MARKUP_BYTES:
-        raise DocumentError(
-            f"too much markup when unpacked ({size // 1_048_576} MB > {MAX_MARKUP_BYTES // 1_048_576} MB)"
-        )
+        raise DocumentError(Said("doc_markup", mb=size // 1_048_576, limit=MAX_MARKUP_BYTES // 1_048_576))
     tags = 0
     try:
         for info in present:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from citeqa.errors import DocumentError, ParseBudgetError
 from citeqa.ingest.formats import Format, format_of
+from citeqa.messages import Said
 from citeqa.records import Document, sha256_file
 
 #: What a worker may take to start (Python and the format's parser), before the budget counts.
@@ -57,14 +58,10 @@ class ParseBudget:
     startup_s: float = STARTUP_S
 
     def too_much_memory(self) -> ParseBudgetError:
-        return ParseBudgetError(
-            f"needs more than {self.memory_bytes // 1_048_576} MB of memory to read "
-            "(too many elements for its size); split or simplify the file",
-            "memory",
-        )
+        return ParseBudgetError(Said("doc_memory", mb=self.memory_bytes // 1_048_576), "memory")
 
     def too_slow(self, exceeded: str = "time") -> ParseBudgetError:
-        return ParseBudgetError(f"took longer than {self.seconds:g} s to read; split or simplify the file", exceeded)
+        return ParseBudgetError(Said("doc_time", seconds=f"{self.seconds:g}"), exceeded)
 
 
 def load_bounded(
@@ -113,7 +110,7 @@ def run_worker(
     if done.returncode < 0 or b"MemoryError" in done.stderr:  # killed, or aborted when an allocation failed
         raise budget.too_much_memory()
     last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
-    raise DocumentError(f"the reader failed ({last[:200]})")
+    raise DocumentError(Said("doc_reader_failed", detail=last[:200]))
 
 
 def worker() -> None:
@@ -151,12 +148,12 @@ def worker() -> None:
     except MemoryError:
         answer = ("memory", "")
     except RecursionError:
-        answer = ("error", "unreadable file (nested too deeply)")
-    except DocumentError as exc:
-        answer = ("error", str(exc))
+        answer = ("error", Said("doc_nested"))
+    except DocumentError as exc:  # its message with its key (a Said pickles as one), or its text
+        answer = ("error", exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc))
     except Exception as exc:  # a parser bug: the file is refused, the server goes on
         traceback.print_exc(file=sys.stderr)
-        answer = ("error", f"unreadable file ({type(exc).__name__})")
+        answer = ("error", Said("doc_unreadable_file", error=type(exc).__name__))
     signal.setitimer(signal.ITIMER_REAL, 0)
     stats = {
         "base_mb": base_mb,

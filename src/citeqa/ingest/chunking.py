@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from citeqa.errors import ConfigError
+from citeqa.messages import Said
 from citeqa.records import Chunk, Document, Highlight, Span
 from citeqa.text.language import detect
 
@@ -82,8 +83,7 @@ def _checked_spans(document: Document, settings: ChunkerSettings) -> list[Span]:
     spans = passage_spans(document, settings)
     if len(spans) > MAX_PASSAGES_PER_DOCUMENT:
         raise DocumentError(
-            f"too many passages ({len(spans):,}; the limit is {MAX_PASSAGES_PER_DOCUMENT:,} per "
-            f"document at chunk size {settings.size}): split the file"
+            Said("doc_passages", count=f"{len(spans):,}", limit=f"{MAX_PASSAGES_PER_DOCUMENT:,}", size=settings.size)
         )
     return spans
 

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from citeqa.errors import CorpusError, DocumentError
 from citeqa.ingest.extracted import check_text_size
-from citeqa.ingest.formats import SUPPORTED_SUFFIXES, format_of, suffix_list
+from citeqa.ingest.formats import SUPPORTED_SUFFIXES, format_of, suffix_values
 from citeqa.ingest.readers import READERS
+from citeqa.messages import Said
 from citeqa.records import Document, sha256_file
 from citeqa.text.language import detect_lang
 
@@ -83,7 +84,7 @@ def corpus_entries(corpus: Path) -> Iterator[tuple[Path, bool]]:
     list here and read elsewhere (``citeqa.index.ray_build``).
     """
     if not corpus.is_dir():
-        raise CorpusError(f"corpus folder not found: {corpus} (create it and add {suffix_list()} files)")
+        raise CorpusError(Said("corpus_missing", corpus=corpus, **suffix_values()))
     from citeqa.ingest.pending import interrupted
 
     unconfirmed = interrupted(corpus)
@@ -149,11 +150,11 @@ def load_document(path: Path, doc_id: str, default_lang: str = "en") -> Document
     suffix = path.suffix.lower()
     fmt = format_of(suffix)
     if fmt is None:
-        raise DocumentError(f"unsupported type {suffix or '(none)'}")
+        raise DocumentError(Said("doc_type", suffix=suffix or Said("none")))
     found = READERS[fmt](raw)
     text = found.text
     if not text.strip():
-        raise DocumentError("no text found")
+        raise DocumentError(Said("doc_no_text"))
     check_text_size(len(text))
     return Document(
         doc_id=doc_id,
@@ -184,15 +185,15 @@ def file_sha256(path: Path) -> str:
 def _check_file(path: Path) -> None:
     """Raise DocumentError for a broken link, a non-regular, empty or too large file."""
     if path.is_symlink() and not path.exists():
-        raise DocumentError("broken symbolic link")
+        raise DocumentError(Said("doc_broken_link"))
     info = path.stat()
     if not stat.S_ISREG(info.st_mode):
-        raise DocumentError("not a regular file")
+        raise DocumentError(Said("doc_not_regular"))
     size = info.st_size
     if size == 0:
-        raise DocumentError("empty file")
+        raise DocumentError(Said("doc_empty"))
     if size > MAX_FILE_BYTES:
-        raise DocumentError(f"file too large ({size // 1_048_576} MB > {MAX_FILE_BYTES // 1_048_576} MB)")
+        raise DocumentError(Said("doc_too_large", mb=size // 1_048_576, limit=MAX_FILE_BYTES // 1_048_576))
 
 
 @contextlib.contextmanager
@@ -201,11 +202,11 @@ def _file_errors() -> Iterator[None]:
     try:
         yield
     except FileNotFoundError as exc:
-        raise DocumentError("file disappeared while reading") from exc
+        raise DocumentError(Said("doc_disappeared")) from exc
     except PermissionError as exc:
-        raise DocumentError("permission denied") from exc
+        raise DocumentError(Said("doc_permission")) from exc
     except OSError as exc:
-        raise DocumentError(f"cannot read file ({exc.strerror or exc})") from exc
+        raise DocumentError(Said("doc_os_error", detail=exc.strerror or str(exc))) from exc
 
 
 def first_line(text: str, limit: int = 200) -> str:

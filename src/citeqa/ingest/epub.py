@@ -19,6 +19,7 @@ from citeqa.errors import DocumentError
 from citeqa.ingest.archive import ZIP_ERRORS, check_markup_parts, open_zip, parse_xml, read_entry, unreadable
 from citeqa.ingest.blocks import Block, TextBuilder, one_line, table_block
 from citeqa.ingest.extracted import Extracted
+from citeqa.messages import Said
 
 if TYPE_CHECKING:  # BeautifulSoup loads when a page is read
     import zipfile
@@ -93,7 +94,7 @@ def read_epub(raw: bytes) -> Extracted:
         try:
             blocks = list(xhtml_blocks(content))
         except RecursionError as exc:
-            raise DocumentError("unreadable EPUB (RecursionError)") from exc
+            raise DocumentError(Said("doc_unreadable_kind", kind="EPUB", error="RecursionError")) from exc
         heading = next((b.text for b in blocks if b.heading), "")
         builder.open_section(toc.get(posixpath.normpath(name)) or toc.get(posixpath.basename(name)) or heading)
         for block in blocks:
@@ -121,7 +122,7 @@ def _malformed() -> tuple[type[BaseException], ...]:
 def _refuse_drm(archive: zipfile.ZipFile) -> None:
     """DocumentError when META-INF says the content is encrypted (font obfuscation alone is fine)."""
     if read_entry(archive, "META-INF/rights.xml", "EPUB") is not None:
-        raise DocumentError("encrypted EPUB (DRM)")
+        raise DocumentError(Said("doc_drm"))
     data = read_entry(archive, "META-INF/encryption.xml", "EPUB")
     if data is None:
         return
@@ -130,7 +131,7 @@ def _refuse_drm(archive: zipfile.ZipFile) -> None:
     except _malformed():
         algorithms = {"unreadable"}
     if algorithms - FONT_OBFUSCATION:
-        raise DocumentError("encrypted EPUB (DRM)")
+        raise DocumentError(Said("doc_drm"))
 
 
 def _toc_titles(entries: Iterable[Any], titles: dict[str, str] | None = None) -> dict[str, str]:

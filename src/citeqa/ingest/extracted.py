@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from citeqa.errors import DocumentError
+from citeqa.messages import Said
 from citeqa.records import PageSpan, SectionSpan
 
 
@@ -32,9 +33,7 @@ MAX_TEXT_CHARS = 1_000_000
 def check_text_size(chars: int) -> None:
     """DocumentError when a file yields more than :data:`MAX_TEXT_CHARS` characters of text."""
     if chars > MAX_TEXT_CHARS:
-        raise DocumentError(
-            f"too much text ({chars:,} characters or more; the limit is {MAX_TEXT_CHARS:,} per file): split the file"
-        )
+        raise DocumentError(Said("doc_text_chars", chars=f"{chars:,}", limit=f"{MAX_TEXT_CHARS:,}"))
 
 
 #: Most markup tags (``<``) one HTML page, EPUB or the body of a DOCX/ODT may have: parsers build
@@ -47,5 +46,5 @@ def check_markup(kind: str, markup: bytes | str, seen: int = 0) -> int:
     """DocumentError when ``markup`` (after ``seen`` tags elsewhere in the file) has too many tags; the total."""
     total = seen + (markup.count(b"<") if isinstance(markup, bytes) else markup.count("<"))
     if total > MAX_MARKUP_TAGS:
-        raise DocumentError(f"too many {kind} elements ({total:,} tags or more; the limit is {MAX_MARKUP_TAGS:,})")
+        raise DocumentError(Said("doc_tags", kind=kind, total=f"{total:,}", limit=f"{MAX_MARKUP_TAGS:,}"))
     return total

@@ -37,6 +37,11 @@ def format_of(suffix: str) -> Format | None:
     return FORMATS.get(suffix.lower())
 
 
+def suffix_values() -> dict[str, str]:
+    """The accepted suffixes as a message's values: ``suffixes`` (".txt, .md, …") and the ``last`` (".odt")."""
+    return {"suffixes": ", ".join(SUPPORTED_SUFFIXES[:-1]), "last": SUPPORTED_SUFFIXES[-1]}
+
+
 def suffix_list() -> str:
     """The accepted suffixes for a message: ".txt, .md, … or .odt"."""
     return ", ".join(SUPPORTED_SUFFIXES[:-1]) + " or " + SUPPORTED_SUFFIXES[-1]

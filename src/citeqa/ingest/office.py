@@ -18,6 +18,7 @@ from citeqa.errors import DocumentError
 from citeqa.ingest.archive import ZIP_ERRORS, check_markup_parts, open_zip, parse_xml, read_entry, unreadable
 from citeqa.ingest.blocks import Block, assemble, one_line, table_block
 from citeqa.ingest.extracted import Extracted
+from citeqa.messages import Said
 
 if TYPE_CHECKING:  # python-docx and lxml load when a file is read
     import zipfile
@@ -253,11 +254,11 @@ def read_odt(raw: bytes) -> Extracted:
         meta = read_entry(archive, "meta.xml", "ODT")
     try:
         if manifest is not None and any(el.tag == MANIFEST + "encryption-data" for el in parse_xml(manifest).iter()):
-            raise DocumentError("encrypted ODT (password-protected)")
+            raise DocumentError(Said("doc_odt_encrypted"))
     except _malformed():
         pass  # a damaged manifest does not matter when content.xml reads
     if content is None:
-        raise DocumentError("unreadable ODT (no content.xml)")
+        raise DocumentError(Said("doc_odt_no_content"))
     try:
         body = parse_xml(content).find(OFFICE + "body")
         blocks = list(_odt_blocks(body)) if body is not None else []

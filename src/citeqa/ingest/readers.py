@@ -17,6 +17,7 @@ from citeqa.ingest.epub import read_epub
 from citeqa.ingest.extracted import Extracted, check_markup, check_text_size
 from citeqa.ingest.formats import Format
 from citeqa.ingest.office import read_docx, read_odt
+from citeqa.messages import Said
 from citeqa.records import PageSpan, SectionSpan
 
 _WESTERN = ("cp1252", "latin_1", "iso8859_15")
@@ -41,9 +42,9 @@ def decode_text(raw: bytes) -> str:
             try:
                 return _plain_text(raw[len(bom) :].decode(codec))
             except UnicodeDecodeError:
-                raise DocumentError(f"damaged {codec.upper()} text (it starts with a byte-order mark)") from None
+                raise DocumentError(Said("doc_bom", codec=codec.upper())) from None
     if b"\x00" in raw[:65536]:
-        raise DocumentError("binary file (contains NUL bytes)")
+        raise DocumentError(Said("doc_nul"))
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -52,7 +53,7 @@ def decode_text(raw: bytes) -> str:
         matches = from_bytes(raw)
         best = matches.best()
         if best is None:
-            raise DocumentError("unknown text encoding (binary file?)") from None
+            raise DocumentError(Said("doc_encoding")) from None
         for match in matches:  # on a tie (short text) prefer the Western encodings es/pt/en use
             if match.encoding in _WESTERN and match.chaos <= best.chaos and match.coherence >= best.coherence:
                 best = match
@@ -66,7 +67,7 @@ def _plain_text(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     controls = sum(1 for c in text[:65536] if ord(c) < 32 and c not in "\n\t\f")
     if controls > 0.01 * min(len(text), 65536):
-        raise DocumentError("binary file (control characters)")
+        raise DocumentError(Said("doc_control"))
     return text
 
 
@@ -163,7 +164,7 @@ def read_pdf(raw: bytes) -> Extracted:
         ZeroDivisionError,
         NotImplementedError,
     ) as exc:  # malformed PDFs raise any of these
-        raise DocumentError(f"unreadable PDF ({type(exc).__name__})") from exc
+        raise DocumentError(Said("doc_unreadable_kind", kind="PDF", error=type(exc).__name__)) from exc
     parts: list[str] = []
     spans: list[PageSpan] = []
     offset = 0

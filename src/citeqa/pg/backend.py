@@ -26,6 +26,7 @@ from citeqa.errors import IndexCorruptError, IndexMismatchError, IndexMissingErr
 from citeqa.index.backends import dense_search, lexical_idf
 from citeqa.index.manifest import Manifest, manifest_from
 from citeqa.index.terms import Terms
+from citeqa.messages import Said
 from citeqa.pg import bm25, schema
 from citeqa.pg.records import PassageIds, RemoteDocuments, RemotePassages
 from citeqa.pg.rows import RowMap
@@ -105,7 +106,7 @@ class PostgresBackend:
         sql = _EXACT_SQL if self.exact or self.ann == "exact" else _DENSE_SQL
         query = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
         params = {"gen": self.generation, "q": query, "n": n}
-        found = self.shards.each(lambda s: _fetch(s, sql, params, "searching vectors"))
+        found = self.shards.each(lambda s: _fetch(s, sql, params, Said("doing_vectors")))
         rows = [r for i, part in enumerate(found) for r in self.where.rows(i, [pid for pid, _ in part]).tolist()]
         if not rows:
             return {}
@@ -122,7 +123,7 @@ class PostgresBackend:
         if not query or n <= 0:
             return {}
         params = self.collection.params(query, n, self.generation)
-        found = self.shards.each(lambda s: _fetch(s, bm25.SQL, params, "searching terms"))
+        found = self.shards.each(lambda s: _fetch(s, bm25.SQL, params, Said("doing_terms")))
         idfs = [self.collection.idf(t) for t in query]
         scores: dict[int, float] = {}
         for i, part in enumerate(found):
@@ -175,7 +176,7 @@ class PostgresBackend:
     def _load(self) -> None:
         """Read the live generation: catalogue first, then every shard's runs of passages at once."""
         catalogue = self.shards.catalogue
-        with catalogue.connection("reading the catalogue") as conn:
+        with catalogue.connection(Said("doing_catalogue")) as conn:
             layout = schema.read_layout(conn)
             if layout is not None:
                 schema.check_layout(layout, 0, self.shards.count)
@@ -270,13 +271,13 @@ def _await_replicas(shard: Shard, wait_s: float | None = None) -> None:
     so no replica answers from an older generation."""
     if not shard.replicas:
         return
-    with shard.connection("reading its WAL position") as conn:
+    with shard.connection(Said("doing_wal")) as conn:
         lsn = conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
     deadline = time.monotonic() + (REPLAY_WAIT_S if wait_s is None else wait_s)
     for replica in shard.replicas:
         while True:
             try:
-                with replica.connection("reading its replay position") as conn:
+                with replica.connection(Said("doing_replay")) as conn:
                     done = conn.execute(REPLAYED_SQL, (lsn,)).fetchone()[0]
             except ShardError:
                 break  # down: skipped for a back-off already
@@ -330,7 +331,7 @@ def _records(shard: Shard, gen: int) -> _Part:
             spans = np.asarray(cur.fetchall(), dtype=np.int64).reshape(-1, 4)
         return passages, tuple(spans.T), found[3], doc_langs  # type: ignore[index]  # check_layout raised on None
 
-    return shard.read("reading its records", work)
+    return shard.read(Said("doing_records"), work)
 
 
 def _best(scores: dict[int, float], n: int) -> dict[int, float]:

@@ -22,6 +22,7 @@ from citeqa.errors import ConfigError, IndexMismatchError
 from citeqa.index.backends import all_vectors, ann_kind
 from citeqa.index.spans import SpanVectors
 from citeqa.index.store import IndexData
+from citeqa.messages import Said
 from citeqa.pg import schema
 from citeqa.pg.shards import Shard, Shards, connect_options, shard_of
 from citeqa.records import Document, to_dict
@@ -82,7 +83,7 @@ def _publish_lock(catalogue: Shard) -> Iterator[None]:
         lock = psycopg.connect(catalogue.url, autocommit=True, **connect_options(catalogue.url))
         lock.execute("SELECT pg_advisory_lock(%s)", (schema.PUBLISH_LOCK,))
     except psycopg.Error as exc:
-        raise catalogue.error(exc, "taking the publish lock") from None
+        raise catalogue.error(exc, Said("doing_lock")) from None
     try:
         yield
     finally:
@@ -94,7 +95,7 @@ def _publish(data: IndexData, shards: Shards, ann: str, rebuild: bool) -> Publis
     dimension = data.manifest.dimension
 
     def prepare(shard: Shard) -> None:
-        with shard.connection("creating the tables") as conn:
+        with shard.connection(Said("doing_tables")) as conn:
             if rebuild:
                 schema.drop_all(conn, catalogue=shard.number == 0)
             schema.ensure_shard(conn, shard.number, shards.count, dimension, ann)
@@ -103,7 +104,7 @@ def _publish(data: IndexData, shards: Shards, ann: str, rebuild: bool) -> Publis
                     conn.execute(statement)
 
     shards.each(prepare)
-    with shards.catalogue.connection("reading the live generation") as conn:
+    with shards.catalogue.connection(Said("doing_live")) as conn:
         live = schema.live_generation(conn)
         model = conn.execute("SELECT manifest->>'model' FROM citeqa_generations WHERE gen = %s", (live,)).fetchone()
     if model is not None and model[0] != data.model:
@@ -126,7 +127,7 @@ def _publish(data: IndexData, shards: Shards, ann: str, rebuild: bool) -> Publis
 
 def _held(shard: Shard, live: int) -> set[tuple[str, str]]:
     """Undo a publish that never switched, then the ``(doc_id, sha256)`` the shard holds live."""
-    with shard.connection("reading its documents") as conn:
+    with shard.connection(Said("doing_documents")) as conn:
         schema.recover(conn, live)
         found = conn.execute(
             "SELECT doc_id, sha256 FROM citeqa_documents WHERE born <= %s AND died > %s", (live, live)
@@ -152,7 +153,7 @@ def _write(
     shard: Shard, data: IndexData, change: _Change, rows: dict[str, int], vectors: np.ndarray, gen: int, ann: str
 ) -> None:
     """Retire and insert one shard's documents in one transaction, then fit its ANN index to ``ann``."""
-    with shard.connection("writing the new generation") as conn:
+    with shard.connection(Said("doing_writing")) as conn:
         if change.added or change.removed:
             with conn.transaction():
                 _retire(conn, change.removed, gen)
@@ -258,7 +259,7 @@ def _switch(catalogue: Shard, data: IndexData, gen: int, count: int) -> None:
     from psycopg.types.json import Jsonb
 
     tokens = int(data.terms.ptr[-1])
-    with catalogue.connection("switching to the new generation") as conn, conn.transaction():
+    with catalogue.connection(Said("doing_switching")) as conn, conn.transaction():
         conn.execute(
             "INSERT INTO citeqa_generations (gen, manifest, passages, tokens, shards) VALUES (%s, %s, %s, %s, %s)",
             (gen, Jsonb(to_dict(data.manifest)), len(data.chunks), tokens, count),

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from citeqa.errors import IndexMissingError
+from citeqa.messages import Said
 from citeqa.records import Chunk, Document, from_dict
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ class RemoteDocuments(Mapping[str, Document]):
             return found
         shard = self.shards.items[self._ids[doc_id]]
         row = shard.read(
-            "reading a document",
+            Said("doing_document"),
             lambda conn: conn.execute(
                 "SELECT record FROM citeqa_documents WHERE doc_id = %(d)s AND born <= %(gen)s AND died > %(gen)s",
                 {"d": doc_id, "gen": self.generation},
@@ -160,7 +161,7 @@ class RemoteDocuments(Mapping[str, Document]):
 
 def _passages(shard: Shard, pids: list[int]) -> list[tuple[Any, ...]]:
     sql = f"SELECT pid, {PASSAGE_COLUMNS} FROM citeqa_passages WHERE pid = ANY(%s)"
-    return shard.read("reading passages", lambda conn: conn.execute(sql, (pids,)).fetchall())
+    return shard.read(Said("doing_passages"), lambda conn: conn.execute(sql, (pids,)).fetchall())
 
 
 def _gone(generation: int, shard: Shard) -> IndexMissingError:

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from citeqa.errors import ConfigError, QuestionTimeoutError, ShardError
+from citeqa.messages import Said
 from citeqa.pg.deadline import GRACE_S, REPLICA_SHARE, NoAnswer, Watchdog, connect_until
 from citeqa.qa.backend import Deadline, current_deadline
 
@@ -214,8 +215,7 @@ class Shard:
         self.number = number  # 0-based
         self.count = count
         self.url = url
-        role = " replica" if replica else ""
-        self.name = f"shard {number + 1} of {count}{role} ({label(url)})"
+        self.name = Said("replica_name" if replica else "shard_name", number=number + 1, count=count, where=label(url))
         self.replica = replica
         self._conn: Any = None
         self._lock = threading.Lock()
@@ -266,7 +266,7 @@ class Shard:
             return self.run(doing, work)
         except Transient as exc:
             if failed or exc.canceled:
-                raise ShardError(str(exc)) from None
+                raise ShardError(exc.args[0]) from None
         return self.run(doing, work)
 
     def run(self, doing: str, work: Callable[[Any], T], share: float = 1.0) -> T:
@@ -301,10 +301,7 @@ class Shard:
             raise self.late(deadline, doing)
 
     def late(self, deadline: Deadline, doing: str) -> QuestionTimeoutError:
-        return QuestionTimeoutError(
-            f"the question ran past its {deadline.seconds:g} s limit while postgres {self.name} was {doing}; "
-            "ask again, or allow more with --question-timeout"
-        )
+        return QuestionTimeoutError(Said("shard_late", seconds=f"{deadline.seconds:g}", name=self.name, doing=doing))
 
     def out_of_time(self, doing: str) -> ShardError:
         """The error of a try whose time ran out before the server answered: :class:`ReplicaDown` on a
@@ -312,9 +309,9 @@ class Shard:
         question's :class:`QuestionTimeoutError`."""
         deadline = current_deadline()
         if deadline is None:
-            return ShardError(f"postgres {self.name} did not answer while {doing}")
+            return ShardError(Said("shard_silent", name=self.name, doing=doing))
         if self.replica and deadline.left() > 0:
-            return ReplicaDown(f"postgres {self.name} did not answer in its share of the question's time while {doing}")
+            return ReplicaDown(Said("replica_silent", name=self.name, doing=doing))
         return self.late(deadline, doing)
 
     def skip(self) -> None:
@@ -323,7 +320,7 @@ class Shard:
         self.down_until = time.monotonic() + min(RETRY_S * 2 ** (self.misses - 1), RETRY_MAX_S)
 
     def error(self, exc: BaseException, doing: str) -> ShardError:
-        return ShardError(f"postgres {self.name} failed while {doing}: {_reason(exc)}")
+        return ShardError(Said("shard_failed", name=self.name, doing=doing, reason=_reason(exc)))
 
     def _watching(self, conn: Any, end: float | None) -> contextlib.AbstractContextManager[None]:
         """The watchdog on ``conn`` until ``end`` + :data:`GRACE_S` (None: not watched)."""
@@ -390,9 +387,9 @@ class Shard:
                 error = self.error(exc, doing)
                 if self.replica and is_transient(exc, lost):
                     self.skip()
-                    raise ReplicaDown(str(error)) from None
+                    raise ReplicaDown(error.args[0]) from None
                 if not refused and is_transient(exc, lost):
-                    raise Transient(str(error), getattr(exc, "sqlstate", None) == CANCELED) from None
+                    raise Transient(error.args[0], getattr(exc, "sqlstate", None) == CANCELED) from None
                 raise error from None
         finally:
             self._lock.release()
@@ -444,7 +441,7 @@ class Shards:
             wait(futures, timeout=max(0.0, deadline.left()) + 2 * GRACE_S)
             for shard, future in zip(chosen, futures):
                 if not future.done():
-                    doing = "waiting for a thread" if future.cancel() else "answering"
+                    doing = Said("doing_thread" if future.cancel() else "doing_answering")
                     raise shard.late(deadline, doing)
         errors = [f.exception() for f in futures]
         for error in errors:

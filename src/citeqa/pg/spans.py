@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from citeqa.index.spans import span_row
+from citeqa.messages import Said
 
 if TYPE_CHECKING:
     from citeqa.pg.rows import RowMap
@@ -67,5 +68,5 @@ def _vectors(shard: Shard, keys: list[tuple[int, int]]) -> list[tuple[int, int, 
             rows: list[tuple[Any, ...]] = cur.execute(_SQL, ([k[0] for k in keys], [k[1] for k in keys])).fetchall()
             return rows
 
-    found = shard.read("reading span vectors", work)
+    found = shard.read(Said("doing_spans"), work)
     return [(pid, number, vector.to_numpy()) for pid, number, vector in found]

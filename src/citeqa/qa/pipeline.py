@@ -23,7 +23,7 @@ import numpy as np
 
 from citeqa.embedding.protocol import count_pieces
 from citeqa.errors import QuestionError
-from citeqa.messages import catalogue_languages
+from citeqa.messages import Said, catalogue_languages
 from citeqa.qa.answer_types import Wanted
 from citeqa.qa.backend import RetrievalBackend
 from citeqa.qa.bounds import TokenCounter
@@ -198,7 +198,7 @@ class AnswerPipeline:
         clock = _Clock()
         question, history = clean_question(question), clean_history(history)
         if k < 1:
-            raise QuestionError("k must be at least 1")
+            raise QuestionError(Said("k_too_small"))
         ticket = self.work.ticket()
         asked = self.prepare(question, history, language, clock, page_lang)
         retrieval = self.retrieve(asked, k, clock, ticket)
@@ -233,7 +233,7 @@ class AnswerPipeline:
         (:meth:`citeqa.engine.Engine.claim_inputs`)."""
         text = clean_question(text)
         if k < 1:
-            raise QuestionError("k must be at least 1")
+            raise QuestionError(Said("k_too_small"))
         clock = _Clock()  # a check reports its own latency; the steps' timings are not kept
         asked = self.prepare(text, (), None, clock, page_lang)
         retrieval = self.retrieve(asked, k, clock, ticket)

@@ -18,6 +18,7 @@ from enum import Enum
 from functools import cache
 
 from citeqa.errors import QuestionError
+from citeqa.messages import Said
 from citeqa.text.analysis import fold_accents
 from citeqa.text.facts_words import alternation
 from citeqa.text.lexicon import entry, folded, languages, shared_list
@@ -306,16 +307,16 @@ def expected_type(question: str) -> AnswerType:
 # --- a question as typed ----------------------------------------------------------------------
 
 
-def clean_question(question: object) -> str:
-    """Validate and tidy a question; raise QuestionError with what to do."""
+def clean_question(question: object, what: str = "question") -> str:
+    """Validate and tidy a question (``what="claim"``: a claim); raise QuestionError with what to do."""
     if not isinstance(question, str):
-        raise QuestionError("the question must be text")
+        raise QuestionError(Said(f"{what}_not_text"))
     cleaned = "".join(ch for ch in question if ch.isprintable() or ch in "\n\t")
     cleaned = cleaned.encode("utf-8", "replace").decode("utf-8").strip()
     if not cleaned:
-        raise QuestionError("the question is empty; type a question")
+        raise QuestionError(Said(f"{what}_empty"))
     if len(cleaned) > MAX_QUESTION_CHARS:
-        raise QuestionError(f"the question is too long ({len(cleaned)} characters; the limit is {MAX_QUESTION_CHARS})")
+        raise QuestionError(Said(f"{what}_too_long", length=len(cleaned), limit=MAX_QUESTION_CHARS))
     return " ".join(cleaned.split())
 
 

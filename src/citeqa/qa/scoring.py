@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from citeqa.errors import ConfigError, ScoreError
+from citeqa.messages import Said
 from citeqa.qa.features import FEATURES
 
 #: The calibration's own inputs besides span features: the ranker's logit, and its lead over
@@ -298,11 +299,7 @@ def check_scores(scores: np.ndarray, probabilities: np.ndarray) -> None:
     file, damaged weights, a feature gone wrong)."""
     bad = ~np.isfinite(scores) | ~((probabilities >= 0.0) & (probabilities <= 1.0))
     if bad.any():
-        raise ScoreError(
-            f"{int(bad.sum())} of {len(bad)} candidate answers scored NaN, infinity or a confidence outside "
-            "[0, 1], so no answer is given; the reader or the scorer's weights are damaged: "
-            "try --reader off, and reinstall citeqa if that fails too"
-        )
+        raise ScoreError(Said("scores_bad", bad=int(bad.sum()), total=len(bad)))
 
 
 def check_names(what: str, given: Mapping[str, float], known: tuple[str, ...], exact: bool) -> None:

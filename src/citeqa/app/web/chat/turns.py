@@ -23,7 +23,7 @@ from citeqa.app.web.validation import engine_language
 from citeqa.claims.check import ClaimCheck
 from citeqa.engine import Engine
 from citeqa.errors import CiteqaError
-from citeqa.messages import labels
+from citeqa.messages import error_said, labels
 from citeqa.records import Answer
 
 MODES = ("ask", "check", "auto")
@@ -82,7 +82,9 @@ def conversation_turn(
             language = engine_language(language)
             record = engine.ask(text, history=tuple(asked), k=int(k), language=language, page_lang=page_lang)
     except CiteqaError as exc:
-        return TurnResult(messages, asked, turns, "", lang, checking, f"{labels(lang)['error']}: {exc}")
+        return TurnResult(
+            messages, asked, turns, "", lang, checking, f"{labels(lang)['error']}: {error_said(exc, lang)}"
+        )
     docs, turn = engine.documents, view.next_turn(messages)
     if isinstance(record, ClaimCheck):  # (checking)
         infos = document_infos(engine, [record])

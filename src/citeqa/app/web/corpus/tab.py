@@ -21,9 +21,9 @@ from citeqa.app.web.corpus import view
 from citeqa.app.web.holder import EngineHolder, UploadSettings
 from citeqa.app.web.table import Table
 from citeqa.app.web.upload_cache import discard_uploads, upload_name, upload_path
-from citeqa.corpus.add import AddWatch, Report, UploadRefusal, UploadResult, said, summary
+from citeqa.corpus.add import AddWatch, Report, UploadResult, said, summary
 from citeqa.ingest.formats import SUPPORTED_SUFFIXES
-from citeqa.messages import corpus_labels
+from citeqa.messages import corpus_labels, error_said
 
 
 def corpus_view(holder: EngineHolder, lang: str = "en") -> Table:
@@ -57,7 +57,7 @@ def remove(holder: EngineHolder, settings: UploadSettings, doc_id: Any, confirme
         try:
             result, live = engine.remove(doc_id, settings.corpus)
         except UploadError as exc:
-            return lab["not_removed"].format(error=exc.reason.said(lang) if isinstance(exc, UploadRefusal) else exc)
+            return lab["not_removed"].format(error=error_said(exc, lang))
         if live is not engine:  # removed: the new generation is live
             holder.swap(live)
     return said(result.message, lang)

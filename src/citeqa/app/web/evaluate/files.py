@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from citeqa.errors import CiteqaError, QAFileError
 from citeqa.evaluation.rows import CSV_SUFFIXES
 from citeqa.evaluation.user_json import BadInput, first_line, loads
-from citeqa.messages import evaluate_labels
+from citeqa.messages import Said, evaluate_labels
 
 if TYPE_CHECKING:
     from citeqa.app.web.evaluate.runner import Pace
@@ -40,7 +40,7 @@ def file_fit(path: Path, name: str, documents: Collection[str]) -> FileFit | Non
     from citeqa.evaluation.qa_file import load_qa
 
     try:
-        items = load_qa(path)
+        items = load_qa(path, name)
     except CiteqaError:
         return None
     gold = {item.doc for item in items if item.doc is not None}
@@ -174,7 +174,7 @@ def shipped_qa_files(folder: Path | None, skipped: Callable[[str, str], None] | 
 def shipped_path(folder: Path | None, name: str | None) -> Path:
     """The file of a shipped QA file chosen by its name; refuses names that are not offered."""
     if folder is None or not name or name not in shipped_qa_files(folder):
-        raise QAFileError(f"{name or '(none)'}: not a QA file of the eval folder")
+        raise QAFileError(Said("not_shipped", name=name or Said("none")))
     return Path(folder) / name
 
 

@@ -80,9 +80,10 @@ def evaluate_layout(gr: Any, settings: EvalSettings) -> EvaluateTab:
     lab = evaluate_labels("en")
     intro = gr.Markdown(lab["intro"])
     with gr.Row():
-        qa_upload = gr.File(
-            label=lab["upload"], file_types=[".jsonl", ".csv"], file_count="single", elem_id="eval-upload", height=120
-        )
+        # No file_types: Gradio's box would drop a file of another type (or named with fullwidth letters,
+        # "qa.ｊｓｏｎｌ") with its own English notice; the file reaches the tab, which says why in the
+        # page's language (a type is read from the NFKC form of the name, citeqa.evaluation.rows).
+        qa_upload = gr.File(label=lab["upload"], file_count="single", elem_id="eval-upload", height=120)
         with gr.Column():
             # The same file names the page load offers (it adds question counts and the best fit), so a
             # session's events are checked against them even before its load event has run.
@@ -153,8 +154,7 @@ def evaluate_layout(gr: Any, settings: EvalSettings) -> EvaluateTab:
         with gr.Accordion(lab["compare"], open=False, elem_id="eval-compare") as compare:
             compare_intro = gr.Markdown(lab["compare_intro"])
             earlier = gr.File(
-                label=lab["compare_upload"],
-                file_types=[".jsonl", ".json"],
+                label=lab["compare_upload"],  # no file_types either (see qa_upload): names NFKC-read there
                 file_count="multiple",
                 elem_id="eval-compare-upload",
                 height=100,

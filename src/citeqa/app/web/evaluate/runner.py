@@ -33,6 +33,7 @@ from citeqa.evaluation.metrics import Metrics, summarize
 from citeqa.evaluation.qa_file import QAItem
 from citeqa.evaluation.report import prediction_record, write_predictions, write_report
 from citeqa.evaluation.runner import evaluate
+from citeqa.messages import Said
 
 if TYPE_CHECKING:
     from citeqa.app.web.holder import EngineHolder
@@ -255,7 +256,8 @@ class EvaluationRunner:
         except Exception as exc:  # a failing engine ends the run with its message, never the server
             if not isinstance(exc, CiteqaError):
                 traceback.print_exc(file=sys.stderr)
-            self._end(run_id, FAILED, len(results), began, error=str(exc) or type(exc).__name__)
+            said = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Said) else None
+            self._end(run_id, FAILED, len(results), began, error=said or str(exc) or type(exc).__name__)
             self._discard(run_dir)
             return
         seconds = time.monotonic() - began

@@ -11,6 +11,7 @@ what its buttons do, callable without a page.
 from __future__ import annotations
 
 import tempfile
+import unicodedata
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ from citeqa.app.web.holder import EngineHolder, EvalSettings
 from citeqa.app.web.table import Table
 from citeqa.app.web.upload_cache import discard_uploads, upload_name, upload_path
 from citeqa.errors import CiteqaError
-from citeqa.messages import evaluate_labels
+from citeqa.messages import error_said, evaluate_labels
 
 
 def start_evaluation(
@@ -51,8 +52,10 @@ def start_evaluation(
 
     The file is validated whole first (:func:`~citeqa.evaluation.qa_file.load_qa`): a bad
     one is refused with its line and reason, named as the user knows it. An uploaded file
-    is removed from the upload cache once read (the run keeps a copy for its provenance).
-    What the page is told is in ``lang`` (a QA file's own errors are in English). A file of more
+    is removed from the upload cache once its run has started (the run keeps a copy for its
+    provenance); a refused one stays, so the page keeps the user's choice (to tick the
+    confirmation, or to run it once the server is free).
+    What the page is told is in ``lang``, a QA file's own errors included. A file of more
     questions than ``settings.max_questions`` is refused, naming the limit and the server's option.
     With the live index's ``documents``, a file whose gold documents are not all among them runs only
     when ``confirmed``.
@@ -66,28 +69,27 @@ def start_evaluation(
         try:
             path = shipped_path(settings.qa_dir, shipped)
         except CiteqaError as exc:
-            return str(exc)
+            return error_said(exc, lang)
         name = shipped
     else:
         return evaluate_labels(lang)["no_file"]
     try:
-        items = load_qa(path)
+        items = load_qa(path, name)
         if len(items) > settings.max_questions:  # the one run of the server would be held for hours
             return too_many_note(name, len(items), settings.max_questions, lang)
         gold, indexed = gold_fit(items, documents) if documents is not None else (0, 0)
         if indexed < gold and confirmed is not True:  # every answer about the others would be graded wrong
             return evaluate_labels(lang)["confirm_needed"].format(name=name, indexed=indexed, gold=gold)
         runner.start(items, name, path)
+        if uploaded:
+            discard_uploads([path])
     except RunRefused as exc:
         current = runner.status()
         if current is None or not current.running:  # it ended meanwhile: the runner's own words
-            return str(exc)
+            return error_said(exc, lang)
         return evaluate_labels(lang)["busy"].format(source=current.source, done=current.done, total=current.total)
     except CiteqaError as exc:
-        return shown_error(str(exc), path, name)
-    finally:
-        if uploaded:
-            discard_uploads([path])
+        return shown_error(error_said(exc, lang), path, name)
     return None
 
 
@@ -257,14 +259,12 @@ def _run_events(page: _Page, lang: Any) -> None:
         error: str | None
         if current is not None and current.running and current.run_id not in own:  # not named: another page's
             error = evaluate_labels(shown_lang)["busy_other"].format(done=current.done, total=current.total)
-            if uploaded:
-                discard_uploads([upload_path(uploaded)])
         else:
             documents = page.holder.engine.documents
             error = start_evaluation(runner, page.settings, uploaded, choice, shown_lang, documents, confirmed)
-        if error is not None:  # the upload was read and discarded: the box is emptied either way
+        if error is not None:  # the choice stays: the upload (kept) and the shipped file, to tick or change
             refused = view.status_html(None, error, shown_lang)
-            return [refused, gr.skip(), shown_run, own, gr.skip(), None, *page.buttons(False)]
+            return [refused, gr.skip(), shown_run, own, gr.skip(), gr.skip(), *page.buttons(False)]
         started = runner.status()
         assert started is not None  # start_evaluation started it
         line = view.status_html(started, lang=shown_lang)
@@ -439,7 +439,7 @@ def compare_evaluation(
     from citeqa.evaluation.compare import compare_runs, load_predictions
     from citeqa.evaluation.report import meta_path
 
-    uploaded = [(Path(upload_path(f)), upload_name(f)) for f in (files or [])]
+    uploaded = [(Path(upload_path(f)), unicodedata.normalize("NFKC", upload_name(f))) for f in (files or [])]
     lab = evaluate_labels(lang)
     old_records: Sequence[Mapping[str, Any]]
     old_provenance: Mapping[str, Any] | None
@@ -465,7 +465,7 @@ def compare_evaluation(
                 try:
                     earlier_run = load_predictions(copy)
                 except CiteqaError as exc:
-                    return None, shown_error(str(exc), copy, name)
+                    return None, shown_error(error_said(exc, lang), copy, name)
             old_records, old_provenance, label = list(earlier_run.records), earlier_run.provenance, name
         comparison = compare_runs(
             old_records, run.records(), old_provenance=old_provenance, new_provenance=run.provenance

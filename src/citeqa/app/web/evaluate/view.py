@@ -25,7 +25,7 @@ from citeqa.evaluation.grading import TOP_K, QuestionResult, is_relevant
 from citeqa.evaluation.matching import answer_spans
 from citeqa.evaluation.metrics import LANG_ORDER, Metrics
 from citeqa.evaluation.report import table_rows
-from citeqa.messages import UI_LANGUAGES, evaluate_labels, outcome_help
+from citeqa.messages import UI_LANGUAGES, evaluate_labels, outcome_help, said_in
 from citeqa.records import Citation, Highlight
 
 if TYPE_CHECKING:
@@ -453,7 +453,7 @@ def status_html(status: RunStatus | None, error: str | None = None, lang: str = 
         "done": status.done,
         "total": status.total,
         "seconds": status.seconds,
-        "error": status.error or "",
+        "error": said_in(status.error, lang) if status.error else "",  # an engine's error, in ``lang`` too
     }
     text = lab["cancelling" if status.running and status.cancelling else status.state]
     line = safe(text.format(**facts))
