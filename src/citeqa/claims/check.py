@@ -34,6 +34,7 @@ from citeqa.claims.judge import (
     unit_relation,
     units_of,
 )
+from citeqa.claims.direct import DIFFERENT, SAME, DirectResult, DirectRule, ValueCheck, direct_evidence, direct_rule
 from citeqa.claims.parts import ClaimParts, analyse_claim
 from citeqa.claims.questions import claim_subject, claim_values
 from citeqa.claims.reading import ValueReading, combine
@@ -132,6 +133,9 @@ class ClaimCheck:
     #: :attr:`~citeqa.qa.bounds.RequestBounds.claim_values`, which only the sentence judge matched
     #: (empty when every value was read, or when checked without the reader)
     unread: tuple[str, ...] = ()
+    #: the verdict on each value of the claim, in claim order (:mod:`citeqa.claims.direct`): ``same``,
+    #: ``different`` or ``none``, found by a sentence stating it for the subject or by the reader
+    values: tuple[ValueCheck, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)
@@ -213,11 +217,14 @@ def check_claim(
     thresholds: ClaimThresholds | None = None,
     readings: Sequence[ValueReading] = (),
     rule: ReadingRule | None = None,
+    direct: DirectRule | None = None,
 ) -> ClaimCheck:
     """The :class:`ClaimCheck` of the claim of ``inputs`` (in its language) from its retrieved passages,
-    their candidate spans and each span's cosine to the claim. With ``readings`` (what the reader
-    read for each value of the claim) the verdict is the judge's and the readings' combined by
-    ``rule`` (:func:`citeqa.claims.reading.combine`)."""
+    their candidate spans and each span's cosine to the claim. Direct evidence first
+    (:mod:`citeqa.claims.direct`, ``direct`` or the fitted rule): a sentence stating the claim's
+    subject and every value makes it supported, one giving the subject another value conflicting;
+    else, with ``readings`` (what the reader read for each value of the claim), the judge's verdict
+    and the readings' combined by ``rule`` (:func:`citeqa.claims.reading.combine`)."""
     t = thresholds if thresholds is not None else ClaimThresholds()
     claim, lang, hits = inputs.claim, inputs.language, inputs.hits
     parts = analyse_claim(claim, lang)
@@ -225,16 +232,42 @@ def check_claim(
     verdict = decide([j.judgement for j in judged], t)
     if rule is not None:
         verdict = combine(verdict, readings, rule)
-    evidence = _evidence(judged, hits, documents, verdict, k, t, lang)
+    found = direct_evidence(parts, [(j.unit, j.judgement) for j in judged], direct or direct_rule())
+    verdict = with_direct(found.verdict, verdict)
+    values = value_checks(found, readings)
+    evidence = _evidence(judged, hits, documents, verdict, k, t, lang, found)
     wanted = CONFLICTS if verdict == CONFLICTING else SUPPORTS
     shown = next((e for e in evidence if e.relation == wanted), None)
     claim_value, doc_value = (shown.claim_value, shown.document_value) if shown else (None, None)
     read = _reading_shown(readings, verdict)
     if read is not None and (shown is None or verdict == CONFLICTING):
         claim_value, doc_value = read.claim_value, read.document_value  # the value read for the claim's subject
+    if found.verdict != "none":  # the sentence's value for the subject: the one it states, or another
+        said = next((v for v in values if v.relation == found.verdict and v.by == "sentence"), None)
+        if said is not None:
+            claim_value, doc_value = said.claim_value, said.document_value
     subject, value_missing = _subject_mentioned(parts, judged, readings) if verdict == NOT_FOUND else (None, False)
     message = claim_message(verdict, lang, claim_value, doc_value, subject, value_missing)
-    return ClaimCheck(claim, lang, verdict, message, tuple(evidence), readings=tuple(readings))
+    return ClaimCheck(claim, lang, verdict, message, tuple(evidence), readings=tuple(readings), values=values)
+
+
+def with_direct(direct: str, verdict: str) -> str:
+    """The claim's verdict with direct evidence first: a sentence stating every value for the
+    subject supports, one giving it another value conflicts; else the judge's and readings' verdict."""
+    return SUPPORTED if direct == SAME else CONFLICTING if direct == DIFFERENT else verdict
+
+
+def value_checks(found: DirectResult, readings: Sequence[ValueReading]) -> tuple[ValueCheck, ...]:
+    """Each value's verdict: what a sentence says of it for the subject, else what the reader read
+    for it (a value read for another name than the subject is none)."""
+    by_value = {r.claim_value: r for r in readings}
+    out = []
+    for v in found.values:
+        r = by_value.get(v.claim_value)
+        if v.relation == "none" and r is not None and r.relation in (SAME, DIFFERENT) and not r.other_holder:
+            v = ValueCheck(v.claim_value, r.relation, r.document_value, r.value, "reader")
+        out.append(v)
+    return tuple(out)
 
 
 def _subject_mentioned(
@@ -275,13 +308,15 @@ def _evidence(
     k: int,
     t: ClaimThresholds,
     lang: str,
+    found: DirectResult | None = None,
 ) -> list[ClaimEvidence]:
     """Up to ``k`` passages, one entry each (its best sentence): supporting first, then conflicting,
     then the closest; the claim's language first among equals. A passage of a translation of a
     document already shown, bearing the same way, is noted on that entry instead of listed. After
     ``not_found`` every passage is only ``related``."""
     order = {SUPPORTS: 0, CONFLICTS: 1, RELATED: 2}
-    relation_of = {id(j): _relation(j.judgement, t, verdict) for j in judged}
+    direct = found.units if found is not None and len(found.units) == len(judged) else (None,) * len(judged)
+    relation_of = {id(j): _relation(j.judgement, t, verdict, d) for j, d in zip(judged, direct)}
     ranked = sorted(
         judged,
         key=lambda j: (
@@ -319,9 +354,14 @@ def _evidence(
     return out
 
 
-def _relation(j: SentenceJudgement, t: ClaimThresholds, verdict: str) -> str:
+def _relation(j: SentenceJudgement, t: ClaimThresholds, verdict: str, direct: str | None = None) -> str:
     """A unit's relation as the verdict allows: after ``not_found`` every unit is only related, after
-    ``conflicting`` (the reading may overrule the judge's support) no unit supports."""
+    ``conflicting`` (the reading may overrule the judge's support) no unit supports. A unit that
+    states the claim for its subject by itself (``direct`` same / different) supports / conflicts."""
+    if direct == SAME and verdict == SUPPORTED:
+        return SUPPORTS
+    if direct == DIFFERENT and verdict == CONFLICTING:
+        return CONFLICTS
     relation = unit_relation(j, t)
     if verdict == NOT_FOUND or (verdict == CONFLICTING and relation == SUPPORTS):
         return RELATED
