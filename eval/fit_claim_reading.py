@@ -98,7 +98,9 @@ class MemoReader:
         return self.memo[key]
 
 
-def readings(engine: Engine, reader: Reader, path: Path, cache: dict) -> dict[str, dict[str, list]]:
+def readings(
+    engine: Engine, reader: Reader, path: Path, cache: dict, variants: list[tuple[str, float]] = VARIANTS
+) -> dict[str, dict[str, list]]:
     """claim id -> way of reading (:func:`variant`) -> [(relation, margin, names, cover, another's),
     ...] (one per value; a value the way counts as another name's is ``none``), read or from ``cache``."""
     out = {}
@@ -106,11 +108,11 @@ def readings(engine: Engine, reader: Reader, path: Path, cache: dict) -> dict[st
     for item in load_claims(path):
         key = f"{path}::{item.id}"
         stale = key in cache and any(len(row) < 5 for rows in cache[key].values() for row in rows)
-        if key not in cache or stale or any(variant(f, h) not in cache[key] for f, h in VARIANTS):
+        if key not in cache or stale or any(variant(f, h) not in cache[key] for f, h in variants):
             inputs = engine.claim_inputs(item.claim)
             parts = analyse_claim(inputs.claim, inputs.language)
             cache[key] = {}
-            for form, holder in VARIANTS:
+            for form, holder in variants:
                 rule = ReadingRule(form=form, holder_margin=holder)
                 rs = read_claim(memo, parts, inputs.hits, rule, documents=engine.documents)  # type: ignore[arg-type]
                 cache[key][variant(form, holder)] = [

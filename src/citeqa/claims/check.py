@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from citeqa.claims.direct import DIFFERENT, SAME, DirectResult, DirectRule, ValueCheck, direct_evidence, direct_rule
 from citeqa.claims.judge import (
     CONFLICTING,
     CONFLICTS,
@@ -34,7 +35,6 @@ from citeqa.claims.judge import (
     unit_relation,
     units_of,
 )
-from citeqa.claims.direct import DIFFERENT, SAME, DirectResult, DirectRule, ValueCheck, direct_evidence, direct_rule
 from citeqa.claims.parts import ClaimParts, analyse_claim
 from citeqa.claims.questions import claim_subject, claim_values
 from citeqa.claims.reading import ValueReading, combine
@@ -42,7 +42,7 @@ from citeqa.claims.rule import ReadingRule
 from citeqa.claims.thresholds import ClaimThresholds, claim_thresholds
 from citeqa.claims.translations import aligned, translation_groups
 from citeqa.errors import QuestionError
-from citeqa.messages import claim_message
+from citeqa.messages import claim_labels, claim_message
 from citeqa.qa.questions import clean_question, question_words
 from citeqa.qa.spans import Candidate
 from citeqa.records import Citation, Document, Highlight, Hit, Span, from_dict, to_dict
@@ -178,6 +178,26 @@ def looks_like_claim(text: str) -> bool:
     return cleaned.endswith((".", "!")) or bool(find_facts(cleaned))
 
 
+def is_question(text: str) -> bool:
+    """Whether ``text`` asks instead of stating: a question mark, or a question or request word
+    first in any language with a word list ("How many parameters does GLM-5 have?")."""
+    cleaned = " ".join(str(text).split())
+    folded = fold_accents(cleaned.casefold()).lstrip("¡\"'«“(- ")
+    return "?" in cleaned or "¿" in cleaned or bool(_question_start().match(folded))
+
+
+def nothing_to_check(parts: ClaimParts) -> bool:
+    """Whether a claim states nothing the documents could confirm or contradict: no value (number,
+    date, name as a value), at most one name and at most one other word ("GLM-5 is good.")."""
+    return not claim_values(parts) and len(parts.names | parts.soft_names) <= 1 and len(parts.words) <= 1
+
+
+def unchecked(claim: str, lang: str, page_lang: str | None = None) -> ClaimCheck:
+    """The record of a claim that is a question: ``not_found``, with a message in the page's
+    language (the claim's without one) that says to ask it or state it."""
+    return ClaimCheck(claim, lang, NOT_FOUND, claim_labels(page_lang or lang)["question_not_claim"])
+
+
 # --- from a trace to a ClaimCheck -------------------------------------------------------------
 
 
@@ -248,6 +268,8 @@ def check_claim(
             claim_value, doc_value = said.claim_value, said.document_value
     subject, value_missing = _subject_mentioned(parts, judged, readings) if verdict == NOT_FOUND else (None, False)
     message = claim_message(verdict, lang, claim_value, doc_value, subject, value_missing)
+    if verdict == NOT_FOUND and nothing_to_check(parts):
+        message = claim_labels(lang)["nothing_to_check"]
     return ClaimCheck(claim, lang, verdict, message, tuple(evidence), readings=tuple(readings), values=values)
 
 
