@@ -17,7 +17,9 @@ the other folds the judge and reading rule are fitted as ``eval/fit_claim_readin
 the direct rule (names share, words cover, cosine, whether a unit giving another value conflicts):
 the most accurate on the training claims among those calling the fewest not_found or conflicting
 claims supported, the middle of the tie. "before" is the judge and reading alone, fitted the same
-way out of fold (the method shipped before direct evidence, with this code's questions). ``--write``
+way out of fold (the method shipped before direct evidence, with this code's questions); with
+``--shipped-rule`` the shipped judge thresholds and reading rule are kept (before: them alone, in
+sample where they were fitted on the claims) and only the direct rule is fitted. ``--write``
 stores the choice fitted on every claim in ``src/citeqa/claims/weights/claim_reading.json`` with its
 provenance. The script never edits source code.
 """
@@ -39,11 +41,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fit_claim_reading import VARIANTS, MemoReader, _arrays, combined, fit_joint, variant
 from fit_claims import Claim, fitted_block, verdicts
 
-from citeqa.claims.check import analyse_claim, judge_candidates
-from citeqa.claims.direct import DIFFERENT, SAME, DirectRule, find_values
+from citeqa.claims.check import analyse_claim, claim_thresholds, judge_candidates
+from citeqa.claims.direct import DIFFERENT, SAME, DirectRule, _holder, find_values
 from citeqa.claims.judge import FEATURES
+from citeqa.claims.parts import ClaimParts
+from citeqa.claims.questions import claim_values
 from citeqa.claims.reading import read_claim
-from citeqa.claims.rule import RULE_FILE, ReadingRule, rule_dict
+from citeqa.claims.rule import RULE_FILE, ReadingRule, judge_block, reading_rule, rule_dict
 from citeqa.engine import Engine
 from citeqa.reader.reader import Reader
 
@@ -52,6 +56,8 @@ COVERS = (0.0, 0.3, 0.5, 0.8, 1.1)
 DENSES = (0.8, 0.84, 0.88, 1.1)
 GRID = [DirectRule(n, c, d, k) for n, c, d, k in itertools.product(NAMES, COVERS, DENSES, (True, False))]
 _CODE = {"none": 0, SAME: 1, DIFFERENT: 2}
+#: the version of the direct rows a cache holds (2: each value's holder must hold no other value of the claim)
+DIRECT_ROWS = 2
 
 
 def one_pass(engine: Engine, reader: Reader, path: Path, cache: dict, variants: list, save) -> None:  # type: ignore[no-untyped-def]
@@ -64,7 +70,11 @@ def one_pass(engine: Engine, reader: Reader, path: Path, cache: dict, variants: 
     for n, line in enumerate(x for x in path.read_text("utf-8").splitlines() if x.strip()):
         row = json.loads(line)
         key = f"{path}::{row['id']}"
-        if row["id"] in judge_rows and row["id"] in direct and key in cache:
+        done = row["id"] in judge_rows and key in cache
+        old = done and row["id"] in direct and direct[row["id"]].get("v") != DIRECT_ROWS
+        if old and not _several_holders(analyse_claim(row["claim"], direct[row["id"]]["lang"])):
+            direct[row["id"]]["v"] = DIRECT_ROWS  # one holder: version 2 finds what version 1 found
+        if done and direct.get(row["id"], {}).get("v") == DIRECT_ROWS:
             continue
         inputs = engine.claim_inputs(row["claim"])
         parts = analyse_claim(inputs.claim, inputs.language)
@@ -76,7 +86,14 @@ def one_pass(engine: Engine, reader: Reader, path: Path, cache: dict, variants: 
             says = 1 if found == {SAME} else 2 if DIFFERENT in found and "none" not in found else 0
             g = j.judgement
             units.append([g.names, g.cover, g.dense, float(g.opposed), float(says)])
-        direct[row["id"]] = {"lang": inputs.language, "group": row.get("of") or row["id"], "rows": units}
+        direct[row["id"]] = {
+            "lang": inputs.language,
+            "group": row.get("of") or row["id"],
+            "rows": units,
+            "v": DIRECT_ROWS,
+        }
+        if done:
+            continue  # read before: only the direct rows were out of date
         cache[key] = {}
         for form, holder in variants:
             rule = ReadingRule(form=form, holder_margin=holder)
@@ -88,6 +105,11 @@ def one_pass(engine: Engine, reader: Reader, path: Path, cache: dict, variants: 
             save()
             print(f"  {path}: {n + 1} claims", flush=True)
     save()
+
+
+def _several_holders(parts: ClaimParts) -> bool:
+    """Whether the claim's values belong to more than one of its names (the rows of version 1 differ)."""
+    return len({_holder(parts.text, v.start, parts.lang) for v in claim_values(parts)} - {None}) > 1
 
 
 def direct_verdicts(ids: list[str], rows: dict, rule: DirectRule) -> np.ndarray:
@@ -158,6 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--cache", type=Path, help="a JSON file keeping rows and readings between runs")
     parser.add_argument("--forms", default="replace", help="question forms the fit may choose, comma-separated")
+    parser.add_argument(
+        "--shipped-rule",
+        action="store_true",
+        help="keep the shipped judge thresholds and reading rule (claim_reading.json); fit only the direct rule",
+    )
     parser.add_argument("--write", action="store_true", help=f"write the rule fitted on every claim to {RULE_FILE}")
     args = parser.parse_args(argv)
     forms = args.forms.split(",")
@@ -168,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     sets: dict[str, set[str]] = {}
     read: dict = {}
     rows: dict = {}
+
+    shipped = (claim_thresholds(judge_block()), reading_rule()) if args.shipped_rule else None
 
     def save() -> None:
         if args.cache:
@@ -194,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     for f in range(args.folds):
         train = [c for c in claims if fold[c.id] != f]
         test = [c for c in claims if fold[c.id] == f]
-        judge_t, rule, _ = fit_joint(train, read, variants)
+        judge_t, rule = shipped if shipped is not None else fit_joint(train, read, variants)[:2]
         key = variant(rule.form, rule.holder_margin)
         base_train = combined(np.asarray(verdicts(train, judge_t)), _arrays(train, read, key), rule)
         base_test = combined(np.asarray(verdicts(test, judge_t)), _arrays(test, read, key), rule)
@@ -210,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     for c in claims:
         if after[c.id] == "supported" and c.gold != "supported":
             print(f"  out of fold, {c.gold} called supported: {c.id}")
-    judge_t, rule, _ = fit_joint(claims, read, variants)
+    judge_t, rule = shipped if shipped is not None else fit_joint(claims, read, variants)[:2]
     key = variant(rule.form, rule.holder_margin)
     base = combined(np.asarray(verdicts(claims, judge_t)), _arrays(claims, read, key), rule)
     direct = fit_direct(claims, rows, base)
@@ -219,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     print("fitted:", asdict(judge_t), rule_dict(rule), asdict(direct))
     if args.write:
         right = sum(after[c.id] == c.gold for c in claims)
-        options = f" --forms {args.forms}"
+        options = f" --forms {args.forms}" + (" --shipped-rule" if args.shipped_rule else "")
         data = {
             "_about": "How claims are checked: direct evidence first (citeqa.claims.direct.DirectRule: direct), then "
             "by reading (citeqa.claims.rule.ReadingRule) with the sentence judge's thresholds it goes with (judge); "
@@ -227,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             **rule_dict(rule),
             "judge": asdict(judge_t),
             "direct": asdict(direct),
+            **({"reading_fitted": json.loads(RULE_FILE.read_text("utf-8")).get("fitted")} if args.shipped_rule else {}),
             "fitted": fitted_block("eval/fit_claim_direct.py", args.set, args.folds, right, len(claims), options),
         }
         RULE_FILE.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", "utf-8")

@@ -104,3 +104,12 @@ def test_the_messages_for_no_claim_are_in_the_pages_language(lang):
     record = unchecked("How many parameters does GLM-5 have?", "en", page_lang=lang)
     assert record.verdict == "not_found" and record.message == claim_labels(lang)["question_not_claim"]
     assert claim_labels(lang)["nothing_to_check"] and "{" not in record.message
+
+
+def test_a_claim_with_two_values_is_checked_value_by_value():
+    unit = _unit(COORDINATED, "en")
+    right = analyse_claim("The 960DT arrives in the first quarter of 2027 and the 960PR in the third.", "en")
+    assert [f.relation for f in find_values(right, unit)] == [SAME, SAME]
+    swapped = analyse_claim("The 960DT arrives in the third quarter of 2027 and the 960PR in the first.", "en")
+    found = find_values(swapped, unit)
+    assert DIFFERENT in {f.relation for f in found} and SAME not in {f.relation for f in found}

@@ -70,10 +70,10 @@ class ValueFinding:
     doc: Fact | None = None
 
 
-def _holder_ok(parts: ClaimParts, text: str, at: int, lang: str, since: int = 0) -> bool:
-    """Whether the value at ``at`` in ``text`` is the claim's subject's: walking back from it to
-    ``since`` (where the sentence starts, after its lead), the first name word (not inside a fact) is
-    one of the claim's names, or there is none (the subject is the lead's or the sentence's)."""
+def _holder(text: str, at: int, lang: str, since: int = 0) -> str | None:
+    """The name a value at ``at`` in ``text`` belongs to: walking back from it to ``since`` (where
+    the sentence starts, after its lead), the first name word not inside a fact (folded); None when
+    there is none (the subject is then the lead's, or the sentence's own)."""
     facts = find_facts(text, lang)
     stop = stopwords(lang)
     toks = [t for t in tokens_of(text) if since <= t[0] and t[1] <= at]
@@ -83,8 +83,17 @@ def _holder_ok(parts: ClaimParts, text: str, at: int, lang: str, since: int = 0)
             continue
         first = k == 0 or text[toks[k - 1][1] : a].strip()[-1:] in {".", "!", "?", ":", "\n"}
         if is_name_word(text[a:b], first=first):
-            return tok in parts.names or tok in parts.soft_names
-    return True
+            return tok
+    return None
+
+
+def _holder_ok(parts: ClaimParts, holder: str | None, others: set[str]) -> bool:
+    """Whether a document value whose holder is ``holder`` can be the claim's subject's: no holder
+    in the sentence, or one of the claim's names that holds no other value of the claim ("the 960DT
+    in the first quarter and the 960PR in the third": the third is not the 960DT's)."""
+    if holder is None:
+        return True
+    return (holder in parts.names or holder in parts.soft_names) and holder not in others
 
 
 def find_values(parts: ClaimParts, unit: Unit) -> tuple[ValueFinding, ...]:
@@ -95,8 +104,11 @@ def find_values(parts: ClaimParts, unit: Unit) -> tuple[ValueFinding, ...]:
     since = max(0, unit.sentence_start - unit.span.start)
     facts = find_facts(text, unit.lang)
     have = {t for _, _, t in tokens_of(f"{unit.context}\n{unit.lead}\n{text}")}
+    values = claim_values(parts)
+    held = [_holder(parts.text, v.start, parts.lang) for v in values]
     out = []
-    for value in claim_values(parts):
+    for i, value in enumerate(values):
+        others = {h for k, h in enumerate(held) if k != i and h is not None and h != held[i]}
         if value.kind == NAME:
             wanted = {t for _, _, t in tokens_of(value.text)}
             out.append(ValueFinding(value.text, SAME if wanted <= have else NONE))
@@ -104,7 +116,7 @@ def find_values(parts: ClaimParts, unit: Unit) -> tuple[ValueFinding, ...]:
         same = other = None
         for doc in facts:
             relation = compare(value, doc)
-            if relation is None or not _holder_ok(parts, text, doc.start, unit.lang, since):
+            if relation is None or not _holder_ok(parts, _holder(text, doc.start, unit.lang, since), others):
                 continue
             if relation == SAME and same is None:
                 same = doc

@@ -56,7 +56,7 @@ def reading_rule(values: Mapping[str, Any] | None = None) -> ReadingRule:
     if values is None:
         values = _rule_file()
     known = {f.name: f.type for f in fields(ReadingRule)}
-    unknown = sorted(set(values) - set(known) - {"fitted", "_about", "judge", "direct"})
+    unknown = sorted(set(values) - set(known) - {"fitted", "_about", "judge", "direct", "reading_fitted"})
     if unknown:
         raise ConfigError(f"claim reading rule: no such setting {', '.join(unknown)}; refit with eval/fit_claims.py")
     rule = ReadingRule(**{k: v for k, v in values.items() if k in known})
