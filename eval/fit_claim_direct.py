@@ -15,8 +15,8 @@ value, or none). Claims are split into ``--folds`` folds by a hash of their id, 
 they were derived from (``of`` in ``eval/claims-dev``: a claim and its variants share a fold). On
 the other folds the judge and reading rule are fitted as ``eval/fit_claim_reading.py`` does, then
 the direct rule (names share, words cover, cosine, whether a unit giving another value conflicts):
-the most accurate on the training claims among those calling the fewest not_found or conflicting
-claims supported, the middle of the tie. "before" is the judge and reading alone, fitted the same
+the most accurate on the training claims among those keeping the precision of supported at 0.99
+there, the middle of the tie. "before" is the judge and reading alone, fitted the same
 way out of fold (the method shipped before direct evidence, with this code's questions); with
 ``--shipped-rule`` the shipped judge thresholds and reading rule are kept (before: them alone, in
 sample where they were fitted on the claims) and only the direct rule is fitted. ``--write``
@@ -52,15 +52,17 @@ from citeqa.engine import Engine
 from citeqa.reader.reader import Reader
 
 NAMES = (0.5, 0.75, 1.0)
-COVERS = (0.0, 0.3, 0.5, 0.8, 1.1)
-DENSES = (0.8, 0.84, 0.88, 1.1)
+COVERS = (0.0, 0.3, 0.5, 0.8, 1.0, 1.1)
+DENSES = (0.8, 0.84, 0.88, 0.92, 1.1)
 GRID = [DirectRule(n, c, d, k) for n, c, d, k in itertools.product(NAMES, COVERS, DENSES, (True, False))]
 _CODE = {"none": 0, SAME: 1, DIFFERENT: 2}
 #: the version of the direct rows a cache holds (2: each value's holder must hold no other value of the claim)
 DIRECT_ROWS = 2
 
 
-def one_pass(engine: Engine, reader: Reader, path: Path, cache: dict, variants: list, save) -> None:  # type: ignore[no-untyped-def]
+def one_pass(  # type: ignore[no-untyped-def]
+    engine: Engine, reader: Reader, path: Path, cache: dict, variants: list, save, cached_only: bool = False
+) -> None:
     """Each claim of ``path`` retrieved once: the judge's rows (as ``eval/fit_claims.py`` stores
     them), its direct rows and its readings (as ``eval/fit_claim_reading.py`` stores them), into
     ``cache`` (``save``d every 20 claims: a long run keeps what it read)."""
@@ -74,7 +76,7 @@ def one_pass(engine: Engine, reader: Reader, path: Path, cache: dict, variants: 
         old = done and row["id"] in direct and direct[row["id"]].get("v") != DIRECT_ROWS
         if old and not _several_holders(analyse_claim(row["claim"], direct[row["id"]]["lang"])):
             direct[row["id"]]["v"] = DIRECT_ROWS  # one holder: version 2 finds what version 1 found
-        if done and direct.get(row["id"], {}).get("v") == DIRECT_ROWS:
+        if (done and direct.get(row["id"], {}).get("v") == DIRECT_ROWS) or (cached_only and not done):
             continue
         inputs = engine.claim_inputs(row["claim"])
         parts = analyse_claim(inputs.claim, inputs.language)
@@ -132,17 +134,39 @@ def with_direct(direct: np.ndarray, verdict: np.ndarray) -> np.ndarray:
     return np.where(direct == SAME, "supported", np.where(direct == DIFFERENT, "conflicting", verdict))
 
 
+#: the precision of supported a direct rule must keep on its training claims (the issue's target)
+PRECISION = 0.99
+
+
 def fit_direct(claims: list[Claim], rows: dict, base: np.ndarray) -> DirectRule:
-    """The direct rule on ``claims`` whose verdicts without it are ``base``: the fewest not_found or
-    conflicting claims called supported, then the most right, the middle of the tie (grid order)."""
+    """The direct rule on ``claims`` whose verdicts without it are ``base``: among the rules keeping
+    the precision of supported at :data:`PRECISION` or more on them (else those calling the fewest
+    not_found or conflicting claims supported), the most right, the middle of the tie (grid order)."""
     gold = np.asarray([c.gold for c in claims])
     ids = [c.id for c in claims]
     got = np.stack([with_direct(direct_verdicts(ids, rows, r), base) for r in GRID])
+    called = (got == "supported").sum(axis=1)
     false_s = ((got == "supported") & (gold != "supported")).sum(axis=1)
     right = (got == gold).sum(axis=1)
-    score = np.where(false_s == false_s.min(), right, -1)
+    precise = false_s <= (1 - PRECISION) * called
+    ok = precise if precise.any() else false_s == false_s.min()
+    score = np.where(ok, right, -1)
     tied = np.flatnonzero(score == score.max())
     return GRID[int(tied[len(tied) // 2])]
+
+
+def _grid(claims: list[Claim], rows: dict) -> None:
+    """Per direct rule, on every claim: true claims it supports alone, others it supports, conflicts
+    it finds right and wrong."""
+    gold = np.asarray([c.gold for c in claims])
+    for r in GRID:
+        d = direct_verdicts([c.id for c in claims], rows, r)
+        print(
+            f"direct {asdict(r)}: supports {int(((d == SAME) & (gold == 'supported')).sum())} true, "
+            f"{int(((d == SAME) & (gold != 'supported')).sum())} others; conflicts "
+            f"{int(((d == DIFFERENT) & (gold == 'conflicting')).sum())} right, "
+            f"{int(((d == DIFFERENT) & (gold != 'conflicting')).sum())} wrong"
+        )
 
 
 def per_language(label: str, claims: list[Claim], got: dict[str, str], rows: dict) -> None:
@@ -185,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="keep the shipped judge thresholds and reading rule (claim_reading.json); fit only the direct rule",
     )
+    parser.add_argument("--cached-only", action="store_true", help="fit on the claims the cache holds; read no other")
+    parser.add_argument(
+        "--grid", action="store_true", help="print what each direct rule alone supports, on every claim"
+    )
     parser.add_argument("--write", action="store_true", help=f"write the rule fitted on every claim to {RULE_FILE}")
     args = parser.parse_args(argv)
     forms = args.forms.split(",")
@@ -205,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.set:
         path, _, index = spec.partition("=")
         engine = Engine.open(Path(index or "index"))
-        one_pass(engine, reader, Path(path), cache, variants, save)
+        one_pass(engine, reader, Path(path), cache, variants, save, args.cached_only)
         found = [
             Claim(i, g, np.asarray(r, dtype=float).reshape(-1, len(FEATURES)))
             for i, (g, r) in cache[f"rows::{path}"].items()
@@ -218,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     fold = {
         c.id: int(__import__("hashlib").sha1(rows[c.id]["group"].encode()).hexdigest(), 16) % args.folds for c in claims
     }
+    if args.grid:
+        _grid(claims, rows)
     before: dict[str, str] = {}
     after: dict[str, str] = {}
     for f in range(args.folds):
