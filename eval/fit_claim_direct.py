@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     for f in range(args.folds):
         train = [c for c in claims if fold[c.id] != f]
         test = [c for c in claims if fold[c.id] == f]
-        judge_t, rule = shipped if shipped is not None else fit_joint(train, read, variants)[:2]
+        judge_t, rule = shipped if shipped is not None else fit_joint(train, read, variants, PRECISION)[:2]
         key = variant(rule.form, rule.holder_margin)
         base_train = combined(np.asarray(verdicts(train, judge_t)), _arrays(train, read, key), rule)
         base_test = combined(np.asarray(verdicts(test, judge_t)), _arrays(test, read, key), rule)
@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     for c in claims:
         if after[c.id] == "supported" and c.gold != "supported":
             print(f"  out of fold, {c.gold} called supported: {c.id}")
-    judge_t, rule = shipped if shipped is not None else fit_joint(claims, read, variants)[:2]
+    judge_t, rule = shipped if shipped is not None else fit_joint(claims, read, variants, PRECISION)[:2]
     key = variant(rule.form, rule.holder_margin)
     base = combined(np.asarray(verdicts(claims, judge_t)), _arrays(claims, read, key), rule)
     direct = fit_direct(claims, rows, base)

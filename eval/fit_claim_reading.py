@@ -195,7 +195,7 @@ def _support_judge(claims: list[Claim], plain: ClaimThresholds) -> tuple[np.ndar
 
 
 def fit_joint(
-    claims: list[Claim], read: dict, variants: list[tuple[str, float]] = VARIANTS
+    claims: list[Claim], read: dict, variants: list[tuple[str, float]] = VARIANTS, precision: float | None = None
 ) -> tuple[ClaimThresholds, ReadingRule, dict]:
     """The judge's thresholds and the reading rule fitted together on ``claims``, in two stages.
 
@@ -233,7 +233,11 @@ def fit_joint(
         )  # [mode, k, p, i]
         right_s = (sup & (gold == "supported")).sum(axis=-1)
         false_s = (sup & (gold != "supported")).sum(axis=-1)
-        score = np.where(false_s == false_s.min(), right_s, -1)
+        allowed = false_s == false_s.min()
+        if precision is not None:  # a precision of supported to keep instead of the fewest false supports
+            precise = false_s <= (1 - precision) * (right_s + false_s)
+            allowed = precise if precise.any() else allowed
+        score = np.where(allowed, right_s, -1)
         sm, k, p = _middle(score == score.max())
         chosen_sup, judge_sup = sup[sm, k, p], s_judge[k]
         best_c: tuple | None = None
@@ -262,7 +266,7 @@ def fit_joint(
         score_c, holder_veto, veto = best_c
         cm, c, q = _middle(score_c == score_c.max())
         total = int(right_s[sm, k, p]) + int(score_c[cm, c, q])
-        key = (-int(false_s[sm, k, p]), total)
+        key = (0 if precision is not None else -int(false_s[sm, k, p]), total)
         if best is None or key > best[0]:
             rule = ReadingRule(
                 form,
