@@ -98,7 +98,9 @@ class MemoReader:
         return self.memo[key]
 
 
-def readings(engine: Engine, reader: Reader, path: Path, cache: dict) -> dict[str, dict[str, list]]:
+def readings(
+    engine: Engine, reader: Reader, path: Path, cache: dict, variants: list[tuple[str, float]] = VARIANTS
+) -> dict[str, dict[str, list]]:
     """claim id -> way of reading (:func:`variant`) -> [(relation, margin, names, cover, another's),
     ...] (one per value; a value the way counts as another name's is ``none``), read or from ``cache``."""
     out = {}
@@ -106,11 +108,11 @@ def readings(engine: Engine, reader: Reader, path: Path, cache: dict) -> dict[st
     for item in load_claims(path):
         key = f"{path}::{item.id}"
         stale = key in cache and any(len(row) < 5 for rows in cache[key].values() for row in rows)
-        if key not in cache or stale or any(variant(f, h) not in cache[key] for f, h in VARIANTS):
+        if key not in cache or stale or any(variant(f, h) not in cache[key] for f, h in variants):
             inputs = engine.claim_inputs(item.claim)
             parts = analyse_claim(inputs.claim, inputs.language)
             cache[key] = {}
-            for form, holder in VARIANTS:
+            for form, holder in variants:
                 rule = ReadingRule(form=form, holder_margin=holder)
                 rs = read_claim(memo, parts, inputs.hits, rule, documents=engine.documents)  # type: ignore[arg-type]
                 cache[key][variant(form, holder)] = [
@@ -193,7 +195,7 @@ def _support_judge(claims: list[Claim], plain: ClaimThresholds) -> tuple[np.ndar
 
 
 def fit_joint(
-    claims: list[Claim], read: dict, variants: list[tuple[str, float]] = VARIANTS
+    claims: list[Claim], read: dict, variants: list[tuple[str, float]] = VARIANTS, precision: float | None = None
 ) -> tuple[ClaimThresholds, ReadingRule, dict]:
     """The judge's thresholds and the reading rule fitted together on ``claims``, in two stages.
 
@@ -231,7 +233,11 @@ def fit_joint(
         )  # [mode, k, p, i]
         right_s = (sup & (gold == "supported")).sum(axis=-1)
         false_s = (sup & (gold != "supported")).sum(axis=-1)
-        score = np.where(false_s == false_s.min(), right_s, -1)
+        allowed = false_s == false_s.min()
+        if precision is not None:  # a precision of supported to keep instead of the fewest false supports
+            precise = false_s <= (1 - precision) * (right_s + false_s)
+            allowed = precise if precise.any() else allowed
+        score = np.where(allowed, right_s, -1)
         sm, k, p = _middle(score == score.max())
         chosen_sup, judge_sup = sup[sm, k, p], s_judge[k]
         best_c: tuple | None = None
@@ -260,7 +266,7 @@ def fit_joint(
         score_c, holder_veto, veto = best_c
         cm, c, q = _middle(score_c == score_c.max())
         total = int(right_s[sm, k, p]) + int(score_c[cm, c, q])
-        key = (-int(false_s[sm, k, p]), total)
+        key = (0 if precision is not None else -int(false_s[sm, k, p]), total)
         if best is None or key > best[0]:
             rule = ReadingRule(
                 form,

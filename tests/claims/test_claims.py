@@ -239,6 +239,12 @@ def test_engine_check_on_the_fixture_corpus(shared_index, embedder):
     assert unknown.verdict == NOT_FOUND and unknown.message == "Nothing in the documents speaks to this claim."
     with pytest.raises(QuestionError, match="claim is empty"):
         engine.check("")
+    # a question and a sentence with nothing to check: a verdict and a message, in the page's language
+    asked = engine.check("How many windmills are in Greyhill?", k=2, page_lang="es")
+    assert asked.verdict == NOT_FOUND and asked.message.startswith("Esto es una pregunta, no una afirmación")
+    assert not asked.evidence
+    vague = engine.check("Greyhill is nice.", k=2)
+    assert vague.verdict == NOT_FOUND and vague.message.startswith("Nothing in this sentence can be checked")
 
 
 def test_checking_a_claim_encodes_it_once_and_runs_no_answer_stage(shared_index, embedder, monkeypatch):

@@ -29,8 +29,8 @@ from citeqa.text.facts import find_facts
         ),
         ("Le sommet culmine à 4808 mètres.", "fr", "replace", "Le sommet culmine à combien?"),
         # a hedge before the number goes with it: "cuánto tiene", not "cuánto tiene unos"
-        ("GLM-5 tiene unos 744 mil millones de parámetros.", "es", "front", "¿Cuánto GLM-5 tiene?"),
-        ("Le barrage retient environ 41 millions de litres.", "fr", "replace", "Le barrage retient combien?"),
+        ("GLM-5 tiene unos 744 mil millones de parámetros.", "es", "front", "¿Cuántos parámetros GLM-5 tiene?"),
+        ("Le barrage retient environ 41 millions de litres.", "fr", "replace", "Le barrage retient combien de litres?"),
     ],
 )
 def test_the_value_is_masked_by_the_question_word_of_the_claims_language(claim, lang, form, question):
@@ -45,10 +45,44 @@ def test_a_masked_name_takes_its_article_with_it():
     assert slot_question(claim, name, "en", "replace") == "DeepSeek V4 moved its training to who or what?"
 
 
+# the claim in the seven interface languages: the counted noun and the predicate kept, the
+# hedge and the scale gone, every word of the claim's language ("GLM-5 ha how much di parametri?" before)
+SEVEN = [
+    ("GLM-5 has roughly 744 billion parameters.", "en", "GLM-5 has how many parameters?"),
+    ("GLM-5 tiene unos 744 mil millones de parámetros.", "es", "¿GLM-5 tiene cuántos parámetros?"),
+    ("O GLM-5 tem cerca de 744 bilhões de parâmetros.", "pt", "O GLM-5 tem quantos parâmetros?"),
+    ("GLM-5 hat rund 744 Milliarden Parameter.", "de", "GLM-5 hat wie viele Parameter?"),
+    ("GLM-5 dispose d'environ 744 milliards de paramètres.", "fr", "GLM-5 dispose de combien de paramètres?"),
+    ("GLM-5 ha circa 744 miliardi di parametri.", "it", "GLM-5 ha quanti parametri?"),
+    ("GLM-5 té uns 744 mil milions de paràmetres.", "ca", "GLM-5 té quants paràmetres?"),
+    ("La società ha 300 persone.", "it", "La società ha quante persone?"),
+    ("L'entreprise compte 120 employés.", "fr", "L'entreprise compte combien d'employés?"),
+    ("Il 960PR arriva nel terzo trimestre del 2027.", "it", "Il 960PR arriva quando?"),
+    ("El 960PR arriba el tercer trimestre de 2027.", "ca", "El 960PR arriba quan?"),
+]
+
+
+@pytest.mark.parametrize(("claim", "lang", "question"), SEVEN)
+def test_a_claim_is_asked_in_its_own_words_in_every_interface_language(claim, lang, question):
+    (fact,) = claim_values(analyse_claim(claim, lang))
+    assert slot_question(claim, fact, lang) == question
+
+
+@pytest.mark.parametrize("lang", ["es", "pt", "de", "fr", "it", "ca"])
+def test_no_english_question_word_in_another_languages_question(lang):
+    english = {w for phrase in slot_words("en").values() for w in phrase.split() if not w.startswith("{")}
+    for claim, claim_lang, _ in SEVEN:
+        if claim_lang == lang:
+            (fact,) = claim_values(analyse_claim(claim, lang))
+            asked = set(slot_question(claim, fact, lang).rstrip("?").split()) - set(claim.split())
+            assert not asked & english, asked
+
+
 def test_question_words_are_data_with_english_where_a_language_has_none():
     assert slot_words("es")["date"] == "cuándo" and slot_words("fr")["date"] == "quand"
-    assert slot_words("it") == slot_words("en")  # no Italian word list: the English words ask
-    for lang in ("en", "es", "pt", "de", "fr"):
+    assert slot_words("it")["date"] == "quando" and slot_words("ca")["date"] == "quan"
+    assert slot_words("nl") == slot_words("en")  # no Dutch word list: the English words ask
+    for lang in ("en", "es", "pt", "de", "fr", "it", "ca"):
         assert {"date", "year", "quantity", "number", "money", "percent", "name"} <= set(slot_words(lang))
 
 

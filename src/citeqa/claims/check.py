@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from citeqa.claims.direct import DIFFERENT, SAME, DirectResult, DirectRule, ValueCheck, direct_evidence, direct_rule
 from citeqa.claims.judge import (
     CONFLICTING,
     CONFLICTS,
@@ -40,7 +41,7 @@ from citeqa.claims.reading import ValueReading, combine
 from citeqa.claims.rule import ReadingRule
 from citeqa.claims.thresholds import ClaimThresholds, claim_thresholds
 from citeqa.claims.translations import aligned, translation_groups
-from citeqa.messages import claim_message
+from citeqa.messages import claim_labels, claim_message
 from citeqa.qa.questions import clean_question, question_words
 from citeqa.qa.spans import Candidate
 from citeqa.records import Citation, Document, Highlight, Hit, Span, from_dict, to_dict
@@ -131,6 +132,9 @@ class ClaimCheck:
     #: :attr:`~citeqa.qa.bounds.RequestBounds.claim_values`, which only the sentence judge matched
     #: (empty when every value was read, or when checked without the reader)
     unread: tuple[str, ...] = ()
+    #: the verdict on each value of the claim, in claim order (:mod:`citeqa.claims.direct`): ``same``,
+    #: ``different`` or ``none``, found by a sentence stating it for the subject or by the reader
+    values: tuple[ValueCheck, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)
@@ -168,6 +172,26 @@ def looks_like_claim(text: str) -> bool:
     if _question_start().match(folded) or len(folded.split()) < 3:
         return False
     return cleaned.endswith((".", "!")) or bool(find_facts(cleaned))
+
+
+def is_question(text: str) -> bool:
+    """Whether ``text`` asks instead of stating: a question mark, or a question or request word
+    first in any language with a word list ("How many parameters does GLM-5 have?")."""
+    cleaned = " ".join(str(text).split())
+    folded = fold_accents(cleaned.casefold()).lstrip("¡\"'«“(- ")
+    return "?" in cleaned or "¿" in cleaned or bool(_question_start().match(folded))
+
+
+def nothing_to_check(parts: ClaimParts) -> bool:
+    """Whether a claim states nothing the documents could confirm or contradict: no value (number,
+    date, name as a value), at most one name and at most one other word ("GLM-5 is good.")."""
+    return not claim_values(parts) and len(parts.names | parts.soft_names) <= 1 and len(parts.words) <= 1
+
+
+def unchecked(claim: str, lang: str, page_lang: str | None = None) -> ClaimCheck:
+    """The record of a claim that is a question: ``not_found``, with a message in the page's
+    language (the claim's without one) that says to ask it or state it."""
+    return ClaimCheck(claim, lang, NOT_FOUND, claim_labels(page_lang or lang)["question_not_claim"])
 
 
 # --- from a trace to a ClaimCheck -------------------------------------------------------------
@@ -209,11 +233,14 @@ def check_claim(
     thresholds: ClaimThresholds | None = None,
     readings: Sequence[ValueReading] = (),
     rule: ReadingRule | None = None,
+    direct: DirectRule | None = None,
 ) -> ClaimCheck:
     """The :class:`ClaimCheck` of the claim of ``inputs`` (in its language) from its retrieved passages,
-    their candidate spans and each span's cosine to the claim. With ``readings`` (what the reader
-    read for each value of the claim) the verdict is the judge's and the readings' combined by
-    ``rule`` (:func:`citeqa.claims.reading.combine`)."""
+    their candidate spans and each span's cosine to the claim. Direct evidence first
+    (:mod:`citeqa.claims.direct`, ``direct`` or the fitted rule): a sentence stating the claim's
+    subject and every value makes it supported, one giving the subject another value conflicting;
+    else, with ``readings`` (what the reader read for each value of the claim), the judge's verdict
+    and the readings' combined by ``rule`` (:func:`citeqa.claims.reading.combine`)."""
     t = thresholds if thresholds is not None else ClaimThresholds()
     claim, lang, hits = inputs.claim, inputs.language, inputs.hits
     parts = analyse_claim(claim, lang)
@@ -221,16 +248,44 @@ def check_claim(
     verdict = decide([j.judgement for j in judged], t)
     if rule is not None:
         verdict = combine(verdict, readings, rule)
-    evidence = _evidence(judged, hits, documents, verdict, k, t, lang)
+    found = direct_evidence(parts, [(j.unit, j.judgement) for j in judged], direct or direct_rule())
+    verdict = with_direct(found.verdict, verdict)
+    values = value_checks(found, readings)
+    evidence = _evidence(judged, hits, documents, verdict, k, t, lang, found)
     wanted = CONFLICTS if verdict == CONFLICTING else SUPPORTS
     shown = next((e for e in evidence if e.relation == wanted), None)
     claim_value, doc_value = (shown.claim_value, shown.document_value) if shown else (None, None)
     read = _reading_shown(readings, verdict)
     if read is not None and (shown is None or verdict == CONFLICTING):
         claim_value, doc_value = read.claim_value, read.document_value  # the value read for the claim's subject
+    if found.verdict != "none":  # the sentence's value for the subject: the one it states, or another
+        said = next((v for v in values if v.relation == found.verdict and v.by == "sentence"), None)
+        if said is not None:
+            claim_value, doc_value = said.claim_value, said.document_value
     subject, value_missing = _subject_mentioned(parts, judged, readings) if verdict == NOT_FOUND else (None, False)
     message = claim_message(verdict, lang, claim_value, doc_value, subject, value_missing)
-    return ClaimCheck(claim, lang, verdict, message, tuple(evidence), readings=tuple(readings))
+    if verdict == NOT_FOUND and nothing_to_check(parts):
+        message = claim_labels(lang)["nothing_to_check"]
+    return ClaimCheck(claim, lang, verdict, message, tuple(evidence), readings=tuple(readings), values=values)
+
+
+def with_direct(direct: str, verdict: str) -> str:
+    """The claim's verdict with direct evidence first: a sentence stating every value for the
+    subject supports, one giving it another value conflicts; else the judge's and readings' verdict."""
+    return SUPPORTED if direct == SAME else CONFLICTING if direct == DIFFERENT else verdict
+
+
+def value_checks(found: DirectResult, readings: Sequence[ValueReading]) -> tuple[ValueCheck, ...]:
+    """Each value's verdict: what a sentence says of it for the subject, else what the reader read
+    for it (a value read for another name than the subject is none)."""
+    by_value = {r.claim_value: r for r in readings}
+    out = []
+    for v in found.values:
+        r = by_value.get(v.claim_value)
+        if v.relation == "none" and r is not None and r.relation in (SAME, DIFFERENT) and not r.other_holder:
+            v = ValueCheck(v.claim_value, r.relation, r.document_value, r.value, "reader")
+        out.append(v)
+    return tuple(out)
 
 
 def _subject_mentioned(
@@ -271,13 +326,15 @@ def _evidence(
     k: int,
     t: ClaimThresholds,
     lang: str,
+    found: DirectResult | None = None,
 ) -> list[ClaimEvidence]:
     """Up to ``k`` passages, one entry each (its best sentence): supporting first, then conflicting,
     then the closest; the claim's language first among equals. A passage of a translation of a
     document already shown, bearing the same way, is noted on that entry instead of listed. After
     ``not_found`` every passage is only ``related``."""
     order = {SUPPORTS: 0, CONFLICTS: 1, RELATED: 2}
-    relation_of = {id(j): _relation(j.judgement, t, verdict) for j in judged}
+    direct = found.units if found is not None and len(found.units) == len(judged) else (None,) * len(judged)
+    relation_of = {id(j): _relation(j.judgement, t, verdict, d) for j, d in zip(judged, direct)}
     ranked = sorted(
         judged,
         key=lambda j: (
@@ -315,9 +372,14 @@ def _evidence(
     return out
 
 
-def _relation(j: SentenceJudgement, t: ClaimThresholds, verdict: str) -> str:
+def _relation(j: SentenceJudgement, t: ClaimThresholds, verdict: str, direct: str | None = None) -> str:
     """A unit's relation as the verdict allows: after ``not_found`` every unit is only related, after
-    ``conflicting`` (the reading may overrule the judge's support) no unit supports."""
+    ``conflicting`` (the reading may overrule the judge's support) no unit supports. A unit that
+    states the claim for its subject by itself (``direct`` same / different) supports / conflicts."""
+    if direct == SAME and verdict == SUPPORTED:
+        return SUPPORTS
+    if direct == DIFFERENT and verdict == CONFLICTING:
+        return CONFLICTS
     relation = unit_relation(j, t)
     if verdict == NOT_FOUND or (verdict == CONFLICTING and relation == SUPPORTS):
         return RELATED

@@ -85,7 +85,7 @@ class ClaimChecker:
             return self._check(claim, k, thresholds, page_lang)
 
     def _check(self, claim: str, k: int, thresholds: ClaimThresholds | None, page_lang: str | None) -> ClaimCheck:
-        from citeqa.claims.check import check_claim, claim_thresholds
+        from citeqa.claims.check import check_claim, claim_thresholds, is_question, unchecked
         from citeqa.claims.parts import analyse_claim
         from citeqa.claims.questions import split_values
         from citeqa.claims.reading import ValueReading, read_claim
@@ -95,6 +95,11 @@ class ClaimChecker:
         # one place in the work queue for the claim's embedding and its reads, after the questions'
         ticket = self.work.ticket(after_questions=True)
         inputs = self.claim_inputs(claim, k, page_lang, ticket)
+        if is_question(inputs.claim):  # a question is asked, not checked: said so in the page's language
+            return replace(
+                unchecked(inputs.claim, inputs.language, page_lang),
+                latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            )
         judge = thresholds if thresholds is not None else self.claim_thresholds
         rule: ReadingRule | None = None
         readings: tuple[ValueReading, ...] = ()

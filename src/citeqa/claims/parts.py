@@ -19,6 +19,7 @@ from citeqa.records import Highlight
 from citeqa.text.analysis import cognate_keys, fold_accents, is_number, stem, stopwords, terms, word_tokens
 from citeqa.text.facts import Fact, find_facts, unit_key
 from citeqa.text.facts_names import month_word, strong_name_word
+from citeqa.text.facts_words import hedge_pattern
 from citeqa.text.lexicon import concepts, value_prepositions
 from citeqa.text.quantities import same_slot, same_value
 
@@ -94,7 +95,10 @@ def analyse_claim(claim: str, lang: str) -> ClaimParts:
         elif raw[:1].isupper() and folded not in stop:
             (soft if i == 0 else names).add(folded)  # a capital at the start may just start the sentence
     plain = without(
-        claim, [Highlight(f.start, f.end) for f in facts] + [Highlight(a, b) for a, b, f in toks if f in names]
+        claim,
+        [Highlight(f.start, f.end) for f in facts]
+        + [Highlight(a, b) for a, b, f in toks if f in names]
+        + _hedges(claim, facts),
     )
     groups: list[list[str]] = []
     last = -1
@@ -135,6 +139,18 @@ def analyse_claim(claim: str, lang: str) -> ClaimParts:
 
 #: What a content word of a claim is compared by: its stem, its cognate keys and its concepts.
 WordKeys = tuple[str, frozenset[str], frozenset[str]]
+
+
+def _hedges(claim: str, facts: Sequence[Fact]) -> list[Highlight]:
+    """Where the hedges before the claim's approximate values stand ("roughly", "unos", "rund"): they
+    qualify the value, they are no word of the predicate a sentence must say."""
+    out = []
+    for f in facts:
+        if f.approx:
+            m = hedge_pattern().search(claim[: f.start])
+            if m is not None:
+                out.append(Highlight(m.start(1), m.end(1)))
+    return out
 
 
 def word_keys(words: Sequence[str], lang: str) -> tuple[WordKeys, ...]:

@@ -65,29 +65,74 @@ def slot_word(fact: Fact, lang: str) -> str:
 
 
 _END = re.compile(r"[\s.!。;:]+$")
+_APOSTROPHES = "'’"
 
 
 def slot_question(claim: str, fact: Fact, lang: str, form: str = "replace") -> str:
-    """The question that asks for ``fact`` about the claim's subject: the claim with the value
-    replaced by the question word ("The 960PR arrives in when?"), or (``front``) the question word
-    first and the value left out ("when the 960PR arrives in?"). Opening marks where the language
-    writes them (``claim_slots._open``)."""
-    word = slot_word(fact, lang)
+    """The question that asks for ``fact`` about the claim's subject, in the claim's own words: the
+    claim with the value replaced by the question word ("The 960PR arrives when?"), a counted noun
+    kept after it ("GLM-5 has how many parameters?", "GLM-5 ha quanti parametri?"), or (``front``)
+    the question word first and the value left out ("When the 960PR arrives?"). Opening marks
+    where the language writes them (``claim_slots._open``); an elided article left before the
+    question word written out ("d'" -> "de": ``claim_slots._elisions``)."""
+    words = slot_words(lang)
+    word = counted_phrase(claim, fact, lang) or slot_word(fact, lang)
     before, after = claim[: fact.start], claim[fact.end :]
     after = _END.sub("", after)
     if fact.kind == DATE:  # "arrives in the first quarter of 2027" asks "arrives when"
-        before = _drop_last_words(before, slot_words(lang).get("_drop_before_date", ""))
+        before = _drop_last_words(before, words.get("_drop_before_date", ""))
     elif fact.kind == NAME:  # "moved its training to the Ascend 950" asks "moved its training to what"
-        before = _drop_last_words(before, slot_words(lang).get("_drop_before_name", ""))
+        before = _drop_last_words(before, words.get("_drop_before_name", ""))
     else:  # "tiene unos 744 mil millones" asks "cuánto tiene", not "cuánto tiene unos"
         before = hedge_pattern().sub("", before)
+    before = _unelided(before, words.get("_elisions", ""))
     if form == "front":  # "How much the company sold", not "How much The company sold"
         body = " ".join(f"{word} {_lowered_lead(before, lang)} {after}".split())
     else:
         body = " ".join(f"{before}{word}{after}".split())
     body = body[:1].upper() + body[1:]
-    opening = slot_words(lang).get("_open", "")
-    return f"{opening}{body}?"
+    return f"{words.get('_open', '')}{body}?"
+
+
+def counted_phrase(claim: str, fact: Fact, lang: str) -> str:
+    """The question phrase for a count with its noun, in ``lang`` ("how many parameters",
+    "cuántas toneladas", "combien de paramètres": ``claim_slots.counted`` with the noun the claim
+    counts, after its glue word "de"/"di"/"of"); "" for a value without a counted noun (a number
+    with its unit of measure, money, a share) or a language without the table."""
+    words = slot_words(lang)
+    template = words.get("counted", "")
+    if fact.kind != QUANTITY or fact.type not in ("quantity", "number") or not template:
+        return ""
+    if not 0 <= fact.measure_end < fact.end:
+        return ""
+    noun = claim[fact.measure_end : fact.end].strip()
+    glue = {folded(w) for w in entry(lang, "facts", "unit_glue", ()) or ()}
+    toks = tokens_of(noun)
+    while toks and toks[0][2] in glue and len(toks) > 1:
+        noun = noun[toks[1][0] :]
+        toks = tokens_of(noun)
+    noun = noun.lstrip(_APOSTROPHES + " ")
+    if not noun:
+        return ""
+    feminine = any(noun.endswith(e) for e in words.get("_feminine_endings", "").split())
+    phrase = (words.get("counted_feminine", template) if feminine else template).format(noun=noun)
+    for elided in words.get("_elide_before_vowel", "").split():  # "combien de employés" -> "combien d'employés"
+        phrase = re.sub(rf"\b{elided}e (?=[aeiouhàâéèêëîïôûü])", f"{elided}'", phrase, flags=re.I)
+    return phrase
+
+
+def _unelided(text: str, table: str) -> str:
+    """``text`` with an elided word that ends it written out ("dispose d'" -> "dispose de "), from
+    ``claim_slots._elisions`` ("d'=de l'=le"): the word after it is now a question word."""
+    for pair in table.split():
+        short, _, full = pair.partition("=")
+        for mark in _APOSTROPHES:
+            elided = short.replace("'", mark)
+            if text.casefold().endswith(elided.casefold()) and (
+                len(text) == len(elided) or not text[-len(elided) - 1].isalnum()
+            ):
+                return f"{text[: -len(elided)]}{full} "
+    return text
 
 
 def _lowered_lead(text: str, lang: str) -> str:

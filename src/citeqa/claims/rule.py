@@ -56,7 +56,7 @@ def reading_rule(values: Mapping[str, Any] | None = None) -> ReadingRule:
     if values is None:
         values = _rule_file()
     known = {f.name: f.type for f in fields(ReadingRule)}
-    unknown = sorted(set(values) - set(known) - {"fitted", "_about", "judge"})
+    unknown = sorted(set(values) - set(known) - {"fitted", "_about", "judge", "direct", "reading_fitted"})
     if unknown:
         raise ConfigError(f"claim reading rule: no such setting {', '.join(unknown)}; refit with eval/fit_claims.py")
     rule = ReadingRule(**{k: v for k, v in values.items() if k in known})
@@ -77,6 +77,13 @@ def reading_rule(values: Mapping[str, Any] | None = None) -> ReadingRule:
         int(rule.holder_words),
         bool(rule.holder_veto),
     )
+
+
+def direct_block() -> dict[str, Any]:
+    """The direct-evidence thresholds fitted with the rule (the ``direct`` block of :data:`RULE_FILE`;
+    empty without one: :class:`citeqa.claims.direct.DirectRule`'s defaults serve)."""
+    block = _rule_file().get("direct", {})
+    return dict(block) if isinstance(block, dict) else {}
 
 
 def judge_block() -> dict[str, Any]:

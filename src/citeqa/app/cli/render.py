@@ -67,6 +67,25 @@ def _language_word(lang: str) -> str:
 _VERDICT_STYLE = {"supported": "bold green", "conflicting": "bold red", "not_found": "bold yellow"}
 
 
+_VALUE_VERDICT = {"same": "supported", "different": "conflicting", "none": "not_found"}
+
+
+def _print_values(check: ClaimCheck, console: Console) -> None:
+    """Each value of the claim with its own verdict: the claim's value (struck through where the
+    documents give another), the document's value and where it lies."""
+    from rich.text import Text
+
+    lab = claim_labels(check.language)
+    for v in check.values:
+        line = Text(f"{lab['values']}: ", style="dim")
+        line.append(f"{lab[_VALUE_VERDICT.get(v.relation, 'not_found')]} · ")
+        line.append(v.claim_value, style="strike" if v.relation == "different" else "")
+        if v.document_value and v.span is not None:
+            line.append(f" → “{v.document_value}”", style="bold")
+            line.append(f"  ({v.span.doc_id}, chars {v.span.start}-{v.span.end})", style="dim")
+        console.print(line)
+
+
 def print_check(
     check: ClaimCheck, console: Console | None = None, documents: Mapping[str, Document] | None = None
 ) -> None:
@@ -81,6 +100,7 @@ def print_check(
     head.append(check.message, style="bold")
     console.print(head)
     console.print(Text(f"{_language_word(check.language)} {check.language} · {check.latency_ms:.0f} ms", style="dim"))
+    _print_values(check, console)
     for r in check.readings:  # what the reader read for each value, about the claim's subject
         line = Text(f"{lab['reading']}: ", style="dim")
         if r.relation == "none" or not r.text or r.span is None:
