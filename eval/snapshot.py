@@ -67,16 +67,17 @@ def machine_key(engine: Engine) -> str:
     return digest.hexdigest()[:12]
 
 
-def held_to(folder: Path, name: str, engine: Engine) -> tuple[Path, bool] | None:
+def held_to(folder: Path, name: str, engine: Engine | None, key: str | None = None) -> tuple[Path, bool] | None:
     """The snapshot file ``name`` this machine is held to, and whether record for record: its own
-    (``folder/<machine_key>/name``, exactly), else ``folder/name`` by :data:`OUTCOME` when that was
+    (``folder/<key>/name``, exactly), else ``folder/name`` by :data:`OUTCOME`, each only when it was
     written with the fitted data installed (:func:`written_with`); None when the only records are
-    another model's, which are not compared."""
-    own = folder / machine_key(engine) / name
-    if own.is_file():
+    another model's, which are not compared. ``key``: this machine's :func:`machine_key` unless given."""
+    fitted = fitted_digest()
+    own = folder / (key if key is not None else machine_key(engine)) / name
+    if own.is_file() and written_with(own) == fitted:
         return own, True
     top = folder / name
-    return (top, False) if written_with(top) == fitted_digest() else None
+    return (top, False) if written_with(top) == fitted else None
 
 
 #: The fitted data every record depends on: the reader's weights, the scorers, the claim rule.

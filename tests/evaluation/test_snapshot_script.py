@@ -51,6 +51,21 @@ def test_snapshots_say_which_fitted_data_wrote_them(load_script, tmp_path: Path)
     assert snap.written_with(tmp_path / "dev2.jsonl") is None
 
 
+def test_a_machines_own_records_of_other_fitted_data_are_not_held_against_it(load_script, tmp_path: Path) -> None:
+    snap = load_script("eval/snapshot.py")
+    digest = snap.fitted_digest()
+    own = tmp_path / "abc"
+    own.mkdir()
+    (own / "corpus.jsonl").write_text("")
+    (own / snap.WRITTEN).write_text(json.dumps({"corpus.jsonl": "0" * 12}))  # an older reader's or rule's
+    assert snap.held_to(tmp_path, "corpus.jsonl", None, key="abc") is None
+    (tmp_path / "corpus.jsonl").write_text("")
+    (tmp_path / snap.WRITTEN).write_text(json.dumps({"corpus.jsonl": digest}))
+    assert snap.held_to(tmp_path, "corpus.jsonl", None, key="abc") == (tmp_path / "corpus.jsonl", False)
+    (own / snap.WRITTEN).write_text(json.dumps({"corpus.jsonl": digest}))
+    assert snap.held_to(tmp_path, "corpus.jsonl", None, key="abc") == (own / "corpus.jsonl", True)
+
+
 def test_the_committed_snapshots_record_their_fitted_data(repo: Path, load_script) -> None:
     """Every snapshot file has the digest it was written with beside it (eval/snapshot.py writes it)."""
     snap = load_script("eval/snapshot.py")
