@@ -11,6 +11,7 @@ new generation becomes live in one transaction on the catalogue (:mod:`citeqa.pg
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -19,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from citeqa.errors import ConfigError, IndexMismatchError
-from citeqa.index.backends import all_vectors, ann_kind
+from citeqa.index.backends import BM25_B, BM25_K1, all_vectors, ann_kind
 from citeqa.index.spans import SpanVectors
 from citeqa.index.store import IndexData
-from citeqa.pg import schema
+from citeqa.pg import bm25, schema
 from citeqa.pg.shards import Shard, Shards, connect_options, shard_of
 from citeqa.records import Document, to_dict
 
@@ -46,6 +47,8 @@ class Published:
     shards: int
     ann: str
     switched: bool = True  # False: the shards already held these documents; the live generation stays
+    #: Seconds the slowest shard took for each index it built ("hnsw", "bm25"), the shards building at once.
+    index_s: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,11 +120,12 @@ def _publish(data: IndexData, shards: Shards, ann: str, rebuild: bool) -> Publis
     rows = {c.chunk_id: i for i, c in enumerate(data.chunks)}
     unchanged = live > 0 and not any(c.added or c.removed for c in changes)
     gen = live if unchanged else live + 1
-    shards.each(lambda s: _write(s, data, changes[s.number], rows, vectors, gen, ann))
+    timings = shards.each(lambda s: _write(s, data, changes[s.number], rows, vectors, gen, ann))
     if not unchanged:
         _switch(shards.catalogue, data, gen, shards.count)
     added, removed = sum(len(c.added) for c in changes), sum(len(c.removed) for c in changes)
-    return Published(gen, added, removed, len(data.chunks), shards.count, ann, switched=not unchanged)
+    index_s = tuple((kind, max(t.get(kind, 0.0) for t in timings)) for kind in ("hnsw", "bm25") if timings[0].get(kind))
+    return Published(gen, added, removed, len(data.chunks), shards.count, ann, not unchanged, index_s)
 
 
 def _held(shard: Shard, live: int) -> set[tuple[str, str]]:
@@ -150,8 +154,9 @@ def _changes(data: IndexData, held: Sequence[set[tuple[str, str]]], count: int) 
 
 def _write(
     shard: Shard, data: IndexData, change: _Change, rows: dict[str, int], vectors: np.ndarray, gen: int, ann: str
-) -> None:
-    """Retire and insert one shard's documents in one transaction, then fit its ANN index to ``ann``."""
+) -> dict[str, float]:
+    """Retire and insert one shard's documents in one transaction, then fit its ANN index to ``ann``;
+    the seconds each index took to build."""
     with shard.connection("writing the new generation") as conn:
         if change.added or change.removed:
             with conn.transaction():
@@ -162,11 +167,34 @@ def _write(
                 "citeqa_postings",
             ):  # statistics, and the visibility map of index-only scans
                 conn.execute(f"VACUUM (ANALYZE) {table}")
-        if ann == "hnsw":
-            conn.execute("SET maintenance_work_mem = '1GB'")
-            conn.execute(schema.HNSW_INDEX.format(m=HNSW_M, ef=HNSW_EF_CONSTRUCTION))
-        else:
+        if ann != "hnsw":
             conn.execute("DROP INDEX IF EXISTS citeqa_passages_hnsw")
+            conn.execute("DROP INDEX IF EXISTS citeqa_passages_bm25")
+            return {}
+        conn.execute("SET maintenance_work_mem = '1GB'")
+        started = time.perf_counter()
+        conn.execute(schema.HNSW_INDEX.format(m=HNSW_M, ef=HNSW_EF_CONSTRUCTION))
+        graph = time.perf_counter()
+        _bm25_index(conn, shard)
+        return {"hnsw": graph - started, "bm25": time.perf_counter() - graph}
+
+
+def _bm25_index(conn: Any, shard: Shard) -> None:
+    """pg_textsearch's ``bm25`` index over the passages' terms, where the server has the extension
+    (else BM25 stays on the postings: the same answers, slower at scale). A shard holding passages
+    published before their terms were stored is refused: the index would not find them."""
+    if not conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_textsearch')"
+    ).fetchone()[0]:
+        conn.execute("DROP INDEX IF EXISTS citeqa_passages_bm25")
+        return
+    if schema.terms_missing(conn):
+        raise IndexMismatchError(
+            f"postgres {shard.name} holds passages published by an older citeqa, without the terms approximate "
+            "mode's BM25 index needs: run `citeqa index --rebuild --backend ...` (or publish with --ann exact)"
+        )
+    conn.execute("CREATE EXTENSION IF NOT EXISTS pg_textsearch")
+    conn.execute(schema.BM25_INDEX.format(config=bm25.TEXT_CONFIG, k1=BM25_K1, b=BM25_B))
 
 
 def _retire(conn: Any, doc_ids: Sequence[str], gen: int) -> None:
@@ -217,14 +245,18 @@ def _copy_documents(conn: Any, docs: Sequence[Document], gen: int) -> None:
 def _copy_passages(
     conn: Any, data: IndexData, chosen: Sequence[int], pids: dict[int, int], vectors: np.ndarray, gen: int
 ) -> None:
-    """The passages: text and offsets as indexed, length in terms, float32 vector."""
-    columns = 'pid, chunk_id, doc_id, start, "end", lang, text, dl, born, embedding'
+    """The passages: text and offsets as indexed, length in terms, float32 vector, terms for the ``bm25`` index."""
+    columns = 'pid, chunk_id, doc_id, start, "end", lang, text, dl, born, embedding, terms'
+    tokens = [bm25.index_token(t) for t in data.terms.vocab]
     with conn.cursor().copy(f"COPY citeqa_passages ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
-        copy.set_types(["int8", "text", "text", "int4", "int4", "text", "text", "int4", "int4", "vector"])
+        copy.set_types(["int8", "text", "text", "int4", "int4", "text", "text", "int4", "int4", "vector", "text"])
         for row in chosen:
             c = data.chunks[row]
-            dl = int(data.terms.ptr[row + 1] - data.terms.ptr[row])
-            copy.write_row((pids[row], c.chunk_id, c.doc_id, c.start, c.end, c.lang, c.text, dl, gen, vectors[row]))
+            ids = np.asarray(data.terms.row(row)).tolist()
+            terms = " ".join([tokens[i] for i in ids])
+            copy.write_row(
+                (pids[row], c.chunk_id, c.doc_id, c.start, c.end, c.lang, c.text, len(ids), gen, vectors[row], terms)
+            )
 
 
 def _copy_spans(conn: Any, spans: SpanVectors, chosen: Sequence[int], pids: dict[int, int]) -> None:
