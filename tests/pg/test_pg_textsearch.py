@@ -139,3 +139,29 @@ def test_a_shard_published_before_the_terms_column_is_refused_for_the_index(
     with pytest.raises(IndexMismatchError, match="older citeqa.*--rebuild"):
         _open(local, pg_spec, ann="hnsw")
     _open(local, pg_spec, ann="exact").close()
+
+
+@pytest.mark.parametrize("name", ["dev2", "de", "fr"])
+def test_dev_sets_answer_over_the_bm25_index_as_locally(
+    name: str, pg_spec: str, repo: Path, tmp_path: Path, textsearch
+):
+    """Every question of each dev set (keyword vectors, reader off): BM25's top 5 / 10 / 50 and the answer
+    record over the ``bm25`` index equal the local index's."""
+    from citeqa.evaluation.qa_file import load_qa
+
+    update_index(repo / "eval" / name / "corpus", tmp_path / "index", KeywordEmbedder())
+    data = load_index(tmp_path / "index")
+    pg, embedder = _open(data, pg_spec), KeywordEmbedder()
+    direct, behind = AnswerPipeline(data, embedder.encode), AnswerPipeline(pg, embedder.encode)
+    langs = tuple(sorted({c.lang for c in data.chunks}))
+    try:
+        assert pg.lexical == "bm25"
+        for item in load_qa(repo / "eval" / name / "qa.jsonl"):
+            terms = query_terms(item.question, langs)
+            for n in (5, 10, 50):
+                assert list(pg.lexical_search(terms, n).items()) == list(data.lexical_search(terms, n).items())
+            a, b = direct.run(item.question).answer.to_dict(), behind.run(item.question).answer.to_dict()
+            a.pop("latency_ms"), b.pop("latency_ms")
+            assert a == b, item.id
+    finally:
+        pg.close()
