@@ -181,7 +181,7 @@ def lexical_agreement(approx, exact, data, questions: list[str]) -> dict:
             (approx.lexical_search(t, n), exact.lexical_search(t, n))
             for t in (query_terms(q, langs) for q in questions)
         ]
-        out[f"recall_at_{n}"] = float(np.mean([len(set(a) & set(b)) / max(1, len(b)) for a, b in pairs]))
+        out[f"recall_at_{n}"] = float(np.mean([len(set(a) & set(b)) / len(b) if b else float(not a) for a, b in pairs]))
         out[f"same_top_{n}"] = float(np.mean([list(a.items()) == list(b.items()) for a, b in pairs]))
     return out
 

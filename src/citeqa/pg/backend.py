@@ -124,7 +124,11 @@ class PostgresBackend:
             return {}
         if self.lexical == "bm25":
             params = self.collection.text_params(query, n, self.generation)
-            found = self.shards.each(lambda s: _fetch(s, bm25.TEXT_SQL, params, "searching terms"))
+            tokens = params["tokens"]
+            found = [
+                [(pid, dl, bm25.frequencies(text, tokens)) for pid, dl, text in part]
+                for part in self.shards.each(lambda s: _fetch(s, bm25.TEXT_SQL, params, "searching terms"))
+            ]
         else:
             params = self.collection.params(query, n, self.generation)
             found = [

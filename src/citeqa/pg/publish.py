@@ -31,10 +31,11 @@ from citeqa.pg.shards import Shard, Shards, connect_options, shard_of
 from citeqa.pg.source import FolderSource, MemorySource, Source
 from citeqa.records import Document, to_dict
 
-#: Approximate mode's graph: pgvector's HNSW (m, ef_construction). m=64/ef 200 as FAISS has took
-#: too long to build on two cores; recall is measured by bench/pg_scale.py.
-HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 64
+#: Approximate mode's graph: pgvector's HNSW (m, ef_construction). m 16 / ef_construction 64 found
+#: 0.84-0.95 of exact search's top 10 at 10^5 passages; 32 / 128 found 0.97 (1.0 with ef_search
+#: 1000), its build 4x as long (bench/pg_scale.py, docs/scale.md). FAISS's 64 / 200 took too long on two cores.
+HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 128
 ANN_MODES = ("exact", "hnsw")
 #: Passages read, and their postings sorted, together (bounds the writer's memory).
 BATCH = 20_000
