@@ -9,8 +9,9 @@ Usage::
 For each size: bench/pg_scale.py's synthetic passages (ten to a document, real e5 vectors, no
 span vectors) written as a local index generation, then published to 2 fresh local nodes by a
 child process that imports nothing else first, in exact mode and then again with the HNSW graph
-and the bm25 index (the same documents: only the indexes are built). Measured: each child's
-wall time and its peak RSS (``ru_maxrss``), and the generation folder's size.
+and the bm25 index (the same documents: only the indexes are built; ``--ann exact`` leaves that
+out). Measured: each child's
+wall time and its peak RSS (``ru_maxrss``), and the generation folder's size (removed after).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -75,15 +77,15 @@ def child(index_dir: str, spec: str, ann: str) -> None:
     )
 
 
-def measure(size: int, seed: int, sentence_vectors: np.ndarray, parent: Path) -> dict:
+def measure(size: int, seed: int, sentence_vectors: np.ndarray, parent: Path, anns: list[str]) -> dict:
     from citeqa.pg.nodes import local_cluster
 
-    index_dir = parent / f"pg-publish-index-{size}"
+    index_dir = parent / f"publish-index-{size}"
     folder = write_folder(size, seed, sentence_vectors, index_dir)
     out: dict = {"size": size, "folder_mb": sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20}
     with local_cluster(2, parent) as nodes:
         spec = ",".join(n.url for n in nodes)
-        for ann in ("exact", "hnsw"):
+        for ann in anns:
             env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
             run = subprocess.run(
                 [sys.executable, __file__, "--child", str(index_dir), spec, ann],
@@ -95,6 +97,7 @@ def measure(size: int, seed: int, sentence_vectors: np.ndarray, parent: Path) ->
             out[ann] = json.loads(run.stdout.strip().splitlines()[-1])
             out[ann]["loadavg"] = os.getloadavg()
             print(json.dumps(out[ann]), flush=True)
+    shutil.rmtree(index_dir, ignore_errors=True)
     return out
 
 
@@ -106,13 +109,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100000")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ann", default="exact,hnsw", help="the publishes, in order (hnsw: the same documents again)")
     parser.add_argument("--cache", type=Path, required=True, help="bench/pg_scale.py's --cache (.npz)")
     parser.add_argument("--out", type=Path, default=Path("out/pg_publish_memory.json"))
     args = parser.parse_args(argv)
     sentence_vectors = np.load(args.cache)["sentences"]
     report: dict = {"loadavg_start": os.getloadavg(), "runs": []}
     for size in (int(s) for s in args.sizes.split(",") if s):
-        report["runs"].append(measure(size, args.seed, sentence_vectors, args.out.parent))
+        report["runs"].append(measure(size, args.seed, sentence_vectors, args.out.parent, args.ann.split(",")))
         report["loadavg_end"] = os.getloadavg()
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
