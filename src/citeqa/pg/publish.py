@@ -38,6 +38,8 @@ HNSW_EF_CONSTRUCTION = 128
 ANN_MODES = ("exact", "hnsw")
 #: Passages read, and their postings sorted, together (bounds the writer's memory).
 BATCH = 20_000
+#: Postings turned into Python values at once (a block of BATCH passages holds ~3 million).
+_ROWS = 65_536
 
 
 @dataclass(frozen=True)
@@ -243,9 +245,11 @@ def _insert(conn: Any, data: Source, docs: Sequence[int], gen: int) -> None:
     with conn.cursor().copy("COPY citeqa_postings (term, pid, tf, dl, born) FROM STDIN (FORMAT BINARY)") as copy:
         copy.set_types(["text", "int8", "int4", "int4", "int4"])
         for block in range(0, len(chosen), BATCH):
-            terms, pids, tfs, dls = _postings(data, chosen[block : block + BATCH], first + block, rank)
-            for term, pid, tf, dl in zip(terms.tolist(), pids.tolist(), tfs.tolist(), dls.tolist()):
-                copy.write_row((vocab[term], pid, tf, dl, gen))
+            found = _postings(data, chosen[block : block + BATCH], first + block, rank)
+            for at in range(0, len(found[0]), _ROWS):  # as Python values a slice at a time
+                terms, pids, tfs, dls = (part[at : at + _ROWS].tolist() for part in found)
+                for term, pid, tf, dl in zip(terms, pids, tfs, dls):
+                    copy.write_row((vocab[term], pid, tf, dl, gen))
     if data.spans is not None:
         _copy_spans(conn, data.spans, chosen, first)
 
