@@ -31,8 +31,9 @@ from citeqa.pg.source import FolderSource, MemorySource, Source
 from citeqa.records import Document, to_dict
 
 #: Approximate mode's graph: pgvector's HNSW (m, ef_construction). m 16 / ef_construction 64 found
-#: 0.84-0.95 of exact search's top 10 at 10^5 passages; 32 / 128 found 0.97 (1.0 with ef_search
-#: 1000), its build 4x as long (bench/pg_scale.py, docs/scale.md). FAISS's 64 / 200 took too long on two cores.
+#: 0.84-0.95 of exact search's top 10 at 10^5 passages; 32 / 128 found 0.913-0.977 over three builds
+#: (1.0 with ef_search 1000), its build 2.5-4x as long (bench/pg_scale.py, docs/scale.md). FAISS's
+#: 64 / 200 took too long on two cores.
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 128
 ANN_MODES = ("exact", "hnsw")
