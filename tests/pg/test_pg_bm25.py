@@ -32,3 +32,13 @@ def test_sql_parameters_carry_the_global_statistics():
     params = collection.params(["a", "b"], n=3, gen=7)
     assert params["avgdl"] == 2.5 and params["gen"] == 7 and params["n"] == 3
     assert params["idf"][0] > params["idf"][1] > 0
+
+
+def test_index_tokens_are_letters_and_one_to_one():
+    from citeqa.pg.bm25 import index_text, index_token
+
+    terms = ["lighthouse", "qa", "quiet", "0.979", "l'eau", "faro", "日本", "straße", "x_y", "e-mail", "q", "ß"]
+    tokens = [index_token(t) for t in terms]
+    assert all(t.isascii() and t.isalpha() and t.islower() for t in tokens)
+    assert len(set(tokens)) == len(terms) and tokens[0] == "lighthouse" and tokens[1] != "qa"
+    assert index_text(["a", "0.979", "a"]).split() == [index_token("a"), index_token("0.979"), index_token("a")]

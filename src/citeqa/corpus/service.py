@@ -203,6 +203,6 @@ class CorpusService:
     def publish(index_dir: Path, backend: str, ann: str | None = None, rebuild: bool = False) -> Published:
         """Make the live generation of ``index_dir`` the live one of the PostgreSQL shards of ``backend``
         (``citeqa index --backend``; see :func:`citeqa.pg.publish.publish`): only what changed is sent."""
-        from citeqa.pg.publish import publish
+        from citeqa.pg.publish import publish_folder
 
-        return publish(load_index(index_dir), backend, ann=ann, rebuild=rebuild)
+        return publish_folder(index_dir, backend, ann=ann, rebuild=rebuild)

