@@ -98,23 +98,6 @@ def test_run_gives_spans_in_document_offsets() -> None:
         assert 0.0 <= a.probability <= 1.0
 
 
-@pytest.mark.slow
-def test_a_load_started_in_the_background_is_the_one_a_read_uses() -> None:
-    reader = Reader()
-    reader.load_in_background()
-    document = "El chip tiene 144 GB de memoria HBM."
-    result = reader.run("¿Cuánta memoria tiene el chip?", [_chunk(document, 0, len(document))])
-    best = result.answers[0].span
-    assert "144" in document[best.start : best.end]
-
-
-def test_a_background_load_that_fails_leaves_its_error_to_the_caller(tmp_path: Path) -> None:
-    reader = Reader(cache=tmp_path, delta=tmp_path / "absent.safetensors")
-    reader.load_in_background()
-    with pytest.raises(ModelError, match="reinstall citeqa, or use --reader off"):
-        reader.warm_up()
-
-
 _IDLE_AFTER_A_RUN = """
 import time
 from citeqa.reader.reader import Reader

@@ -172,22 +172,6 @@ class Reader:
             if self._session is None:
                 self._load()
 
-    def load_in_background(self) -> None:
-        """Start loading in a daemon thread and return at once, so that the load (and one small
-        priming run, which takes ONNX Runtime's first-run set-up off the first question) overlaps
-        the work before the first read: a cold ``citeqa ask`` detects the language and retrieves
-        meanwhile. :meth:`warm_up` then waits for it; a load that fails here is tried again there,
-        which raises its one-line error."""
-        if self._session is None:
-            threading.Thread(target=self._prime, name="citeqa-reader-load", daemon=True).start()
-
-    def _prime(self) -> None:
-        try:
-            self.warm_up()
-            self.read("?", ["."], top=1)
-        except CiteqaError:  # warm_up in the caller's thread raises it again, with its message
-            return
-
     def _load(self) -> None:
         """Load everything, or raise :class:`ReaderError` in one line: whatever fails (a file that
         cannot be built, read or parsed, a missing package) says what and what to do."""

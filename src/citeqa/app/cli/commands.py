@@ -257,8 +257,6 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
     fmt = output_format(args)
     engine = _open_engine(args)
-    if engine.reader is not None:
-        engine.reader.load_in_background()
     _print_record(engine, engine.ask(args.question, history=tuple(args.history), k=args.k), fmt, print_answer)
     return 0
 
@@ -268,8 +266,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
     fmt = output_format(args)
     engine = _open_engine(args)
-    if engine.reader is not None:
-        engine.reader.load_in_background()
     _print_record(engine, engine.check(args.claim, k=args.k), fmt, print_check)
     return 0
 
