@@ -26,6 +26,7 @@ from citeqa.corpus.add import (
 from citeqa.corpus.remove import corpus_file, remove_document
 from citeqa.errors import DocumentError
 from citeqa.ingest.budget import ParseBudget
+from citeqa.messages import Said
 from tests.evaluation.test_compare import new_run, old_run
 from tests.evaluation.test_evaluation import _sample_results
 
@@ -150,8 +151,8 @@ def _every_refusal(tmp_path: Path) -> list[Reason]:
         _document_refusal("notes.txt", budget.too_much_memory(), budget).reason,
         _document_refusal("notes.txt", budget.too_slow("deadline"), budget).reason,
         _document_refusal("notes.txt", budget.too_slow(), budget).reason,
-        _document_refusal("notes.txt", DocumentError("no text found"), None).reason,
-        _document_refusal("notes.txt", DocumentError("encrypted EPUB (DRM)"), None).reason,
+        _document_refusal("notes.txt", DocumentError(Said("doc_no_text")), None).reason,
+        _document_refusal("notes.txt", DocumentError(Said("doc_drm")), None).reason,
         _refusal(lambda: corpus_file(corpus, "")).reason,
         _refusal(lambda: corpus_file(corpus, "../x.txt")).reason,
         _refusal(lambda: corpus_file(corpus, "gone.txt")).reason,
