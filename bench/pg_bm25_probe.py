@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from citeqa.pg import bm25
     from citeqa.pg import publish as publishing
-    from citeqa.pg.backend import PostgresBackend, _fetch
+    from citeqa.pg.backend import PostgresBackend, fetch_rows
     from citeqa.pg.nodes import local_cluster
     from citeqa.text.analysis import query_terms
 
@@ -83,15 +83,15 @@ def main(argv: list[str] | None = None) -> int:
 
         def counted_here(i: int) -> list:
             tokens = params[i]["tokens"]
-            rows = _fetch(shard, bm25.TEXT_SQL, params[i], "probing")
+            rows = fetch_rows(shard, bm25.TEXT_SQL, params[i], "probing")
             return [(pid, dl, [Counter(text.split(" "))[t] for t in tokens]) for pid, dl, text in rows]
 
         n = len(questions)
         report["p50_ms"] = {
             "local_bm25s": p50(n, lambda i: data.lexical_search(terms[i], 50)),
             "backend_two_shards": p50(n, lambda i: pg.lexical_search(terms[i], 50)),
-            "shard_scan_only": p50(n, lambda i: _fetch(shard, SCAN_ONLY, params[i], "probing")),
-            "shard_counted_in_sql": p50(n, lambda i: _fetch(shard, SQL_COUNTED, params[i], "probing")),
+            "shard_scan_only": p50(n, lambda i: fetch_rows(shard, SCAN_ONLY, params[i], "probing")),
+            "shard_counted_in_sql": p50(n, lambda i: fetch_rows(shard, SQL_COUNTED, params[i], "probing")),
             "shard_counted_in_client": p50(n, counted_here),
         }
         with shard.connection("measuring") as conn:

@@ -107,7 +107,7 @@ class PostgresBackend:
         sql = _EXACT_SQL if self.exact or self.ann == "exact" else _DENSE_SQL
         query = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
         params = {"gen": self.generation, "q": query, "n": n}
-        found = self.shards.each(lambda s: _fetch(s, sql, params, Said("doing_vectors")))
+        found = self.shards.each(lambda s: fetch_rows(s, sql, params, Said("doing_vectors")))
         rows = [r for i, part in enumerate(found) for r in self.where.rows(i, [pid for pid, _ in part]).tolist()]
         if not rows:
             return {}
@@ -128,13 +128,13 @@ class PostgresBackend:
             tokens = params["tokens"]
             found = [
                 [(pid, dl, bm25.frequencies(text, tokens)) for pid, dl, text in part]
-                for part in self.shards.each(lambda s: _fetch(s, bm25.TEXT_SQL, params, Said("doing_terms")))
+                for part in self.shards.each(lambda s: fetch_rows(s, bm25.TEXT_SQL, params, Said("doing_terms")))
             ]
         else:
             params = self.collection.params(query, n, self.generation)
             found = [
                 [(pid, dl, _per_term(positions, tfs, len(query))) for pid, dl, positions, tfs in part]
-                for part in self.shards.each(lambda s: _fetch(s, bm25.SQL, params, Said("doing_terms")))
+                for part in self.shards.each(lambda s: fetch_rows(s, bm25.SQL, params, Said("doing_terms")))
             ]
         idfs = [self.collection.idf(t) for t in query]
         scores: dict[int, float] = {}
@@ -313,7 +313,10 @@ def _await_replicas(shard: Shard, wait_s: float | None = None) -> None:
     shard.readers = shard.replicas
 
 
-def _fetch(shard: Shard, sql: str, params: dict[str, Any], doing: str) -> list[tuple[Any, ...]]:
+def fetch_rows(shard: Shard, sql: str, params: dict[str, Any], doing: str) -> list[tuple[Any, ...]]:
+    """Every row ``sql`` returns on ``shard`` (a replica's read, on the shard's deadline; ``doing`` names
+    the read in its error)."""
+
     def work(conn: Any) -> list[tuple[Any, ...]]:
         with conn.cursor(binary=True) as cur:
             rows: list[tuple[Any, ...]] = cur.execute(sql, params).fetchall()
